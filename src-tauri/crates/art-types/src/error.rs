@@ -1,0 +1,120 @@
+//! The error contract across IPC: `{code, message, details}` with stable codes.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Stable, machine-readable error codes (SCREAMING_SNAKE on the wire). The UI decides
+/// what to show from the code; the message is for people; codes never change meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// The data directory could not be created or written.
+    DataDirUnavailable,
+    /// The OS keychain could not be reached.
+    KeychainUnavailable,
+    /// A command payload failed validation.
+    InvalidInput,
+    /// The IPC call itself failed (unknown command, payload not decodable, ...).
+    IpcFailure,
+    /// Anything else; `details` carries what is known.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The wire form, e.g. `DATA_DIR_UNAVAILABLE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::DataDirUnavailable => "DATA_DIR_UNAVAILABLE",
+            Self::KeychainUnavailable => "KEYCHAIN_UNAVAILABLE",
+            Self::InvalidInput => "INVALID_INPUT",
+            Self::IpcFailure => "IPC_FAILURE",
+            Self::Internal => "INTERNAL",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error as it crosses IPC: every failed command rejects with this shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IpcError {
+    /// Stable code.
+    pub code: ErrorCode,
+    /// One sentence for people, saying what happened and, where possible, what to do.
+    pub message: String,
+    /// Structured extra facts (paths, limits, the offending field); `null` when none.
+    #[serde(default)]
+    pub details: serde_json::Value,
+}
+
+impl IpcError {
+    /// An error without details.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            details: serde_json::Value::Null,
+        }
+    }
+
+    /// Attach structured details.
+    pub fn with_details(mut self, details: serde_json::Value) -> Self {
+        self.details = details;
+        self
+    }
+}
+
+impl fmt::Display for IpcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for IpcError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_shape_is_code_message_details() {
+        let err = IpcError::new(ErrorCode::DataDirUnavailable, "cannot create /x")
+            .with_details(serde_json::json!({"path": "/x"}));
+        let json = serde_json::to_value(&err).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "code": "DATA_DIR_UNAVAILABLE",
+                "message": "cannot create /x",
+                "details": {"path": "/x"}
+            })
+        );
+    }
+
+    #[test]
+    fn serde_name_and_as_str_agree_for_every_code() {
+        for code in [
+            ErrorCode::DataDirUnavailable,
+            ErrorCode::KeychainUnavailable,
+            ErrorCode::InvalidInput,
+            ErrorCode::IpcFailure,
+            ErrorCode::Internal,
+        ] {
+            let wire = serde_json::to_value(code).unwrap();
+            assert_eq!(wire, serde_json::Value::String(code.as_str().to_owned()));
+        }
+    }
+
+    #[test]
+    fn missing_details_decode_as_null() {
+        let err: IpcError =
+            serde_json::from_str(r#"{"code":"INTERNAL","message":"boom"}"#).unwrap();
+        assert_eq!(err.details, serde_json::Value::Null);
+        assert_eq!(err.to_string(), "INTERNAL: boom");
+    }
+}

@@ -1,0 +1,21 @@
+//! `art`: the ART agent framework, ported to Rust, and the engine of ART Workbench.
+//!
+//! This crate owns everything the app does that is not a window: where data lives,
+//! secrets in the OS keychain, and (as the framework grows) storage, providers, tools
+//! and the Plan-Execute-Synthesize agent.
+//!
+//! Architecture invariant: this crate never depends on Tauri or a webview. Everything in
+//! it is testable headless; the desktop shell (`art-workbench`) is a thin layer on top.
+
+pub mod paths;
+pub mod secrets;
+
+/// Product name shown to users.
+pub const APP_NAME: &str = "ART Workbench";
+
+/// Reverse-DNS application identifier; also the folder name of the OS data directory.
+/// Must match `identifier` in `tauri.conf.json`.
+pub const APP_IDENTIFIER: &str = "org.artworkbench.desktop";
+
+/// Version of this build.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

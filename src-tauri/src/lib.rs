@@ -1,0 +1,43 @@
+//! ART Workbench desktop shell: the only crate that knows Tauri.
+//!
+//! It builds the Tauri app (state, commands, events) over the `art` framework. Commands
+//! are thin: payload in, one call into `art`, DTO or `{code, message, details}` out.
+//! Nothing here talks to the network, the disk or the keychain except through `art`.
+
+mod commands;
+mod error;
+mod events;
+mod logging;
+mod state;
+
+use state::AppState;
+
+/// Build and run the app until its last window closes.
+pub fn run() {
+    let started = std::time::Instant::now();
+    let data_dir = state::prepare_data_dir();
+    // Held for the life of the app: dropping it flushes the log file.
+    let _log_guard = logging::init(data_dir.as_ref().ok());
+    tracing::info!(version = art::VERSION, "starting {}", art::APP_NAME);
+    if let Err(e) = &data_dir {
+        tracing::error!("data directory unusable: {e}");
+    }
+
+    let app_state = AppState::new(started, data_dir);
+    let result = tauri::Builder::default()
+        .manage(app_state)
+        .setup(|app| {
+            state::start_background_probes(app.handle());
+            Ok(())
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::app::app_info,
+            commands::app::ui_ready,
+        ])
+        .run(tauri::generate_context!());
+    if let Err(e) = result {
+        tracing::error!("the app stopped with an error: {e}");
+        eprintln!("ART Workbench could not start: {e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,121 @@
+//! What the shell keeps for the life of the app, and its start-up preparation.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use art::paths::DataDir;
+use art::secrets::{KeychainStore, SecretStore};
+use art_types::{IpcError, KeychainStatus};
+use tauri::{AppHandle, Manager};
+use tokio::sync::OnceCell;
+
+use crate::error::data_dir_error;
+
+/// Shared state behind every command.
+pub struct AppState {
+    /// When the process started (for the ready event's uptime).
+    pub started: Instant,
+    /// The data directory, or why it cannot be used (the UI shows that error).
+    pub data_dir: Result<DataDir, IpcError>,
+    /// The OS keychain.
+    pub secrets: Arc<dyn SecretStore>,
+    /// Result of the keychain probe, computed once off the UI thread.
+    keychain: OnceCell<KeychainStatus>,
+}
+
+impl AppState {
+    /// State for a freshly started app.
+    pub fn new(started: Instant, data_dir: Result<DataDir, IpcError>) -> Self {
+        Self {
+            started,
+            data_dir,
+            secrets: Arc::new(KeychainStore::default()),
+            keychain: OnceCell::new(),
+        }
+    }
+
+    /// Keychain reachability; the first caller runs the probe on a blocking thread
+    /// (it talks D-Bus), later callers get the cached answer.
+    pub async fn keychain_status(&self) -> KeychainStatus {
+        self.keychain
+            .get_or_init(|| {
+                let secrets = Arc::clone(&self.secrets);
+                async move {
+                    tokio::task::spawn_blocking(move || secrets.probe())
+                        .await
+                        .unwrap_or_else(|e| KeychainStatus::Unavailable {
+                            reason: format!("the keychain probe stopped unexpectedly: {e}"),
+                            hint: "Restart the app; if it persists, report a bug.".into(),
+                        })
+                }
+            })
+            .await
+            .clone()
+    }
+}
+
+/// The `--data-dir <path>` (or `--data-dir=<path>`) command-line argument, if given.
+fn data_dir_argument(mut args: impl Iterator<Item = String>) -> Option<PathBuf> {
+    while let Some(arg) = args.next() {
+        if arg == "--data-dir" {
+            return args.next().map(PathBuf::from);
+        }
+        if let Some(value) = arg.strip_prefix("--data-dir=") {
+            return Some(PathBuf::from(value));
+        }
+    }
+    None
+}
+
+/// Resolve and create the data directory (`--data-dir`, else `ART_WORKBENCH_DATA_DIR`,
+/// else the OS app-data directory), turning failures into the IPC error the UI will
+/// show: the app still opens, so the user can read what is wrong.
+pub fn prepare_data_dir() -> Result<DataDir, IpcError> {
+    let dir = match data_dir_argument(std::env::args().skip(1)) {
+        Some(path) => DataDir::resolve_from(Some(path)),
+        None => DataDir::resolve(),
+    }
+    .map_err(data_dir_error)?;
+    dir.ensure().map_err(data_dir_error)?;
+    Ok(dir)
+}
+
+/// Start work that should not delay the window: the keychain probe.
+pub fn start_background_probes(app: &AppHandle) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let status = app.state::<AppState>().keychain_status().await;
+        match &status {
+            KeychainStatus::Available { backend } => {
+                tracing::info!(backend, "OS keychain reachable")
+            }
+            KeychainStatus::Unavailable { reason, .. } => {
+                tracing::warn!(reason, "OS keychain unavailable")
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> impl Iterator<Item = String> {
+        list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>().into_iter()
+    }
+
+    #[test]
+    fn data_dir_argument_in_both_spellings() {
+        assert_eq!(data_dir_argument(args(&[])), None);
+        assert_eq!(
+            data_dir_argument(args(&["--data-dir", "/tmp/a"])),
+            Some(PathBuf::from("/tmp/a"))
+        );
+        assert_eq!(
+            data_dir_argument(args(&["-x", "--data-dir=/tmp/b"])),
+            Some(PathBuf::from("/tmp/b"))
+        );
+        assert_eq!(data_dir_argument(args(&["--data-dir"])), None);
+    }
+}

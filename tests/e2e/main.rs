@@ -1,0 +1,4 @@
+//! End-to-end: the real app binary (debug build, then the installed `.deb`) driven
+//! through WebDriver. Asserts what a user sees.
+
+mod shell;

@@ -1,0 +1,105 @@
+//! WebDriver sessions on the real app. `cargo xtask test` starts tauri-driver and sets:
+//! - `ART_E2E_WEBDRIVER`: the tauri-driver URL, e.g. `http://127.0.0.1:4444`;
+//! - `ART_E2E_APP`: absolute path of the app binary under test;
+//! - `ART_E2E_ARTIFACTS`: folder for screenshots.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fantoccini::elements::Element;
+use fantoccini::{Client, ClientBuilder, Locator};
+
+/// How long to wait for the UI to show something before failing.
+pub const UI_TIMEOUT: Duration = Duration::from_secs(20);
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!("{name} is not set: run the end-to-end tests through `cargo xtask test`")
+    })
+}
+
+/// One running app under WebDriver control, with its own data directory.
+pub struct AppSession {
+    client: Client,
+    data_dir: tempfile::TempDir,
+}
+
+impl AppSession {
+    /// Launch the app with a fresh, empty data directory.
+    pub async fn launch() -> Self {
+        let data_dir = tempfile::tempdir().expect("temp data dir");
+        let arg = data_dir.path().to_path_buf();
+        Self::launch_with(data_dir, &arg).await
+    }
+
+    /// Launch the app with `--data-dir <dir>` (which may be deliberately unusable).
+    pub async fn launch_with(data_dir: tempfile::TempDir, dir_arg: &Path) -> Self {
+        let caps = serde_json::json!({
+            "browserName": "wry",
+            "tauri:options": {
+                "application": env("ART_E2E_APP"),
+                "args": ["--data-dir", dir_arg.display().to_string()],
+            }
+        });
+        let serde_json::Value::Object(caps) = caps else {
+            unreachable!("capabilities literal is an object")
+        };
+        let client = ClientBuilder::native()
+            .capabilities(caps)
+            .connect(&env("ART_E2E_WEBDRIVER"))
+            .await
+            .expect("WebDriver session on the app (is tauri-driver running?)");
+        Self { client, data_dir }
+    }
+
+    /// The data directory the app was given.
+    pub fn data_dir(&self) -> &Path {
+        self.data_dir.path()
+    }
+
+    /// Wait until an element matching `css` exists, then return it.
+    pub async fn wait_for(&self, css: &str) -> Element {
+        self.client
+            .wait()
+            .at_most(UI_TIMEOUT)
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("`{css}` did not appear within {UI_TIMEOUT:?}: {e}"))
+    }
+
+    /// Wait until the element matching `css` has text containing `needle`; return the text.
+    pub async fn wait_for_text(&self, css: &str, needle: &str) -> String {
+        let deadline = tokio::time::Instant::now() + UI_TIMEOUT;
+        let mut last = String::new();
+        while tokio::time::Instant::now() < deadline {
+            if let Ok(el) = self.client.find(Locator::Css(css)).await {
+                last = el.text().await.unwrap_or_default();
+                if last.contains(needle) {
+                    return last;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("`{css}` never contained {needle:?}; last text: {last:?}")
+    }
+
+    /// Click the element matching `css`.
+    pub async fn click(&self, css: &str) {
+        self.wait_for(css).await.click().await.expect("click");
+    }
+
+    /// Save a PNG screenshot of the window into the artifacts folder; returns its path.
+    pub async fn screenshot(&self, name: &str) -> PathBuf {
+        let png = self.client.screenshot().await.expect("screenshot");
+        let dir = PathBuf::from(env("ART_E2E_ARTIFACTS"));
+        std::fs::create_dir_all(&dir).expect("artifacts dir");
+        let path = dir.join(format!("{name}.png"));
+        std::fs::write(&path, png).expect("write screenshot");
+        path
+    }
+
+    /// End the session (closes the app).
+    pub async fn close(self) {
+        self.client.close().await.expect("close WebDriver session");
+    }
+}

@@ -1,0 +1,84 @@
+//! The shell: sidebar on the left, the selected pane on the right, and the start-up
+//! handshake with the backend.
+
+use art_types::{AppInfo, IpcError, ReadyEvent, events};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::components::sidebar::Sidebar;
+use crate::ipc::{self, NoArgs};
+use crate::views::about::About;
+use crate::views::home::Home;
+
+/// Which view the main pane shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    /// The start view (no thread selected).
+    Home,
+    /// Version, paths and keychain status.
+    About,
+}
+
+/// State of the connection to the backend, from the start-up handshake.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Connection {
+    /// Waiting for the backend's `art://ready` event.
+    Connecting,
+    /// The backend answered through the event channel.
+    Ready(ReadyEvent),
+    /// Subscribing or the handshake failed.
+    Failed(IpcError),
+}
+
+/// App-wide values shared with every view through context.
+#[derive(Clone, Copy)]
+pub struct Shell {
+    /// Selected pane.
+    pub pane: RwSignal<Pane>,
+    /// Backend connection state.
+    pub connection: RwSignal<Connection>,
+    /// `app_info`, fetched once on mount.
+    pub info: LocalResource<Result<AppInfo, IpcError>>,
+}
+
+/// Subscribe to backend events first, then ask the backend to announce itself: an event
+/// emitted before the UI listened would be lost, so the handshake goes in this order.
+fn start_handshake(connection: RwSignal<Connection>) {
+    spawn_local(async move {
+        let subscribed = ipc::listen(events::READY, move |ev: ReadyEvent| {
+            connection.set(Connection::Ready(ev));
+        })
+        .await;
+        let result = match subscribed {
+            Ok(()) => ipc::invoke::<(), _>("ui_ready", &NoArgs {}).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
+            connection.set(Connection::Failed(e));
+        }
+    });
+}
+
+/// The root component.
+#[component]
+pub fn App() -> impl IntoView {
+    let shell = Shell {
+        pane: RwSignal::new(Pane::Home),
+        connection: RwSignal::new(Connection::Connecting),
+        info: LocalResource::new(|| ipc::invoke::<AppInfo, _>("app_info", &NoArgs {})),
+    };
+    provide_context(shell);
+    start_handshake(shell.connection);
+
+    view! {
+        <div class="shell">
+            <Sidebar />
+            <main class="main-pane">
+                {move || match shell.pane.get() {
+                    Pane::Home => view! { <Home /> }.into_any(),
+                    Pane::About => view! { <About /> }.into_any(),
+                }}
+            </main>
+        </div>
+    }
+}

@@ -1,0 +1,4 @@
+//! Reusable pieces of the shell.
+
+pub mod error_card;
+pub mod sidebar;

@@ -1,0 +1,4 @@
+//! Whole-pane views shown in the main area.
+
+pub mod about;
+pub mod home;

@@ -1,0 +1,53 @@
+//! `.deb` packaging through the Tauri CLI, and installing the package on this machine.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::setup::{self, Tools};
+use crate::{cmd, ui};
+
+/// `cargo xtask bundle`: check tools, then build the package.
+pub fn build(release: bool) -> Result<PathBuf, String> {
+    let tools = setup::ensure(setup::Needs::BUNDLE)?;
+    build_with(&tools, release)
+}
+
+/// Build the UI and the `.deb`; returns the package path.
+pub fn build_with(tools: &Tools, release: bool) -> Result<PathBuf, String> {
+    let cli = tools.tauri_cli.as_ref().ok_or("the Tauri CLI was not set up")?;
+    ui::build(tools, ui::Optimise::from_release(release))?;
+    let mut tauri = Command::new(cli);
+    tauri
+        .args(["build", "--bundles", "deb", "--ci"])
+        .current_dir(cmd::root().join("src-tauri"));
+    if !release {
+        tauri.arg("--debug");
+    }
+    cmd::step("Bundling the .deb", &mut tauri)?;
+    let dir = cmd::target_dir()
+        .join(if release { "release" } else { "debug" })
+        .join("bundle/deb");
+    let newest = std::fs::read_dir(&dir)
+        .map_err(|e| format!("no bundle folder {}: {e}", dir.display()))?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "deb"))
+        .max_by_key(|path| path.metadata().and_then(|m| m.modified()).ok())
+        .ok_or_else(|| format!("no .deb produced in {}", dir.display()))?;
+    cmd::say(&format!("Package: {}", newest.display()));
+    Ok(newest)
+}
+
+/// Install a `.deb` with dpkg (as root, or with password-less sudo).
+pub fn install(deb: &PathBuf) -> Result<(), String> {
+    let is_root = cmd::output(Command::new("id").arg("-u")).as_deref() == Some("0");
+    let mut dpkg = if is_root {
+        Command::new("dpkg")
+    } else {
+        let mut sudo = Command::new("sudo");
+        sudo.args(["-n", "dpkg"]);
+        sudo
+    };
+    dpkg.arg("-i").arg(deb);
+    cmd::step("Installing the .deb", &mut dpkg)
+}

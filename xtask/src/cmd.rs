@@ -1,0 +1,81 @@
+//! Running commands: each step prints what it does; failures say which command failed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Root of the workspace (parent of `xtask/`).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives inside the workspace")
+        .to_path_buf()
+}
+
+/// The cargo target directory (honours `CARGO_TARGET_DIR`).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
+/// Where xtask keeps the tools it installs (pinned CLIs, npm packages).
+pub fn tools_dir() -> PathBuf {
+    target_dir().join("xtask")
+}
+
+/// Print a progress line.
+pub fn say(message: &str) {
+    println!("\x1b[1;36m==>\x1b[0m {message}");
+}
+
+/// A `cargo` command run from the workspace root, with the cargo that runs xtask.
+pub fn cargo(args: &[&str]) -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command.args(args).current_dir(root());
+    command
+}
+
+/// Render a command for messages.
+pub fn display(command: &Command) -> String {
+    let mut text = command.get_program().to_string_lossy().into_owned();
+    for arg in command.get_args() {
+        text.push(' ');
+        text.push_str(&arg.to_string_lossy());
+    }
+    text
+}
+
+/// Announce, run, and fail with the command line if it does not succeed.
+pub fn step(title: &str, command: &mut Command) -> Result<(), String> {
+    say(&format!("{title}: {}", display(command)));
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run `{}`: {e}", display(command)))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` failed ({status})", display(command)))
+    }
+}
+
+/// Run quietly and return trimmed stdout if it succeeded.
+pub fn output(command: &mut Command) -> Option<String> {
+    let out = command.output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// Whether a program is on `PATH`.
+pub fn on_path(program: &str) -> bool {
+    find_on_path(program).is_some()
+}
+
+/// Full path of a program on `PATH`.
+pub fn find_on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+}

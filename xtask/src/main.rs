@@ -1,0 +1,85 @@
+//! `cargo xtask`: the project's own set-up, build, run and test automation.
+//!
+//! - `cargo xtask run [--release] [-- APP ARGS]` installs what is missing, builds the UI and
+//!   the app, and opens the window.
+//! - `cargo xtask test` runs formatting, lints, every unit / integration / end-to-end test,
+//!   builds and installs the `.deb` and checks the installed app, then prints
+//!   `N passed, M failed`.
+//! - `cargo xtask bundle [--debug]` builds the `.deb`.
+//!
+//! Everything it installs is idempotent: a second run finds it and moves on. Anything it
+//! starts (Xvfb, a D-Bus session, gnome-keyring, tauri-driver) it stops again, also when
+//! interrupted with Ctrl-C.
+
+mod bundle;
+mod cmd;
+mod session;
+mod setup;
+mod test;
+mod ui;
+
+use std::process::ExitCode;
+
+fn usage() -> &'static str {
+    "usage: cargo xtask <command>\n\
+     \n\
+     commands:\n\
+     \x20 run [--release] [-- ARGS]   install what is missing, build, open the app\n\
+     \x20 test                        fmt, clippy, all tests (unit, integration, e2e, .deb)\n\
+     \x20 bundle [--debug]            build the .deb package\n"
+}
+
+fn main() -> ExitCode {
+    // Ctrl-C reaches our children (cargo, the app); we stay alive to clean up sidecars.
+    let _ = ctrlc::set_handler(|| eprintln!("\nxtask: interrupted, cleaning up…"));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("run") => run(&args[1..]),
+        Some("test") => test::run(),
+        Some("bundle") => bundle::build(!args[1..].iter().any(|a| a == "--debug")).map(drop),
+        Some("-h" | "--help" | "help") => {
+            print!("{}", usage());
+            Ok(())
+        }
+        _ => Err(format!("unknown or missing command\n\n{}", usage())),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `cargo xtask run`.
+fn run(args: &[String]) -> Result<(), String> {
+    let (ours, app_args) = match args.iter().position(|a| a == "--") {
+        Some(i) => (&args[..i], &args[i + 1..]),
+        None => (args, &[][..]),
+    };
+    let release = ours.iter().any(|a| a == "--release");
+    if let Some(bad) = ours.iter().find(|a| *a != "--release") {
+        return Err(format!("unknown option {bad:?} for `run`\n\n{}", usage()));
+    }
+    let tools = setup::ensure(setup::Needs::RUN)?;
+    ui::build(&tools, ui::Optimise::from_release(release))?;
+    let mut build = cmd::cargo(&["build", "-p", "art-workbench"]);
+    if release {
+        build.arg("--release");
+    }
+    cmd::step("Building the app", &mut build)?;
+    let binary = cmd::target_dir().join(if release { "release" } else { "debug" }).join("art-workbench");
+    let session = session::Session::start(session::Wants::for_interactive())?;
+    cmd::say(&format!("Starting {}", binary.display()));
+    let mut app = std::process::Command::new(&binary);
+    app.args(app_args);
+    session.apply(&mut app);
+    let status = app.status().map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+    drop(session);
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("the app exited with {status}"))
+    }
+}

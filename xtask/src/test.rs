@@ -1,0 +1,174 @@
+//! `cargo xtask test`: every check, in order, with one summary line at the end.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use crate::session::{Session, Wants};
+use crate::setup::{self, Needs};
+use crate::{bundle, cmd, ui};
+
+/// Where the installed package puts the app.
+const INSTALLED_APP: &str = "/usr/bin/art-workbench";
+
+/// Cargo arguments shared by build and test so they reuse the same artifacts.
+/// (`art-ui` is wasm-only and built by `ui::build`.)
+const WORKSPACE: &[&str] = &["--workspace", "--exclude", "art-ui", "--all-features"];
+
+#[derive(Default)]
+struct Report {
+    rows: Vec<(String, String)>,
+    passed: u64,
+    failed: u64,
+}
+
+impl Report {
+    /// A check that passes or fails as a whole (counts as one).
+    fn check(&mut self, name: &str, command: &mut Command) -> bool {
+        let ok = cmd::step(name, command).map_err(|e| eprintln!("{e}")).is_ok();
+        self.count_step(name, ok, String::new())
+    }
+
+    fn count_step(&mut self, name: &str, ok: bool, note: String) -> bool {
+        if ok {
+            self.passed += 1;
+        } else {
+            self.failed += 1;
+        }
+        let verdict = if ok { "ok" } else { "FAILED" };
+        self.rows.push((name.to_owned(), format!("{verdict}{note}")));
+        ok
+    }
+
+    /// A `cargo test` run: counts every test case it reports.
+    fn tests(&mut self, name: &str, command: &mut Command) -> bool {
+        cmd::say(&format!("{name}: {}", cmd::display(command)));
+        let (passed, failed, ok) = run_counting(command);
+        self.passed += passed;
+        self.failed += failed;
+        // A run that failed without a failing test (did not compile, crashed) counts once.
+        if !ok && failed == 0 {
+            self.failed += 1;
+        }
+        let verdict = if ok { "ok" } else { "FAILED" };
+        self.rows
+            .push((name.to_owned(), format!("{verdict} ({passed} passed, {failed} failed)")));
+        ok
+    }
+
+    fn skip(&mut self, name: &str) {
+        self.rows.push((name.to_owned(), "not run".into()));
+    }
+}
+
+/// Run a test command, echoing its output, and add up its `test result:` lines.
+fn run_counting(command: &mut Command) -> (u64, u64, bool) {
+    let Ok(mut child) = command.stdout(Stdio::piped()).spawn() else {
+        eprintln!("cannot start `{}`", cmd::display(command));
+        return (0, 0, false);
+    };
+    let (mut passed, mut failed) = (0, 0);
+    if let Some(stdout) = child.stdout.take() {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            println!("{line}");
+            if let Some(rest) = line.trim().strip_prefix("test result: ") {
+                passed += count(rest, " passed");
+                failed += count(rest, " failed");
+            }
+        }
+    }
+    let ok = child.wait().is_ok_and(|s| s.success());
+    (passed, failed, ok)
+}
+
+/// In `ok. 5 passed; 0 failed; …`, the number before `label`.
+fn count(summary: &str, label: &str) -> u64 {
+    summary
+        .split(';')
+        .find_map(|part| part.trim().strip_suffix(label.trim()).map(str::trim))
+        .and_then(|n| n.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The whole suite.
+pub fn run() -> Result<(), String> {
+    let started = Instant::now();
+    let tools = setup::ensure(Needs::TEST)?;
+    ui::build(&tools, ui::Optimise::No)?;
+    let mut report = Report::default();
+
+    report.check("Formatting", &mut cmd::cargo(&["fmt", "--all", "--check"]));
+    let mut clippy = cmd::cargo(&["clippy", "--all-targets"]);
+    clippy.args(["--workspace", "--all-features", "--", "-D", "warnings"]);
+    report.check("Lints (clippy)", &mut clippy);
+    let mut build = cmd::cargo(&["build"]);
+    build.args(WORKSPACE);
+    if report.check("Build", &mut build) {
+        let driver = tools.tauri_driver.clone().ok_or("tauri-driver was not set up")?;
+        let session = Session::start(Wants::for_tests(driver))?;
+        let artifacts = cmd::target_dir().join("artifacts");
+        let debug_app = cmd::target_dir().join("debug/art-workbench");
+
+        let mut tests = e2e_command(&session, &debug_app, &artifacts.join("e2e-debug"), &[]);
+        report.tests("Unit, integration and end-to-end tests", &mut tests);
+
+        match bundle::build_with(&tools, true).and_then(|deb| bundle::install(&deb)) {
+            Ok(()) => {
+                let mut installed = e2e_command(
+                    &session,
+                    &PathBuf::from(INSTALLED_APP),
+                    &artifacts.join("e2e-installed"),
+                    &["--test", "e2e"],
+                );
+                report.tests("End-to-end on the installed .deb", &mut installed);
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                report.count_step("Bundle and install the .deb", false, String::new());
+            }
+        }
+        drop(session);
+    } else {
+        report.skip("Tests (build failed)");
+    }
+
+    println!();
+    cmd::say(&format!("Summary ({:.0?})", started.elapsed()));
+    for (name, verdict) in &report.rows {
+        println!("    {name:<44} {verdict}");
+    }
+    println!("{} passed, {} failed", report.passed, report.failed);
+    if report.failed == 0 {
+        Ok(())
+    } else {
+        Err(format!("{} failed", report.failed))
+    }
+}
+
+/// `cargo test` over the workspace inside the session, aimed at one app binary.
+fn e2e_command(session: &Session, app: &PathBuf, artifacts: &PathBuf, extra: &[&str]) -> Command {
+    let mut command = cmd::cargo(&["test"]);
+    command.args(WORKSPACE).args(extra);
+    session.apply(&mut command);
+    if let Some(url) = session.webdriver_url() {
+        command.env("ART_E2E_WEBDRIVER", url);
+    }
+    command.env("ART_E2E_APP", app).env("ART_E2E_ARTIFACTS", artifacts);
+    command
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count;
+
+    #[test]
+    fn counts_are_read_from_cargo_test_summaries() {
+        let line = "ok. 12 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s";
+        assert_eq!(count(line, " passed"), 12);
+        assert_eq!(count(line, " failed"), 3);
+        assert_eq!(count("FAILED. 0 passed; 1 failed;", " failed"), 1);
+        assert_eq!(count("garbage", " passed"), 0);
+    }
+}
