@@ -10,7 +10,9 @@ async fn shell_renders_and_round_trips_with_the_backend() {
     app.wait_for("#thread-list").await;
 
     // The backend answered the UI's handshake through the event channel.
-    let status = app.wait_for_text("#backend-status.ready", "connected").await;
+    let status = app
+        .wait_for_text("#backend-status.ready", "connected")
+        .await;
     assert!(status.contains(env!("CARGO_PKG_VERSION")), "{status}");
 
     // The About panel renders the `app_info` command.
@@ -41,11 +43,16 @@ async fn unusable_data_dir_reaches_the_ui_as_a_typed_error() {
     let app = AppSession::launch_with(holder, &file.join("data")).await;
 
     // The window still opens and the backend still answers.
-    app.wait_for_text("#backend-status.ready", "connected").await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
     app.click("#about-button").await;
-    let code = app.wait_for_text(".error-card .error-code", "DATA_DIR").await;
+    let code = app
+        .wait_for_text(".error-card .error-code", "DATA_DIR")
+        .await;
     assert_eq!(code, "DATA_DIR_UNAVAILABLE");
-    let message = app.wait_for_text(".error-card .error-message", "cannot create").await;
+    let message = app
+        .wait_for_text(".error-card .error-message", "cannot create")
+        .await;
     assert!(message.contains("not-a-directory"), "{message}");
     app.screenshot("shell-data-dir-error").await;
     app.close().await;

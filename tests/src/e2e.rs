@@ -4,6 +4,7 @@
 //! - `ART_E2E_ARTIFACTS`: folder for screenshots.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use fantoccini::elements::Element;
@@ -18,10 +19,14 @@ fn env(name: &str) -> String {
     })
 }
 
+/// tauri-driver drives one app at a time: sessions in one test binary take turns.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
 /// One running app under WebDriver control, with its own data directory.
 pub struct AppSession {
     client: Client,
     data_dir: tempfile::TempDir,
+    _turn: MutexGuard<'static, ()>,
 }
 
 impl AppSession {
@@ -34,6 +39,8 @@ impl AppSession {
 
     /// Launch the app with `--data-dir <dir>` (which may be deliberately unusable).
     pub async fn launch_with(data_dir: tempfile::TempDir, dir_arg: &Path) -> Self {
+        // A test that failed while holding the turn poisons it; the next one may go.
+        let turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
         let caps = serde_json::json!({
             "browserName": "wry",
             "tauri:options": {
@@ -49,7 +56,11 @@ impl AppSession {
             .connect(&env("ART_E2E_WEBDRIVER"))
             .await
             .expect("WebDriver session on the app (is tauri-driver running?)");
-        Self { client, data_dir }
+        Self {
+            client,
+            data_dir,
+            _turn: turn,
+        }
     }
 
     /// The data directory the app was given.
@@ -59,12 +70,27 @@ impl AppSession {
 
     /// Wait until an element matching `css` exists, then return it.
     pub async fn wait_for(&self, css: &str) -> Element {
-        self.client
+        let found = self
+            .client
             .wait()
             .at_most(UI_TIMEOUT)
             .for_element(Locator::Css(css))
-            .await
-            .unwrap_or_else(|e| panic!("`{css}` did not appear within {UI_TIMEOUT:?}: {e}"))
+            .await;
+        match found {
+            Ok(element) => element,
+            Err(e) => panic!(
+                "`{css}` did not appear within {UI_TIMEOUT:?}: {e}\npage text: {:?}",
+                self.page_text().await
+            ),
+        }
+    }
+
+    /// Everything the window shows as text (for failure messages).
+    pub async fn page_text(&self) -> String {
+        match self.client.find(Locator::Css("body")).await {
+            Ok(body) => body.text().await.unwrap_or_default(),
+            Err(e) => format!("<no body: {e}>"),
+        }
     }
 
     /// Wait until the element matching `css` has text containing `needle`; return the text.
@@ -80,7 +106,10 @@ impl AppSession {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        panic!("`{css}` never contained {needle:?}; last text: {last:?}")
+        panic!(
+            "`{css}` never contained {needle:?}; last text: {last:?}\npage text: {:?}",
+            self.page_text().await
+        )
     }
 
     /// Click the element matching `css`.

@@ -39,12 +39,19 @@ fn to_ipc_error(value: JsValue) -> IpcError {
 
 fn to_js<A: Serialize>(args: &A) -> Result<JsValue, IpcError> {
     args.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| IpcError::new(ErrorCode::InvalidInput, format!("cannot encode arguments: {e}")))
+        .map_err(|e| {
+            IpcError::new(
+                ErrorCode::InvalidInput,
+                format!("cannot encode arguments: {e}"),
+            )
+        })
 }
 
 /// Call a backend command with named arguments and decode its answer.
 pub async fn invoke<T: DeserializeOwned, A: Serialize>(cmd: &str, args: &A) -> Result<T, IpcError> {
-    let value = tauri_invoke(cmd, to_js(args)?).await.map_err(to_ipc_error)?;
+    let value = tauri_invoke(cmd, to_js(args)?)
+        .await
+        .map_err(to_ipc_error)?;
     serde_wasm_bindgen::from_value(value).map_err(|e| {
         IpcError::new(
             ErrorCode::IpcFailure,
@@ -65,8 +72,8 @@ pub async fn listen<T: DeserializeOwned + 'static>(
 ) -> Result<(), IpcError> {
     let name = event.to_owned();
     let closure = Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
-        let payload = js_sys::Reflect::get(&ev, &JsValue::from_str("payload"))
-            .unwrap_or(JsValue::NULL);
+        let payload =
+            js_sys::Reflect::get(&ev, &JsValue::from_str("payload")).unwrap_or(JsValue::NULL);
         match serde_wasm_bindgen::from_value::<T>(payload) {
             Ok(value) => handler(value),
             Err(e) => web_log(&format!("dropped malformed `{name}` event: {e}")),

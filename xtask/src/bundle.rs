@@ -14,8 +14,11 @@ pub fn build(release: bool) -> Result<PathBuf, String> {
 
 /// Build the UI and the `.deb`; returns the package path.
 pub fn build_with(tools: &Tools, release: bool) -> Result<PathBuf, String> {
-    let cli = tools.tauri_cli.as_ref().ok_or("the Tauri CLI was not set up")?;
-    ui::build(tools, ui::Optimise::from_release(release))?;
+    let cli = tools
+        .tauri_cli
+        .as_ref()
+        .ok_or("the Tauri CLI was not set up")?;
+    ui::build(tools)?;
     let mut tauri = Command::new(cli);
     tauri
         .args(["build", "--bundles", "deb", "--ci"])

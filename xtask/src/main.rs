@@ -63,19 +63,23 @@ fn run(args: &[String]) -> Result<(), String> {
         return Err(format!("unknown option {bad:?} for `run`\n\n{}", usage()));
     }
     let tools = setup::ensure(setup::Needs::RUN)?;
-    ui::build(&tools, ui::Optimise::from_release(release))?;
+    ui::build(&tools)?;
     let mut build = cmd::cargo(&["build", "-p", "art-workbench"]);
     if release {
         build.arg("--release");
     }
     cmd::step("Building the app", &mut build)?;
-    let binary = cmd::target_dir().join(if release { "release" } else { "debug" }).join("art-workbench");
+    let binary = cmd::target_dir()
+        .join(if release { "release" } else { "debug" })
+        .join("art-workbench");
     let session = session::Session::start(session::Wants::for_interactive())?;
     cmd::say(&format!("Starting {}", binary.display()));
     let mut app = std::process::Command::new(&binary);
     app.args(app_args);
     session.apply(&mut app);
-    let status = app.status().map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+    let status = app
+        .status()
+        .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
     drop(session);
     if status.success() {
         Ok(())

@@ -110,8 +110,8 @@ impl Session {
             runtime_dir: None,
             webdriver_url: None,
         };
-        let has_display = std::env::var_os("DISPLAY").is_some()
-            || std::env::var_os("WAYLAND_DISPLAY").is_some();
+        let has_display =
+            std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some();
         if wants.always_xvfb || !has_display {
             session.start_xvfb()?;
         }
@@ -153,7 +153,14 @@ impl Session {
             "Xvfb",
             Command::new("Xvfb")
                 .arg(format!(":{display}"))
-                .args(["-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"])
+                .args([
+                    "-screen",
+                    "0",
+                    "1280x800x24",
+                    "-nolisten",
+                    "tcp",
+                    "-noreset",
+                ])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null()),
         )?;
@@ -165,7 +172,8 @@ impl Session {
     }
 
     fn start_dbus_and_keyring(&mut self) -> Result<(), String> {
-        let runtime = std::env::temp_dir().join(format!("art-xtask-session-{}", std::process::id()));
+        let runtime =
+            std::env::temp_dir().join(format!("art-xtask-session-{}", std::process::id()));
         std::fs::create_dir_all(runtime.join("data"))
             .map_err(|e| format!("cannot create {}: {e}", runtime.display()))?;
         set_private(&runtime);
@@ -219,7 +227,12 @@ impl Session {
         cmd::say(&format!("Starting tauri-driver on 127.0.0.1:{port}"));
         let mut command = Command::new(driver);
         command
-            .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native_port.to_string(),
+            ])
             .stdout(Stdio::null());
         self.apply(&mut command);
         let mut sidecar = Sidecar::spawn("tauri-driver", &mut command)?;
@@ -244,7 +257,11 @@ impl Drop for Session {
 }
 
 /// Poll `ready` until true, failing early if the process died.
-fn wait_until(name: &str, sidecar: &mut Sidecar, mut ready: impl FnMut() -> bool) -> Result<(), String> {
+fn wait_until(
+    name: &str,
+    sidecar: &mut Sidecar,
+    mut ready: impl FnMut() -> bool,
+) -> Result<(), String> {
     let deadline = Instant::now() + START_TIMEOUT;
     loop {
         if ready() {

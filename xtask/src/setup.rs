@@ -20,7 +20,6 @@ const APT_PACKAGES: &[&str] = &[
     "libxdo-dev",
     "libsecret-1-dev",
     "file",
-    "binaryen",
     // Running headless, testing, screenshots.
     "xvfb",
     "xauth",
@@ -68,8 +67,6 @@ impl Needs {
 pub struct Tools {
     /// `wasm-bindgen` of exactly the locked crate version.
     pub wasm_bindgen: PathBuf,
-    /// `wasm-opt`, if present.
-    pub wasm_opt: Option<PathBuf>,
     /// `tauri-driver`, when asked for.
     pub tauri_driver: Option<PathBuf>,
     /// The Tauri CLI entry point, when asked for.
@@ -88,14 +85,22 @@ pub fn ensure(needs: Needs) -> Result<Tools, String> {
         false,
     )?;
     let tauri_driver = if needs.driver {
-        Some(cargo_tool("tauri-driver", TAURI_DRIVER_VERSION, "tauri-driver", true)?)
+        Some(cargo_tool(
+            "tauri-driver",
+            TAURI_DRIVER_VERSION,
+            "tauri-driver",
+            true,
+        )?)
     } else {
         None
     };
-    let tauri_cli = if needs.tauri_cli { Some(tauri_cli()?) } else { None };
+    let tauri_cli = if needs.tauri_cli {
+        Some(tauri_cli()?)
+    } else {
+        None
+    };
     Ok(Tools {
         wasm_bindgen,
-        wasm_opt: cmd::find_on_path("wasm-opt"),
         tauri_driver,
         tauri_cli,
     })
@@ -160,12 +165,18 @@ fn system_packages(needs: Needs) -> Result<(), String> {
     cmd::step("Refreshing package lists", &mut apt(&["update", "-q"]))?;
     let mut install = apt(&["install", "-y", "-q"]);
     install.args(&missing);
-    cmd::step(&format!("Installing {} system packages", missing.len()), &mut install)?;
+    cmd::step(
+        &format!("Installing {} system packages", missing.len()),
+        &mut install,
+    )?;
     let still = missing_packages(&wanted);
     if still.is_empty() {
         Ok(())
     } else {
-        Err(format!("packages still missing after install: {}", still.join(" ")))
+        Err(format!(
+            "packages still missing after install: {}",
+            still.join(" ")
+        ))
     }
 }
 
@@ -178,7 +189,10 @@ fn missing_packages<'a>(wanted: &[&'a str]) -> Vec<&'a str> {
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
         .unwrap_or_default()
         .lines()
-        .filter_map(|l| l.strip_suffix(" installed").map(|p| p.split(':').next().unwrap_or(p).to_owned()))
+        .filter_map(|l| {
+            l.strip_suffix(" installed")
+                .map(|p| p.split(':').next().unwrap_or(p).to_owned())
+        })
         .collect();
     wanted
         .iter()
@@ -190,7 +204,10 @@ fn missing_packages<'a>(wanted: &[&'a str]) -> Vec<&'a str> {
 fn wasm_target() -> Result<(), String> {
     let installed = cmd::output(Command::new("rustup").args(["target", "list", "--installed"]))
         .ok_or("rustup not found: install Rust with rustup (https://rustup.rs), then run again")?;
-    if installed.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
+    if installed
+        .lines()
+        .any(|l| l.trim() == "wasm32-unknown-unknown")
+    {
         println!("    rust target wasm32-unknown-unknown: present");
         return Ok(());
     }
@@ -274,7 +291,13 @@ fn tauri_cli() -> Result<PathBuf, String> {
     cmd::step(
         &format!("Installing @tauri-apps/cli {TAURI_CLI_VERSION}"),
         Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--no-save", "--prefix"])
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--no-save",
+                "--prefix",
+            ])
             .arg(&dir)
             .arg(format!("@tauri-apps/cli@{TAURI_CLI_VERSION}")),
     )?;

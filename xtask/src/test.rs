@@ -26,7 +26,9 @@ struct Report {
 impl Report {
     /// A check that passes or fails as a whole (counts as one).
     fn check(&mut self, name: &str, command: &mut Command) -> bool {
-        let ok = cmd::step(name, command).map_err(|e| eprintln!("{e}")).is_ok();
+        let ok = cmd::step(name, command)
+            .map_err(|e| eprintln!("{e}"))
+            .is_ok();
         self.count_step(name, ok, String::new())
     }
 
@@ -37,7 +39,8 @@ impl Report {
             self.failed += 1;
         }
         let verdict = if ok { "ok" } else { "FAILED" };
-        self.rows.push((name.to_owned(), format!("{verdict}{note}")));
+        self.rows
+            .push((name.to_owned(), format!("{verdict}{note}")));
         ok
     }
 
@@ -52,8 +55,10 @@ impl Report {
             self.failed += 1;
         }
         let verdict = if ok { "ok" } else { "FAILED" };
-        self.rows
-            .push((name.to_owned(), format!("{verdict} ({passed} passed, {failed} failed)")));
+        self.rows.push((
+            name.to_owned(),
+            format!("{verdict} ({passed} passed, {failed} failed)"),
+        ));
         ok
     }
 
@@ -96,7 +101,7 @@ fn count(summary: &str, label: &str) -> u64 {
 pub fn run() -> Result<(), String> {
     let started = Instant::now();
     let tools = setup::ensure(Needs::TEST)?;
-    ui::build(&tools, ui::Optimise::No)?;
+    ui::build(&tools)?;
     let mut report = Report::default();
 
     report.check("Formatting", &mut cmd::cargo(&["fmt", "--all", "--check"]));
@@ -106,7 +111,10 @@ pub fn run() -> Result<(), String> {
     let mut build = cmd::cargo(&["build"]);
     build.args(WORKSPACE);
     if report.check("Build", &mut build) {
-        let driver = tools.tauri_driver.clone().ok_or("tauri-driver was not set up")?;
+        let driver = tools
+            .tauri_driver
+            .clone()
+            .ok_or("tauri-driver was not set up")?;
         let session = Session::start(Wants::for_tests(driver))?;
         let artifacts = cmd::target_dir().join("artifacts");
         let debug_app = cmd::target_dir().join("debug/art-workbench");
@@ -155,7 +163,9 @@ fn e2e_command(session: &Session, app: &PathBuf, artifacts: &PathBuf, extra: &[&
     if let Some(url) = session.webdriver_url() {
         command.env("ART_E2E_WEBDRIVER", url);
     }
-    command.env("ART_E2E_APP", app).env("ART_E2E_ARTIFACTS", artifacts);
+    command
+        .env("ART_E2E_APP", app)
+        .env("ART_E2E_ARTIFACTS", artifacts);
     command
 }
 
@@ -165,7 +175,8 @@ mod tests {
 
     #[test]
     fn counts_are_read_from_cargo_test_summaries() {
-        let line = "ok. 12 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s";
+        let line =
+            "ok. 12 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s";
         assert_eq!(count(line, " passed"), 12);
         assert_eq!(count(line, " failed"), 3);
         assert_eq!(count("FAILED. 0 passed; 1 failed;", " failed"), 1);
