@@ -11,9 +11,8 @@ pub fn data_dir_error(err: DataDirError) -> IpcError {
         }
         DataDirError::NoOsDataDir => None,
     };
-    IpcError::new(ErrorCode::DataDirUnavailable, err.to_string()).with_details(
-        serde_json::json!({ "path": path, "env": art::paths::DATA_DIR_ENV }),
-    )
+    IpcError::new(ErrorCode::DataDirUnavailable, err.to_string())
+        .with_details(serde_json::json!({ "path": path, "env": art::paths::DATA_DIR_ENV }))
 }
 
 #[cfg(test)]

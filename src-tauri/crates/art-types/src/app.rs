@@ -75,6 +75,11 @@ mod tests {
         let back: KeychainStatus = serde_json::from_value(json).unwrap();
         assert_eq!(back, unavailable);
         assert!(!back.is_available());
-        assert!(KeychainStatus::Available { backend: "x".into() }.is_available());
+        assert!(
+            KeychainStatus::Available {
+                backend: "x".into()
+            }
+            .is_available()
+        );
     }
 }

@@ -114,7 +114,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = DataDir::resolve_from(Some(tmp.path().join("data"))).unwrap();
         assert!(dir.is_overridden());
-        assert_eq!(dir.database_path(), tmp.path().join("data").join(DATABASE_FILE));
+        assert_eq!(
+            dir.database_path(),
+            tmp.path().join("data").join(DATABASE_FILE)
+        );
         dir.ensure().unwrap();
         assert!(dir.log_dir().is_dir());
         // Idempotent.
@@ -142,6 +145,9 @@ mod tests {
         std::fs::write(&file, b"x").unwrap();
         let dir = DataDir::resolve_from(Some(file.join("below"))).unwrap();
         let err = dir.ensure().unwrap_err();
-        assert!(err.to_string().contains("cannot create data directory"), "{err}");
+        assert!(
+            err.to_string().contains("cannot create data directory"),
+            "{err}"
+        );
     }
 }

@@ -4,7 +4,10 @@ use art::secrets::{KeychainStore, Secret, SecretStore};
 
 /// A service name of its own per test, so runs never see each other's entries.
 fn store(test: &str) -> KeychainStore {
-    KeychainStore::new(format!("org.artworkbench.tests.{test}.{}", std::process::id()))
+    KeychainStore::new(format!(
+        "org.artworkbench.tests.{test}.{}",
+        std::process::id()
+    ))
 }
 
 #[test]
@@ -17,10 +20,20 @@ fn keychain_is_reachable_in_the_test_session() {
 fn set_get_replace_delete_round_trip() {
     let store = store("roundtrip");
     assert_eq!(store.get("openai").unwrap(), None);
-    store.set("openai", &Secret::new("sk-SENTINEL-one")).unwrap();
-    assert_eq!(store.get("openai").unwrap().unwrap().expose(), "sk-SENTINEL-one");
-    store.set("openai", &Secret::new("sk-SENTINEL-two")).unwrap();
-    assert_eq!(store.get("openai").unwrap().unwrap().expose(), "sk-SENTINEL-two");
+    store
+        .set("openai", &Secret::new("sk-SENTINEL-one"))
+        .unwrap();
+    assert_eq!(
+        store.get("openai").unwrap().unwrap().expose(),
+        "sk-SENTINEL-one"
+    );
+    store
+        .set("openai", &Secret::new("sk-SENTINEL-two"))
+        .unwrap();
+    assert_eq!(
+        store.get("openai").unwrap().unwrap().expose(),
+        "sk-SENTINEL-two"
+    );
     store.delete("openai").unwrap();
     assert_eq!(store.get("openai").unwrap(), None);
     // Deleting what is not there is fine.

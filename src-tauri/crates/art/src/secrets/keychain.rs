@@ -66,9 +66,7 @@ fn classify(err: keyring::Error) -> SecretError {
                 hint: hint(),
             }
         }
-        keyring::Error::Invalid(attr, why) => {
-            SecretError::InvalidName(format!("{attr}: {why}"))
-        }
+        keyring::Error::Invalid(attr, why) => SecretError::InvalidName(format!("{attr}: {why}")),
         other => SecretError::Backend(other.to_string()),
     }
 }

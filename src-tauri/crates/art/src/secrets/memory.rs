@@ -21,7 +21,9 @@ impl MemoryStore {
 
     fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<String, Secret>> {
         // A panic while holding this lock cannot leave the map half-updated.
-        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.entries
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

@@ -99,7 +99,10 @@ mod tests {
     #[test]
     fn account_names_are_validated() {
         assert!(check_account("openai").is_ok());
-        assert!(matches!(check_account(""), Err(SecretError::InvalidName(_))));
+        assert!(matches!(
+            check_account(""),
+            Err(SecretError::InvalidName(_))
+        ));
         assert!(check_account("bad\nname").is_err());
         assert!(check_account(&"x".repeat(129)).is_err());
     }
