@@ -4,11 +4,11 @@
 //! - `ART_E2E_ARTIFACTS`: folder for screenshots.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
+use tokio::sync::{Mutex, MutexGuard};
 
 /// How long to wait for the UI to show something before failing.
 pub const UI_TIMEOUT: Duration = Duration::from_secs(20);
@@ -20,7 +20,7 @@ fn env(name: &str) -> String {
 }
 
 /// tauri-driver drives one app at a time: sessions in one test binary take turns.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
 
 /// One running app under WebDriver control, with its own data directory.
 pub struct AppSession {
@@ -39,8 +39,7 @@ impl AppSession {
 
     /// Launch the app with `--data-dir <dir>` (which may be deliberately unusable).
     pub async fn launch_with(data_dir: tempfile::TempDir, dir_arg: &Path) -> Self {
-        // A test that failed while holding the turn poisons it; the next one may go.
-        let turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+        let turn = ONE_AT_A_TIME.lock().await;
         let caps = serde_json::json!({
             "browserName": "wry",
             "tauri:options": {

@@ -9,7 +9,7 @@
 //!
 //! Everything it installs is idempotent: a second run finds it and moves on. Anything it
 //! starts (Xvfb, a D-Bus session, gnome-keyring, tauri-driver) it stops again, also when
-//! interrupted with Ctrl-C.
+//! interrupted (Ctrl-C) or terminated.
 
 mod bundle;
 mod cmd;
@@ -30,8 +30,12 @@ fn usage() -> &'static str {
 }
 
 fn main() -> ExitCode {
-    // Ctrl-C reaches our children (cargo, the app); we stay alive to clean up sidecars.
-    let _ = ctrlc::set_handler(|| eprintln!("\nxtask: interrupted, cleaning up…"));
+    // On Ctrl-C / SIGTERM / SIGHUP, stop every helper we started before going.
+    let _ = ctrlc::set_handler(|| {
+        eprintln!("\nxtask: interrupted, stopping the helpers it started…");
+        session::kill_all_sidecars();
+        std::process::exit(130);
+    });
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("run") => run(&args[1..]),

@@ -10,6 +10,7 @@ use std::net::{TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::cmd;
@@ -50,6 +51,22 @@ impl Wants {
     }
 }
 
+/// Process groups of every live sidecar, so a signal handler can stop them all.
+static LIVE_GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn live_groups() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    LIVE_GROUPS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Stop every sidecar still running (called when xtask is interrupted or terminated).
+pub fn kill_all_sidecars() {
+    for pgid in live_groups().drain(..) {
+        signal_group(pgid, "TERM");
+        std::thread::sleep(Duration::from_millis(200));
+        signal_group(pgid, "KILL");
+    }
+}
+
 /// A process group we started and must stop.
 struct Sidecar {
     name: &'static str,
@@ -62,6 +79,7 @@ impl Sidecar {
         let child = command
             .spawn()
             .map_err(|e| format!("cannot start {name} (`{}`): {e}", cmd::display(command)))?;
+        live_groups().push(child.id());
         Ok(Self { name, child })
     }
 
@@ -80,6 +98,7 @@ fn signal_group(pgid: u32, signal: &str) {
 impl Drop for Sidecar {
     fn drop(&mut self) {
         let pgid = self.child.id();
+        live_groups().retain(|g| *g != pgid);
         signal_group(pgid, "TERM");
         let deadline = Instant::now() + Duration::from_secs(3);
         while !self.exited() && Instant::now() < deadline {

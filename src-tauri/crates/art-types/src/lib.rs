@@ -6,9 +6,30 @@
 //!
 //! May not depend on tokio, reqwest, rusqlite, Tauri or anything else that does I/O.
 
+pub mod agent;
 pub mod app;
 pub mod error;
 pub mod events;
+pub mod message;
+pub mod observation;
+pub mod prompt;
+pub mod stream;
+pub mod thread;
+pub mod tool;
 
+pub use agent::{
+    AgentFinalResponse, AgentOptions, AgentProps, ExecutionMetadata, RunError, RunStatus,
+    TokenUsage,
+};
 pub use app::{AppInfo, KeychainStatus, ReadyEvent};
 pub use error::{ErrorCode, IpcError};
+pub use message::{ConversationMessage, MessageRole, MessageStatus};
+pub use observation::{Observation, ObservationType, Phase, SpanInfo};
+pub use prompt::{
+    FunctionCall, Prompt, PromptMessage, PromptRole, ReasoningBlock, ToolCallRequest,
+};
+pub use stream::{ErrorClass, LlmMetadata, StreamError, StreamEvent, StreamEventKind, TokenType};
+pub use thread::{
+    AgentState, GenerationParams, ProviderConfig, ThreadConfig, ThreadContext, ThreadSummary,
+};
+pub use tool::{ParsedToolCall, ToolExample, ToolResult, ToolSchema, ToolStatus};

@@ -1,14 +1,20 @@
 //! `art`: the ART agent framework, ported to Rust, and the engine of ART Workbench.
 //!
 //! This crate owns everything the app does that is not a window: where data lives,
-//! secrets in the OS keychain, and (as the framework grows) storage, providers, tools
-//! and the Plan-Execute-Synthesize agent.
+//! secrets in the OS keychain, storage (SQLite), the context system (threads, messages,
+//! thread configuration and state), observations, typed sockets, and (as the framework
+//! grows) providers, tools and the Plan-Execute-Synthesize agent.
 //!
 //! Architecture invariant: this crate never depends on Tauri or a webview. Everything in
 //! it is testable headless; the desktop shell (`art-workbench`) is a thin layer on top.
 
+pub mod clock;
+pub mod context;
+pub mod observation;
 pub mod paths;
 pub mod secrets;
+pub mod sockets;
+pub mod storage;
 
 /// Product name shown to users.
 pub const APP_NAME: &str = "ART Workbench";

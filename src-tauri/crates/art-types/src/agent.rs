@@ -1,0 +1,113 @@
+//! Running the agent: what goes in (ART's `AgentProps`) and what comes out
+//! (`AgentFinalResponse` with `ExecutionMetadata`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::ConversationMessage;
+use crate::thread::ProviderConfig;
+
+/// Per-call overrides (ART's `AgentOptions`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentOptions {
+    /// Use this provider / model instead of the thread's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_config: Option<ProviderConfig>,
+    /// Call-level custom system prompt (highest precedence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Override the thread's history limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_limit: Option<u32>,
+}
+
+/// Input of one run (ART's `AgentProps`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentProps {
+    /// The user's message.
+    pub query: String,
+    /// Thread to run in.
+    pub thread_id: String,
+    /// Run id; generated when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    /// Overrides.
+    #[serde(default)]
+    pub options: AgentOptions,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Everything worked.
+    Success,
+    /// An answer was produced but at least one tool call failed.
+    Partial,
+    /// No answer (planning or synthesis failed, or the run was cancelled).
+    Error,
+}
+
+/// Tokens used by a run, summed over its LLM calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Reasoning tokens.
+    pub thinking_tokens: u64,
+}
+
+/// Error summary of a failed run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunError {
+    /// Stable code.
+    pub code: String,
+    /// Message for people.
+    pub message: String,
+}
+
+/// Facts about a run (ART's `ExecutionMetadata`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionMetadata {
+    /// Thread.
+    pub thread_id: String,
+    /// Run id.
+    pub trace_id: String,
+    /// Outcome.
+    pub status: RunStatus,
+    /// Wall time of the run.
+    pub total_duration_ms: u64,
+    /// Planning call duration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planning_duration_ms: Option<u64>,
+    /// Tool execution duration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_duration_ms: Option<u64>,
+    /// Synthesis call duration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synthesis_duration_ms: Option<u64>,
+    /// Number of LLM calls.
+    pub llm_calls: u32,
+    /// Number of tool calls.
+    pub tool_calls: u32,
+    /// Token usage.
+    pub usage: TokenUsage,
+    /// What went wrong, when status is not success.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<RunError>,
+}
+
+/// Output of a run (ART's `AgentFinalResponse`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentFinalResponse {
+    /// The AI message saved to the thread (possibly interrupted / an error notice).
+    pub response: ConversationMessage,
+    /// Facts about the run.
+    pub metadata: ExecutionMetadata,
+}

@@ -1,0 +1,118 @@
+//! Conversation messages: what the user and the agent said in a thread.
+
+use serde::{Deserialize, Serialize};
+
+/// Who a message is from (ART's `MessageRole`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum MessageRole {
+    /// The person using the app.
+    User,
+    /// The agent's answer.
+    Ai,
+    /// A system note kept in the history.
+    System,
+    /// A tool result kept in the history (with its call id and tool name).
+    Tool,
+}
+
+impl MessageRole {
+    /// The wire / storage form, e.g. `AI`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "USER",
+            Self::Ai => "AI",
+            Self::System => "SYSTEM",
+            Self::Tool => "TOOL",
+        }
+    }
+
+    /// Parse the wire / storage form.
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::User, Self::Ai, Self::System, Self::Tool]
+            .into_iter()
+            .find(|role| role.as_str() == text)
+    }
+}
+
+/// Whether a message is finished. Answers are checkpointed while they stream, so a
+/// crash or a cancel leaves an `Interrupted` message rather than nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageStatus {
+    /// Complete.
+    #[default]
+    Complete,
+    /// Still being streamed (only seen while a run is live).
+    Streaming,
+    /// The run stopped (cancelled, failed, or the app died) before the answer ended.
+    Interrupted,
+}
+
+impl MessageStatus {
+    /// The storage form, e.g. `interrupted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Complete => "complete",
+            Self::Streaming => "streaming",
+            Self::Interrupted => "interrupted",
+        }
+    }
+
+    /// Parse the storage form.
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Complete, Self::Streaming, Self::Interrupted]
+            .into_iter()
+            .find(|status| status.as_str() == text)
+    }
+}
+
+/// One message of a thread (ART's `ConversationMessage`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationMessage {
+    /// Unique id.
+    pub message_id: String,
+    /// The thread it belongs to.
+    pub thread_id: String,
+    /// Who said it.
+    pub role: MessageRole,
+    /// The text.
+    pub content: String,
+    /// Unix time in milliseconds.
+    pub timestamp: i64,
+    /// Finished, streaming or interrupted.
+    #[serde(default)]
+    pub status: MessageStatus,
+    /// Extra facts: trace id of the run, tool call id and tool name for `TOOL`
+    /// messages, the model that answered, token usage.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub metadata: serde_json::Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_and_statuses_round_trip_through_their_text_forms() {
+        for role in [
+            MessageRole::User,
+            MessageRole::Ai,
+            MessageRole::System,
+            MessageRole::Tool,
+        ] {
+            assert_eq!(MessageRole::parse(role.as_str()), Some(role));
+            assert_eq!(serde_json::to_value(role).unwrap(), role.as_str());
+        }
+        for status in [
+            MessageStatus::Complete,
+            MessageStatus::Streaming,
+            MessageStatus::Interrupted,
+        ] {
+            assert_eq!(MessageStatus::parse(status.as_str()), Some(status));
+            assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
+        }
+        assert_eq!(MessageRole::parse("ai"), None);
+    }
+}

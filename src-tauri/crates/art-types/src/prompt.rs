@@ -1,0 +1,91 @@
+//! The provider-agnostic prompt (ART's `ArtStandardPrompt`): adapters translate it into
+//! each provider's wire format, faithfully (tool call ids and names included).
+
+use serde::{Deserialize, Serialize};
+
+/// Role of a prompt message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptRole {
+    /// Instructions.
+    System,
+    /// The person.
+    User,
+    /// The model (text and/or tool calls).
+    Assistant,
+    /// A tool call request recorded as its own message.
+    ToolRequest,
+    /// A tool's result, linked by `tool_call_id`, named by `name`.
+    ToolResult,
+}
+
+/// The function part of a tool call request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    /// Tool name.
+    pub name: String,
+    /// Arguments as a JSON string (as the OpenAI-style wire carries them).
+    pub arguments: String,
+}
+
+/// A tool call inside an assistant message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallRequest {
+    /// Call id.
+    pub id: String,
+    /// Always `function`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Name and arguments.
+    pub function: FunctionCall,
+}
+
+/// Thinking attached to an assistant message, for providers that need it sent back
+/// (Anthropic signatures, Gemini thought signatures).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReasoningBlock {
+    /// The thinking text.
+    pub text: String,
+    /// Opaque provider signature, returned verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+/// One prompt message (ART's `ArtStandardMessage`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptMessage {
+    /// Role.
+    pub role: PromptRole,
+    /// Text content (may be empty for an assistant message that only calls tools).
+    #[serde(default)]
+    pub content: String,
+    /// For `tool_result`: the tool name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// For `assistant`: the tools it calls.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallRequest>,
+    /// For `tool_result`: the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// For `assistant`: thinking to send back, where the provider wants it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<ReasoningBlock>,
+}
+
+impl PromptMessage {
+    /// A message with just a role and text.
+    pub fn text(role: PromptRole, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+            name: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            reasoning: None,
+        }
+    }
+}
+
+/// A whole prompt.
+pub type Prompt = Vec<PromptMessage>;

@@ -1,0 +1,151 @@
+//! Streaming events from LLM calls (ART's `StreamEvent`) and LLM call metadata.
+
+use serde::{Deserialize, Serialize};
+
+use crate::tool::ParsedToolCall;
+
+/// What a token is: thinking or answer, and from which stage of the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TokenType {
+    /// Thinking from an LLM call outside the agent stages.
+    LlmThinking,
+    /// Answer text from an LLM call outside the agent stages.
+    LlmResponse,
+    /// Thinking during planning.
+    AgentThoughtLlmThinking,
+    /// Planning output text.
+    AgentThoughtLlmResponse,
+    /// Thinking during synthesis.
+    FinalSynthesisLlmThinking,
+    /// The final answer text, as it streams.
+    FinalSynthesisLlmResponse,
+}
+
+impl TokenType {
+    /// Whether this is thinking (as opposed to response text).
+    pub fn is_thinking(self) -> bool {
+        matches!(
+            self,
+            Self::LlmThinking | Self::AgentThoughtLlmThinking | Self::FinalSynthesisLlmThinking
+        )
+    }
+}
+
+/// Usage and timing of one LLM call (ART's `LLMMetadata`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmMetadata {
+    /// Prompt tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Completion tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// Reasoning tokens, where the provider reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_tokens: Option<u64>,
+    /// Milliseconds from request to the first token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_first_token_ms: Option<u64>,
+    /// Milliseconds from request to the end of the stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_generation_time_ms: Option<u64>,
+    /// Why generation stopped (`stop`, `length`, `tool_calls`, ...), as the provider says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+}
+
+/// Class of an LLM call failure: decides retry and what the user is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    /// Wrong or missing credentials.
+    Auth,
+    /// Too many requests or quota.
+    RateLimited,
+    /// Network trouble or a 5xx: may work if tried again.
+    Transient,
+    /// A request the provider will never accept.
+    Permanent,
+    /// The prompt is longer than the model's context.
+    ContextLength,
+    /// The user or the app stopped it.
+    Cancelled,
+}
+
+/// What went wrong in a stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamError {
+    /// Class (retry policy and user message follow from it).
+    pub class: ErrorClass,
+    /// Stable code, e.g. `LLM_PROVIDER_ERROR`.
+    pub code: String,
+    /// The message, keeping the provider's own words where it gave some.
+    pub message: String,
+}
+
+/// Body of a stream event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum StreamEventKind {
+    /// A piece of text.
+    Token {
+        /// The text.
+        text: String,
+        /// Thinking or answer, and the stage.
+        #[serde(rename = "tokenType")]
+        token_type: TokenType,
+    },
+    /// A complete tool call requested natively by the model (streamed deltas aggregated).
+    ToolCall(ParsedToolCall),
+    /// Usage and timing.
+    Metadata(LlmMetadata),
+    /// The stream failed; no more events follow.
+    Error(StreamError),
+    /// The stream ended normally.
+    End,
+}
+
+/// One event of an LLM stream, addressed to a thread and run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamEvent {
+    /// Thread of the run.
+    pub thread_id: String,
+    /// Run (trace) id.
+    pub trace_id: String,
+    /// Body.
+    #[serde(flatten)]
+    pub kind: StreamEventKind,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_events_have_art_wire_shape() {
+        let ev = StreamEvent {
+            thread_id: "t".into(),
+            trace_id: "r".into(),
+            kind: StreamEventKind::Token {
+                text: "Hi".into(),
+                token_type: TokenType::FinalSynthesisLlmResponse,
+            },
+        };
+        let json = serde_json::to_value(&ev).unwrap();
+        assert_eq!(json["type"], "TOKEN");
+        assert_eq!(json["data"]["tokenType"], "FINAL_SYNTHESIS_LLM_RESPONSE");
+        assert_eq!(serde_json::from_value::<StreamEvent>(json).unwrap(), ev);
+        let end = serde_json::to_value(StreamEventKind::End).unwrap();
+        assert_eq!(end, serde_json::json!({"type": "END"}));
+    }
+
+    #[test]
+    fn thinking_classification() {
+        assert!(TokenType::AgentThoughtLlmThinking.is_thinking());
+        assert!(!TokenType::FinalSynthesisLlmResponse.is_thinking());
+    }
+}

@@ -1,0 +1,105 @@
+//! Per-thread configuration and agent state (ART's `ThreadConfig`, `AgentState`,
+//! `ThreadContext`), and the thread list entry.
+
+use serde::{Deserialize, Serialize};
+
+/// Which provider and model a call uses (ART's `RuntimeProviderConfig`). Secrets are not
+/// part of it: adapters fetch keys from the keychain by provider name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderConfig {
+    /// Provider entry name, e.g. `openai` or `ollama`.
+    pub provider_name: String,
+    /// Model id, e.g. `gpt-4o-mini` or `llama3.2`.
+    pub model_id: String,
+    /// Adapter options merged over the provider's base options (base URL, `num_ctx`, ...).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub adapter_options: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Sampling parameters. `None` means the provider's default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GenerationParams {
+    /// 0.0 to 2.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// 0.0 to 1.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// Upper bound on answer tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+}
+
+/// Default number of history messages sent with each run.
+pub const DEFAULT_HISTORY_LIMIT: u32 = 20;
+
+fn default_history_limit() -> u32 {
+    DEFAULT_HISTORY_LIMIT
+}
+
+/// Configuration of one thread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadConfig {
+    /// Provider and model.
+    pub provider_config: ProviderConfig,
+    /// Names of the tools this thread may use.
+    #[serde(default)]
+    pub enabled_tools: Vec<String>,
+    /// How many past messages are sent with each run.
+    #[serde(default = "default_history_limit")]
+    pub history_limit: u32,
+    /// Thread-level custom system prompt (overrides the instance's, overridden per call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Sampling parameters.
+    #[serde(default)]
+    pub generation: GenerationParams,
+}
+
+impl Default for ThreadConfig {
+    fn default() -> Self {
+        Self {
+            provider_config: ProviderConfig::default(),
+            enabled_tools: Vec::new(),
+            history_limit: DEFAULT_HISTORY_LIMIT,
+            system_prompt: None,
+            generation: GenerationParams::default(),
+        }
+    }
+}
+
+/// Agent state of a thread: free-form data the agent and tools keep between runs
+/// (e.g. the calculator's `ans`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentState {
+    /// The data, a JSON object.
+    pub data: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Configuration and state of a thread, loaded at the start of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadContext {
+    /// Configuration.
+    pub config: ThreadConfig,
+    /// State.
+    pub state: AgentState,
+}
+
+/// An entry of the thread list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadSummary {
+    /// Thread id.
+    pub thread_id: String,
+    /// Title shown in the sidebar.
+    pub title: String,
+    /// Unix ms of creation.
+    pub created_at: i64,
+    /// Unix ms of the last message or change (the list is ordered by it).
+    pub updated_at: i64,
+    /// Number of messages.
+    pub message_count: u64,
+}

@@ -1,0 +1,264 @@
+//! ConversationManager: the thread list (create, rename, delete with cascade, search)
+//! and each thread's messages (add, page through). Messages are broadcast on the
+//! conversation socket after they are persisted.
+
+use std::sync::Arc;
+
+use art_types::{ConversationMessage, ThreadSummary};
+
+use crate::clock;
+use crate::sockets::Sockets;
+use crate::storage::{Collection, Order, Query, Record, StorageAdapter, StorageError};
+
+use super::ContextError;
+
+/// Longest accepted thread title, in characters.
+pub const MAX_TITLE_CHARS: usize = 200;
+/// Title of a thread nobody has named yet.
+pub const UNTITLED: &str = "New thread";
+
+/// Which messages to fetch.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MessageOptions {
+    /// The newest `limit` messages (all when `None`), returned oldest first.
+    pub limit: Option<usize>,
+    /// Only messages strictly older than this (unix ms), for paging backwards.
+    pub before: Option<i64>,
+}
+
+/// A search result that can jump to the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageHit {
+    /// Thread of the match.
+    pub thread_id: String,
+    /// Message id, or the observation id for a match in tool arguments / results.
+    pub record_id: String,
+    /// Whether the match is in a tool call rather than in a message.
+    pub in_tool_call: bool,
+    /// Excerpt with the match marked by `[` and `]`.
+    pub snippet: String,
+}
+
+/// Threads and their messages.
+pub struct ConversationManager {
+    storage: Arc<dyn StorageAdapter>,
+    sockets: Arc<Sockets>,
+}
+
+fn corrupt(collection: Collection, id: String, e: serde_json::Error) -> StorageError {
+    StorageError::Corrupt {
+        collection: collection.as_str(),
+        id,
+        message: e.to_string(),
+    }
+}
+
+fn clean_title(title: &str) -> Result<String, ContextError> {
+    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    if title.is_empty() {
+        return Err(ContextError::InvalidInput(
+            "a thread title cannot be empty".into(),
+        ));
+    }
+    if title.chars().count() > MAX_TITLE_CHARS {
+        return Err(ContextError::InvalidInput(format!(
+            "a thread title can have at most {MAX_TITLE_CHARS} characters"
+        )));
+    }
+    Ok(title)
+}
+
+fn thread_record(t: &ThreadSummary) -> Record {
+    Record {
+        id: t.thread_id.clone(),
+        // A thread belongs to itself, so deleting the thread deletes its entry too.
+        thread_id: Some(t.thread_id.clone()),
+        trace_id: None,
+        kind: None,
+        timestamp: t.updated_at,
+        search_text: None,
+        body: serde_json::to_value(t).unwrap_or_default(),
+    }
+}
+
+fn message_record(m: &ConversationMessage) -> Record {
+    Record {
+        id: m.message_id.clone(),
+        thread_id: Some(m.thread_id.clone()),
+        trace_id: m
+            .metadata
+            .get("traceId")
+            .and_then(|v| v.as_str())
+            .map(str::to_owned),
+        kind: Some(m.role.as_str().to_owned()),
+        timestamp: m.timestamp,
+        search_text: Some(m.content.clone()),
+        body: serde_json::to_value(m).unwrap_or_default(),
+    }
+}
+
+impl ConversationManager {
+    /// A manager over `storage`, broadcasting on `sockets.messages`.
+    pub fn new(storage: Arc<dyn StorageAdapter>, sockets: Arc<Sockets>) -> Self {
+        Self { storage, sockets }
+    }
+
+    /// Start a thread.
+    pub async fn create_thread(&self, title: Option<&str>) -> Result<ThreadSummary, ContextError> {
+        let title = match title {
+            Some(t) => clean_title(t)?,
+            None => UNTITLED.to_owned(),
+        };
+        let now = clock::now_ms();
+        let thread = ThreadSummary {
+            thread_id: clock::new_id(),
+            title,
+            created_at: now,
+            updated_at: now,
+            message_count: 0,
+        };
+        self.storage
+            .set(Collection::Threads, vec![thread_record(&thread)])
+            .await?;
+        Ok(thread)
+    }
+
+    /// One thread, or [`ContextError::ThreadNotFound`].
+    pub async fn thread(&self, thread_id: &str) -> Result<ThreadSummary, ContextError> {
+        let record = self
+            .storage
+            .get(Collection::Threads, thread_id)
+            .await?
+            .ok_or_else(|| ContextError::ThreadNotFound(thread_id.to_owned()))?;
+        serde_json::from_value(record.body)
+            .map_err(|e| corrupt(Collection::Threads, record.id, e).into())
+    }
+
+    /// All threads, most recently active first.
+    pub async fn list_threads(&self) -> Result<Vec<ThreadSummary>, ContextError> {
+        let query = Query {
+            order: Order::Descending,
+            ..Query::default()
+        };
+        self.storage
+            .query(Collection::Threads, &query)
+            .await?
+            .into_iter()
+            .map(|r| {
+                serde_json::from_value(r.body)
+                    .map_err(|e| corrupt(Collection::Threads, r.id, e).into())
+            })
+            .collect()
+    }
+
+    /// Rename a thread.
+    pub async fn rename_thread(
+        &self,
+        thread_id: &str,
+        title: &str,
+    ) -> Result<ThreadSummary, ContextError> {
+        let mut thread = self.thread(thread_id).await?;
+        thread.title = clean_title(title)?;
+        self.storage
+            .set(Collection::Threads, vec![thread_record(&thread)])
+            .await?;
+        Ok(thread)
+    }
+
+    /// Delete a thread with its messages, observations, configuration and state.
+    pub async fn delete_thread(&self, thread_id: &str) -> Result<(), ContextError> {
+        self.thread(thread_id).await?;
+        self.storage.delete_thread(thread_id).await?;
+        Ok(())
+    }
+
+    /// Save messages (new or updated, e.g. a streaming answer's checkpoints), bump the
+    /// thread's activity, then broadcast them.
+    pub async fn add_messages(
+        &self,
+        thread_id: &str,
+        messages: &[ConversationMessage],
+    ) -> Result<(), ContextError> {
+        let mut thread = self.thread(thread_id).await?;
+        if let Some(wrong) = messages.iter().find(|m| m.thread_id != thread_id) {
+            return Err(ContextError::InvalidInput(format!(
+                "message {} belongs to thread {}, not {thread_id}",
+                wrong.message_id, wrong.thread_id
+            )));
+        }
+        let mut new_ones = 0;
+        for m in messages {
+            if self
+                .storage
+                .get(Collection::Messages, &m.message_id)
+                .await?
+                .is_none()
+            {
+                new_ones += 1;
+            }
+        }
+        self.storage
+            .set(
+                Collection::Messages,
+                messages.iter().map(message_record).collect(),
+            )
+            .await?;
+        thread.message_count += new_ones;
+        thread.updated_at = thread.updated_at.max(clock::now_ms());
+        self.storage
+            .set(Collection::Threads, vec![thread_record(&thread)])
+            .await?;
+        for m in messages {
+            self.sockets.messages.notify(m);
+        }
+        Ok(())
+    }
+
+    /// Messages of a thread, oldest first (the newest `limit` when limited).
+    pub async fn messages(
+        &self,
+        thread_id: &str,
+        options: MessageOptions,
+    ) -> Result<Vec<ConversationMessage>, ContextError> {
+        let query = Query {
+            before: options.before,
+            order: Order::Descending,
+            limit: options.limit,
+            ..Query::thread(thread_id)
+        };
+        let mut messages = self
+            .storage
+            .query(Collection::Messages, &query)
+            .await?
+            .into_iter()
+            .map(|r| {
+                serde_json::from_value(r.body).map_err(|e| corrupt(Collection::Messages, r.id, e))
+            })
+            .collect::<Result<Vec<ConversationMessage>, _>>()?;
+        messages.reverse();
+        Ok(messages)
+    }
+
+    /// Full-text search over messages and tool arguments / results, best matches first.
+    pub async fn search(&self, text: &str, limit: usize) -> Result<Vec<MessageHit>, ContextError> {
+        Ok(self
+            .storage
+            .search(text, limit)
+            .await?
+            .into_iter()
+            .filter_map(|hit| {
+                let in_tool_call = match hit.collection {
+                    Collection::Messages => false,
+                    Collection::Observations => true,
+                    _ => return None,
+                };
+                Some(MessageHit {
+                    thread_id: hit.thread_id?,
+                    record_id: hit.id,
+                    in_tool_call,
+                    snippet: hit.snippet,
+                })
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,29 @@
+//! The Context System: threads and their messages ([`ConversationManager`]), thread
+//! configuration and agent state ([`StateManager`]).
+
+mod conversation;
+mod state;
+
+pub use conversation::{
+    ConversationManager, MAX_TITLE_CHARS, MessageHit, MessageOptions, UNTITLED,
+};
+pub use state::{StateManager, StateSavingStrategy};
+
+use crate::storage::StorageError;
+
+/// Why a context operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    /// No thread with that id.
+    #[error("thread {0} does not exist")]
+    ThreadNotFound(String),
+    /// The request was not acceptable; the message says why.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// Storage failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+#[cfg(test)]
+mod tests;

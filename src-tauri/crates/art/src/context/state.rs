@@ -1,0 +1,175 @@
+//! StateManager: per-thread configuration and agent state, with ART's two saving
+//! strategies.
+//!
+//! - `Explicit` (default): state is saved only by [`StateManager::set_agent_state`];
+//!   [`StateManager::save_state_if_modified`] does nothing.
+//! - `Implicit`: [`StateManager::load_thread_context`] keeps a snapshot; at the end of a
+//!   run `save_state_if_modified` saves the state if it differs from the snapshot.
+//!
+//! Unlike ART, nothing is served from a cache: every load reads storage, and the snapshot
+//! is only used for the comparison (ART's cache went stale across runs).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use art_types::{AgentState, ThreadConfig, ThreadContext};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::clock;
+use crate::storage::{Collection, Record, StorageAdapter, StorageError};
+
+use super::ContextError;
+
+/// When agent state is persisted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StateSavingStrategy {
+    /// Only on explicit `set_agent_state` calls.
+    #[default]
+    Explicit,
+    /// Also automatically at the end of a run when the state changed.
+    Implicit,
+}
+
+/// Thread configuration and state.
+pub struct StateManager {
+    storage: Arc<dyn StorageAdapter>,
+    strategy: StateSavingStrategy,
+    snapshots: Mutex<HashMap<String, AgentState>>,
+}
+
+fn record(thread_id: &str, body: Value) -> Record {
+    Record {
+        id: thread_id.to_owned(),
+        thread_id: Some(thread_id.to_owned()),
+        trace_id: None,
+        kind: None,
+        timestamp: clock::now_ms(),
+        search_text: None,
+        body,
+    }
+}
+
+impl StateManager {
+    /// A manager with the given saving strategy.
+    pub fn new(storage: Arc<dyn StorageAdapter>, strategy: StateSavingStrategy) -> Self {
+        Self {
+            storage,
+            strategy,
+            snapshots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The saving strategy.
+    pub fn strategy(&self) -> StateSavingStrategy {
+        self.strategy
+    }
+
+    async fn load<T: DeserializeOwned + Default>(
+        &self,
+        collection: Collection,
+        thread_id: &str,
+    ) -> Result<T, ContextError> {
+        match self.storage.get(collection, thread_id).await? {
+            None => Ok(T::default()),
+            Some(r) => serde_json::from_value(r.body).map_err(|e| {
+                StorageError::Corrupt {
+                    collection: collection.as_str(),
+                    id: r.id,
+                    message: e.to_string(),
+                }
+                .into()
+            }),
+        }
+    }
+
+    /// Configuration and state of a thread (defaults when none were saved). Under the
+    /// implicit strategy this also takes the snapshot used by `save_state_if_modified`.
+    pub async fn load_thread_context(
+        &self,
+        thread_id: &str,
+    ) -> Result<ThreadContext, ContextError> {
+        let config: ThreadConfig = self.load(Collection::ThreadConfigs, thread_id).await?;
+        let state: AgentState = self.load(Collection::ThreadStates, thread_id).await?;
+        if self.strategy == StateSavingStrategy::Implicit {
+            self.snapshots
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(thread_id.to_owned(), state.clone());
+        }
+        Ok(ThreadContext { config, state })
+    }
+
+    /// Save a thread's configuration.
+    pub async fn set_thread_config(
+        &self,
+        thread_id: &str,
+        config: &ThreadConfig,
+    ) -> Result<(), ContextError> {
+        let body =
+            serde_json::to_value(config).map_err(|e| ContextError::InvalidInput(e.to_string()))?;
+        self.storage
+            .set(Collection::ThreadConfigs, vec![record(thread_id, body)])
+            .await?;
+        Ok(())
+    }
+
+    /// One top-level configuration value by its JSON name (e.g. `systemPrompt`).
+    pub async fn get_thread_config_value(
+        &self,
+        thread_id: &str,
+        key: &str,
+    ) -> Result<Option<Value>, ContextError> {
+        let config: ThreadConfig = self.load(Collection::ThreadConfigs, thread_id).await?;
+        let json = serde_json::to_value(config).unwrap_or_default();
+        Ok(json.get(key).filter(|v| !v.is_null()).cloned())
+    }
+
+    /// Whether a tool is enabled for a thread.
+    pub async fn is_tool_enabled(&self, thread_id: &str, tool: &str) -> Result<bool, ContextError> {
+        let config: ThreadConfig = self.load(Collection::ThreadConfigs, thread_id).await?;
+        Ok(config.enabled_tools.iter().any(|t| t == tool))
+    }
+
+    /// Save agent state now (both strategies), and make it the new snapshot.
+    pub async fn set_agent_state(
+        &self,
+        thread_id: &str,
+        state: &AgentState,
+    ) -> Result<(), ContextError> {
+        let body =
+            serde_json::to_value(state).map_err(|e| ContextError::InvalidInput(e.to_string()))?;
+        self.storage
+            .set(Collection::ThreadStates, vec![record(thread_id, body)])
+            .await?;
+        if self.strategy == StateSavingStrategy::Implicit {
+            self.snapshots
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(thread_id.to_owned(), state.clone());
+        }
+        Ok(())
+    }
+
+    /// End-of-run hook: under the implicit strategy, save `state` if it differs from the
+    /// snapshot; returns whether it saved. Under the explicit strategy, never saves.
+    pub async fn save_state_if_modified(
+        &self,
+        thread_id: &str,
+        state: &AgentState,
+    ) -> Result<bool, ContextError> {
+        if self.strategy == StateSavingStrategy::Explicit {
+            return Ok(false);
+        }
+        let changed = self
+            .snapshots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(thread_id)
+            .is_none_or(|snapshot| snapshot != state);
+        if changed {
+            self.set_agent_state(thread_id, state).await?;
+        }
+        Ok(changed)
+    }
+}

@@ -1,0 +1,247 @@
+use std::sync::Arc;
+
+use art_types::{AgentState, ConversationMessage, MessageRole, MessageStatus, ThreadConfig};
+use serde_json::json;
+
+use super::*;
+use crate::sockets::{MessageFilter, Sockets};
+use crate::storage::StorageAdapter;
+use crate::storage::memory::MemoryStorage;
+
+fn setup() -> (ConversationManager, Arc<Sockets>, Arc<dyn StorageAdapter>) {
+    let storage: Arc<dyn StorageAdapter> = Arc::new(MemoryStorage::new());
+    let sockets = Arc::new(Sockets::default());
+    (
+        ConversationManager::new(Arc::clone(&storage), Arc::clone(&sockets)),
+        sockets,
+        storage,
+    )
+}
+
+fn msg(thread: &str, id: &str, ts: i64, role: MessageRole, text: &str) -> ConversationMessage {
+    ConversationMessage {
+        message_id: id.into(),
+        thread_id: thread.into(),
+        role,
+        content: text.into(),
+        timestamp: ts,
+        status: MessageStatus::Complete,
+        metadata: serde_json::Value::Null,
+    }
+}
+
+#[tokio::test]
+async fn threads_create_rename_list_delete() {
+    let (conv, _, _) = setup();
+    let a = conv.create_thread(None).await.unwrap();
+    assert_eq!(a.title, UNTITLED);
+    let b = conv.create_thread(Some("  Trip   plans ")).await.unwrap();
+    assert_eq!(b.title, "Trip plans");
+    let renamed = conv.rename_thread(&a.thread_id, "Maths").await.unwrap();
+    assert_eq!(renamed.title, "Maths");
+    assert!(matches!(
+        conv.rename_thread(&a.thread_id, " ").await,
+        Err(ContextError::InvalidInput(_))
+    ));
+    let long = "x".repeat(MAX_TITLE_CHARS + 1);
+    assert!(matches!(
+        conv.rename_thread(&a.thread_id, &long).await,
+        Err(ContextError::InvalidInput(_))
+    ));
+    assert!(matches!(
+        conv.rename_thread("nope", "x").await,
+        Err(ContextError::ThreadNotFound(_))
+    ));
+
+    conv.delete_thread(&b.thread_id).await.unwrap();
+    let ids: Vec<_> = conv
+        .list_threads()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.thread_id)
+        .collect();
+    assert_eq!(ids, [a.thread_id]);
+    assert!(matches!(
+        conv.delete_thread(&b.thread_id).await,
+        Err(ContextError::ThreadNotFound(_))
+    ));
+}
+
+#[tokio::test]
+async fn messages_are_paged_newest_window_oldest_first_and_broadcast() {
+    let (conv, sockets, _) = setup();
+    let t = conv.create_thread(None).await.unwrap().thread_id;
+    let mut sub = sockets.messages.subscribe(MessageFilter {
+        thread_id: Some(t.clone()),
+        roles: vec![MessageRole::Ai],
+    });
+    let all: Vec<_> = (0..10)
+        .map(|i| {
+            let role = if i % 2 == 0 {
+                MessageRole::User
+            } else {
+                MessageRole::Ai
+            };
+            msg(&t, &format!("m{i}"), 100 + i, role, &format!("text {i}"))
+        })
+        .collect();
+    conv.add_messages(&t, &all).await.unwrap();
+    let last3 = conv
+        .messages(
+            &t,
+            MessageOptions {
+                limit: Some(3),
+                before: None,
+            },
+        )
+        .await
+        .unwrap();
+    let ids: Vec<_> = last3.iter().map(|m| m.message_id.as_str()).collect();
+    assert_eq!(ids, ["m7", "m8", "m9"]);
+    let page = conv
+        .messages(
+            &t,
+            MessageOptions {
+                limit: Some(2),
+                before: Some(107),
+            },
+        )
+        .await
+        .unwrap();
+    let ids: Vec<_> = page.iter().map(|m| m.message_id.as_str()).collect();
+    assert_eq!(ids, ["m5", "m6"]);
+    assert_eq!(sub.recv().await.unwrap().message_id, "m1");
+    let thread = conv.thread(&t).await.unwrap();
+    assert_eq!(thread.message_count, 10);
+
+    // Updating a message (a streaming checkpoint) does not count it twice.
+    let mut updated = all[9].clone();
+    updated.content.push_str(" more");
+    conv.add_messages(&t, &[updated]).await.unwrap();
+    assert_eq!(conv.thread(&t).await.unwrap().message_count, 10);
+
+    // A message for another thread is refused and nothing is written.
+    let stray = msg("other", "s", 1, MessageRole::User, "x");
+    assert!(matches!(
+        conv.add_messages(&t, &[stray]).await,
+        Err(ContextError::InvalidInput(_))
+    ));
+}
+
+#[tokio::test]
+async fn delete_cascades_and_search_finds_messages() {
+    let (conv, _, storage) = setup();
+    let t = conv.create_thread(None).await.unwrap().thread_id;
+    conv.add_messages(
+        &t,
+        &[msg(
+            &t,
+            "m1",
+            1,
+            MessageRole::User,
+            "what is the boiling point",
+        )],
+    )
+    .await
+    .unwrap();
+    let state = StateManager::new(Arc::clone(&storage), StateSavingStrategy::Explicit);
+    state
+        .set_thread_config(&t, &ThreadConfig::default())
+        .await
+        .unwrap();
+    let hits = conv.search("boil", 10).await.unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].record_id, "m1");
+    assert!(!hits[0].in_tool_call);
+    conv.delete_thread(&t).await.unwrap();
+    assert!(conv.search("boil", 10).await.unwrap().is_empty());
+    assert!(
+        storage
+            .get(crate::storage::Collection::ThreadConfigs, &t)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+fn state_with(n: i64) -> AgentState {
+    let mut s = AgentState::default();
+    s.data.insert("ans".into(), json!(n));
+    s
+}
+
+#[tokio::test]
+async fn explicit_strategy_saves_only_on_request() {
+    let storage: Arc<dyn StorageAdapter> = Arc::new(MemoryStorage::new());
+    let mgr = StateManager::new(storage, StateSavingStrategy::Explicit);
+    let ctx = mgr.load_thread_context("t").await.unwrap();
+    assert_eq!(ctx.state, AgentState::default());
+    assert!(
+        !mgr.save_state_if_modified("t", &state_with(1))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        mgr.load_thread_context("t").await.unwrap().state,
+        AgentState::default()
+    );
+    mgr.set_agent_state("t", &state_with(2)).await.unwrap();
+    assert_eq!(
+        mgr.load_thread_context("t").await.unwrap().state,
+        state_with(2)
+    );
+}
+
+#[tokio::test]
+async fn implicit_strategy_saves_changes_and_never_serves_stale_state() {
+    let storage: Arc<dyn StorageAdapter> = Arc::new(MemoryStorage::new());
+    let mgr = StateManager::new(Arc::clone(&storage), StateSavingStrategy::Implicit);
+    mgr.load_thread_context("t").await.unwrap();
+    assert!(
+        mgr.save_state_if_modified("t", &state_with(1))
+            .await
+            .unwrap()
+    );
+    // Unchanged state is not written again.
+    mgr.load_thread_context("t").await.unwrap();
+    assert!(
+        !mgr.save_state_if_modified("t", &state_with(1))
+            .await
+            .unwrap()
+    );
+    // Another writer (a second manager on the same storage) changes the state: the next
+    // load sees it, with no config change needed (ART bug 7).
+    let other = StateManager::new(storage, StateSavingStrategy::Explicit);
+    other.set_agent_state("t", &state_with(5)).await.unwrap();
+    assert_eq!(
+        mgr.load_thread_context("t").await.unwrap().state,
+        state_with(5)
+    );
+}
+
+#[tokio::test]
+async fn config_values_and_enabled_tools() {
+    let storage: Arc<dyn StorageAdapter> = Arc::new(MemoryStorage::new());
+    let mgr = StateManager::new(storage, StateSavingStrategy::Explicit);
+    assert!(!mgr.is_tool_enabled("t", "calculator").await.unwrap());
+    let config = ThreadConfig {
+        enabled_tools: vec!["calculator".into()],
+        system_prompt: Some("Be brief.".into()),
+        ..ThreadConfig::default()
+    };
+    mgr.set_thread_config("t", &config).await.unwrap();
+    assert!(mgr.is_tool_enabled("t", "calculator").await.unwrap());
+    assert!(!mgr.is_tool_enabled("t", "current_time").await.unwrap());
+    assert_eq!(
+        mgr.get_thread_config_value("t", "systemPrompt")
+            .await
+            .unwrap(),
+        Some(json!("Be brief."))
+    );
+    assert_eq!(
+        mgr.get_thread_config_value("t", "nothing").await.unwrap(),
+        None
+    );
+    assert_eq!(mgr.load_thread_context("t").await.unwrap().config, config);
+}

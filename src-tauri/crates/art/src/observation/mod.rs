@@ -1,0 +1,178 @@
+//! ObservationManager: gives each observation an id, timestamp and title, persists it,
+//! and only then broadcasts it on the observation socket (a subscriber never sees an
+//! observation that is not on disk).
+
+use std::sync::Arc;
+
+use art_types::{Observation, ObservationType, SpanInfo};
+use serde_json::Value;
+
+use crate::clock;
+use crate::sockets::Sockets;
+use crate::storage::{Collection, Order, Query, Record, StorageAdapter, StorageError};
+
+/// An observation before the manager stamps it.
+#[derive(Debug, Clone)]
+pub struct NewObservation {
+    /// Thread.
+    pub thread_id: String,
+    /// Run.
+    pub trace_id: String,
+    /// Kind.
+    pub kind: ObservationType,
+    /// Title; a default per kind when `None`.
+    pub title: Option<String>,
+    /// Data.
+    pub content: Value,
+    /// Extra context.
+    pub metadata: Value,
+    /// Position in the span tree.
+    pub span: Option<SpanInfo>,
+}
+
+impl NewObservation {
+    /// An observation with content only.
+    pub fn new(thread_id: &str, trace_id: &str, kind: ObservationType, content: Value) -> Self {
+        Self {
+            thread_id: thread_id.to_owned(),
+            trace_id: trace_id.to_owned(),
+            kind,
+            title: None,
+            content,
+            metadata: Value::Null,
+            span: None,
+        }
+    }
+}
+
+/// What to fetch.
+#[derive(Debug, Clone, Default)]
+pub struct ObservationQuery {
+    /// Only this thread.
+    pub thread_id: Option<String>,
+    /// Only this run.
+    pub trace_id: Option<String>,
+    /// Only these types (empty: all).
+    pub types: Vec<ObservationType>,
+    /// Newest first instead of oldest first.
+    pub newest_first: bool,
+    /// At most this many.
+    pub limit: Option<usize>,
+}
+
+/// Default title of a kind.
+pub fn default_title(kind: ObservationType) -> &'static str {
+    match kind {
+        ObservationType::Intent => "Intent",
+        ObservationType::Title => "Title",
+        ObservationType::Plan => "Plan",
+        ObservationType::Thoughts => "Thinking",
+        ObservationType::ToolCall => "Tool call",
+        ObservationType::ToolExecution => "Tool execution",
+        ObservationType::Synthesis => "Synthesis",
+        ObservationType::Error => "Error",
+        ObservationType::FinalResponse => "Final response",
+        ObservationType::StateUpdate => "State saved",
+        ObservationType::LlmStreamStart => "LLM call started",
+        ObservationType::LlmStreamMetadata => "LLM call metadata",
+        ObservationType::LlmStreamEnd => "LLM call finished",
+        ObservationType::LlmStreamError => "LLM call failed",
+    }
+}
+
+fn to_record(o: &Observation) -> Record {
+    // Tool arguments and results are searchable alongside messages.
+    let search_text = matches!(
+        o.kind,
+        ObservationType::ToolCall | ObservationType::ToolExecution
+    )
+    .then(|| format!("{} {}", o.title, o.content));
+    Record {
+        id: o.id.clone(),
+        thread_id: Some(o.thread_id.clone()),
+        trace_id: Some(o.trace_id.clone()),
+        kind: Some(o.kind.as_str().to_owned()),
+        timestamp: o.timestamp,
+        search_text,
+        body: serde_json::to_value(o).unwrap_or(Value::Null),
+    }
+}
+
+fn from_record(r: Record) -> Result<Observation, StorageError> {
+    serde_json::from_value(r.body).map_err(|e| StorageError::Corrupt {
+        collection: Collection::Observations.as_str(),
+        id: r.id,
+        message: e.to_string(),
+    })
+}
+
+/// Records and finds observations.
+pub struct ObservationManager {
+    storage: Arc<dyn StorageAdapter>,
+    sockets: Arc<Sockets>,
+}
+
+impl ObservationManager {
+    /// A manager over `storage`, broadcasting on `sockets.observations`.
+    pub fn new(storage: Arc<dyn StorageAdapter>, sockets: Arc<Sockets>) -> Self {
+        Self { storage, sockets }
+    }
+
+    /// Stamp, persist, then broadcast one observation.
+    pub async fn record(&self, new: NewObservation) -> Result<Observation, StorageError> {
+        let mut all = self.record_all(vec![new]).await?;
+        Ok(all.remove(0))
+    }
+
+    /// Stamp, persist in one batch, then broadcast several observations in order.
+    pub async fn record_all(
+        &self,
+        news: Vec<NewObservation>,
+    ) -> Result<Vec<Observation>, StorageError> {
+        let observations: Vec<Observation> = news
+            .into_iter()
+            .map(|n| Observation {
+                id: clock::new_id(),
+                timestamp: clock::now_ms(),
+                title: n.title.unwrap_or_else(|| default_title(n.kind).to_owned()),
+                thread_id: n.thread_id,
+                trace_id: n.trace_id,
+                kind: n.kind,
+                content: n.content,
+                metadata: n.metadata,
+                span: n.span,
+            })
+            .collect();
+        let records = observations.iter().map(to_record).collect();
+        self.storage.set(Collection::Observations, records).await?;
+        for o in &observations {
+            self.sockets.observations.notify(o);
+        }
+        Ok(observations)
+    }
+
+    /// Observations matching `query`, oldest first unless asked otherwise.
+    pub async fn query(&self, query: &ObservationQuery) -> Result<Vec<Observation>, StorageError> {
+        let q = Query {
+            thread_id: query.thread_id.clone(),
+            trace_id: query.trace_id.clone(),
+            kinds: query.types.iter().map(|t| t.as_str().to_owned()).collect(),
+            order: if query.newest_first {
+                Order::Descending
+            } else {
+                Order::Ascending
+            },
+            limit: query.limit,
+            ..Query::default()
+        };
+        self.storage
+            .query(Collection::Observations, &q)
+            .await?
+            .into_iter()
+            .map(from_record)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,138 @@
+//! In-memory [`StorageAdapter`] for unit tests: same semantics as SQLite (upsert keeps
+//! insertion order, cascade delete, prefix search), nothing on disk.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::{Collection, Order, Query, Record, SearchHit, StorageAdapter, StorageError};
+
+#[derive(Default)]
+struct Tables {
+    next_seq: u64,
+    rows: HashMap<(Collection, String), (u64, Record)>,
+}
+
+/// Records in a map for the life of the value.
+#[derive(Default)]
+pub struct MemoryStorage {
+    tables: Mutex<Tables>,
+}
+
+impl MemoryStorage {
+    /// Empty storage.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn tables(&self) -> std::sync::MutexGuard<'_, Tables> {
+        self.tables.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+#[async_trait::async_trait]
+impl StorageAdapter for MemoryStorage {
+    async fn get(&self, collection: Collection, id: &str) -> Result<Option<Record>, StorageError> {
+        let tables = self.tables();
+        Ok(tables
+            .rows
+            .get(&(collection, id.to_owned()))
+            .map(|(_, r)| r.clone()))
+    }
+
+    async fn set(&self, collection: Collection, records: Vec<Record>) -> Result<(), StorageError> {
+        let mut tables = self.tables();
+        for record in records {
+            let key = (collection, record.id.clone());
+            let seq = match tables.rows.get(&key) {
+                Some((seq, _)) => *seq,
+                None => {
+                    tables.next_seq += 1;
+                    tables.next_seq
+                }
+            };
+            tables.rows.insert(key, (seq, record));
+        }
+        Ok(())
+    }
+
+    async fn delete(&self, collection: Collection, id: &str) -> Result<bool, StorageError> {
+        Ok(self
+            .tables()
+            .rows
+            .remove(&(collection, id.to_owned()))
+            .is_some())
+    }
+
+    async fn query(
+        &self,
+        collection: Collection,
+        query: &Query,
+    ) -> Result<Vec<Record>, StorageError> {
+        let tables = self.tables();
+        let mut found: Vec<&(u64, Record)> = tables
+            .rows
+            .iter()
+            .filter(|((c, _), (_, r))| *c == collection && query.matches(r))
+            .map(|(_, v)| v)
+            .collect();
+        found.sort_by_key(|(seq, r)| (r.timestamp, *seq));
+        if query.order == Order::Descending {
+            found.reverse();
+        }
+        let limit = query.limit.unwrap_or(usize::MAX);
+        Ok(found
+            .into_iter()
+            .take(limit)
+            .map(|(_, r)| r.clone())
+            .collect())
+    }
+
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), StorageError> {
+        self.tables()
+            .rows
+            .retain(|_, (_, r)| r.thread_id.as_deref() != Some(thread_id));
+        Ok(())
+    }
+
+    async fn clear(&self, collection: Collection) -> Result<(), StorageError> {
+        self.tables().rows.retain(|(c, _), _| *c != collection);
+        Ok(())
+    }
+
+    async fn search(&self, text: &str, limit: usize) -> Result<Vec<SearchHit>, StorageError> {
+        let wanted = words(text);
+        if wanted.is_empty() {
+            return Err(StorageError::InvalidSearch("type at least one word".into()));
+        }
+        let tables = self.tables();
+        let mut hits: Vec<(u64, SearchHit)> = tables
+            .rows
+            .iter()
+            .filter_map(|((collection, id), (seq, r))| {
+                let text = r.search_text.as_deref()?;
+                let have = words(text);
+                wanted
+                    .iter()
+                    .all(|w| have.iter().any(|h| h.starts_with(w.as_str())))
+                    .then(|| {
+                        let hit = SearchHit {
+                            collection: *collection,
+                            id: id.clone(),
+                            thread_id: r.thread_id.clone(),
+                            snippet: text.chars().take(80).collect(),
+                        };
+                        (*seq, hit)
+                    })
+            })
+            .collect();
+        hits.sort_by_key(|(seq, _)| *seq);
+        Ok(hits.into_iter().take(limit).map(|(_, h)| h).collect())
+    }
+}

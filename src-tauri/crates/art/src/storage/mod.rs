@@ -1,0 +1,190 @@
+//! Persistence behind one trait, [`StorageAdapter`] (ART's StorageAdapter): records in
+//! named collections, with the few fields that are queried kept as indexed columns and
+//! the rest as a JSON body.
+//!
+//! Implementations: [`sqlite::SqliteStorage`] (the app: one file, WAL, versioned
+//! migrations, one batching writer thread, concurrent readers, FTS5 search) and
+//! [`memory::MemoryStorage`] (unit tests).
+
+pub mod memory;
+pub mod sqlite;
+
+mod migrations;
+
+use serde_json::Value;
+
+/// The collections the framework keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Collection {
+    /// Thread list entries (title, created / updated).
+    Threads,
+    /// Conversation messages.
+    Messages,
+    /// Observations.
+    Observations,
+    /// Thread configuration, one record per thread (id = thread id).
+    ThreadConfigs,
+    /// Agent state, one record per thread (id = thread id).
+    ThreadStates,
+}
+
+impl Collection {
+    /// Every collection.
+    pub const ALL: [Self; 5] = [
+        Self::Threads,
+        Self::Messages,
+        Self::Observations,
+        Self::ThreadConfigs,
+        Self::ThreadStates,
+    ];
+
+    /// Storage name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Threads => "threads",
+            Self::Messages => "messages",
+            Self::Observations => "observations",
+            Self::ThreadConfigs => "thread_configs",
+            Self::ThreadStates => "thread_states",
+        }
+    }
+}
+
+/// One stored record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// Unique within its collection.
+    pub id: String,
+    /// Owning thread (indexed; deleting a thread deletes its records).
+    pub thread_id: Option<String>,
+    /// Run id (indexed).
+    pub trace_id: Option<String>,
+    /// Kind (observation type, message role; indexed).
+    pub kind: Option<String>,
+    /// Unix ms (indexed; the sort key).
+    pub timestamp: i64,
+    /// Text indexed for full-text search, if any.
+    pub search_text: Option<String>,
+    /// The document.
+    pub body: Value,
+}
+
+/// Sort order by timestamp (ties broken by insertion order).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Order {
+    /// Oldest first.
+    #[default]
+    Ascending,
+    /// Newest first.
+    Descending,
+}
+
+/// A query over one collection. Empty fields do not filter.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Query {
+    /// Only this thread.
+    pub thread_id: Option<String>,
+    /// Only this run.
+    pub trace_id: Option<String>,
+    /// Only these kinds.
+    pub kinds: Vec<String>,
+    /// Only records strictly older than this (unix ms).
+    pub before: Option<i64>,
+    /// Only records strictly newer than this (unix ms).
+    pub after: Option<i64>,
+    /// Sort order.
+    pub order: Order,
+    /// At most this many.
+    pub limit: Option<usize>,
+}
+
+impl Query {
+    /// Records of one thread.
+    pub fn thread(thread_id: impl Into<String>) -> Self {
+        Self {
+            thread_id: Some(thread_id.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Whether a record passes the filters (used by the in-memory store and tests).
+    pub fn matches(&self, record: &Record) -> bool {
+        let eq = |want: &Option<String>, have: &Option<String>| {
+            want.as_ref().is_none_or(|w| have.as_ref() == Some(w))
+        };
+        eq(&self.thread_id, &record.thread_id)
+            && eq(&self.trace_id, &record.trace_id)
+            && (self.kinds.is_empty()
+                || record.kind.as_ref().is_some_and(|k| self.kinds.contains(k)))
+            && self.before.is_none_or(|b| record.timestamp < b)
+            && self.after.is_none_or(|a| record.timestamp > a)
+    }
+}
+
+/// A full-text search hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchHit {
+    /// Collection of the matching record.
+    pub collection: Collection,
+    /// Record id.
+    pub id: String,
+    /// Its thread.
+    pub thread_id: Option<String>,
+    /// Excerpt with the match marked by `[` and `]`.
+    pub snippet: String,
+}
+
+/// Why a storage operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// The database file could not be opened or migrated.
+    #[error("cannot open the database at {path}: {message}")]
+    Open {
+        /// Database path.
+        path: String,
+        /// What failed.
+        message: String,
+    },
+    /// A query or write failed.
+    #[error("database error: {0}")]
+    Database(String),
+    /// A stored document could not be decoded.
+    #[error("stored data is corrupt in {collection}/{id}: {message}")]
+    Corrupt {
+        /// Collection.
+        collection: &'static str,
+        /// Record id.
+        id: String,
+        /// Decoder message.
+        message: String,
+    },
+    /// A search expression was not understood.
+    #[error("invalid search: {0}")]
+    InvalidSearch(String),
+    /// The storage was shut down.
+    #[error("the storage has been closed")]
+    Closed,
+}
+
+/// Persistence used by the repositories (ART's StorageAdapter).
+#[async_trait::async_trait]
+pub trait StorageAdapter: Send + Sync {
+    /// One record by id.
+    async fn get(&self, collection: Collection, id: &str) -> Result<Option<Record>, StorageError>;
+    /// Insert or replace records, atomically as one batch.
+    async fn set(&self, collection: Collection, records: Vec<Record>) -> Result<(), StorageError>;
+    /// Remove one record; `false` if it was not there.
+    async fn delete(&self, collection: Collection, id: &str) -> Result<bool, StorageError>;
+    /// Records matching a query.
+    async fn query(
+        &self,
+        collection: Collection,
+        query: &Query,
+    ) -> Result<Vec<Record>, StorageError>;
+    /// Remove every record of a thread in every collection (cascade delete).
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), StorageError>;
+    /// Remove everything in a collection.
+    async fn clear(&self, collection: Collection) -> Result<(), StorageError>;
+    /// Full-text search over indexed text; words are matched as prefixes.
+    async fn search(&self, text: &str, limit: usize) -> Result<Vec<SearchHit>, StorageError>;
+}

@@ -1,0 +1,273 @@
+//! Storage conformance: the SQLite file store and the in-memory store behave the same.
+//! SQLite runs on a real file in a temp dir; reopening it proves persistence.
+
+use art::storage::memory::MemoryStorage;
+use art::storage::sqlite::{SqliteStorage, integrity_check};
+use art::storage::{Collection, Order, Query, Record, StorageAdapter, StorageError};
+use serde_json::json;
+
+fn message(id: &str, thread: &str, ts: i64, text: &str) -> Record {
+    Record {
+        id: id.into(),
+        thread_id: Some(thread.into()),
+        trace_id: Some(format!("trace-{thread}")),
+        kind: Some("USER".into()),
+        timestamp: ts,
+        search_text: Some(text.into()),
+        body: json!({ "content": text }),
+    }
+}
+
+fn observation(id: &str, thread: &str, ts: i64, kind: &str) -> Record {
+    Record {
+        id: id.into(),
+        thread_id: Some(thread.into()),
+        trace_id: Some("run-1".into()),
+        kind: Some(kind.into()),
+        timestamp: ts,
+        search_text: None,
+        body: json!({ "type": kind }),
+    }
+}
+
+fn ids(records: &[Record]) -> Vec<&str> {
+    records.iter().map(|r| r.id.as_str()).collect()
+}
+
+async fn conformance(store: &dyn StorageAdapter) {
+    // set / get / upsert keeps one record
+    store
+        .set(
+            Collection::Messages,
+            vec![message("m1", "t1", 10, "hello brave world")],
+        )
+        .await
+        .unwrap();
+    store
+        .set(
+            Collection::Messages,
+            vec![message("m1", "t1", 10, "hello brave new world")],
+        )
+        .await
+        .unwrap();
+    let got = store
+        .get(Collection::Messages, "m1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.body["content"], "hello brave new world");
+    assert_eq!(got.thread_id.as_deref(), Some("t1"));
+    assert!(
+        store
+            .get(Collection::Observations, "m1")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // query: filters, order, limit, before / after
+    store
+        .set(
+            Collection::Messages,
+            vec![
+                message("m2", "t1", 20, "second message"),
+                message("m3", "t1", 30, "third message about rust"),
+                message("x1", "t2", 15, "other thread rust"),
+            ],
+        )
+        .await
+        .unwrap();
+    let t1 = store
+        .query(Collection::Messages, &Query::thread("t1"))
+        .await
+        .unwrap();
+    assert_eq!(ids(&t1), ["m1", "m2", "m3"]);
+    let last_two = Query {
+        order: Order::Descending,
+        limit: Some(2),
+        ..Query::thread("t1")
+    };
+    assert_eq!(
+        ids(&store.query(Collection::Messages, &last_two).await.unwrap()),
+        ["m3", "m2"]
+    );
+    let before = Query {
+        before: Some(30),
+        after: Some(10),
+        ..Query::thread("t1")
+    };
+    assert_eq!(
+        ids(&store.query(Collection::Messages, &before).await.unwrap()),
+        ["m2"]
+    );
+
+    // observations by kind and trace
+    store
+        .set(
+            Collection::Observations,
+            vec![
+                observation("o1", "t1", 1, "PLAN"),
+                observation("o2", "t1", 2, "TOOL_EXECUTION"),
+                observation("o3", "t1", 3, "ERROR"),
+            ],
+        )
+        .await
+        .unwrap();
+    let kinds = Query {
+        kinds: vec!["PLAN".into(), "ERROR".into()],
+        trace_id: Some("run-1".into()),
+        ..Query::thread("t1")
+    };
+    assert_eq!(
+        ids(&store.query(Collection::Observations, &kinds).await.unwrap()),
+        ["o1", "o3"]
+    );
+
+    // search: prefix words, all required, across threads
+    let hits = store.search("rus", 10).await.unwrap();
+    let mut hit_ids: Vec<_> = hits.iter().map(|h| h.id.as_str()).collect();
+    hit_ids.sort_unstable();
+    assert_eq!(hit_ids, ["m3", "x1"]);
+    let hits = store.search("third RUST", 10).await.unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].thread_id.as_deref(), Some("t1"));
+    assert!(
+        hits[0].snippet.to_lowercase().contains("rust"),
+        "{}",
+        hits[0].snippet
+    );
+    // Old text is no longer indexed after an upsert; hostile syntax is just words.
+    assert!(
+        store
+            .search("\"brave\" AND", 10)
+            .await
+            .unwrap()
+            .iter()
+            .all(|h| h.id == "m1")
+    );
+    assert!(matches!(
+        store.search("  ", 10).await,
+        Err(StorageError::InvalidSearch(_))
+    ));
+
+    // delete one, then cascade a thread
+    assert!(store.delete(Collection::Messages, "m2").await.unwrap());
+    assert!(!store.delete(Collection::Messages, "m2").await.unwrap());
+    store.delete_thread("t1").await.unwrap();
+    assert!(
+        store
+            .query(Collection::Messages, &Query::thread("t1"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .query(Collection::Observations, &Query::thread("t1"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(store.search("third", 10).await.unwrap().is_empty());
+    assert_eq!(
+        store
+            .query(Collection::Messages, &Query::thread("t2"))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // clear
+    store.clear(Collection::Messages).await.unwrap();
+    assert!(
+        store
+            .query(Collection::Messages, &Query::default())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn memory_store_conforms() {
+    conformance(&MemoryStorage::new()).await;
+}
+
+#[tokio::test]
+async fn sqlite_store_conforms() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap();
+    conformance(&store).await;
+}
+
+#[tokio::test]
+async fn sqlite_data_survives_reopen_and_passes_integrity_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("art.sqlite3");
+    {
+        let store = SqliteStorage::open(&path).unwrap();
+        store
+            .set(
+                Collection::Messages,
+                vec![message("m1", "t1", 1, "persist me")],
+            )
+            .await
+            .unwrap();
+    }
+    integrity_check(&path).unwrap();
+    let store = SqliteStorage::open(&path).unwrap();
+    let got = store
+        .get(Collection::Messages, "m1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.body["content"], "persist me");
+    assert_eq!(store.search("persist", 5).await.unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writers_are_batched_and_all_land() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
+    let mut tasks = Vec::new();
+    for task in 0..8 {
+        let store = std::sync::Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            for i in 0..50 {
+                let id = format!("o-{task}-{i}");
+                store
+                    .set(
+                        Collection::Observations,
+                        vec![observation(&id, "t", i, "THOUGHTS")],
+                    )
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let all = store
+        .query(Collection::Observations, &Query::thread("t"))
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 400);
+}
+
+#[test]
+fn a_corrupt_file_is_a_clear_open_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("art.sqlite3");
+    std::fs::write(
+        &path,
+        b"this is not a database, just text padding it out ..........",
+    )
+    .unwrap();
+    let err = SqliteStorage::open(&path).err().expect("must refuse");
+    assert!(
+        err.to_string().contains("cannot open the database"),
+        "{err}"
+    );
+}
