@@ -2,19 +2,26 @@
 //!
 //! This crate owns everything the app does that is not a window: where data lives,
 //! secrets in the OS keychain, storage (SQLite), the context system (threads, messages,
-//! thread configuration and state), observations, typed sockets, and (as the framework
-//! grows) providers, tools and the Plan-Execute-Synthesize agent.
+//! thread configuration and state), observations, typed sockets, tools, the reasoning
+//! seam (provider adapters, prompts, output parsing) and the Plan-Execute-Synthesize
+//! agent, assembled by [`ArtInstance`].
 //!
 //! Architecture invariant: this crate never depends on Tauri or a webview. Everything in
 //! it is testable headless; the desktop shell (`art-workbench`) is a thin layer on top.
 
+pub mod agent;
 pub mod clock;
 pub mod context;
+pub mod instance;
 pub mod observation;
 pub mod paths;
+pub mod reasoning;
 pub mod secrets;
 pub mod sockets;
 pub mod storage;
+pub mod tools;
+
+pub use instance::{ArtInstance, ArtInstanceBuilder};
 
 /// Product name shown to users.
 pub const APP_NAME: &str = "ART Workbench";

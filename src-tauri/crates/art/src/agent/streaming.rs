@@ -1,0 +1,266 @@
+//! Consuming one LLM stream for an agent stage: tokens go to the stream socket as they
+//! come (thinking separated from text, `<think>` tags included), thinking is recorded
+//! in coalesced THOUGHTS observations, and the synthesis answer is checkpointed to the
+//! database while it streams. Cancellation drops the stream, which aborts the request.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use art_types::{
+    ConversationMessage, LlmMetadata, MessageStatus, ObservationType, ParsedToolCall, StreamError,
+    StreamEvent, StreamEventKind, TokenType,
+};
+use futures::StreamExt;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::ConversationManager;
+use crate::observation::{NewObservation, ObservationManager};
+use crate::reasoning::provider::{CallStage, EventStream};
+use crate::reasoning::think_tags::{Segment, ThinkTagMatcher};
+use crate::sockets::Sockets;
+
+/// How often a streaming answer is saved.
+pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
+/// Thinking is recorded when this much has gathered…
+const THOUGHTS_FLUSH_BYTES: usize = 2_048;
+/// …or this long has passed.
+const THOUGHTS_FLUSH_EVERY: Duration = Duration::from_millis(500);
+
+/// How a stage's stream ended.
+#[derive(Debug)]
+pub enum Ending {
+    /// It completed.
+    Completed,
+    /// The provider failed.
+    Failed(StreamError),
+    /// The run was cancelled.
+    Cancelled,
+}
+
+/// What a stage's stream produced.
+#[derive(Debug)]
+pub struct StageResult {
+    /// How it ended.
+    pub ending: Ending,
+    /// Response text (thinking removed).
+    pub text: String,
+    /// All thinking.
+    pub thinking: String,
+    /// Usage and timing.
+    pub metadata: LlmMetadata,
+    /// Tool calls the model requested natively.
+    pub tool_calls: Vec<ParsedToolCall>,
+    /// Milliseconds from the call to its first token.
+    pub first_token_ms: Option<u64>,
+}
+
+/// Where a stage's output goes.
+pub struct StageSinks<'a> {
+    /// Stream socket.
+    pub sockets: &'a Sockets,
+    /// THOUGHTS observations.
+    pub observations: &'a ObservationManager,
+    /// Thread and run.
+    pub thread_id: &'a str,
+    /// Run id.
+    pub trace_id: &'a str,
+    /// For synthesis: the AI message to checkpoint while streaming.
+    pub checkpoint: Option<(Arc<ConversationManager>, ConversationMessage)>,
+}
+
+fn token_types(stage: CallStage) -> (TokenType, TokenType) {
+    match stage {
+        CallStage::Planning => (
+            TokenType::AgentThoughtLlmThinking,
+            TokenType::AgentThoughtLlmResponse,
+        ),
+        CallStage::Synthesis => (
+            TokenType::FinalSynthesisLlmThinking,
+            TokenType::FinalSynthesisLlmResponse,
+        ),
+        CallStage::Other => (TokenType::LlmThinking, TokenType::LlmResponse),
+    }
+}
+
+struct Collector<'a> {
+    sinks: StageSinks<'a>,
+    stage: CallStage,
+    result: StageResult,
+    thoughts: String,
+    thoughts_since: Instant,
+    last_checkpoint: Instant,
+    checkpointed_len: usize,
+}
+
+impl Collector<'_> {
+    fn publish(&self, kind: StreamEventKind) {
+        self.sinks.sockets.stream.notify(&StreamEvent {
+            thread_id: self.sinks.thread_id.to_owned(),
+            trace_id: self.sinks.trace_id.to_owned(),
+            kind,
+        });
+    }
+
+    async fn segment(&mut self, segment: Segment) {
+        let (thinking_type, text_type) = token_types(self.stage);
+        match segment {
+            Segment::Text(text) => {
+                self.result.text.push_str(&text);
+                self.publish(StreamEventKind::Token {
+                    text,
+                    token_type: text_type,
+                });
+                self.maybe_checkpoint(false).await;
+            }
+            Segment::Thinking(text) => {
+                self.result.thinking.push_str(&text);
+                self.thoughts.push_str(&text);
+                self.publish(StreamEventKind::Token {
+                    text,
+                    token_type: thinking_type,
+                });
+                if self.thoughts.len() >= THOUGHTS_FLUSH_BYTES
+                    || self.thoughts_since.elapsed() >= THOUGHTS_FLUSH_EVERY
+                {
+                    self.flush_thoughts().await;
+                }
+            }
+        }
+    }
+
+    async fn flush_thoughts(&mut self) {
+        self.thoughts_since = Instant::now();
+        if self.thoughts.is_empty() {
+            return;
+        }
+        let chunk = std::mem::take(&mut self.thoughts);
+        let mut obs = NewObservation::new(
+            self.sinks.thread_id,
+            self.sinks.trace_id,
+            ObservationType::Thoughts,
+            json!({ "text": chunk }),
+        );
+        obs.metadata = json!({ "stage": format!("{:?}", self.stage).to_lowercase() });
+        if let Err(e) = self.sinks.observations.record(obs).await {
+            tracing::warn!("could not record thinking: {e}");
+        }
+    }
+
+    /// Save the partial answer (at most every [`CHECKPOINT_EVERY`], or now if `force`).
+    async fn maybe_checkpoint(&mut self, force: bool) {
+        let Some((conversation, template)) = &self.sinks.checkpoint else {
+            return;
+        };
+        let due = force || self.last_checkpoint.elapsed() >= CHECKPOINT_EVERY;
+        if !due || self.result.text.len() == self.checkpointed_len {
+            return;
+        }
+        let mut message = template.clone();
+        message.content = self.result.text.clone();
+        message.status = MessageStatus::Streaming;
+        if let Err(e) = conversation
+            .add_messages(&template.thread_id, std::slice::from_ref(&message))
+            .await
+        {
+            tracing::warn!("could not checkpoint the streaming answer: {e}");
+        }
+        self.last_checkpoint = Instant::now();
+        self.checkpointed_len = self.result.text.len();
+    }
+}
+
+/// Drive `stream` to its end (or cancellation), routing everything to `sinks`.
+pub async fn consume(
+    stream: EventStream,
+    stage: CallStage,
+    sinks: StageSinks<'_>,
+    cancel: &CancellationToken,
+) -> StageResult {
+    let started = Instant::now();
+    let mut c = Collector {
+        sinks,
+        stage,
+        result: StageResult {
+            ending: Ending::Completed,
+            text: String::new(),
+            thinking: String::new(),
+            metadata: LlmMetadata::default(),
+            tool_calls: Vec::new(),
+            first_token_ms: None,
+        },
+        thoughts: String::new(),
+        thoughts_since: Instant::now(),
+        last_checkpoint: Instant::now(),
+        checkpointed_len: 0,
+    };
+    let mut matcher = ThinkTagMatcher::new();
+    let mut stream = stream;
+    loop {
+        let next = tokio::select! {
+            biased;
+            () = cancel.cancelled() => {
+                c.result.ending = Ending::Cancelled;
+                break;
+            }
+            next = stream.next() => next,
+        };
+        let Some(event) = next else { break };
+        match event {
+            StreamEventKind::Token { text, token_type } => {
+                c.result.first_token_ms.get_or_insert_with(|| {
+                    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+                });
+                let segments = if token_type.is_thinking() {
+                    vec![Segment::Thinking(text)]
+                } else {
+                    matcher.push(&text)
+                };
+                for segment in segments {
+                    c.segment(segment).await;
+                }
+            }
+            StreamEventKind::ToolCall(call) => c.result.tool_calls.push(call),
+            StreamEventKind::Metadata(meta) => {
+                c.publish(StreamEventKind::Metadata(meta.clone()));
+                merge(&mut c.result.metadata, meta);
+            }
+            StreamEventKind::Error(error) => {
+                c.result.ending = Ending::Failed(error);
+                break;
+            }
+            StreamEventKind::End => break,
+        }
+    }
+    // Dropping the stream here aborts the request if it is still open.
+    drop(stream);
+    for segment in matcher.finish() {
+        c.segment(segment).await;
+    }
+    c.flush_thoughts().await;
+    c.maybe_checkpoint(true).await;
+    if c.result.metadata.time_to_first_token_ms.is_none() {
+        c.result.metadata.time_to_first_token_ms = c.result.first_token_ms;
+    }
+    c.result
+        .metadata
+        .total_generation_time_ms
+        .get_or_insert(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
+    match &c.result.ending {
+        Ending::Completed => c.publish(StreamEventKind::End),
+        Ending::Failed(error) => c.publish(StreamEventKind::Error(error.clone())),
+        Ending::Cancelled => {}
+    }
+    c.result
+}
+
+fn merge(into: &mut LlmMetadata, from: LlmMetadata) {
+    into.input_tokens = from.input_tokens.or(into.input_tokens);
+    into.output_tokens = from.output_tokens.or(into.output_tokens);
+    into.thinking_tokens = from.thinking_tokens.or(into.thinking_tokens);
+    into.time_to_first_token_ms = from.time_to_first_token_ms.or(into.time_to_first_token_ms);
+    into.total_generation_time_ms = from
+        .total_generation_time_ms
+        .or(into.total_generation_time_ms);
+    into.stop_reason = from.stop_reason.or(into.stop_reason.take());
+}

@@ -1,0 +1,147 @@
+//! `ArtInstance` (ART's `createArtInstance`): wires storage, providers, tools, the agent
+//! core and the managers into one value with `process`, the sockets and the managers.
+
+use std::sync::Arc;
+
+use art_types::{AgentFinalResponse, AgentProps};
+
+use crate::agent::pes::PesAgent;
+use crate::agent::{AgentCore, AgentError, CancellationToken};
+use crate::context::{ConversationManager, StateManager, StateSavingStrategy};
+use crate::observation::ObservationManager;
+use crate::reasoning::engine::ReasoningEngine;
+use crate::reasoning::prompts::PromptManager;
+use crate::reasoning::provider::ProviderSource;
+use crate::sockets::Sockets;
+use crate::storage::StorageAdapter;
+use crate::tools::calculator::CalculatorTool;
+use crate::tools::current_time::CurrentTimeTool;
+use crate::tools::{RegistryError, ToolExecutor, ToolRegistry, ToolSystem};
+
+/// A configured ART framework.
+pub struct ArtInstance {
+    /// Pub/sub for stream events, observations and messages.
+    pub sockets: Arc<Sockets>,
+    /// Threads and messages.
+    pub conversation: Arc<ConversationManager>,
+    /// Thread config and state.
+    pub state: Arc<StateManager>,
+    /// Observations.
+    pub observations: Arc<ObservationManager>,
+    /// Tools.
+    pub tools: Arc<ToolRegistry>,
+    agent: Arc<dyn AgentCore>,
+}
+
+impl ArtInstance {
+    /// Start building an instance over `storage` and `providers`.
+    pub fn builder(
+        storage: Arc<dyn StorageAdapter>,
+        providers: Arc<dyn ProviderSource>,
+    ) -> ArtInstanceBuilder {
+        ArtInstanceBuilder {
+            storage,
+            providers,
+            tools: Vec::new(),
+            builtin_tools: true,
+            strategy: StateSavingStrategy::Explicit,
+            system_prompt: None,
+            prompts: PromptManager::default(),
+        }
+    }
+
+    /// Run one message through the agent.
+    pub async fn process(
+        &self,
+        props: AgentProps,
+        cancel: CancellationToken,
+    ) -> Result<AgentFinalResponse, AgentError> {
+        self.agent.process(props, cancel).await
+    }
+}
+
+/// Options of an [`ArtInstance`] (ART's `ArtInstanceConfig`).
+pub struct ArtInstanceBuilder {
+    storage: Arc<dyn StorageAdapter>,
+    providers: Arc<dyn ProviderSource>,
+    tools: Vec<Arc<dyn ToolExecutor>>,
+    builtin_tools: bool,
+    strategy: StateSavingStrategy,
+    system_prompt: Option<String>,
+    prompts: PromptManager,
+}
+
+impl ArtInstanceBuilder {
+    /// Register an extra tool.
+    pub fn tool(mut self, tool: Arc<dyn ToolExecutor>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Leave out the built-in calculator and clock.
+    pub fn without_builtin_tools(mut self) -> Self {
+        self.builtin_tools = false;
+        self
+    }
+
+    /// State saving strategy (default explicit).
+    pub fn state_saving(mut self, strategy: StateSavingStrategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// Instance-level custom system prompt.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// Replace the prompt fragments.
+    pub fn prompts(mut self, prompts: PromptManager) -> Self {
+        self.prompts = prompts;
+        self
+    }
+
+    /// Build. Fails only when a tool has an invalid name or schema.
+    pub fn build(self) -> Result<ArtInstance, RegistryError> {
+        let sockets = Arc::new(Sockets::default());
+        let conversation = Arc::new(ConversationManager::new(
+            Arc::clone(&self.storage),
+            Arc::clone(&sockets),
+        ));
+        let state = Arc::new(StateManager::new(Arc::clone(&self.storage), self.strategy));
+        let observations = Arc::new(ObservationManager::new(
+            Arc::clone(&self.storage),
+            Arc::clone(&sockets),
+        ));
+        let registry = Arc::new(ToolRegistry::new());
+        if self.builtin_tools {
+            registry.register(Arc::new(CalculatorTool::default()))?;
+            registry.register(Arc::new(CurrentTimeTool::default()))?;
+        }
+        for tool in self.tools {
+            registry.register(tool)?;
+        }
+        let agent = PesAgent {
+            conversation: Arc::clone(&conversation),
+            state: Arc::clone(&state),
+            observations: Arc::clone(&observations),
+            tools: Arc::new(ToolSystem::new(
+                Arc::clone(&registry),
+                Arc::clone(&observations),
+            )),
+            engine: Arc::new(ReasoningEngine::new(self.providers)),
+            prompts: Arc::new(self.prompts),
+            sockets: Arc::clone(&sockets),
+            instance_system_prompt: self.system_prompt,
+        };
+        Ok(ArtInstance {
+            sockets,
+            conversation,
+            state,
+            observations,
+            tools: registry,
+            agent: Arc::new(agent),
+        })
+    }
+}

@@ -1,0 +1,106 @@
+//! The seam between the agent and LLM providers: [`ProviderAdapter`] (one provider's
+//! wire protocol, streaming [`StreamEventKind`]s) and [`ProviderSource`] (hands out
+//! adapters for a configuration and takes them back; the full ProviderManager with
+//! pooling and limits implements it).
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use art_types::{
+    ErrorClass, GenerationParams, Prompt, ProviderConfig, StreamError, StreamEventKind, ToolSchema,
+};
+use futures::Stream;
+
+/// A stream of events from one LLM call. Dropping it cancels the call.
+pub type EventStream = Pin<Box<dyn Stream<Item = StreamEventKind> + Send>>;
+
+/// Which stage of the agent makes a call (decides the token types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStage {
+    /// The planning call.
+    Planning,
+    /// The synthesis call.
+    Synthesis,
+    /// Any other call.
+    Other,
+}
+
+/// Options of one LLM call (ART's CallOptions).
+#[derive(Debug, Clone)]
+pub struct CallOptions {
+    /// Thread of the run.
+    pub thread_id: String,
+    /// Run id.
+    pub trace_id: String,
+    /// Stage.
+    pub stage: CallStage,
+    /// Model id.
+    pub model_id: String,
+    /// Sampling parameters.
+    pub generation: GenerationParams,
+    /// Tools offered natively to the model (empty: none).
+    pub tools: Vec<ToolSchema>,
+}
+
+/// Why a provider could not be used or a call could not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ProviderError {
+    /// Class (decides retry and the user message).
+    pub class: ErrorClass,
+    /// Stable code, e.g. `UNKNOWN_PROVIDER`.
+    pub code: String,
+    /// Message for people, keeping the provider's own words.
+    pub message: String,
+}
+
+impl ProviderError {
+    /// A provider error.
+    pub fn new(class: ErrorClass, code: &str, message: impl Into<String>) -> Self {
+        Self {
+            class,
+            code: code.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// As the error event of a stream.
+    pub fn into_stream_error(self) -> StreamError {
+        StreamError {
+            class: self.class,
+            code: self.code,
+            message: self.message,
+        }
+    }
+}
+
+/// One provider's implementation.
+#[async_trait::async_trait]
+pub trait ProviderAdapter: Send + Sync {
+    /// Provider name, e.g. `openai`.
+    fn provider_name(&self) -> &str;
+
+    /// Start a streaming call. Errors before the first byte come back here; errors
+    /// after it arrive as a [`StreamEventKind::Error`] event.
+    async fn call(
+        &self,
+        prompt: &Prompt,
+        options: &CallOptions,
+    ) -> Result<EventStream, ProviderError>;
+}
+
+/// An adapter lent for one call; whatever `release` holds is dropped when the lease is
+/// (that is how the lender learns the call is over).
+pub struct AdapterLease {
+    /// The adapter.
+    pub adapter: Arc<dyn ProviderAdapter>,
+    /// Dropped when the call ends, errs, or its stream is dropped.
+    pub release: Box<dyn Send + Sync>,
+}
+
+/// Lends adapters for a provider configuration.
+#[async_trait::async_trait]
+pub trait ProviderSource: Send + Sync {
+    /// Borrow an adapter for `config` (may wait for capacity).
+    async fn acquire(&self, config: &ProviderConfig) -> Result<AdapterLease, ProviderError>;
+}

@@ -1,0 +1,75 @@
+//! The Tool System: tools the agent can call ([`ToolExecutor`]), the registry that
+//! validates and lists them ([`ToolRegistry`]), and the sequential executor
+//! ([`ToolSystem`]). Built-in tools: [`calculator::CalculatorTool`] and
+//! [`current_time::CurrentTimeTool`].
+
+pub mod calculator;
+pub mod current_time;
+mod registry;
+mod system;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use art_types::{AgentState, ToolSchema};
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+pub use registry::{RegistryError, ToolRegistry};
+pub use system::ToolSystem;
+
+/// Per-call time limit when a tool does not set its own.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a tool may see and change while it runs.
+#[derive(Clone)]
+pub struct ExecutionContext {
+    /// Thread of the run.
+    pub thread_id: String,
+    /// Run id.
+    pub trace_id: String,
+    /// The thread's agent state; the agent saves it after the tools ran.
+    pub state: Arc<Mutex<AgentState>>,
+}
+
+/// A tool failure, turned into an error [`art_types::ToolResult`] by the tool system.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// Stable code, e.g. `DIVISION_BY_ZERO`.
+    pub code: &'static str,
+    /// Clear message for the model and the user.
+    pub message: String,
+}
+
+impl ToolError {
+    /// A tool error.
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// A tool (ART's IToolExecutor).
+#[async_trait::async_trait]
+pub trait ToolExecutor: Send + Sync {
+    /// Name, description and argument schema.
+    fn schema(&self) -> &ToolSchema;
+
+    /// How long one call may take.
+    fn timeout(&self) -> Duration {
+        DEFAULT_TOOL_TIMEOUT
+    }
+
+    /// Run with arguments already validated against the schema.
+    async fn execute(
+        &self,
+        arguments: &Value,
+        context: &ExecutionContext,
+    ) -> Result<Value, ToolError>;
+}
+
+#[cfg(test)]
+mod tests;

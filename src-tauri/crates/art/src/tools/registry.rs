@@ -1,0 +1,111 @@
+//! ToolRegistry: tools by name, each with its argument validator compiled once.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+use art_types::ToolSchema;
+
+use super::ToolExecutor;
+
+/// Why a tool could not be registered.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// The tool's name is empty or has characters providers refuse.
+    #[error("invalid tool name {0:?}: use 1-64 letters, digits, '_' or '-'")]
+    InvalidName(String),
+    /// The tool's input schema is not a valid JSON Schema.
+    #[error("tool {name}: invalid input schema: {message}")]
+    InvalidSchema {
+        /// Tool name.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A registered tool and its compiled validator.
+#[derive(Clone)]
+pub(crate) struct Entry {
+    pub(crate) tool: Arc<dyn ToolExecutor>,
+    pub(crate) validator: Arc<jsonschema::Validator>,
+}
+
+/// Tools by name.
+#[derive(Default)]
+pub struct ToolRegistry {
+    tools: RwLock<BTreeMap<String, Entry>>,
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Register a tool; a tool of the same name is replaced (with a warning).
+    pub fn register(&self, tool: Arc<dyn ToolExecutor>) -> Result<(), RegistryError> {
+        let schema = tool.schema();
+        let name = schema.name.clone();
+        if !valid_name(&name) {
+            return Err(RegistryError::InvalidName(name));
+        }
+        let validator = jsonschema::validator_for(&schema.input_schema).map_err(|e| {
+            RegistryError::InvalidSchema {
+                name: name.clone(),
+                message: e.to_string(),
+            }
+        })?;
+        let entry = Entry {
+            tool,
+            validator: Arc::new(validator),
+        };
+        let previous = self
+            .tools
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.clone(), entry);
+        if previous.is_some() {
+            tracing::warn!(tool = %name, "a tool with this name was already registered; replaced");
+        }
+        Ok(())
+    }
+
+    pub(crate) fn entry(&self, name: &str) -> Option<Entry> {
+        self.tools
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    /// Schemas of every tool, by name.
+    pub fn list(&self) -> Vec<ToolSchema> {
+        self.tools
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .map(|e| e.tool.schema().clone())
+            .collect()
+    }
+
+    /// Schemas of the tools a thread has enabled (unknown names are ignored).
+    pub fn list_enabled(&self, enabled: &[String]) -> Vec<ToolSchema> {
+        self.list()
+            .into_iter()
+            .filter(|s| enabled.contains(&s.name))
+            .collect()
+    }
+
+    /// Whether a tool of that name is registered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.entry(name).is_some()
+    }
+}

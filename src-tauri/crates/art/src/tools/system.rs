@@ -1,0 +1,186 @@
+//! ToolSystem: runs a plan's tool calls in order. Every problem (disabled, unknown,
+//! invalid arguments, failure, timeout) becomes an error result the model can read;
+//! nothing aborts the run. Each call is recorded as a TOOL_EXECUTION observation.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use art_types::{ObservationType, ParsedToolCall, Phase, SpanInfo, ToolResult, ToolStatus};
+use serde_json::{Value, json};
+
+use super::{ExecutionContext, ToolError, ToolRegistry};
+use crate::clock;
+use crate::observation::{NewObservation, ObservationManager};
+
+/// Longest validation report kept in an error message.
+const MAX_VALIDATION_ERRORS: usize = 5;
+
+/// Executes tool calls.
+pub struct ToolSystem {
+    registry: Arc<ToolRegistry>,
+    observations: Arc<ObservationManager>,
+}
+
+impl ToolSystem {
+    /// A tool system over `registry`, recording into `observations`.
+    pub fn new(registry: Arc<ToolRegistry>, observations: Arc<ObservationManager>) -> Self {
+        Self {
+            registry,
+            observations,
+        }
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Arc<ToolRegistry> {
+        &self.registry
+    }
+
+    /// Run `calls` one after the other; results come back in the same order.
+    pub async fn execute_tools(
+        &self,
+        calls: &[ParsedToolCall],
+        enabled: &[String],
+        context: &ExecutionContext,
+        parent_span_id: Option<&str>,
+    ) -> Vec<ToolResult> {
+        let mut results = Vec::with_capacity(calls.len());
+        for call in calls {
+            let start_ms = clock::now_ms();
+            let started = Instant::now();
+            let outcome = self.run_one(call, enabled, context).await;
+            let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            let result = to_result(call, outcome, duration_ms);
+            self.record(&result, call, context, parent_span_id, start_ms)
+                .await;
+            results.push(result);
+        }
+        results
+    }
+
+    async fn run_one(
+        &self,
+        call: &ParsedToolCall,
+        enabled: &[String],
+        context: &ExecutionContext,
+    ) -> Result<Value, ToolError> {
+        if !enabled.contains(&call.tool_name) {
+            let known = self.registry.contains(&call.tool_name);
+            return Err(if known {
+                ToolError::new(
+                    "TOOL_DISABLED",
+                    format!(
+                        "the tool `{}` is not enabled for this thread",
+                        call.tool_name
+                    ),
+                )
+            } else {
+                ToolError::new(
+                    "TOOL_NOT_FOUND",
+                    format!("there is no tool named `{}`", call.tool_name),
+                )
+            });
+        }
+        let entry = self.registry.entry(&call.tool_name).ok_or_else(|| {
+            ToolError::new(
+                "TOOL_NOT_FOUND",
+                format!("there is no tool named `{}`", call.tool_name),
+            )
+        })?;
+        let problems: Vec<String> = entry
+            .validator
+            .iter_errors(&call.arguments)
+            .take(MAX_VALIDATION_ERRORS)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                let at = if path.is_empty() {
+                    "arguments".to_owned()
+                } else {
+                    path
+                };
+                format!("{at}: {e}")
+            })
+            .collect();
+        if !problems.is_empty() {
+            return Err(ToolError::new(
+                "INVALID_TOOL_ARGUMENTS",
+                format!(
+                    "invalid arguments for `{}`: {}",
+                    call.tool_name,
+                    problems.join("; ")
+                ),
+            ));
+        }
+        let timeout = entry.tool.timeout();
+        match tokio::time::timeout(timeout, entry.tool.execute(&call.arguments, context)).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(ToolError::new(
+                "TOOL_TIMEOUT",
+                format!(
+                    "`{}` did not finish within {} ms",
+                    call.tool_name,
+                    timeout.as_millis()
+                ),
+            )),
+        }
+    }
+
+    async fn record(
+        &self,
+        result: &ToolResult,
+        call: &ParsedToolCall,
+        context: &ExecutionContext,
+        parent_span_id: Option<&str>,
+        start_ms: i64,
+    ) {
+        let mut new = NewObservation::new(
+            &context.thread_id,
+            &context.trace_id,
+            ObservationType::ToolExecution,
+            json!({
+                "callId": result.call_id,
+                "toolName": result.tool_name,
+                "arguments": call.arguments,
+                "status": result.status,
+                "output": result.output,
+                "error": result.error,
+            }),
+        );
+        new.title = Some(format!("Tool: {}", result.tool_name));
+        new.metadata = result.metadata.clone();
+        new.span = Some(SpanInfo {
+            phase: Phase::Execution,
+            span_id: clock::new_id(),
+            parent_span_id: parent_span_id.map(str::to_owned),
+            start_ms,
+            end_ms: Some(clock::now_ms()),
+        });
+        if let Err(e) = self.observations.record(new).await {
+            tracing::warn!(tool = %result.tool_name, "could not record the tool execution: {e}");
+        }
+    }
+}
+
+fn to_result(
+    call: &ParsedToolCall,
+    outcome: Result<Value, ToolError>,
+    duration_ms: u64,
+) -> ToolResult {
+    match outcome {
+        Ok(output) => ToolResult {
+            call_id: call.call_id.clone(),
+            tool_name: call.tool_name.clone(),
+            status: ToolStatus::Success,
+            output,
+            error: None,
+            metadata: json!({ "durationMs": duration_ms }),
+        },
+        Err(e) => ToolResult {
+            call_id: call.call_id.clone(),
+            tool_name: call.tool_name.clone(),
+            status: ToolStatus::Error,
+            output: Value::Null,
+            error: Some(e.message),
+            metadata: json!({ "durationMs": duration_ms, "errorCode": e.code }),
+        },
+    }
+}

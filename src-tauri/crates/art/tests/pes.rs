@@ -1,0 +1,603 @@
+//! Full Plan-Execute-Synthesize runs: a scripted provider (the adapter trait is the
+//! seam), real SQLite in a temp dir, real tools.
+
+mod scripted;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use art::ArtInstance;
+use art::agent::CancellationToken;
+use art::context::{MessageOptions, StateSavingStrategy};
+use art::observation::ObservationQuery;
+use art::sockets::{All, StreamFilter};
+use art::storage::sqlite::{SqliteStorage, integrity_check};
+use art::tools::{ExecutionContext, ToolError, ToolExecutor};
+use art_types::{
+    AgentProps, ErrorClass, MessageRole, MessageStatus, ObservationType, PromptRole,
+    ProviderConfig, RunStatus, StreamEventKind, ThreadConfig, TokenType, ToolSchema,
+};
+use scripted::{Script, ScriptedSource, plan_json};
+use serde_json::{Value, json};
+
+struct Harness {
+    art: ArtInstance,
+    source: Arc<ScriptedSource>,
+    thread: String,
+    _dir: Option<tempfile::TempDir>,
+}
+
+struct SlowTool(ToolSchema);
+
+#[async_trait::async_trait]
+impl ToolExecutor for SlowTool {
+    fn schema(&self) -> &ToolSchema {
+        &self.0
+    }
+    fn timeout(&self) -> Duration {
+        Duration::from_millis(100)
+    }
+    async fn execute(&self, _: &Value, _: &ExecutionContext) -> Result<Value, ToolError> {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        Ok(json!("never"))
+    }
+}
+
+fn slow_tool() -> Arc<SlowTool> {
+    Arc::new(SlowTool(ToolSchema {
+        name: "slow_lookup".into(),
+        description: "Takes forever.".into(),
+        input_schema: json!({"type": "object"}),
+        output_schema: None,
+        examples: vec![],
+    }))
+}
+
+async fn open(
+    dir: &std::path::Path,
+    source: Arc<ScriptedSource>,
+    strategy: StateSavingStrategy,
+) -> ArtInstance {
+    let storage = Arc::new(SqliteStorage::open(dir.join("art.sqlite3")).unwrap());
+    ArtInstance::builder(storage, source)
+        .tool(slow_tool())
+        .state_saving(strategy)
+        .build()
+        .unwrap()
+}
+
+async fn harness(scripts: Vec<Script>, enabled: &[&str]) -> Harness {
+    harness_with(scripts, enabled, StateSavingStrategy::Explicit).await
+}
+
+async fn harness_with(
+    scripts: Vec<Script>,
+    enabled: &[&str],
+    strategy: StateSavingStrategy,
+) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let source = Arc::new(ScriptedSource::new(scripts));
+    let art = open(dir.path(), Arc::clone(&source), strategy).await;
+    let thread = art
+        .conversation
+        .create_thread(None)
+        .await
+        .unwrap()
+        .thread_id;
+    let config = ThreadConfig {
+        provider_config: ProviderConfig {
+            provider_name: "scripted".into(),
+            model_id: "test-model".into(),
+            ..Default::default()
+        },
+        enabled_tools: enabled.iter().map(|s| (*s).to_owned()).collect(),
+        system_prompt: Some("Thread prompt.".into()),
+        ..Default::default()
+    };
+    art.state.set_thread_config(&thread, &config).await.unwrap();
+    Harness {
+        art,
+        source,
+        thread,
+        _dir: Some(dir),
+    }
+}
+
+fn props(h: &Harness, query: &str) -> AgentProps {
+    AgentProps {
+        query: query.into(),
+        thread_id: h.thread.clone(),
+        trace_id: None,
+        options: Default::default(),
+    }
+}
+
+async fn kinds(h: &Harness, trace: &str) -> Vec<ObservationType> {
+    h.art
+        .observations
+        .query(&ObservationQuery {
+            trace_id: Some(trace.into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|o| o.kind)
+        .collect()
+}
+
+#[tokio::test]
+async fn no_tool_calls_skips_execution_and_streams_the_answer() {
+    let h = harness(
+        vec![
+            Script::text(&plan_json("greet", &[])),
+            Script::text("Hello there!"),
+        ],
+        &["calculator"],
+    )
+    .await;
+    let mut tokens = h.art.sockets.stream.subscribe(StreamFilter {
+        thread_id: Some(h.thread.clone()),
+        trace_id: None,
+    });
+    let out = h
+        .art
+        .process(props(&h, "hi"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out.response.content, "Hello there!");
+    assert_eq!(out.metadata.status, RunStatus::Success);
+    assert_eq!(out.metadata.llm_calls, 2);
+    assert_eq!(out.metadata.tool_calls, 0);
+    let ks = kinds(&h, &out.metadata.trace_id).await;
+    assert!(ks.contains(&ObservationType::Intent) && ks.contains(&ObservationType::Plan));
+    assert!(!ks.contains(&ObservationType::ToolExecution));
+    assert_eq!(ks.last(), Some(&ObservationType::FinalResponse));
+    // Answer tokens reached the stream socket, typed as synthesis output.
+    let mut answer = String::new();
+    while let Some(ev) = tokens.try_recv() {
+        if let StreamEventKind::Token {
+            text,
+            token_type: TokenType::FinalSynthesisLlmResponse,
+        } = ev.kind
+        {
+            answer.push_str(&text);
+        }
+    }
+    assert_eq!(answer, "Hello there!");
+    // History: user then AI, both complete; thread got the planner's title.
+    let msgs = h
+        .art
+        .conversation
+        .messages(&h.thread, MessageOptions::default())
+        .await
+        .unwrap();
+    let roles: Vec<_> = msgs.iter().map(|m| (m.role, m.status)).collect();
+    assert_eq!(
+        roles,
+        [
+            (MessageRole::User, MessageStatus::Complete),
+            (MessageRole::Ai, MessageStatus::Complete)
+        ]
+    );
+    assert_eq!(
+        h.art.conversation.thread(&h.thread).await.unwrap().title,
+        "greet"
+    );
+    // Prompt hierarchy: base + thread prompt (no call-level override).
+    let planning_prompt = &h.source.prompts()[0];
+    assert_eq!(planning_prompt[0].role, PromptRole::System);
+    assert!(planning_prompt[0].content.contains("Thread prompt."));
+    assert_eq!(h.source.active_leases(), 0);
+}
+
+#[tokio::test]
+async fn call_level_system_prompt_wins() {
+    let h = harness(
+        vec![Script::text(&plan_json("x", &[])), Script::text("ok")],
+        &[],
+    )
+    .await;
+    let mut p = props(&h, "hi");
+    p.options.system_prompt = Some("Call prompt.".into());
+    h.art.process(p, CancellationToken::new()).await.unwrap();
+    let system = &h.source.prompts()[1][0].content;
+    assert!(
+        system.contains("Call prompt.") && !system.contains("Thread prompt."),
+        "{system}"
+    );
+}
+
+#[tokio::test]
+async fn one_tool_then_two_in_order_with_results_in_history() {
+    let calls = [
+        ("c1", "calculator", json!({"expression": "6*7"})),
+        ("c2", "calculator", json!({"expression": "ans+8"})),
+    ];
+    let h = harness(
+        vec![
+            Script::text(&plan_json("maths", &calls)),
+            Script::text("It is 50."),
+        ],
+        &["calculator"],
+    )
+    .await;
+    let out = h
+        .art
+        .process(props(&h, "6*7+8?"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Success);
+    assert_eq!(out.metadata.tool_calls, 2);
+    let tools: Vec<_> = h
+        .art
+        .conversation
+        .messages(&h.thread, MessageOptions::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.role == MessageRole::Tool)
+        .collect();
+    assert_eq!(tools.len(), 2);
+    assert_eq!(tools[0].metadata["toolCallId"], "c1");
+    assert_eq!(tools[1].metadata["toolName"], "calculator");
+    assert!(tools[1].content.contains("50"), "{}", tools[1].content);
+    // The synthesis prompt carries the calls and their results, linked by id.
+    let synthesis = &h.source.prompts()[1];
+    let result_ids: Vec<_> = synthesis
+        .iter()
+        .filter(|m| m.role == PromptRole::ToolResult)
+        .map(|m| m.tool_call_id.clone().unwrap())
+        .collect();
+    assert_eq!(result_ids, ["c1", "c2"]);
+    assert!(
+        synthesis
+            .iter()
+            .any(|m| m.tool_calls.iter().any(|c| c.id == "c2"))
+    );
+}
+
+#[tokio::test]
+async fn invalid_arguments_disabled_tool_and_timeout_make_a_partial_run() {
+    let calls = [
+        ("bad", "calculator", json!({"expr": "1"})),
+        ("off", "current_time", json!({})),
+        ("slow", "slow_lookup", json!({})),
+    ];
+    let h = harness(
+        vec![
+            Script::text(&plan_json("x", &calls)),
+            Script::text("Partly done."),
+        ],
+        &["calculator", "slow_lookup"],
+    )
+    .await;
+    let out = h
+        .art
+        .process(props(&h, "do things"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Partial);
+    assert_eq!(out.response.content, "Partly done.");
+    let executions = h
+        .art
+        .observations
+        .query(&ObservationQuery {
+            types: vec![ObservationType::ToolExecution],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let codes: Vec<_> = executions
+        .iter()
+        .map(|o| o.metadata["errorCode"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        codes,
+        ["INVALID_TOOL_ARGUMENTS", "TOOL_DISABLED", "TOOL_TIMEOUT"]
+    );
+}
+
+#[tokio::test]
+async fn unparseable_planning_output_is_recorded_and_the_run_goes_on() {
+    let h = harness(
+        vec![Script::text("I will just answer."), Script::text("Answer.")],
+        &["calculator"],
+    )
+    .await;
+    let out = h
+        .art
+        .process(props(&h, "hi"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Success);
+    let errors = h
+        .art
+        .observations
+        .query(&ObservationQuery {
+            types: vec![ObservationType::Error],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].content["code"], "PLANNING_OUTPUT_UNPARSEABLE");
+}
+
+#[tokio::test]
+async fn planning_failure_is_an_error_response_with_the_user_message_kept() {
+    let h = harness(
+        vec![Script::fail_start(ErrorClass::Auth, "invalid API key")],
+        &[],
+    )
+    .await;
+    let out = h
+        .art
+        .process(props(&h, "hello?"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Error);
+    assert!(
+        out.metadata
+            .error
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("invalid API key")
+    );
+    let msgs = h
+        .art
+        .conversation
+        .messages(&h.thread, MessageOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(msgs.len(), 1);
+    assert_eq!(msgs[0].content, "hello?");
+    let ks = kinds(&h, &out.metadata.trace_id).await;
+    assert!(ks.contains(&ObservationType::LlmStreamError) && ks.contains(&ObservationType::Error));
+    assert_eq!(
+        h.source.active_leases(),
+        0,
+        "lease released after a failed start"
+    );
+}
+
+#[tokio::test]
+async fn synthesis_failure_mid_stream_keeps_the_partial_answer_interrupted() {
+    let failing = Script::events(vec![
+        StreamEventKind::Token {
+            text: "Half an ".into(),
+            token_type: TokenType::LlmResponse,
+        },
+        StreamEventKind::Token {
+            text: "answer".into(),
+            token_type: TokenType::LlmResponse,
+        },
+        StreamEventKind::Error(art_types::StreamError {
+            class: ErrorClass::Transient,
+            code: "LLM_PROVIDER_ERROR".into(),
+            message: "connection reset".into(),
+        }),
+    ]);
+    let h = harness(vec![Script::text(&plan_json("x", &[])), failing], &[]).await;
+    let out = h
+        .art
+        .process(props(&h, "tell me"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Error);
+    assert_eq!(out.response.status, MessageStatus::Interrupted);
+    assert_eq!(out.response.content, "Half an answer");
+    let msgs = h
+        .art
+        .conversation
+        .messages(&h.thread, MessageOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(msgs.last().unwrap().status, MessageStatus::Interrupted);
+    assert_eq!(msgs.last().unwrap().content, "Half an answer");
+    assert_eq!(
+        h.source.active_leases(),
+        0,
+        "lease released after a stream error"
+    );
+}
+
+#[tokio::test]
+async fn cancellation_mid_stream_stops_checkpoints_and_leaves_the_thread_usable() {
+    let slow = Script::slow_text("word ", 200, Duration::from_millis(10));
+    let h = harness(
+        vec![
+            Script::text(&plan_json("x", &[])),
+            slow,
+            Script::text(&plan_json("y", &[])),
+            Script::text("Fresh answer."),
+        ],
+        &[],
+    )
+    .await;
+    let cancel = CancellationToken::new();
+    let mut messages = h.art.sockets.messages.subscribe(All);
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        stopper.cancel();
+    });
+    let out = h
+        .art
+        .process(props(&h, "long story"), cancel)
+        .await
+        .unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Error);
+    assert_eq!(out.metadata.error.as_ref().unwrap().code, "CANCELLED");
+    assert_eq!(out.response.status, MessageStatus::Interrupted);
+    let words = out.response.content.matches("word").count();
+    assert!(
+        words > 0 && words < 200,
+        "stopped midway, got {words} words"
+    );
+    // Checkpoints were saved while streaming (more than just the final save).
+    let mut streaming_saves = 0;
+    while let Some(m) = messages.try_recv() {
+        if m.status == MessageStatus::Streaming {
+            streaming_saves += 1;
+        }
+    }
+    assert!(streaming_saves >= 2, "{streaming_saves} checkpoints");
+    assert_eq!(
+        h.source.active_leases(),
+        0,
+        "lease released when the stream was dropped"
+    );
+    let ks = kinds(&h, &out.metadata.trace_id).await;
+    assert!(ks.contains(&ObservationType::Error));
+    // The thread accepts the next message.
+    let next = h
+        .art
+        .process(props(&h, "again"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(next.response.content, "Fresh answer.");
+}
+
+#[tokio::test]
+async fn ans_survives_a_second_run_and_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = Arc::new(ScriptedSource::new(vec![
+        Script::text(&plan_json(
+            "a",
+            &[("c1", "calculator", json!({"expression": "20 + 1"}))],
+        )),
+        Script::text("21"),
+        Script::text(&plan_json(
+            "b",
+            &[("c2", "calculator", json!({"expression": "ans * 2"}))],
+        )),
+        Script::text("42"),
+        Script::text(&plan_json(
+            "c",
+            &[("c3", "calculator", json!({"expression": "ans + 1"}))],
+        )),
+        Script::text("43"),
+    ]));
+    let thread;
+    {
+        let art = open(
+            dir.path(),
+            Arc::clone(&source),
+            StateSavingStrategy::Explicit,
+        )
+        .await;
+        thread = art
+            .conversation
+            .create_thread(Some("maths"))
+            .await
+            .unwrap()
+            .thread_id;
+        let config = ThreadConfig {
+            provider_config: ProviderConfig {
+                provider_name: "scripted".into(),
+                model_id: "m".into(),
+                ..Default::default()
+            },
+            enabled_tools: vec!["calculator".into()],
+            ..Default::default()
+        };
+        art.state.set_thread_config(&thread, &config).await.unwrap();
+        for q in ["21?", "double it"] {
+            let p = AgentProps {
+                query: q.into(),
+                thread_id: thread.clone(),
+                trace_id: None,
+                options: Default::default(),
+            };
+            art.process(p, CancellationToken::new()).await.unwrap();
+        }
+        let state = art.state.load_thread_context(&thread).await.unwrap().state;
+        assert_eq!(state.data["ans"], 42.0);
+    }
+    integrity_check(&dir.path().join("art.sqlite3")).unwrap();
+    let art = open(
+        dir.path(),
+        Arc::clone(&source),
+        StateSavingStrategy::Explicit,
+    )
+    .await;
+    let p = AgentProps {
+        query: "plus one".into(),
+        thread_id: thread.clone(),
+        trace_id: None,
+        options: Default::default(),
+    };
+    art.process(p, CancellationToken::new()).await.unwrap();
+    let tool = art
+        .conversation
+        .messages(&thread, MessageOptions::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .rfind(|m| m.role == MessageRole::Tool)
+        .unwrap();
+    assert!(tool.content.contains("43"), "{}", tool.content);
+}
+
+#[tokio::test]
+async fn implicit_and_explicit_strategies_both_keep_tool_state() {
+    for strategy in [StateSavingStrategy::Explicit, StateSavingStrategy::Implicit] {
+        let calls = [("c1", "calculator", json!({"expression": "2+2"}))];
+        let h = harness_with(
+            vec![Script::text(&plan_json("x", &calls)), Script::text("4")],
+            &["calculator"],
+            strategy,
+        )
+        .await;
+        let out = h
+            .art
+            .process(props(&h, "2+2"), CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(
+            h.art
+                .state
+                .load_thread_context(&h.thread)
+                .await
+                .unwrap()
+                .state
+                .data["ans"],
+            4.0,
+            "{strategy:?}"
+        );
+        assert!(
+            kinds(&h, &out.metadata.trace_id)
+                .await
+                .contains(&ObservationType::StateUpdate)
+        );
+    }
+}
+
+#[tokio::test]
+async fn bad_requests_are_refused_before_anything_is_written() {
+    let h = harness(vec![], &[]).await;
+    assert!(
+        h.art
+            .process(props(&h, "   "), CancellationToken::new())
+            .await
+            .is_err()
+    );
+    let mut missing = props(&h, "hi");
+    missing.thread_id = "no-such-thread".into();
+    assert!(
+        h.art
+            .process(missing, CancellationToken::new())
+            .await
+            .is_err()
+    );
+    assert!(
+        h.art
+            .conversation
+            .messages(&h.thread, MessageOptions::default())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
