@@ -601,3 +601,73 @@ async fn bad_requests_are_refused_before_anything_is_written() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn thinking_is_recorded_in_coalesced_chunks_not_per_token() {
+    // 2,000 thinking tokens, some native and some inside <think> tags split across chunks.
+    let mut events: Vec<StreamEventKind> = (0..1_000)
+        .map(|i| StreamEventKind::Token {
+            text: format!("t{i} "),
+            token_type: TokenType::LlmThinking,
+        })
+        .collect();
+    events.push(StreamEventKind::Token {
+        text: "<thi".into(),
+        token_type: TokenType::LlmResponse,
+    });
+    events.push(StreamEventKind::Token {
+        text: "nk>".into(),
+        token_type: TokenType::LlmResponse,
+    });
+    events.extend((0..1_000).map(|i| StreamEventKind::Token {
+        text: format!("u{i} "),
+        token_type: TokenType::LlmResponse,
+    }));
+    events.push(StreamEventKind::Token {
+        text: "</think>".into(),
+        token_type: TokenType::LlmResponse,
+    });
+    events.push(StreamEventKind::Token {
+        text: plan_json("x", &[]),
+        token_type: TokenType::LlmResponse,
+    });
+    events.push(StreamEventKind::End);
+    let h = harness(vec![Script::events(events), Script::text("done")], &[]).await;
+    let mut thinking_tokens = h.art.sockets.stream.subscribe(StreamFilter::default());
+    h.art
+        .process(props(&h, "think hard"), CancellationToken::new())
+        .await
+        .unwrap();
+    let thoughts = h
+        .art
+        .observations
+        .query(&ObservationQuery {
+            types: vec![ObservationType::Thoughts],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(
+        !thoughts.is_empty() && thoughts.len() <= 20,
+        "{} THOUGHTS rows for 2,000 tokens",
+        thoughts.len()
+    );
+    let recorded: String = thoughts
+        .iter()
+        .map(|o| o.content["text"].as_str().unwrap())
+        .collect();
+    assert!(recorded.starts_with("t0 t1 ") && recorded.ends_with("u999 "));
+    assert_eq!(recorded.matches(' ').count(), 2_000);
+    // Live, every thinking token still reached the stream socket, typed as planning thinking.
+    let mut live = 0;
+    while let Some(ev) = thinking_tokens.try_recv() {
+        if let StreamEventKind::Token {
+            token_type: TokenType::AgentThoughtLlmThinking,
+            ..
+        } = ev.kind
+        {
+            live += 1;
+        }
+    }
+    assert!(live >= 1_000, "{live}");
+}
