@@ -229,6 +229,55 @@ async fn one_tool_then_two_in_order_with_results_in_history() {
         .unwrap();
     assert_eq!(out.metadata.status, RunStatus::Success);
     assert_eq!(out.metadata.tool_calls, 2);
+    let ks = kinds(&h, &out.metadata.trace_id).await;
+    for expected in [
+        ObservationType::Title,
+        ObservationType::Intent,
+        ObservationType::Plan,
+        ObservationType::ToolCall,
+        ObservationType::ToolExecution,
+        ObservationType::StateUpdate,
+        ObservationType::Synthesis,
+        ObservationType::FinalResponse,
+        ObservationType::LlmStreamStart,
+        ObservationType::LlmStreamMetadata,
+        ObservationType::LlmStreamEnd,
+    ] {
+        assert!(ks.contains(&expected), "{expected:?} missing from {ks:?}");
+    }
+    assert_eq!(
+        out.metadata.usage.input_tokens, 20,
+        "usage summed over both calls"
+    );
+    // Every observation of the run sits in one span tree under the FINAL_RESPONSE root.
+    let all = h
+        .art
+        .observations
+        .query(&ObservationQuery {
+            trace_id: Some(out.metadata.trace_id.clone()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let root = all
+        .iter()
+        .find(|o| o.kind == ObservationType::FinalResponse)
+        .unwrap()
+        .span
+        .clone()
+        .unwrap();
+    assert!(root.parent_span_id.is_none() && root.end_ms.is_some());
+    let tool_span = all
+        .iter()
+        .find(|o| o.kind == ObservationType::ToolExecution)
+        .unwrap()
+        .span
+        .clone()
+        .unwrap();
+    assert_eq!(
+        tool_span.parent_span_id.as_deref(),
+        Some(root.span_id.as_str())
+    );
     let tools: Vec<_> = h
         .art
         .conversation

@@ -225,6 +225,15 @@ impl PesAgent {
             },
         };
         run.add_usage(&result);
+        if result.metadata != Default::default() {
+            let mut meta = run.obs(
+                ObservationType::LlmStreamMetadata,
+                json!(result.metadata),
+                run.span(phase, &span_id, Some(parent_span), start_ms, false),
+            );
+            meta.metadata = model.clone();
+            self.record(meta).await;
+        }
         let span = run.span(phase, &span_id, Some(parent_span), start_ms, true);
         let mut end = match &result.ending {
             Ending::Failed(error) => run.obs(ObservationType::LlmStreamError, json!({ "code": error.code, "class": error.class, "message": error.message }), span),
