@@ -15,6 +15,7 @@ pub mod context;
 pub mod instance;
 pub mod observation;
 pub mod paths;
+pub mod providers;
 pub mod reasoning;
 pub mod secrets;
 pub mod sockets;

@@ -87,6 +87,10 @@ pub trait ProviderAdapter: Send + Sync {
         prompt: &Prompt,
         options: &CallOptions,
     ) -> Result<EventStream, ProviderError>;
+
+    /// Free what the provider holds for this adapter (Ollama: unload the model with
+    /// `keep_alive: 0`). Called when the manager evicts it. Default: nothing.
+    async fn unload(&self) {}
 }
 
 /// An adapter lent for one call; whatever `release` holds is dropped when the lease is
