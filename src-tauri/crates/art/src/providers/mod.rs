@@ -1,8 +1,11 @@
 //! Providers: the [`manager::ProviderManager`] that lends adapters (pooling, limits,
-//! the local singleton). The HTTP adapters for each provider plug in through
+//! the local singleton), the shared HTTP behaviour ([`http`]) and the adapters
+//! ([`openai`]: OpenAI Chat Completions and compatibles), which plug in through
 //! [`manager::AdapterFactory`].
 
+pub mod http;
 pub mod manager;
+pub mod openai;
 mod signature;
 
 pub use manager::{AdapterFactory, ManagerOptions, ProviderEntry, ProviderManager};

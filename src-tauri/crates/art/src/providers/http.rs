@@ -1,0 +1,244 @@
+//! HTTP for provider adapters: one client with a connect timeout and no overall
+//! timeout (streams may run long), an idle timeout between chunks, base-URL joining,
+//! error classification, and retries only before the first byte.
+
+use std::time::Duration;
+
+use art_types::ErrorClass;
+use futures::{Stream, StreamExt};
+use serde_json::Value;
+
+use crate::reasoning::provider::ProviderError;
+
+/// Timeouts and retries.
+#[derive(Debug, Clone, Copy)]
+pub struct HttpOptions {
+    /// Time to establish a connection.
+    pub connect_timeout: Duration,
+    /// Longest silence between two chunks of a stream.
+    pub idle_timeout: Duration,
+    /// Retries after the first attempt (before any byte of the stream was consumed).
+    pub max_retries: u32,
+    /// First backoff; doubles each retry, with jitter.
+    pub backoff: Duration,
+    /// Upper bound on a server-requested wait (`Retry-After`).
+    pub max_retry_after: Duration,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(120),
+            max_retries: 2,
+            backoff: Duration::from_millis(500),
+            max_retry_after: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A client for streaming calls (no gzip: compression defeats incremental delivery).
+pub fn client(options: &HttpOptions) -> Result<reqwest::Client, ProviderError> {
+    reqwest::Client::builder()
+        .connect_timeout(options.connect_timeout)
+        .build()
+        .map_err(|e| ProviderError::new(ErrorClass::Permanent, "HTTP_CLIENT", e.to_string()))
+}
+
+/// `base` + `path` with exactly one slash between them.
+pub fn join(base: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}
+
+/// The provider's own message from a JSON error body, if it has one.
+fn provider_message(body: &str) -> Option<String> {
+    let json: Value = serde_json::from_str(body).ok()?;
+    let error = json.get("error")?;
+    error
+        .get("message")
+        .and_then(Value::as_str)
+        .or_else(|| error.as_str())
+        .map(str::to_owned)
+}
+
+/// Classify a non-success HTTP answer, keeping the provider's words.
+pub fn classify(status: u16, body: &str) -> ProviderError {
+    let lower = body.to_ascii_lowercase();
+    let said = provider_message(body).unwrap_or_else(|| body.chars().take(300).collect());
+    let (class, code) = match status {
+        401 | 403 => (ErrorClass::Auth, "AUTHENTICATION_FAILED"),
+        429 if lower.contains("insufficient_quota") => (ErrorClass::Permanent, "QUOTA_EXHAUSTED"),
+        429 => (ErrorClass::RateLimited, "RATE_LIMITED"),
+        400 | 413
+            if lower.contains("context_length")
+                || lower.contains("maximum context")
+                || lower.contains("too long") =>
+        {
+            (ErrorClass::ContextLength, "CONTEXT_LENGTH_EXCEEDED")
+        }
+        404 => (ErrorClass::Permanent, "NOT_FOUND"),
+        500..=599 => (ErrorClass::Transient, "PROVIDER_UNAVAILABLE"),
+        _ => (ErrorClass::Permanent, "REQUEST_REJECTED"),
+    };
+    ProviderError::new(class, code, format!("HTTP {status}: {said}"))
+}
+
+/// The wait a server asked for (`retry-after-ms`, or `Retry-After` in seconds).
+pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+    }
+    get("retry-after")
+        .and_then(|v| v.parse::<f64>().ok())
+        .map(|s| Duration::from_secs_f64(s.max(0.0)))
+}
+
+fn retryable(error: &ProviderError) -> bool {
+    matches!(error.class, ErrorClass::Transient | ErrorClass::RateLimited)
+}
+
+fn jitter(base: Duration) -> Duration {
+    // Up to +25%, from the clock's low bits: enough to spread retries apart.
+    let nanos = u64::from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .subsec_nanos(),
+    );
+    base + base.mul_f64((nanos % 250) as f64 / 1000.0)
+}
+
+/// Send `make()` until it gives a successful response (retrying transient failures and
+/// rate limits before any byte was read); errors are classified.
+pub async fn send_with_retries(
+    options: &HttpOptions,
+    make: impl Fn() -> reqwest::RequestBuilder,
+) -> Result<reqwest::Response, ProviderError> {
+    let mut attempt = 0;
+    loop {
+        let outcome = match make().send().await {
+            Ok(response) if response.status().is_success() => return Ok(response),
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let wait = retry_after(response.headers());
+                let body = response.text().await.unwrap_or_default();
+                (classify(status, &body), wait)
+            }
+            Err(e) if e.is_connect() || e.is_timeout() => (
+                ProviderError::new(
+                    ErrorClass::Transient,
+                    "CONNECTION_FAILED",
+                    format!("cannot reach the provider: {e}"),
+                ),
+                None,
+            ),
+            Err(e) => (
+                ProviderError::new(ErrorClass::Transient, "HTTP_ERROR", e.to_string()),
+                None,
+            ),
+        };
+        let (error, wait) = outcome;
+        if attempt >= options.max_retries || !retryable(&error) {
+            return Err(error);
+        }
+        let backoff = wait
+            .map(|w| w.min(options.max_retry_after))
+            .unwrap_or_else(|| jitter(options.backoff * 2u32.pow(attempt)));
+        tokio::time::sleep(backoff).await;
+        attempt += 1;
+    }
+}
+
+/// The response body as a byte stream that fails with `IDLE_TIMEOUT` when the server
+/// stays silent longer than `idle`.
+pub fn idle_guarded(
+    response: reqwest::Response,
+    idle: Duration,
+) -> impl Stream<Item = Result<bytes::Bytes, ProviderError>> + Send {
+    let body = response.bytes_stream();
+    futures::stream::unfold(Some(Box::pin(body)), move |state| async move {
+        let mut body = state?;
+        match tokio::time::timeout(idle, body.next()).await {
+            Err(_) => Some((
+                Err(ProviderError::new(
+                    ErrorClass::Transient,
+                    "IDLE_TIMEOUT",
+                    format!("the provider sent nothing for {} s", idle.as_secs()),
+                )),
+                None,
+            )),
+            Ok(None) => None,
+            Ok(Some(Ok(bytes))) => Some((Ok(bytes), Some(body))),
+            Ok(Some(Err(e))) => Some((
+                Err(ProviderError::new(
+                    ErrorClass::Transient,
+                    "STREAM_INTERRUPTED",
+                    format!("the connection broke: {e}"),
+                )),
+                None,
+            )),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls_join_with_one_slash() {
+        assert_eq!(
+            join("http://h:1/v1/", "/chat/completions"),
+            "http://h:1/v1/chat/completions"
+        );
+        assert_eq!(
+            join("http://h:1/v1", "chat/completions"),
+            "http://h:1/v1/chat/completions"
+        );
+    }
+
+    #[test]
+    fn classification_keeps_the_provider_message() {
+        let e = classify(
+            401,
+            r#"{"error":{"message":"Incorrect API key","type":"invalid_request_error"}}"#,
+        );
+        assert_eq!(
+            (e.class, e.code.as_str()),
+            (ErrorClass::Auth, "AUTHENTICATION_FAILED")
+        );
+        assert!(e.message.contains("Incorrect API key"));
+        assert_eq!(
+            classify(
+                429,
+                r#"{"error":{"code":"insufficient_quota","message":"q"}}"#
+            )
+            .code,
+            "QUOTA_EXHAUSTED"
+        );
+        assert_eq!(classify(429, "{}").class, ErrorClass::RateLimited);
+        assert_eq!(
+            classify(
+                400,
+                r#"{"error":{"code":"context_length_exceeded","message":"x"}}"#
+            )
+            .class,
+            ErrorClass::ContextLength
+        );
+        assert_eq!(classify(503, "busy").class, ErrorClass::Transient);
+        assert_eq!(
+            classify(404, r#"{"error":"model not found"}"#).message,
+            "HTTP 404: model not found"
+        );
+    }
+}

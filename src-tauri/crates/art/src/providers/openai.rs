@@ -1,0 +1,380 @@
+//! OpenAI Chat Completions over SSE (also the wire of DeepSeek and OpenRouter): the
+//! standard prompt translated faithfully (tool calls and results linked by id), text,
+//! reasoning (`reasoning_content` / `reasoning`), tool-call deltas aggregated by index,
+//! usage from the trailing chunk, mid-stream `{"error"}` objects, and a stream that
+//! ends without `[DONE]` reported as interrupted. Dropping the stream aborts the request.
+
+use std::collections::BTreeMap;
+
+use art_types::{
+    ErrorClass, LlmMetadata, ParsedToolCall, Prompt, PromptRole, StreamError, StreamEventKind,
+    TokenType,
+};
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::http::{self, HttpOptions};
+use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
+use crate::secrets::Secret;
+
+/// Where and how to reach an OpenAI-compatible API.
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// Provider name (`openai`, `deepseek`, `openrouter`).
+    pub name: String,
+    /// Base URL including the version, e.g. `https://api.openai.com/v1`.
+    pub base_url: String,
+    /// API key.
+    pub api_key: Option<Secret>,
+    /// Extra headers (OpenRouter: `HTTP-Referer`, `X-Title`).
+    pub extra_headers: Vec<(String, String)>,
+    /// Timeouts and retries.
+    pub http: HttpOptions,
+}
+
+/// The adapter.
+pub struct OpenAiAdapter {
+    config: OpenAiConfig,
+    client: reqwest::Client,
+}
+
+impl OpenAiAdapter {
+    /// An adapter for `config`.
+    pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
+        let client = http::client(&config.http)?;
+        Ok(Self { config, client })
+    }
+}
+
+/// The standard prompt as Chat Completions messages.
+pub fn translate(prompt: &Prompt) -> Vec<Value> {
+    prompt
+        .iter()
+        .map(|m| match m.role {
+            PromptRole::System => json!({ "role": "system", "content": m.content }),
+            PromptRole::User => json!({ "role": "user", "content": m.content }),
+            PromptRole::Assistant | PromptRole::ToolRequest => {
+                let mut msg = json!({ "role": "assistant", "content": m.content });
+                if !m.tool_calls.is_empty() {
+                    if m.content.is_empty() {
+                        msg["content"] = Value::Null;
+                    }
+                    msg["tool_calls"] = json!(m.tool_calls);
+                }
+                msg
+            }
+            PromptRole::ToolResult => json!({
+                "role": "tool",
+                "tool_call_id": m.tool_call_id,
+                "name": m.name,
+                "content": m.content,
+            }),
+        })
+        .collect()
+}
+
+/// The request body of a streaming call.
+pub fn request_body(prompt: &Prompt, options: &CallOptions) -> Value {
+    let mut body = json!({
+        "model": options.model_id,
+        "messages": translate(prompt),
+        "stream": true,
+        "stream_options": { "include_usage": true },
+    });
+    let generation = &options.generation;
+    if let Some(t) = generation.temperature {
+        body["temperature"] = json!(t);
+    }
+    if let Some(p) = generation.top_p {
+        body["top_p"] = json!(p);
+    }
+    if let Some(n) = generation.max_tokens {
+        body["max_tokens"] = json!(n);
+    }
+    if !options.tools.is_empty() {
+        body["tools"] = options
+            .tools
+            .iter()
+            .map(|t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.input_schema } }))
+            .collect();
+    }
+    body
+}
+
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Chunk decoder: feed each `data:` payload; call `finish` at `[DONE]`.
+#[derive(Default)]
+pub struct Decoder {
+    calls: BTreeMap<u64, PartialCall>,
+    metadata: LlmMetadata,
+}
+
+fn error_event(class: ErrorClass, code: &str, message: impl Into<String>) -> StreamEventKind {
+    StreamEventKind::Error(StreamError {
+        class,
+        code: code.into(),
+        message: message.into(),
+    })
+}
+
+impl Decoder {
+    /// Decode one chunk.
+    pub fn feed(&mut self, data: &str) -> Vec<StreamEventKind> {
+        let chunk: Value = match serde_json::from_str(data) {
+            Ok(v) => v,
+            Err(e) => {
+                return vec![error_event(
+                    ErrorClass::Transient,
+                    "MALFORMED_STREAM",
+                    format!("the provider sent a chunk that is not JSON ({e})"),
+                )];
+            }
+        };
+        if let Some(error) = chunk.get("error") {
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("the provider reported an error")
+                .to_owned();
+            return vec![error_event(
+                ErrorClass::Transient,
+                "PROVIDER_STREAM_ERROR",
+                message,
+            )];
+        }
+        let mut out = Vec::new();
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.metadata.input_tokens = usage.get("prompt_tokens").and_then(Value::as_u64);
+            self.metadata.output_tokens = usage.get("completion_tokens").and_then(Value::as_u64);
+            self.metadata.thinking_tokens = usage
+                .pointer("/completion_tokens_details/reasoning_tokens")
+                .and_then(Value::as_u64);
+        }
+        let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) else {
+            return out;
+        };
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.metadata.stop_reason = Some(reason.to_owned());
+        }
+        let Some(delta) = choice.get("delta") else {
+            return out;
+        };
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(text) = delta
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
+                out.push(StreamEventKind::Token {
+                    text: text.to_owned(),
+                    token_type: TokenType::LlmThinking,
+                });
+            }
+        }
+        if let Some(text) = delta
+            .get("content")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+        {
+            out.push(StreamEventKind::Token {
+                text: text.to_owned(),
+                token_type: TokenType::LlmResponse,
+            });
+        }
+        for call in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let index = call
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(self.calls.len() as u64);
+            let id = call.get("id").and_then(Value::as_str);
+            // A new id on a used index is a new call (some servers reuse index 0).
+            let index = match (id, self.calls.get(&index)) {
+                (Some(id), Some(existing)) if !existing.id.is_empty() && existing.id != id => {
+                    self.calls.keys().max().map_or(0, |k| k + 1)
+                }
+                _ => index,
+            };
+            let entry = self.calls.entry(index).or_default();
+            if let Some(id) = id {
+                entry.id = id.to_owned();
+            }
+            if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+                entry.name.push_str(name);
+            }
+            if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
+                entry.arguments.push_str(args);
+            }
+        }
+        out
+    }
+
+    /// At `[DONE]`: the aggregated tool calls, the metadata, then END.
+    pub fn finish(&mut self) -> Vec<StreamEventKind> {
+        let mut out: Vec<StreamEventKind> = std::mem::take(&mut self.calls)
+            .into_values()
+            .enumerate()
+            .map(|(i, call)| {
+                let arguments = if call.arguments.trim().is_empty() {
+                    json!({})
+                } else {
+                    // Unparseable arguments stay visible as a string; schema validation then
+                    // tells the model what was wrong.
+                    serde_json::from_str(&call.arguments).unwrap_or(Value::String(call.arguments))
+                };
+                let call_id = if call.id.is_empty() {
+                    format!("call_{}", i + 1)
+                } else {
+                    call.id
+                };
+                StreamEventKind::ToolCall(ParsedToolCall {
+                    call_id,
+                    tool_name: call.name,
+                    arguments,
+                })
+            })
+            .collect();
+        out.push(StreamEventKind::Metadata(std::mem::take(
+            &mut self.metadata,
+        )));
+        out.push(StreamEventKind::End);
+        out
+    }
+}
+
+#[async_trait::async_trait]
+impl ProviderAdapter for OpenAiAdapter {
+    fn provider_name(&self) -> &str {
+        &self.config.name
+    }
+
+    async fn call(
+        &self,
+        prompt: &Prompt,
+        options: &CallOptions,
+    ) -> Result<EventStream, ProviderError> {
+        let url = http::join(&self.config.base_url, "chat/completions");
+        let body = request_body(prompt, options);
+        let response = http::send_with_retries(&self.config.http, || {
+            let mut request = self
+                .client
+                .post(&url)
+                .header("Accept", "text/event-stream")
+                .header("Accept-Encoding", "identity")
+                .json(&body);
+            if let Some(key) = &self.config.api_key {
+                request = request.bearer_auth(key.expose());
+            }
+            for (name, value) in &self.config.extra_headers {
+                request = request.header(name, value);
+            }
+            request
+        })
+        .await?;
+        let mut events =
+            Box::pin(http::idle_guarded(response, self.config.http.idle_timeout).eventsource());
+        let (tx, rx) = mpsc::channel::<StreamEventKind>(64);
+        tokio::spawn(async move {
+            let mut decoder = Decoder::default();
+            loop {
+                let next = tokio::select! {
+                    // The consumer dropped the stream: stop reading, which aborts the request.
+                    () = tx.closed() => return,
+                    next = events.next() => next,
+                };
+                let produced = match next {
+                    None => vec![error_event(
+                        ErrorClass::Transient,
+                        "STREAM_INTERRUPTED",
+                        "the connection closed before the answer was complete",
+                    )],
+                    Some(Err(eventsource_stream::EventStreamError::Transport(e))) => {
+                        vec![StreamEventKind::Error(e.into_stream_error())]
+                    }
+                    Some(Err(e)) => vec![error_event(
+                        ErrorClass::Transient,
+                        "MALFORMED_STREAM",
+                        e.to_string(),
+                    )],
+                    Some(Ok(event)) if event.data.trim() == "[DONE]" => decoder.finish(),
+                    Some(Ok(event)) => decoder.feed(&event.data),
+                };
+                for event in produced {
+                    let last = matches!(event, StreamEventKind::End | StreamEventKind::Error(_));
+                    if tx.send(event).await.is_err() || last {
+                        return;
+                    }
+                }
+            }
+        });
+        Ok(Box::pin(futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|e| (e, rx))
+        })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use art_types::{FunctionCall, PromptMessage, ToolCallRequest};
+
+    use super::*;
+
+    #[test]
+    fn tool_calls_and_results_keep_their_ids_and_names() {
+        let mut assistant = PromptMessage::text(PromptRole::Assistant, "");
+        assistant.tool_calls = vec![ToolCallRequest {
+            id: "c1".into(),
+            kind: "function".into(),
+            function: FunctionCall {
+                name: "calculator".into(),
+                arguments: "{\"expression\":\"1\"}".into(),
+            },
+        }];
+        let mut result = PromptMessage::text(PromptRole::ToolResult, "{\"result\":1}");
+        result.tool_call_id = Some("c1".into());
+        result.name = Some("calculator".into());
+        let wire = translate(&vec![
+            PromptMessage::text(PromptRole::User, "q"),
+            assistant,
+            result,
+        ]);
+        assert_eq!(wire[1]["content"], Value::Null);
+        assert_eq!(wire[1]["tool_calls"][0]["id"], "c1");
+        assert_eq!(
+            wire[1]["tool_calls"][0]["function"]["arguments"],
+            "{\"expression\":\"1\"}"
+        );
+        assert_eq!(
+            wire[2],
+            json!({"role": "tool", "tool_call_id": "c1", "name": "calculator", "content": "{\"result\":1}"})
+        );
+    }
+
+    #[test]
+    fn garbage_chunks_are_errors_not_panics() {
+        let mut d = Decoder::default();
+        for junk in [
+            "",
+            "{",
+            "null",
+            "[]",
+            "{\"choices\": 5}",
+            "{\"choices\":[{\"delta\":{\"tool_calls\":[7]}}]}",
+        ] {
+            let _ = d.feed(junk);
+        }
+        assert!(matches!(d.feed("{")[0], StreamEventKind::Error(_)));
+    }
+}

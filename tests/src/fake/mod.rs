@@ -1,0 +1,262 @@
+//! Fake provider servers over real TCP, for adapter and end-to-end tests. Each
+//! connection gets the next scripted [`Reply`]; the server records every request.
+//! Replies are written byte for byte, so tests control splits (inside UTF-8 too),
+//! delays, disconnects and hangs.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// How a streamed reply ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Finish the chunked body properly.
+    Complete,
+    /// Close the connection mid-body.
+    Disconnect,
+    /// Keep the connection open and send nothing more.
+    Hang,
+}
+
+/// One scripted reply.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// HTTP status.
+    pub status: u16,
+    /// Extra headers.
+    pub headers: Vec<(String, String)>,
+    /// Body pieces, each written (and flushed) separately.
+    pub chunks: Vec<Vec<u8>>,
+    /// Pause before each piece.
+    pub delay: Duration,
+    /// How the body ends.
+    pub ending: Ending,
+}
+
+impl Reply {
+    /// A `text/event-stream` reply of `body`, split into pieces of `piece` bytes.
+    pub fn sse(body: &str, piece: usize) -> Self {
+        Self {
+            status: 200,
+            headers: vec![("Content-Type".into(), "text/event-stream".into())],
+            chunks: body
+                .as_bytes()
+                .chunks(piece.max(1))
+                .map(<[u8]>::to_vec)
+                .collect(),
+            delay: Duration::ZERO,
+            ending: Ending::Complete,
+        }
+    }
+
+    /// A JSON error reply.
+    pub fn error(status: u16, json: &str) -> Self {
+        Self {
+            status,
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            chunks: vec![json.as_bytes().to_vec()],
+            delay: Duration::ZERO,
+            ending: Ending::Complete,
+        }
+    }
+
+    /// Add a header.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Pause before each piece.
+    pub fn delayed(mut self, delay: Duration) -> Self {
+        self.delay = delay;
+        self
+    }
+
+    /// End differently.
+    pub fn ending(mut self, ending: Ending) -> Self {
+        self.ending = ending;
+        self
+    }
+}
+
+/// A request as the server saw it.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// Request line, e.g. `POST /v1/chat/completions HTTP/1.1`.
+    pub request_line: String,
+    /// Headers, names lower-cased.
+    pub headers: Vec<(String, String)>,
+    /// Body.
+    pub body: String,
+}
+
+impl Recorded {
+    /// A header value by (lower-case) name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+struct Shared {
+    replies: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<Recorded>>,
+}
+
+/// A running fake server; stops when dropped.
+pub struct FakeServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FakeServer {
+    /// Listen on 127.0.0.1 (a free port) and answer connections with `replies` in order.
+    pub async fn start(replies: Vec<Reply>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind fake server");
+        let addr = listener.local_addr().expect("local addr");
+        let shared = Arc::new(Shared {
+            replies: Mutex::new(replies.into()),
+            requests: Mutex::new(Vec::new()),
+        });
+        let state = Arc::clone(&shared);
+        let task = tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let state = Arc::clone(&state);
+                tokio::spawn(async move {
+                    let _ = serve(socket, state).await;
+                });
+            }
+        });
+        Self { addr, shared, task }
+    }
+
+    /// Base URL, e.g. `http://127.0.0.1:4321`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Requests received so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.shared
+            .requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn read_request(socket: &mut TcpStream) -> std::io::Result<Recorded> {
+    let mut buf = Vec::new();
+    let mut tmp = [0u8; 4096];
+    let header_end = loop {
+        let n = socket.read(&mut tmp).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.extend_from_slice(&tmp[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..header_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let request_line = lines.next().unwrap_or_default().to_owned();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let length: usize = headers
+        .iter()
+        .find(|(n, _)| n == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    while buf.len() < header_end + length {
+        let n = socket.read(&mut tmp).await?;
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&tmp[..n]);
+    }
+    let body = String::from_utf8_lossy(&buf[header_end..]).into_owned();
+    Ok(Recorded {
+        request_line,
+        headers,
+        body,
+    })
+}
+
+async fn serve(mut socket: TcpStream, state: Arc<Shared>) -> std::io::Result<()> {
+    let request = read_request(&mut socket).await?;
+    state
+        .requests
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(request);
+    let reply = state
+        .replies
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .pop_front();
+    let Some(reply) = reply else {
+        let body = r#"{"error":{"message":"the fake server has no scripted reply left"}}"#;
+        let head = format!(
+            "HTTP/1.1 500 Internal Server Error\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        socket.write_all(head.as_bytes()).await?;
+        return socket.write_all(body.as_bytes()).await;
+    };
+    let mut head = format!(
+        "HTTP/1.1 {} Fake\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n",
+        reply.status
+    );
+    for (name, value) in &reply.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    socket.write_all(head.as_bytes()).await?;
+    socket.flush().await?;
+    let total = reply.chunks.len();
+    for (i, chunk) in reply.chunks.iter().enumerate() {
+        if !reply.delay.is_zero() {
+            tokio::time::sleep(reply.delay).await;
+        }
+        if reply.ending != Ending::Complete && i == total / 2 {
+            break;
+        }
+        socket
+            .write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+            .await?;
+        socket.write_all(chunk).await?;
+        socket.write_all(b"\r\n").await?;
+        socket.flush().await?;
+    }
+    match reply.ending {
+        Ending::Complete => socket.write_all(b"0\r\n\r\n").await,
+        Ending::Disconnect => socket.shutdown().await,
+        Ending::Hang => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(())
+        }
+    }
+}
