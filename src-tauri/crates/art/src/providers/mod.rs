@@ -3,6 +3,7 @@
 //! ([`openai`]: OpenAI Chat Completions and compatibles), which plug in through
 //! [`manager::AdapterFactory`].
 
+pub mod factory;
 pub mod http;
 pub mod manager;
 pub mod openai;

@@ -1,0 +1,143 @@
+//! A whole PES run through the real provider stack: ProviderManager → OpenAI adapter →
+//! HTTP over TCP → the testkit's fake server; real SQLite, real tools, key from a store.
+
+use std::sync::Arc;
+
+use art::ArtInstance;
+use art::agent::CancellationToken;
+use art::context::MessageOptions;
+use art::providers::factory::{BASE_URL, BuiltinFactory, builtin_entries};
+use art::providers::manager::{ManagerOptions, ProviderManager};
+use art::secrets::{MemoryStore, Secret, SecretStore};
+use art::storage::sqlite::SqliteStorage;
+use art_testkit::fake::{FakeServer, Reply};
+use art_types::{AgentProps, MessageRole, ProviderConfig, RunStatus, ThreadConfig};
+use serde_json::json;
+
+fn sse_text(text: &str) -> String {
+    let chunk =
+        json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]});
+    let usage = json!({"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 3}});
+    format!("data: {chunk}\n\ndata: {usage}\n\ndata: [DONE]\n\n")
+}
+
+#[tokio::test]
+async fn plan_tool_and_answer_over_real_http() {
+    let plan = json!({"title": "Sum", "intent": "add", "plan": ["calculate"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]});
+    let server = FakeServer::start(vec![
+        Reply::sse(&sse_text(&plan.to_string()), 17),
+        Reply::sse(&sse_text("The sum is 42."), 5),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let secrets = Arc::new(MemoryStore::new());
+    secrets
+        .set("openai", &Secret::new("sk-SENTINEL-http"))
+        .unwrap();
+    let providers = Arc::new(ProviderManager::new(
+        builtin_entries(),
+        Arc::new(BuiltinFactory::default()),
+        secrets,
+        ManagerOptions::default(),
+    ));
+    let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
+    let art = ArtInstance::builder(storage, providers).build().unwrap();
+    let thread = art
+        .conversation
+        .create_thread(None)
+        .await
+        .unwrap()
+        .thread_id;
+    let mut provider_config = ProviderConfig {
+        provider_name: "openai".into(),
+        model_id: "gpt-test".into(),
+        ..Default::default()
+    };
+    provider_config
+        .adapter_options
+        .insert(BASE_URL.into(), json!(format!("{}/v1", server.url())));
+    let config = ThreadConfig {
+        provider_config,
+        enabled_tools: vec!["calculator".into()],
+        ..Default::default()
+    };
+    art.state.set_thread_config(&thread, &config).await.unwrap();
+
+    let props = AgentProps {
+        query: "What is 19 + 23?".into(),
+        thread_id: thread.clone(),
+        trace_id: None,
+        options: Default::default(),
+    };
+    let out = art.process(props, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Success);
+    assert_eq!(out.response.content, "The sum is 42.");
+    assert_eq!(out.metadata.usage.input_tokens, 14);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    // The synthesis request carries the tool call and its result, linked by id.
+    let messages = requests[1].json()["messages"].clone();
+    let tool = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert_eq!(tool["tool_call_id"], "c1");
+    assert!(tool["content"].as_str().unwrap().contains("42"));
+    let history = art
+        .conversation
+        .messages(&thread, MessageOptions::default())
+        .await
+        .unwrap();
+    let roles: Vec<_> = history.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [MessageRole::User, MessageRole::Tool, MessageRole::Ai]
+    );
+}
+
+#[tokio::test]
+async fn a_missing_key_is_a_clear_error_response() {
+    let dir = tempfile::tempdir().unwrap();
+    let providers = Arc::new(ProviderManager::new(
+        builtin_entries(),
+        Arc::new(BuiltinFactory::default()),
+        Arc::new(MemoryStore::new()),
+        ManagerOptions::default(),
+    ));
+    let art = ArtInstance::builder(
+        Arc::new(SqliteStorage::open(dir.path().join("a.sqlite3")).unwrap()),
+        providers,
+    )
+    .build()
+    .unwrap();
+    let thread = art
+        .conversation
+        .create_thread(None)
+        .await
+        .unwrap()
+        .thread_id;
+    let config = ThreadConfig {
+        provider_config: ProviderConfig {
+            provider_name: "deepseek".into(),
+            model_id: "deepseek-chat".into(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    art.state.set_thread_config(&thread, &config).await.unwrap();
+    let props = AgentProps {
+        query: "hi".into(),
+        thread_id: thread,
+        trace_id: None,
+        options: Default::default(),
+    };
+    let out = art.process(props, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Error);
+    let error = out.metadata.error.unwrap();
+    assert_eq!(error.code, "API_KEY_MISSING");
+    assert!(error.message.contains("deepseek"));
+}
