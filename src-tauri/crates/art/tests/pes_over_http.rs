@@ -97,6 +97,22 @@ async fn plan_tool_and_answer_over_real_http() {
         roles,
         [MessageRole::User, MessageRole::Tool, MessageRole::Ai]
     );
+
+    // The key went to the provider, and nowhere else: not the database, not its WAL.
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some("Bearer sk-SENTINEL-http")
+    );
+    drop(art);
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(
+            !bytes.windows(8).any(|w| w == b"SENTINEL"),
+            "secret found in {}",
+            path.display()
+        );
+    }
 }
 
 #[tokio::test]
