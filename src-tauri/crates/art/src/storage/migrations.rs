@@ -20,7 +20,6 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX records_thread_kind_ts ON records (collection, thread_id, kind, ts);
     CREATE INDEX records_thread_ts ON records (collection, thread_id, ts);
     CREATE INDEX records_trace_ts ON records (collection, trace_id, ts) WHERE trace_id IS NOT NULL;
-    CREATE INDEX records_kind_ts ON records (collection, kind, ts);
     CREATE VIRTUAL TABLE search_index USING fts5 (text, tokenize = 'unicode61 remove_diacritics 2');",
 ];
 

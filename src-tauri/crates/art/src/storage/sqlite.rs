@@ -63,6 +63,7 @@ impl SqliteStorage {
             )));
         }
         conn.pragma_update(None, "synchronous", "NORMAL")
+            .and_then(|()| conn.pragma_update(None, "cache_size", -32_000))
             .map_err(|e| open_err(e.to_string()))?;
         migrations::migrate(&mut conn).map_err(open_err)?;
 
@@ -181,13 +182,19 @@ fn run_batch(conn: &mut Connection, batch: &[Job]) -> Vec<Result<bool, StorageEr
 fn apply(tx: &mut rusqlite::Savepoint<'_>, op: &WriteOp) -> Result<bool, StorageError> {
     match op {
         WriteOp::Set(collection, records) => {
-            let mut upsert = tx
+            // New records (the common case: observations, messages) take one INSERT;
+            // only an existing record pays for the UPDATE and re-indexing.
+            let mut insert = tx
                 .prepare_cached(
                     "INSERT INTO records (collection, id, thread_id, trace_id, kind, ts, body)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                     ON CONFLICT (collection, id) DO UPDATE SET
-                       thread_id = excluded.thread_id, trace_id = excluded.trace_id,
-                       kind = excluded.kind, ts = excluded.ts, body = excluded.body
+                     ON CONFLICT (collection, id) DO NOTHING",
+                )
+                .map_err(db_err)?;
+            let mut update = tx
+                .prepare_cached(
+                    "UPDATE records SET thread_id = ?3, trace_id = ?4, kind = ?5, ts = ?6, body = ?7
+                     WHERE collection = ?1 AND id = ?2
                      RETURNING seq",
                 )
                 .map_err(db_err)?;
@@ -198,21 +205,27 @@ fn apply(tx: &mut rusqlite::Savepoint<'_>, op: &WriteOp) -> Result<bool, Storage
                 .prepare_cached("INSERT INTO search_index (rowid, text) VALUES (?1, ?2)")
                 .map_err(db_err)?;
             for r in records {
-                let seq: i64 = upsert
-                    .query_row(
-                        params![
-                            collection.as_str(),
-                            r.id,
-                            r.thread_id,
-                            r.trace_id,
-                            r.kind,
-                            r.timestamp,
-                            r.body.to_string()
-                        ],
-                        |row| row.get(0),
-                    )
-                    .map_err(db_err)?;
-                unindex.execute([seq]).map_err(db_err)?;
+                let body = r.body.to_string();
+                let values = params![
+                    collection.as_str(),
+                    r.id,
+                    r.thread_id,
+                    r.trace_id,
+                    r.kind,
+                    r.timestamp,
+                    body
+                ];
+                // RETURNING costs more than the insert itself here; ask the connection.
+                let inserted = insert.execute(values).map_err(db_err)? == 1;
+                let seq = match inserted {
+                    true => tx.last_insert_rowid(),
+                    false => {
+                        let seq: i64 =
+                            update.query_row(values, |row| row.get(0)).map_err(db_err)?;
+                        unindex.execute([seq]).map_err(db_err)?;
+                        seq
+                    }
+                };
                 if let Some(text) = r.search_text.as_deref().filter(|t| !t.is_empty()) {
                     index.execute(params![seq, text]).map_err(db_err)?;
                 }
