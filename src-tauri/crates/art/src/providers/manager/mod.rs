@@ -101,6 +101,15 @@ fn error(class: ErrorClass, code: &str, message: impl Into<String>) -> ProviderE
     ProviderError::new(class, code, message)
 }
 
+/// What one acquisition asks for.
+struct Wanted<'a> {
+    signature: &'a Signature,
+    entry: &'a ProviderEntry,
+    model: &'a str,
+    options: &'a Map<String, Value>,
+    secret: Option<&'a Secret>,
+}
+
 enum Attempt {
     Lent(Arc<dyn ProviderAdapter>),
     Wait(u64, oneshot::Receiver<()>),
@@ -115,19 +124,18 @@ impl Inner {
     fn checkout(
         &self,
         state: &mut State,
-        signature: &Signature,
-        entry: &ProviderEntry,
-        model: &str,
-        options: &Map<String, Value>,
-        secret: Option<&Secret>,
+        wanted: &Wanted<'_>,
     ) -> Result<Arc<dyn ProviderAdapter>, ProviderError> {
+        let signature = wanted.signature;
         if !state.pool.contains_key(signature) {
-            let adapter = self.factory.create(entry, model, options, secret)?;
+            let adapter =
+                self.factory
+                    .create(wanted.entry, wanted.model, wanted.options, wanted.secret)?;
             state.pool.insert(
                 signature.clone(),
                 Pooled {
                     adapter,
-                    local: entry.is_local,
+                    local: wanted.entry.is_local,
                     active: 0,
                     idle_since: Instant::now(),
                 },
@@ -271,6 +279,13 @@ impl ProviderSource for ProviderManager {
             }
         };
         let signature = Signature::of(&entry.name, &config.model_id, &options, secret.as_ref());
+        let wanted = Wanted {
+            signature: &signature,
+            entry,
+            model: &config.model_id,
+            options: &options,
+            secret: secret.as_ref(),
+        };
         let deadline = tokio::time::Instant::now() + inner.options.queue_timeout;
 
         let attempt = {
@@ -299,43 +314,20 @@ impl ProviderSource for ProviderManager {
                             entry.name
                         ),
                     )),
-                    Some((s, _)) if s != signature => {
-                        if let Some(old) = state.pool.remove(&s) {
+                    current => {
+                        // An idle local instance of another config is unloaded first.
+                        if let Some((old, _)) = current.filter(|(s, _)| *s != signature)
+                            && let Some(old) = state.pool.remove(&old)
+                        {
                             to_unload.push(old.adapter);
                         }
-                        inner
-                            .checkout(
-                                &mut state,
-                                &signature,
-                                entry,
-                                &config.model_id,
-                                &options,
-                                secret.as_ref(),
-                            )
-                            .map(Attempt::Lent)
+                        inner.checkout(&mut state, &wanted).map(Attempt::Lent)
                     }
-                    _ => inner
-                        .checkout(
-                            &mut state,
-                            &signature,
-                            entry,
-                            &config.model_id,
-                            &options,
-                            secret.as_ref(),
-                        )
-                        .map(Attempt::Lent),
                 }
             } else {
                 let active = state.api_active.get(&entry.name).copied().unwrap_or(0);
                 if active < inner.options.max_parallel_api {
-                    let lent = inner.checkout(
-                        &mut state,
-                        &signature,
-                        entry,
-                        &config.model_id,
-                        &options,
-                        secret.as_ref(),
-                    );
+                    let lent = inner.checkout(&mut state, &wanted);
                     if lent.is_ok() {
                         *state.api_active.entry(entry.name.clone()).or_default() += 1;
                     }
@@ -382,14 +374,7 @@ impl ProviderSource for ProviderManager {
                     ));
                 }
                 // The slot is counted already; only the adapter is needed.
-                match inner.checkout(
-                    &mut state,
-                    &signature,
-                    entry,
-                    &config.model_id,
-                    &options,
-                    secret.as_ref(),
-                ) {
+                match inner.checkout(&mut state, &wanted) {
                     Ok(adapter) => adapter,
                     Err(e) => {
                         drop(state);
