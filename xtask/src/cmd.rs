@@ -23,6 +23,10 @@ pub fn tools_dir() -> PathBuf {
     target_dir().join("xtask")
 }
 
+/// Cargo arguments shared by `run`, `build` and `test`, so they all reuse the same
+/// artifacts (`art-ui` is wasm-only and built by `ui::build`).
+pub const WORKSPACE: &[&str] = &["--workspace", "--exclude", "art-ui", "--all-features"];
+
 /// Print a progress line.
 pub fn say(message: &str) {
     println!("\x1b[1;36m==>\x1b[0m {message}");

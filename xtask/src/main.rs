@@ -68,7 +68,9 @@ fn run(args: &[String]) -> Result<(), String> {
     }
     let tools = setup::ensure(setup::Needs::RUN)?;
     ui::build(&tools)?;
-    let mut build = cmd::cargo(&["build", "-p", "art-workbench"]);
+    // The same flags as `cargo xtask test`, so switching between the two rebuilds nothing.
+    let mut build = cmd::cargo(&["build"]);
+    build.args(cmd::WORKSPACE);
     if release {
         build.arg("--release");
     }

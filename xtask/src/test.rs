@@ -5,16 +5,13 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use crate::cmd::WORKSPACE;
 use crate::session::{Session, Wants};
 use crate::setup::{self, Needs};
 use crate::{bundle, cmd, ui};
 
 /// Where the installed package puts the app.
 const INSTALLED_APP: &str = "/usr/bin/art-workbench";
-
-/// Cargo arguments shared by build and test so they reuse the same artifacts.
-/// (`art-ui` is wasm-only and built by `ui::build`.)
-const WORKSPACE: &[&str] = &["--workspace", "--exclude", "art-ui", "--all-features"];
 
 #[derive(Default)]
 struct Report {

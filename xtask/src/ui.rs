@@ -5,6 +5,7 @@
 //! initialisation (the UI fails at start with `__wbindgen_init_externref_table`), and
 //! the size it saves (~160 KB of a ~540 KB module) does not justify a newer toolchain.
 
+use std::path::Path;
 use std::process::Command;
 
 use crate::cmd;
@@ -32,13 +33,15 @@ pub fn build(tools: &Tools) -> Result<(), String> {
             "--release",
         ]),
     )?;
-    let dist = root.join("ui/dist");
-    // Stale files must not be embedded: start from an empty folder.
-    if dist.exists() {
-        std::fs::remove_dir_all(&dist)
-            .map_err(|e| format!("cannot clear {}: {e}", dist.display()))?;
+    // Generate into a staging folder, then copy only what changed into ui/dist: Tauri
+    // embeds ui/dist at compile time, so untouched files mean no app rebuild.
+    let staging = cmd::tools_dir().join("ui-staging");
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging)
+            .map_err(|e| format!("cannot clear {}: {e}", staging.display()))?;
     }
-    std::fs::create_dir_all(&dist).map_err(|e| format!("cannot create {}: {e}", dist.display()))?;
+    std::fs::create_dir_all(&staging)
+        .map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
     let wasm = cmd::target_dir().join("wasm32-unknown-unknown/release/art-ui.wasm");
     cmd::step(
         "Generating JS bindings",
@@ -51,12 +54,41 @@ pub fn build(tools: &Tools) -> Result<(), String> {
                 "art_ui",
                 "--out-dir",
             ])
-            .arg(&dist)
+            .arg(&staging)
             .arg(&wasm),
     )?;
     for (from, to) in STATIC_FILES {
-        std::fs::copy(root.join(from), dist.join(to))
-            .map_err(|e| format!("cannot copy {from} into ui/dist: {e}"))?;
+        std::fs::copy(root.join(from), staging.join(to))
+            .map_err(|e| format!("cannot copy {from} into the UI bundle: {e}"))?;
+    }
+    sync(&staging, &root.join("ui/dist"))
+}
+
+/// Make `dist` hold exactly the files of `staging`, writing only those that differ.
+fn sync(staging: &Path, dist: &Path) -> Result<(), String> {
+    let io = |what: &str, path: &Path, e: std::io::Error| {
+        format!("cannot {what} {}: {e}", path.display())
+    };
+    std::fs::create_dir_all(dist).map_err(|e| io("create", dist, e))?;
+    let mut wanted = Vec::new();
+    for entry in std::fs::read_dir(staging).map_err(|e| io("read", staging, e))? {
+        let path = entry.map_err(|e| io("read", staging, e))?.path();
+        let name = path.file_name().map(ToOwned::to_owned).unwrap_or_default();
+        let target = dist.join(&name);
+        let new = std::fs::read(&path).map_err(|e| io("read", &path, e))?;
+        if std::fs::read(&target).ok().as_deref() != Some(new.as_slice()) {
+            std::fs::write(&target, &new).map_err(|e| io("write", &target, e))?;
+        }
+        wanted.push(name);
+    }
+    for entry in std::fs::read_dir(dist).map_err(|e| io("read", dist, e))? {
+        let path = entry.map_err(|e| io("read", dist, e))?.path();
+        if !wanted
+            .iter()
+            .any(|n| Some(n.as_os_str()) == path.file_name())
+        {
+            std::fs::remove_file(&path).map_err(|e| io("remove", &path, e))?;
+        }
     }
     Ok(())
 }
