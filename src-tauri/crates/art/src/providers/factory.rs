@@ -14,7 +14,8 @@ use crate::secrets::Secret;
 /// Adapter option naming the base URL (overrides the provider's default).
 pub const BASE_URL: &str = "base_url";
 
-/// The OpenAI-compatible providers, with their default base URLs.
+/// The built-in providers (Ollama, and the OpenAI-compatible APIs) with their default
+/// base URLs.
 pub fn builtin_entries() -> Vec<ProviderEntry> {
     let entry = |name: &str, base: &str| {
         let mut base_options = Map::new();
@@ -25,7 +26,10 @@ pub fn builtin_entries() -> Vec<ProviderEntry> {
             base_options,
         }
     };
+    let mut ollama = entry("ollama", super::ollama::DEFAULT_BASE_URL);
+    ollama.is_local = true;
     vec![
+        ollama,
         entry("openai", "https://api.openai.com/v1"),
         entry("deepseek", "https://api.deepseek.com/v1"),
         entry("openrouter", "https://openrouter.ai/api/v1"),
@@ -43,7 +47,7 @@ impl AdapterFactory for BuiltinFactory {
     fn create(
         &self,
         entry: &ProviderEntry,
-        _model: &str,
+        model: &str,
         options: &Map<String, Value>,
         secret: Option<&Secret>,
     ) -> Result<Arc<dyn ProviderAdapter>, ProviderError> {
@@ -62,6 +66,14 @@ impl AdapterFactory for BuiltinFactory {
                     entry.name
                 ),
             ));
+        }
+        if entry.name == "ollama" {
+            // Everything but the base URL goes to Ollama's `options` (num_ctx, ...).
+            let mut model_options = options.clone();
+            model_options.remove(BASE_URL);
+            let adapter =
+                super::ollama::OllamaAdapter::new(&base_url, model, model_options, self.http)?;
+            return Ok(Arc::new(adapter));
         }
         let secret = secret.cloned().ok_or_else(|| {
             ProviderError::new(

@@ -1,0 +1,275 @@
+//! Ollama's native API (`/api/chat`, NDJSON) — not `/v1`, so thinking, `keep_alive` and
+//! options such as `num_ctx` work. Text, thinking and complete tool calls stream as
+//! events; `{"error"}` lines after HTTP 200 end the stream with an error; `unload`
+//! frees the model with `keep_alive: 0` (how the local singleton switches models).
+
+use art_types::{
+    ErrorClass, LlmMetadata, ParsedToolCall, Prompt, PromptRole, StreamError, StreamEventKind,
+    TokenType,
+};
+use futures::StreamExt;
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+use super::http::{self, HttpOptions};
+use super::ndjson::LineFramer;
+use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
+
+/// Default address of a local Ollama.
+pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434";
+
+/// The adapter.
+pub struct OllamaAdapter {
+    base_url: String,
+    model: String,
+    options: Map<String, Value>,
+    http: HttpOptions,
+    client: reqwest::Client,
+}
+
+impl OllamaAdapter {
+    /// An adapter for `model` at `base_url`; `options` go to Ollama's `options` (e.g. `num_ctx`).
+    pub fn new(
+        base_url: &str,
+        model: &str,
+        options: Map<String, Value>,
+        http: HttpOptions,
+    ) -> Result<Self, ProviderError> {
+        // A `/v1` suffix is the OpenAI-compatible endpoint; the native API lives at the root.
+        let base_url = base_url
+            .trim_end_matches('/')
+            .trim_end_matches("/v1")
+            .to_owned();
+        Ok(Self {
+            client: http::client(&http)?,
+            base_url,
+            model: model.to_owned(),
+            options,
+            http,
+        })
+    }
+}
+
+/// The standard prompt as Ollama chat messages.
+pub fn translate(prompt: &Prompt) -> Vec<Value> {
+    prompt
+        .iter()
+        .map(|m| match m.role {
+            PromptRole::System => json!({ "role": "system", "content": m.content }),
+            PromptRole::User => json!({ "role": "user", "content": m.content }),
+            PromptRole::Assistant | PromptRole::ToolRequest => {
+                let mut msg = json!({ "role": "assistant", "content": m.content });
+                if !m.tool_calls.is_empty() {
+                    msg["tool_calls"] = m
+                        .tool_calls
+                        .iter()
+                        .map(|c| {
+                            let args: Value = serde_json::from_str(&c.function.arguments)
+                                .unwrap_or_else(|_| json!({}));
+                            json!({ "function": { "name": c.function.name, "arguments": args } })
+                        })
+                        .collect();
+                }
+                msg
+            }
+            PromptRole::ToolResult => {
+                json!({ "role": "tool", "tool_name": m.name, "content": m.content })
+            }
+        })
+        .collect()
+}
+
+fn connection_hint(error: ProviderError, base: &str) -> ProviderError {
+    if error.code == "CONNECTION_FAILED" {
+        ProviderError::new(
+            ErrorClass::Transient,
+            "OLLAMA_NOT_RUNNING",
+            format!(
+                "Ollama is not reachable at {base}: start it with `ollama serve` (or check the base URL and port)"
+            ),
+        )
+    } else {
+        error
+    }
+}
+
+/// Decode one NDJSON line.
+pub fn decode_line(line: &str, calls_seen: &mut usize) -> Vec<StreamEventKind> {
+    let value: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => {
+            return vec![StreamEventKind::Error(StreamError {
+                class: ErrorClass::Transient,
+                code: "MALFORMED_STREAM".into(),
+                message: format!("Ollama sent a line that is not JSON ({e})"),
+            })];
+        }
+    };
+    if let Some(error) = value.get("error") {
+        let message = error
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| error.to_string());
+        return vec![StreamEventKind::Error(StreamError {
+            class: ErrorClass::Transient,
+            code: "OLLAMA_ERROR".into(),
+            message,
+        })];
+    }
+    let mut out = Vec::new();
+    let message = value.get("message");
+    let text = |key: &str| {
+        message
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+    };
+    if let Some(thinking) = text("thinking") {
+        out.push(StreamEventKind::Token {
+            text: thinking.to_owned(),
+            token_type: TokenType::LlmThinking,
+        });
+    }
+    if let Some(content) = text("content") {
+        out.push(StreamEventKind::Token {
+            text: content.to_owned(),
+            token_type: TokenType::LlmResponse,
+        });
+    }
+    for call in message
+        .and_then(|m| m.get("tool_calls"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        *calls_seen += 1;
+        let name = call
+            .pointer("/function/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let arguments = call
+            .pointer("/function/arguments")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        out.push(StreamEventKind::ToolCall(ParsedToolCall {
+            call_id: format!("call_{calls_seen}"),
+            tool_name: name,
+            arguments,
+        }));
+    }
+    if value.get("done").and_then(Value::as_bool) == Some(true) {
+        let ns_to_ms = |key: &str| {
+            value
+                .get(key)
+                .and_then(Value::as_u64)
+                .map(|ns| ns / 1_000_000)
+        };
+        out.push(StreamEventKind::Metadata(LlmMetadata {
+            input_tokens: value.get("prompt_eval_count").and_then(Value::as_u64),
+            output_tokens: value.get("eval_count").and_then(Value::as_u64),
+            total_generation_time_ms: ns_to_ms("total_duration"),
+            stop_reason: value
+                .get("done_reason")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            ..LlmMetadata::default()
+        }));
+        out.push(StreamEventKind::End);
+    }
+    out
+}
+
+#[async_trait::async_trait]
+impl ProviderAdapter for OllamaAdapter {
+    fn provider_name(&self) -> &str {
+        "ollama"
+    }
+
+    async fn call(
+        &self,
+        prompt: &Prompt,
+        options: &CallOptions,
+    ) -> Result<EventStream, ProviderError> {
+        let mut model_options = self.options.clone();
+        let generation = &options.generation;
+        if let Some(t) = generation.temperature {
+            model_options.insert("temperature".into(), json!(t));
+        }
+        if let Some(p) = generation.top_p {
+            model_options.insert("top_p".into(), json!(p));
+        }
+        if let Some(n) = generation.max_tokens {
+            model_options.insert("num_predict".into(), json!(n));
+        }
+        let mut body = json!({ "model": self.model, "messages": translate(prompt), "stream": true, "options": model_options });
+        if !options.tools.is_empty() {
+            body["tools"] = options
+                .tools
+                .iter()
+                .map(|t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.input_schema } }))
+                .collect();
+        }
+        let url = http::join(&self.base_url, "api/chat");
+        let response = http::send_with_retries(&self.http, || {
+            self.client
+                .post(&url)
+                .header("Accept-Encoding", "identity")
+                .json(&body)
+        })
+        .await
+        .map_err(|e| connection_hint(e, &self.base_url))?;
+        let mut bytes = Box::pin(http::idle_guarded(response, self.http.idle_timeout));
+        let (tx, rx) = mpsc::channel::<StreamEventKind>(64);
+        tokio::spawn(async move {
+            let mut framer = LineFramer::default();
+            let mut calls_seen = 0;
+            loop {
+                let next = tokio::select! {
+                    () = tx.closed() => return,
+                    next = bytes.next() => next,
+                };
+                let (lines, ended) = match next {
+                    Some(Ok(chunk)) => (framer.push(&chunk), None),
+                    Some(Err(e)) => (
+                        Vec::new(),
+                        Some(StreamEventKind::Error(e.into_stream_error())),
+                    ),
+                    None => {
+                        let interrupted = StreamEventKind::Error(StreamError {
+                            class: ErrorClass::Transient,
+                            code: "STREAM_INTERRUPTED".into(),
+                            message: "Ollama closed the connection before the answer was complete"
+                                .into(),
+                        });
+                        (framer.finish(), Some(interrupted))
+                    }
+                };
+                for line in lines {
+                    for event in decode_line(&line, &mut calls_seen) {
+                        let last =
+                            matches!(event, StreamEventKind::End | StreamEventKind::Error(_));
+                        if tx.send(event).await.is_err() || last {
+                            return;
+                        }
+                    }
+                }
+                if let Some(event) = ended {
+                    let _ = tx.send(event).await;
+                    return;
+                }
+            }
+        });
+        Ok(Box::pin(futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|e| (e, rx))
+        })))
+    }
+
+    async fn unload(&self) {
+        let url = http::join(&self.base_url, "api/chat");
+        let body = json!({ "model": self.model, "messages": [], "keep_alive": 0 });
+        if let Err(e) = self.client.post(&url).json(&body).send().await {
+            tracing::warn!(model = %self.model, "could not unload the Ollama model: {e}");
+        }
+    }
+}
