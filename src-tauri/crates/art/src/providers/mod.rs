@@ -11,5 +11,6 @@ mod ndjson;
 pub mod ollama;
 pub mod openai;
 mod signature;
+mod wire;
 
 pub use manager::{AdapterFactory, ManagerOptions, ProviderEntry, ProviderManager};

@@ -204,11 +204,7 @@ impl ProviderAdapter for OllamaAdapter {
         }
         let mut body = json!({ "model": self.model, "messages": translate(prompt), "stream": true, "options": model_options });
         if !options.tools.is_empty() {
-            body["tools"] = options
-                .tools
-                .iter()
-                .map(|t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.input_schema } }))
-                .collect();
+            body["tools"] = super::wire::function_tools(&options.tools);
         }
         let url = http::join(&self.base_url, "api/chat");
         let response = http::send_with_retries(&self.http, || {
@@ -260,9 +256,7 @@ impl ProviderAdapter for OllamaAdapter {
                 }
             }
         });
-        Ok(Box::pin(futures::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|e| (e, rx))
-        })))
+        Ok(super::wire::receiver_stream(rx))
     }
 
     async fn unload(&self) {

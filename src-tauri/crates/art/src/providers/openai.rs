@@ -94,11 +94,7 @@ pub fn request_body(prompt: &Prompt, options: &CallOptions) -> Value {
         body["max_tokens"] = json!(n);
     }
     if !options.tools.is_empty() {
-        body["tools"] = options
-            .tools
-            .iter()
-            .map(|t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.input_schema } }))
-            .collect();
+        body["tools"] = super::wire::function_tools(&options.tools);
     }
     body
 }
@@ -319,9 +315,7 @@ impl ProviderAdapter for OpenAiAdapter {
                 }
             }
         });
-        Ok(Box::pin(futures::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|e| (e, rx))
-        })))
+        Ok(super::wire::receiver_stream(rx))
     }
 }
 
