@@ -33,17 +33,17 @@ pub fn to_prompt(history: &[ConversationMessage]) -> Prompt {
             }
             MessageRole::System => prompt.push(PromptMessage::text(PromptRole::System, &m.content)),
             MessageRole::Tool => {
-                let run: Vec<&ConversationMessage> = history[i..]
-                    .iter()
-                    .take_while(|t| t.role == MessageRole::Tool)
-                    .filter(|t| {
-                        meta_str(t, TOOL_CALL_ID).is_some() && meta_str(t, TOOL_NAME).is_some()
-                    })
-                    .collect();
                 let count = history[i..]
                     .iter()
                     .take_while(|t| t.role == MessageRole::Tool)
                     .count();
+                // Only tool messages that say which call they answer can be replayed.
+                let run: Vec<&ConversationMessage> = history[i..i + count]
+                    .iter()
+                    .filter(|t| {
+                        meta_str(t, TOOL_CALL_ID).is_some() && meta_str(t, TOOL_NAME).is_some()
+                    })
+                    .collect();
                 if !run.is_empty() {
                     let mut assistant = PromptMessage::text(PromptRole::Assistant, "");
                     assistant.tool_calls = run

@@ -4,8 +4,7 @@
 //! frees the model with `keep_alive: 0` (how the local singleton switches models).
 
 use art_types::{
-    ErrorClass, LlmMetadata, ParsedToolCall, Prompt, PromptRole, StreamError, StreamEventKind,
-    TokenType,
+    ErrorClass, LlmMetadata, ParsedToolCall, Prompt, PromptRole, StreamEventKind, TokenType,
 };
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
@@ -13,6 +12,7 @@ use tokio::sync::mpsc;
 
 use super::http::{self, HttpOptions};
 use super::ndjson::LineFramer;
+use super::wire::error_event;
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 
 /// Default address of a local Ollama.
@@ -98,11 +98,11 @@ pub fn decode_line(line: &str, calls_seen: &mut usize) -> Vec<StreamEventKind> {
     let value: Value = match serde_json::from_str(line) {
         Ok(v) => v,
         Err(e) => {
-            return vec![StreamEventKind::Error(StreamError {
-                class: ErrorClass::Transient,
-                code: "MALFORMED_STREAM".into(),
-                message: format!("Ollama sent a line that is not JSON ({e})"),
-            })];
+            return vec![error_event(
+                ErrorClass::Transient,
+                "MALFORMED_STREAM",
+                format!("Ollama sent a line that is not JSON ({e})"),
+            )];
         }
     };
     if let Some(error) = value.get("error") {
@@ -110,11 +110,7 @@ pub fn decode_line(line: &str, calls_seen: &mut usize) -> Vec<StreamEventKind> {
             .as_str()
             .map(str::to_owned)
             .unwrap_or_else(|| error.to_string());
-        return vec![StreamEventKind::Error(StreamError {
-            class: ErrorClass::Transient,
-            code: "OLLAMA_ERROR".into(),
-            message,
-        })];
+        return vec![error_event(ErrorClass::Transient, "OLLAMA_ERROR", message)];
     }
     let mut out = Vec::new();
     let message = value.get("message");
@@ -232,12 +228,11 @@ impl ProviderAdapter for OllamaAdapter {
                         Some(StreamEventKind::Error(e.into_stream_error())),
                     ),
                     None => {
-                        let interrupted = StreamEventKind::Error(StreamError {
-                            class: ErrorClass::Transient,
-                            code: "STREAM_INTERRUPTED".into(),
-                            message: "Ollama closed the connection before the answer was complete"
-                                .into(),
-                        });
+                        let interrupted = error_event(
+                            ErrorClass::Transient,
+                            "STREAM_INTERRUPTED",
+                            "Ollama closed the connection before the answer was complete",
+                        );
                         (framer.finish(), Some(interrupted))
                     }
                 };

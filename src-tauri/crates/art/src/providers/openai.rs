@@ -7,8 +7,7 @@
 use std::collections::BTreeMap;
 
 use art_types::{
-    ErrorClass, LlmMetadata, ParsedToolCall, Prompt, PromptRole, StreamError, StreamEventKind,
-    TokenType,
+    ErrorClass, LlmMetadata, ParsedToolCall, Prompt, PromptRole, StreamEventKind, TokenType,
 };
 use eventsource_stream::Eventsource;
 use futures::StreamExt;
@@ -16,6 +15,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::http::{self, HttpOptions};
+use super::wire::error_event;
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 use crate::secrets::Secret;
 
@@ -111,14 +111,6 @@ struct PartialCall {
 pub struct Decoder {
     calls: BTreeMap<u64, PartialCall>,
     metadata: LlmMetadata,
-}
-
-fn error_event(class: ErrorClass, code: &str, message: impl Into<String>) -> StreamEventKind {
-    StreamEventKind::Error(StreamError {
-        class,
-        code: code.into(),
-        message: message.into(),
-    })
 }
 
 impl Decoder {

@@ -1,6 +1,6 @@
 //! Small pieces both wire protocols share.
 
-use art_types::{StreamEventKind, ToolSchema};
+use art_types::{ErrorClass, StreamError, StreamEventKind, ToolSchema};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -27,4 +27,13 @@ pub fn receiver_stream(rx: mpsc::Receiver<StreamEventKind>) -> EventStream {
     Box::pin(futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|event| (event, rx))
     }))
+}
+
+/// A stream error event.
+pub fn error_event(class: ErrorClass, code: &str, message: impl Into<String>) -> StreamEventKind {
+    StreamEventKind::Error(StreamError {
+        class,
+        code: code.into(),
+        message: message.into(),
+    })
 }
