@@ -14,7 +14,7 @@ fn message(id: &str, thread: &str, ts: i64, text: &str) -> Record {
         kind: Some("USER".into()),
         timestamp: ts,
         search_text: Some(text.into()),
-        body: json!({ "content": text }),
+        body: json!({ "content": text }).to_string(),
     }
 }
 
@@ -26,7 +26,7 @@ fn observation(id: &str, thread: &str, ts: i64, kind: &str) -> Record {
         kind: Some(kind.into()),
         timestamp: ts,
         search_text: None,
-        body: json!({ "type": kind }),
+        body: json!({ "type": kind }).to_string(),
     }
 }
 
@@ -55,7 +55,10 @@ async fn conformance(store: &dyn StorageAdapter) {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(got.body["content"], "hello brave new world");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&got.body).unwrap()["content"],
+        "hello brave new world"
+    );
     assert_eq!(got.thread_id.as_deref(), Some("t1"));
     assert!(
         store
@@ -123,6 +126,45 @@ async fn conformance(store: &dyn StorageAdapter) {
         ["o1", "o3"]
     );
 
+    // an observation reads back with its thread and run; an upsert replaces its kind and
+    // search text; one can be deleted by id
+    let mut tool = observation("o4", "t2", 4, "TOOL_CALL");
+    tool.search_text = Some("calculator 2+2 zebra".into());
+    store
+        .set(Collection::Observations, vec![tool.clone()])
+        .await
+        .unwrap();
+    assert_eq!(store.search("zebra", 10).await.unwrap()[0].id, "o4");
+    tool.kind = Some("TOOL_EXECUTION".into());
+    tool.search_text = Some("calculator result giraffe".into());
+    store
+        .set(Collection::Observations, vec![tool])
+        .await
+        .unwrap();
+    let got = store
+        .get(Collection::Observations, "o4")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            got.thread_id.as_deref(),
+            got.trace_id.as_deref(),
+            got.kind.as_deref()
+        ),
+        (Some("t2"), Some("run-1"), Some("TOOL_EXECUTION"))
+    );
+    assert!(store.search("zebra", 10).await.unwrap().is_empty());
+    let hits = store.search("giraffe", 10).await.unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(
+        (hits[0].collection, hits[0].thread_id.as_deref()),
+        (Collection::Observations, Some("t2"))
+    );
+    assert!(store.delete(Collection::Observations, "o4").await.unwrap());
+    assert!(!store.delete(Collection::Observations, "o4").await.unwrap());
+    assert!(store.search("giraffe", 10).await.unwrap().is_empty());
+
     // search: prefix words, all required, across threads
     let hits = store.search("rus", 10).await.unwrap();
     let mut hit_ids: Vec<_> = hits.iter().map(|h| h.id.as_str()).collect();
@@ -179,6 +221,21 @@ async fn conformance(store: &dyn StorageAdapter) {
     );
 
     // clear
+    store
+        .set(
+            Collection::Observations,
+            vec![observation("o5", "t2", 5, "PLAN")],
+        )
+        .await
+        .unwrap();
+    store.clear(Collection::Observations).await.unwrap();
+    assert!(
+        store
+            .query(Collection::Observations, &Query::default())
+            .await
+            .unwrap()
+            .is_empty()
+    );
     store.clear(Collection::Messages).await.unwrap();
     assert!(
         store
@@ -216,13 +273,19 @@ async fn sqlite_data_survives_reopen_and_passes_integrity_check() {
             .unwrap();
     }
     integrity_check(&path).unwrap();
+    // Closing checkpointed everything into the database file and truncated the WAL.
+    let wal = std::fs::metadata(dir.path().join("art.sqlite3-wal")).map_or(0, |m| m.len());
+    assert_eq!(wal, 0, "WAL left behind on close");
     let store = SqliteStorage::open(&path).unwrap();
     let got = store
         .get(Collection::Messages, "m1")
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(got.body["content"], "persist me");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&got.body).unwrap()["content"],
+        "persist me"
+    );
     assert_eq!(store.search("persist", 5).await.unwrap().len(), 1);
 }
 

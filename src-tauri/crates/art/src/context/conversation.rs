@@ -8,7 +8,7 @@ use art_types::{ConversationMessage, ThreadSummary};
 
 use crate::clock;
 use crate::sockets::Sockets;
-use crate::storage::{Collection, Order, Query, Record, StorageAdapter, StorageError};
+use crate::storage::{self, Collection, Order, Query, Record, StorageAdapter, StorageError};
 
 use super::ContextError;
 
@@ -45,14 +45,6 @@ pub struct ConversationManager {
     sockets: Arc<Sockets>,
 }
 
-fn corrupt(collection: Collection, id: String, e: serde_json::Error) -> StorageError {
-    StorageError::Corrupt {
-        collection: collection.as_str(),
-        id,
-        message: e.to_string(),
-    }
-}
-
 fn clean_title(title: &str) -> Result<String, ContextError> {
     let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
     if title.is_empty() {
@@ -68,8 +60,8 @@ fn clean_title(title: &str) -> Result<String, ContextError> {
     Ok(title)
 }
 
-fn thread_record(t: &ThreadSummary) -> Record {
-    Record {
+fn thread_record(t: &ThreadSummary) -> Result<Record, StorageError> {
+    Ok(Record {
         id: t.thread_id.clone(),
         // A thread belongs to itself, so deleting the thread deletes its entry too.
         thread_id: Some(t.thread_id.clone()),
@@ -77,12 +69,12 @@ fn thread_record(t: &ThreadSummary) -> Record {
         kind: None,
         timestamp: t.updated_at,
         search_text: None,
-        body: serde_json::to_value(t).unwrap_or_default(),
-    }
+        body: storage::encode(t)?,
+    })
 }
 
-fn message_record(m: &ConversationMessage) -> Record {
-    Record {
+fn message_record(m: &ConversationMessage) -> Result<Record, StorageError> {
+    Ok(Record {
         id: m.message_id.clone(),
         thread_id: Some(m.thread_id.clone()),
         trace_id: m
@@ -93,8 +85,8 @@ fn message_record(m: &ConversationMessage) -> Record {
         kind: Some(m.role.as_str().to_owned()),
         timestamp: m.timestamp,
         search_text: Some(m.content.clone()),
-        body: serde_json::to_value(m).unwrap_or_default(),
-    }
+        body: storage::encode(m)?,
+    })
 }
 
 impl ConversationManager {
@@ -118,7 +110,7 @@ impl ConversationManager {
             message_count: 0,
         };
         self.storage
-            .set(Collection::Threads, vec![thread_record(&thread)])
+            .set(Collection::Threads, vec![thread_record(&thread)?])
             .await?;
         Ok(thread)
     }
@@ -130,8 +122,7 @@ impl ConversationManager {
             .get(Collection::Threads, thread_id)
             .await?
             .ok_or_else(|| ContextError::ThreadNotFound(thread_id.to_owned()))?;
-        serde_json::from_value(record.body)
-            .map_err(|e| corrupt(Collection::Threads, record.id, e).into())
+        Ok(record.decode(Collection::Threads)?)
     }
 
     /// All threads, most recently active first.
@@ -143,11 +134,8 @@ impl ConversationManager {
         self.storage
             .query(Collection::Threads, &query)
             .await?
-            .into_iter()
-            .map(|r| {
-                serde_json::from_value(r.body)
-                    .map_err(|e| corrupt(Collection::Threads, r.id, e).into())
-            })
+            .iter()
+            .map(|r| Ok(r.decode(Collection::Threads)?))
             .collect()
     }
 
@@ -160,7 +148,7 @@ impl ConversationManager {
         let mut thread = self.thread(thread_id).await?;
         thread.title = clean_title(title)?;
         self.storage
-            .set(Collection::Threads, vec![thread_record(&thread)])
+            .set(Collection::Threads, vec![thread_record(&thread)?])
             .await?;
         Ok(thread)
     }
@@ -200,13 +188,16 @@ impl ConversationManager {
         self.storage
             .set(
                 Collection::Messages,
-                messages.iter().map(message_record).collect(),
+                messages
+                    .iter()
+                    .map(message_record)
+                    .collect::<Result<_, _>>()?,
             )
             .await?;
         thread.message_count += new_ones;
         thread.updated_at = thread.updated_at.max(clock::now_ms());
         self.storage
-            .set(Collection::Threads, vec![thread_record(&thread)])
+            .set(Collection::Threads, vec![thread_record(&thread)?])
             .await?;
         for m in messages {
             self.sockets.messages.notify(m);
@@ -230,10 +221,8 @@ impl ConversationManager {
             .storage
             .query(Collection::Messages, &query)
             .await?
-            .into_iter()
-            .map(|r| {
-                serde_json::from_value(r.body).map_err(|e| corrupt(Collection::Messages, r.id, e))
-            })
+            .iter()
+            .map(|r| r.decode(Collection::Messages))
             .collect::<Result<Vec<ConversationMessage>, _>>()?;
         messages.reverse();
         Ok(messages)

@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::clock;
-use crate::storage::{Collection, Record, StorageAdapter, StorageError};
+use crate::storage::{self, Collection, Record, StorageAdapter};
 
 use super::ContextError;
 
@@ -38,7 +38,7 @@ pub struct StateManager {
     snapshots: Mutex<HashMap<String, AgentState>>,
 }
 
-fn record(thread_id: &str, body: Value) -> Record {
+fn record(thread_id: &str, body: String) -> Record {
     Record {
         id: thread_id.to_owned(),
         thread_id: Some(thread_id.to_owned()),
@@ -72,14 +72,7 @@ impl StateManager {
     ) -> Result<T, ContextError> {
         match self.storage.get(collection, thread_id).await? {
             None => Ok(T::default()),
-            Some(r) => serde_json::from_value(r.body).map_err(|e| {
-                StorageError::Corrupt {
-                    collection: collection.as_str(),
-                    id: r.id,
-                    message: e.to_string(),
-                }
-                .into()
-            }),
+            Some(r) => Ok(r.decode(collection)?),
         }
     }
 
@@ -106,8 +99,7 @@ impl StateManager {
         thread_id: &str,
         config: &ThreadConfig,
     ) -> Result<(), ContextError> {
-        let body =
-            serde_json::to_value(config).map_err(|e| ContextError::InvalidInput(e.to_string()))?;
+        let body = storage::encode(config)?;
         self.storage
             .set(Collection::ThreadConfigs, vec![record(thread_id, body)])
             .await?;
@@ -137,8 +129,7 @@ impl StateManager {
         thread_id: &str,
         state: &AgentState,
     ) -> Result<(), ContextError> {
-        let body =
-            serde_json::to_value(state).map_err(|e| ContextError::InvalidInput(e.to_string()))?;
+        let body = storage::encode(state)?;
         self.storage
             .set(Collection::ThreadStates, vec![record(thread_id, body)])
             .await?;

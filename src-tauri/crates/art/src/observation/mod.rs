@@ -5,11 +5,12 @@
 use std::sync::Arc;
 
 use art_types::{Observation, ObservationType, SpanInfo};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::clock;
 use crate::sockets::Sockets;
-use crate::storage::{Collection, Order, Query, Record, StorageAdapter, StorageError};
+use crate::storage::{self, Collection, Order, Query, Record, StorageAdapter, StorageError};
 
 /// An observation before the manager stamps it.
 #[derive(Debug, Clone)]
@@ -80,29 +81,78 @@ pub fn default_title(kind: ObservationType) -> &'static str {
     }
 }
 
-fn to_record(o: &Observation) -> Record {
+/// The body of a stored observation: what its indexed columns (id, thread, run, type,
+/// timestamp) do not already hold. Bodies written before observations had their own
+/// table carry the whole observation; the extra fields are ignored.
+#[derive(Serialize)]
+struct StoredRef<'a> {
+    title: &'a str,
+    content: &'a Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    metadata: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    span: &'a Option<SpanInfo>,
+}
+
+#[derive(Deserialize)]
+struct Stored {
+    title: String,
+    content: Value,
+    #[serde(default)]
+    metadata: Value,
+    #[serde(default)]
+    span: Option<SpanInfo>,
+}
+
+fn to_record(o: &Observation) -> Result<Record, StorageError> {
     // Tool arguments and results are searchable alongside messages.
     let search_text = matches!(
         o.kind,
         ObservationType::ToolCall | ObservationType::ToolExecution
     )
     .then(|| format!("{} {}", o.title, o.content));
-    Record {
+    let body = StoredRef {
+        title: &o.title,
+        content: &o.content,
+        metadata: &o.metadata,
+        span: &o.span,
+    };
+    Ok(Record {
         id: o.id.clone(),
         thread_id: Some(o.thread_id.clone()),
         trace_id: Some(o.trace_id.clone()),
         kind: Some(o.kind.as_str().to_owned()),
         timestamp: o.timestamp,
         search_text,
-        body: serde_json::to_value(o).unwrap_or(Value::Null),
-    }
+        body: storage::encode(&body)?,
+    })
 }
 
 fn from_record(r: Record) -> Result<Observation, StorageError> {
-    serde_json::from_value(r.body).map_err(|e| StorageError::Corrupt {
+    let corrupt = |message: &str| StorageError::Corrupt {
         collection: Collection::Observations.as_str(),
+        id: r.id.clone(),
+        message: message.to_owned(),
+    };
+    let kind = r
+        .kind
+        .as_deref()
+        .and_then(ObservationType::parse)
+        .ok_or_else(|| corrupt("unknown observation type"))?;
+    let (Some(thread_id), Some(trace_id)) = (r.thread_id.clone(), r.trace_id.clone()) else {
+        return Err(corrupt("observation without a thread or run"));
+    };
+    let stored: Stored = r.decode(Collection::Observations)?;
+    Ok(Observation {
         id: r.id,
-        message: e.to_string(),
+        thread_id,
+        trace_id,
+        timestamp: r.timestamp,
+        kind,
+        title: stored.title,
+        content: stored.content,
+        metadata: stored.metadata,
+        span: stored.span,
     })
 }
 
@@ -143,7 +193,10 @@ impl ObservationManager {
                 span: n.span,
             })
             .collect();
-        let records = observations.iter().map(to_record).collect();
+        let records = observations
+            .iter()
+            .map(to_record)
+            .collect::<Result<_, _>>()?;
         self.storage.set(Collection::Observations, records).await?;
         for o in &observations {
             self.sockets.observations.notify(o);

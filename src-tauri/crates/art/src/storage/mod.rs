@@ -11,8 +11,6 @@ pub mod sqlite;
 
 mod migrations;
 
-use serde_json::Value;
-
 /// The collections the framework keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Collection {
@@ -65,8 +63,29 @@ pub struct Record {
     pub timestamp: i64,
     /// Text indexed for full-text search, if any.
     pub search_text: Option<String>,
-    /// The document.
-    pub body: Value,
+    /// The document, as JSON text (stored as is: no intermediate `serde_json::Value`).
+    pub body: String,
+}
+
+impl Record {
+    /// Decode the body into `T`; a body that does not decode is [`StorageError::Corrupt`].
+    pub fn decode<T: serde::de::DeserializeOwned>(
+        &self,
+        collection: Collection,
+    ) -> Result<T, StorageError> {
+        serde_json::from_str(&self.body).map_err(|e| StorageError::Corrupt {
+            collection: collection.as_str(),
+            id: self.id.clone(),
+            message: e.to_string(),
+        })
+    }
+}
+
+/// Encode a document as JSON text. The framework's types serialise infallibly (string
+/// map keys only), so a failure here is a bug, reported as a database error.
+pub fn encode<T: serde::Serialize>(value: &T) -> Result<String, StorageError> {
+    serde_json::to_string(value)
+        .map_err(|e| StorageError::Database(format!("cannot encode a record: {e}")))
 }
 
 /// Sort order by timestamp (ties broken by insertion order).

@@ -1,0 +1,203 @@
+//! The read side: queries run on pooled read-only connections, concurrently with the
+//! writer (WAL readers see the last committed state).
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, params, params_from_iter};
+
+use super::db_err;
+use crate::storage::{Collection, Order, Query, Record, SearchHit, StorageError};
+
+/// How to read one collection: the `SELECT … FROM … WHERE` producing
+/// `id, thread id, trace id, kind, ts, body` (taking the collection name as its first
+/// parameter when `by_collection`), and its filter expressions.
+struct Source {
+    select: &'static str,
+    by_collection: bool,
+    thread: &'static str,
+    trace: &'static str,
+    id: &'static str,
+    kind: &'static str,
+    ts: &'static str,
+    seq: &'static str,
+}
+
+const RECORDS: Source = Source {
+    select: "SELECT id, thread_id, trace_id, kind, ts, body FROM records WHERE collection = ?",
+    by_collection: true,
+    thread: "thread_id = ?",
+    trace: "trace_id = ?",
+    id: "id = ?",
+    kind: "kind",
+    ts: "ts",
+    seq: "seq",
+};
+
+const OBSERVATIONS: Source = Source {
+    select: "SELECT o.id, t.value, x.value, o.kind, o.ts, o.body FROM observations o
+             LEFT JOIN keys t ON t.key = o.thread LEFT JOIN keys x ON x.key = o.trace
+             WHERE TRUE",
+    by_collection: false,
+    thread: "o.thread = (SELECT key FROM keys WHERE value = ?)",
+    trace: "o.trace = (SELECT key FROM keys WHERE value = ?)",
+    id: "o.id = ?",
+    kind: "o.kind",
+    ts: "o.ts",
+    seq: "o.seq",
+};
+
+/// The source of a collection and the arguments its `select` takes.
+fn source(collection: Collection) -> (&'static Source, Vec<SqlValue>) {
+    let src = match collection {
+        Collection::Observations => &OBSERVATIONS,
+        _ => &RECORDS,
+    };
+    let args = match src.by_collection {
+        true => vec![collection.as_str().to_owned().into()],
+        false => Vec::new(),
+    };
+    (src, args)
+}
+
+fn row_to_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
+    Ok(Record {
+        id: row.get(0)?,
+        thread_id: row.get(1)?,
+        trace_id: row.get(2)?,
+        kind: row.get(3)?,
+        timestamp: row.get(4)?,
+        search_text: None,
+        body: row.get(5)?,
+    })
+}
+
+fn collect(conn: &Connection, sql: &str, args: Vec<SqlValue>) -> Result<Vec<Record>, StorageError> {
+    let mut stmt = conn.prepare_cached(sql).map_err(db_err)?;
+    let rows = stmt
+        .query_map(params_from_iter(args), row_to_record)
+        .map_err(db_err)?;
+    rows.collect::<Result<_, _>>().map_err(db_err)
+}
+
+pub(super) fn get(
+    conn: &Connection,
+    collection: Collection,
+    id: &str,
+) -> Result<Option<Record>, StorageError> {
+    let (src, mut args) = source(collection);
+    let sql = format!("{} AND {}", src.select, src.id);
+    args.push(id.to_owned().into());
+    Ok(collect(conn, &sql, args)?.pop())
+}
+
+pub(super) fn query(
+    conn: &Connection,
+    collection: Collection,
+    query: &Query,
+) -> Result<Vec<Record>, StorageError> {
+    let (src, mut args) = source(collection);
+    let mut sql = src.select.to_owned();
+    let mut filter = |clause: &str, arg: SqlValue| {
+        sql.push_str(" AND ");
+        sql.push_str(clause);
+        args.push(arg);
+    };
+    if let Some(thread) = &query.thread_id {
+        filter(src.thread, thread.clone().into());
+    }
+    if let Some(trace) = &query.trace_id {
+        filter(src.trace, trace.clone().into());
+    }
+    if let Some(before) = query.before {
+        filter(&format!("{} < ?", src.ts), before.into());
+    }
+    if let Some(after) = query.after {
+        filter(&format!("{} > ?", src.ts), after.into());
+    }
+    if !query.kinds.is_empty() {
+        let marks = vec!["?"; query.kinds.len()].join(", ");
+        sql.push_str(&format!(" AND {} IN ({marks})", src.kind));
+        args.extend(query.kinds.iter().cloned().map(Into::into));
+    }
+    let direction = match query.order {
+        Order::Ascending => "ASC",
+        Order::Descending => "DESC",
+    };
+    sql.push_str(&format!(
+        " ORDER BY {ts} {direction}, {seq} {direction}",
+        ts = src.ts,
+        seq = src.seq
+    ));
+    if let Some(limit) = query.limit {
+        sql.push_str(" LIMIT ?");
+        args.push(i64::try_from(limit).unwrap_or(i64::MAX).into());
+    }
+    collect(conn, &sql, args)
+}
+
+/// Turn user text into a safe FTS5 expression: every word a quoted prefix, all required.
+pub(super) fn fts_expression(text: &str) -> Result<String, StorageError> {
+    let terms: Vec<String> = text
+        .split_whitespace()
+        .map(|w| w.replace('"', ""))
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("\"{w}\"*"))
+        .collect();
+    if terms.is_empty() {
+        return Err(StorageError::InvalidSearch("type at least one word".into()));
+    }
+    Ok(terms.join(" "))
+}
+
+/// Best matches over messages and observations together, by FTS5 rank.
+pub(super) fn search(
+    conn: &Connection,
+    expression: &str,
+    limit: usize,
+) -> Result<Vec<SearchHit>, StorageError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT collection, id, thread_id, snippet FROM (
+                 SELECT r.collection AS collection, r.id AS id, r.thread_id AS thread_id,
+                        snippet(search_index, 0, '[', ']', '…', 12) AS snippet,
+                        search_index.rank AS rank
+                 FROM search_index JOIN records r ON r.seq = search_index.rowid
+                 WHERE search_index MATCH ?1
+                 UNION ALL
+                 SELECT 'observations', o.id, k.value,
+                        snippet(observation_search, 0, '[', ']', '…', 12),
+                        observation_search.rank
+                 FROM observation_search JOIN observations o ON o.seq = observation_search.rowid
+                 LEFT JOIN keys k ON k.key = o.thread
+                 WHERE observation_search MATCH ?1
+             ) ORDER BY rank LIMIT ?2",
+        )
+        .map_err(db_err)?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = stmt
+        .query_map(params![expression, limit], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get(1)?,
+                row.get(2)?,
+                row.get(3)?,
+            ))
+        })
+        .map_err(db_err)?;
+    let mut hits = Vec::new();
+    for row in rows {
+        let (collection, id, thread_id, snippet) = row.map_err(db_err)?;
+        let Some(collection) = Collection::ALL
+            .into_iter()
+            .find(|c| c.as_str() == collection)
+        else {
+            continue;
+        };
+        hits.push(SearchHit {
+            collection,
+            id,
+            thread_id,
+            snippet,
+        });
+    }
+    Ok(hits)
+}

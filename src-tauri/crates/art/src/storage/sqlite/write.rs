@@ -1,0 +1,378 @@
+//! The write side: one thread owns the writing connection and runs queued jobs in
+//! batches (one transaction per batch); another checkpoints the WAL so the
+//! writer never waits for an fsync.
+
+use std::collections::HashMap;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rusqlite::types::ToSql;
+use rusqlite::{CachedStatement, Transaction};
+use rusqlite::{Connection, params};
+use tokio::sync::oneshot;
+
+use super::db_err;
+use crate::storage::{Collection, Record, StorageError};
+
+/// At most this many queued writes share one transaction.
+const MAX_BATCH: usize = 512;
+
+/// Least time between two checkpoints while writes keep coming.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
+
+pub(super) enum WriteOp {
+    Set(Collection, Vec<Record>),
+    Delete(Collection, String),
+    DeleteThread(String),
+    Clear(Collection),
+}
+
+pub(super) struct Job {
+    pub(super) op: WriteOp,
+    pub(super) reply: oneshot::Sender<Result<bool, StorageError>>,
+}
+
+/// Interned thread / run ids of the observations table. Keys are never deleted, so a
+/// cached key stays valid unless the transaction that created it rolled back.
+#[derive(Default)]
+struct Keys(HashMap<String, i64>);
+
+impl Keys {
+    fn get(
+        &mut self,
+        tx: &Transaction<'_>,
+        value: Option<&str>,
+    ) -> Result<Option<i64>, StorageError> {
+        let Some(value) = value else { return Ok(None) };
+        if let Some(key) = self.0.get(value) {
+            return Ok(Some(*key));
+        }
+        tx.prepare_cached("INSERT INTO keys (value) VALUES (?1) ON CONFLICT (value) DO NOTHING")
+            .and_then(|mut s| s.execute([value]))
+            .map_err(db_err)?;
+        let key: i64 = tx
+            .prepare_cached("SELECT key FROM keys WHERE value = ?1")
+            .and_then(|mut s| s.query_row([value], |row| row.get(0)))
+            .map_err(db_err)?;
+        self.0.insert(value.to_owned(), key);
+        Ok(Some(key))
+    }
+}
+
+pub(super) fn writer_loop(mut conn: Connection, jobs: mpsc::Receiver<Job>, tick: mpsc::Sender<()>) {
+    let mut keys = Keys::default();
+    while let Ok(first) = jobs.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        let outcomes = run_batch(&mut conn, &batch, &mut keys);
+        if outcomes.iter().any(Result::is_err) {
+            // A rolled-back transaction may have interned keys that are not in the file.
+            keys.0.clear();
+        }
+        let _ = tick.send(());
+        for (job, outcome) in batch.into_iter().zip(outcomes) {
+            let _ = job.reply.send(outcome);
+        }
+    }
+}
+
+/// Checkpoint (PASSIVE: never blocks the writer or readers) after commits, at most every
+/// [`CHECKPOINT_EVERY`]; when the writer is gone, checkpoint everything and truncate the WAL.
+pub(super) fn checkpoint_loop(conn: Connection, ticks: mpsc::Receiver<()>) {
+    let checkpoint = |mode: &str| {
+        let sql = format!("PRAGMA wal_checkpoint({mode})");
+        if let Err(e) = conn.query_row(&sql, [], |_| Ok(())) {
+            tracing::warn!(error = %e, "WAL checkpoint failed");
+        }
+    };
+    let mut open = ticks.recv().is_ok();
+    while open {
+        checkpoint("PASSIVE");
+        let deadline = Instant::now() + CHECKPOINT_EVERY;
+        let mut more = false;
+        loop {
+            match ticks.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(()) => more = true,
+                Err(mpsc::RecvTimeoutError::Timeout) => break,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    open = false;
+                    break;
+                }
+            }
+        }
+        if open && !more {
+            open = ticks.recv().is_ok();
+        }
+    }
+    checkpoint("TRUNCATE");
+}
+
+/// Run jobs in one transaction; callers are answered only after the commit, so what
+/// they were told is on disk. When a job fails, the transaction is rolled back and each
+/// job reruns alone, so one bad job spares the rest (failures are rare: the fast path
+/// pays for no savepoints).
+fn run_batch(
+    conn: &mut Connection,
+    batch: &[Job],
+    keys: &mut Keys,
+) -> Vec<Result<bool, StorageError>> {
+    let all = transaction(conn, batch.iter(), keys);
+    if all.iter().all(Result::is_ok) || batch.len() == 1 {
+        return all;
+    }
+    keys.0.clear();
+    batch
+        .iter()
+        .map(|job| transaction(conn, std::iter::once(job), keys).remove(0))
+        .collect()
+}
+
+/// Apply jobs in one transaction: all committed, or none (each failed job keeps its own
+/// error; the others are told the batch was rolled back).
+fn transaction<'a>(
+    conn: &mut Connection,
+    jobs: impl ExactSizeIterator<Item = &'a Job>,
+    keys: &mut Keys,
+) -> Vec<Result<bool, StorageError>> {
+    let count = jobs.len();
+    let fail_all = |e: rusqlite::Error| {
+        let message = e.to_string();
+        (0..count)
+            .map(|_| Err(StorageError::Database(message.clone())))
+            .collect()
+    };
+    let tx = match conn.transaction() {
+        Ok(tx) => tx,
+        Err(e) => return fail_all(e),
+    };
+    let mut outcomes = Vec::with_capacity(count);
+    for job in jobs {
+        outcomes.push(apply(&tx, &job.op, keys));
+    }
+    if outcomes.iter().any(Result::is_err) {
+        drop(tx); // rolls back
+        return outcomes
+            .into_iter()
+            .map(|o| {
+                o.and(Err(StorageError::Database(
+                    "rolled back with a failed write in the same batch".into(),
+                )))
+            })
+            .collect();
+    }
+    match tx.commit() {
+        Ok(()) => outcomes,
+        Err(e) => fail_all(e),
+    }
+}
+
+/// The statements of one table: insert-if-new, update-existing (returning its rowid),
+/// and its full-text index.
+struct TableSql {
+    insert: &'static str,
+    update: &'static str,
+    fts: &'static str,
+}
+
+const RECORDS: TableSql = TableSql {
+    insert: "INSERT INTO records (collection, id, thread_id, trace_id, kind, ts, body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (collection, id) DO NOTHING",
+    update: "UPDATE records SET thread_id = ?3, trace_id = ?4, kind = ?5, ts = ?6, body = ?7
+             WHERE collection = ?1 AND id = ?2 RETURNING seq",
+    fts: "search_index",
+};
+
+const OBSERVATIONS: TableSql = TableSql {
+    insert: "INSERT INTO observations (id, thread, trace, kind, ts, body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO NOTHING",
+    update: "UPDATE observations SET thread = ?2, trace = ?3, kind = ?4, ts = ?5, body = ?6
+             WHERE id = ?1 RETURNING seq",
+    fts: "observation_search",
+};
+
+/// The prepared statements of one table, for one batch of rows.
+struct Upsert<'t> {
+    insert: CachedStatement<'t>,
+    update: CachedStatement<'t>,
+    unindex: CachedStatement<'t>,
+    index: CachedStatement<'t>,
+}
+
+impl<'t> Upsert<'t> {
+    fn prepare(tx: &'t Transaction<'_>, table: &TableSql) -> Result<Self, StorageError> {
+        let fts = table.fts;
+        Ok(Self {
+            insert: tx.prepare_cached(table.insert).map_err(db_err)?,
+            update: tx.prepare_cached(table.update).map_err(db_err)?,
+            unindex: tx
+                .prepare_cached(&format!("DELETE FROM {fts} WHERE rowid = ?1"))
+                .map_err(db_err)?,
+            index: tx
+                .prepare_cached(&format!("INSERT INTO {fts} (rowid, text) VALUES (?1, ?2)"))
+                .map_err(db_err)?,
+        })
+    }
+
+    /// Insert or replace one row and its search text. New rows (the common case) take
+    /// one INSERT; only an existing row pays for the UPDATE and re-indexing.
+    fn row(
+        &mut self,
+        tx: &Transaction<'_>,
+        values: &[&dyn ToSql],
+        search_text: Option<&str>,
+    ) -> Result<(), StorageError> {
+        let inserted = self.insert.execute(values).map_err(db_err)? == 1;
+        // RETURNING costs more than the insert itself; ask the connection instead.
+        let seq = match inserted {
+            true => tx.last_insert_rowid(),
+            false => {
+                let seq: i64 = self
+                    .update
+                    .query_row(values, |row| row.get(0))
+                    .map_err(db_err)?;
+                self.unindex.execute([seq]).map_err(db_err)?;
+                seq
+            }
+        };
+        if let Some(text) = search_text.filter(|t| !t.is_empty()) {
+            self.index.execute(params![seq, text]).map_err(db_err)?;
+        }
+        Ok(())
+    }
+}
+
+/// Run `sql` (one `?1` parameter) against both the rows it selects and their search text:
+/// `rows` is a `FROM … WHERE …` clause over `table` selecting the rows to delete.
+fn delete_rows(
+    tx: &Transaction<'_>,
+    table: &str,
+    fts: &str,
+    rows: &str,
+    arg: &dyn ToSql,
+) -> Result<usize, StorageError> {
+    tx.execute(
+        &format!("DELETE FROM {fts} WHERE rowid IN (SELECT seq FROM {table} WHERE {rows})"),
+        [arg],
+    )
+    .map_err(db_err)?;
+    tx.execute(&format!("DELETE FROM {table} WHERE {rows}"), [arg])
+        .map_err(db_err)
+}
+
+const THREAD_KEY: &str = "thread = (SELECT key FROM keys WHERE value = ?1)";
+
+fn apply(tx: &Transaction<'_>, op: &WriteOp, keys: &mut Keys) -> Result<bool, StorageError> {
+    match op {
+        WriteOp::Set(Collection::Observations, records) => {
+            let mut upsert = Upsert::prepare(tx, &OBSERVATIONS)?;
+            for r in records {
+                let thread = keys.get(tx, r.thread_id.as_deref())?;
+                let trace = keys.get(tx, r.trace_id.as_deref())?;
+                let values: [&dyn ToSql; 6] =
+                    [&r.id, &thread, &trace, &r.kind, &r.timestamp, &r.body];
+                upsert.row(tx, &values, r.search_text.as_deref())?;
+            }
+            Ok(true)
+        }
+        WriteOp::Set(collection, records) => {
+            let mut upsert = Upsert::prepare(tx, &RECORDS)?;
+            for r in records {
+                let values: [&dyn ToSql; 7] = [
+                    &collection.as_str(),
+                    &r.id,
+                    &r.thread_id,
+                    &r.trace_id,
+                    &r.kind,
+                    &r.timestamp,
+                    &r.body,
+                ];
+                upsert.row(tx, &values, r.search_text.as_deref())?;
+            }
+            Ok(true)
+        }
+        WriteOp::Delete(Collection::Observations, id) => {
+            let n = delete_rows(tx, "observations", "observation_search", "id = ?1", id)?;
+            Ok(n > 0)
+        }
+        WriteOp::Delete(collection, id) => {
+            let rows = format!("collection = '{}' AND id = ?1", collection.as_str());
+            Ok(delete_rows(tx, "records", "search_index", &rows, id)? > 0)
+        }
+        WriteOp::DeleteThread(thread_id) => {
+            let records = delete_rows(tx, "records", "search_index", "thread_id = ?1", thread_id)?;
+            let observations = delete_rows(
+                tx,
+                "observations",
+                "observation_search",
+                THREAD_KEY,
+                thread_id,
+            )?;
+            Ok(records + observations > 0)
+        }
+        WriteOp::Clear(Collection::Observations) => {
+            tx.execute_batch("DELETE FROM observation_search; DELETE FROM observations;")
+                .map_err(db_err)?;
+            Ok(true)
+        }
+        WriteOp::Clear(collection) => {
+            delete_rows(
+                tx,
+                "records",
+                "search_index",
+                "collection = ?1",
+                &collection.as_str(),
+            )?;
+            Ok(true)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: &str) -> Job {
+        let record = Record {
+            id: id.into(),
+            thread_id: Some("t1".into()),
+            trace_id: None,
+            kind: None,
+            timestamp: 1,
+            search_text: None,
+            body: "{}".into(),
+        };
+        Job {
+            op: WriteOp::Set(Collection::Messages, vec![record]),
+            reply: oneshot::channel().0,
+        }
+    }
+
+    #[test]
+    fn a_failing_job_spares_the_rest_of_its_batch() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::storage::migrations::migrate(&mut conn).unwrap();
+        conn.execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON records WHEN NEW.id = 'bad'
+             BEGIN SELECT RAISE(ABORT, 'refused by test'); END;",
+        )
+        .unwrap();
+        let batch = [job("a"), job("bad"), job("b")];
+        let outcomes = run_batch(&mut conn, &batch, &mut Keys::default());
+        assert!(outcomes[0].is_ok() && outcomes[2].is_ok(), "{outcomes:?}");
+        let err = outcomes[1].as_ref().unwrap_err().to_string();
+        assert!(err.contains("refused by test"), "{err}");
+        let ids: Vec<String> = conn
+            .prepare("SELECT id FROM records ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(ids, ["a", "b"]);
+    }
+}
