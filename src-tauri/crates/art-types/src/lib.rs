@@ -13,6 +13,7 @@ pub mod events;
 pub mod message;
 pub mod observation;
 pub mod prompt;
+pub mod provider;
 pub mod stream;
 pub mod thread;
 pub mod tool;
@@ -28,6 +29,7 @@ pub use observation::{Observation, ObservationType, Phase, SpanInfo};
 pub use prompt::{
     FunctionCall, Prompt, PromptMessage, PromptRole, ReasoningBlock, ToolCallRequest,
 };
+pub use provider::{AdapterKind, DoctorFinding, DoctorReport, ModelInfo, Severity};
 pub use stream::{ErrorClass, LlmMetadata, StreamError, StreamEvent, StreamEventKind, TokenType};
 pub use thread::{
     AgentState, GenerationParams, ProviderConfig, ThreadConfig, ThreadContext, ThreadSummary,

@@ -38,6 +38,10 @@ pub struct ToolCallRequest {
     pub kind: String,
     /// Name and arguments.
     pub function: FunctionCall,
+    /// Opaque provider signature of the call (Gemini's `thoughtSignature`), returned
+    /// verbatim; other providers never see it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 /// Thinking attached to an assistant message, for providers that need it sent back

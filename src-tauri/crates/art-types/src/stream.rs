@@ -54,6 +54,9 @@ pub struct LlmMetadata {
     /// Why generation stopped (`stop`, `length`, `tool_calls`, ...), as the provider says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
+    /// Opaque signature of the thinking (Anthropic), needed to send that thinking back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_signature: Option<String>,
 }
 
 /// Class of an LLM call failure: decides retry and what the user is told.

@@ -44,6 +44,10 @@ pub struct ParsedToolCall {
     pub tool_name: String,
     /// Arguments (validated against the tool's schema before it runs).
     pub arguments: serde_json::Value,
+    /// Opaque provider signature tied to this call (Gemini's `thoughtSignature`), sent
+    /// back verbatim with the call in later turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 /// Whether a tool call worked.

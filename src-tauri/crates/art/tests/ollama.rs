@@ -54,6 +54,8 @@ fn prompt() -> Vec<PromptMessage> {
 fn adapter(server: &FakeServer) -> OllamaAdapter {
     let mut options = Map::new();
     options.insert("num_ctx".into(), json!(8192));
+    options.insert("think".into(), json!(true));
+    options.insert("keep_alive".into(), json!("10m"));
     // A `/v1` suffix (a common mix-up) still reaches the native API.
     OllamaAdapter::new(
         &format!("{}/v1/", server.url()),
@@ -122,6 +124,12 @@ async fn request_uses_the_native_api_with_options() {
     assert_eq!(body["model"], "llama3.2");
     assert_eq!(body["stream"], true);
     assert_eq!(body["options"]["num_ctx"], 8192);
+    // `think` and `keep_alive` are request fields, not model options.
+    assert_eq!(
+        (&body["think"], &body["keep_alive"]),
+        (&json!(true), &json!("10m"))
+    );
+    assert!(body["options"].get("think").is_none());
     assert_eq!(
         body["messages"][1],
         json!({"role": "user", "content": "Salut"})

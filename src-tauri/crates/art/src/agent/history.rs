@@ -12,6 +12,8 @@ pub const TOOL_CALL_ID: &str = "toolCallId";
 pub const TOOL_NAME: &str = "toolName";
 /// Tool arguments key.
 pub const TOOL_ARGUMENTS: &str = "arguments";
+/// The provider's signature of the call (Gemini), replayed with it.
+pub const TOOL_SIGNATURE: &str = "signature";
 
 fn meta_str<'a>(m: &'a ConversationMessage, key: &str) -> Option<&'a str> {
     m.metadata.get(key).and_then(Value::as_str)
@@ -59,6 +61,7 @@ pub fn to_prompt(history: &[ConversationMessage]) -> Prompt {
                                     .map(Value::to_string)
                                     .unwrap_or_else(|| "{}".into()),
                             },
+                            signature: meta_str(t, TOOL_SIGNATURE).map(str::to_owned),
                         })
                         .collect();
                     prompt.push(assistant);

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::history::{self, TOOL_ARGUMENTS, TOOL_CALL_ID, TOOL_NAME};
+use super::history::{self, TOOL_ARGUMENTS, TOOL_CALL_ID, TOOL_NAME, TOOL_SIGNATURE};
 use super::streaming::{self, Ending, StageResult, StageSinks};
 use super::{AgentCore, AgentError};
 use crate::clock;
@@ -361,6 +361,16 @@ impl PesAgent {
                 result.error.as_deref().unwrap_or("the tool failed")
             ),
         };
+        let mut metadata = json!({
+            "traceId": run.trace_id,
+            TOOL_CALL_ID: result.call_id,
+            TOOL_NAME: result.tool_name,
+            TOOL_ARGUMENTS: call.arguments,
+            "status": result.status,
+        });
+        if let Some(signature) = &call.signature {
+            metadata[TOOL_SIGNATURE] = json!(signature);
+        }
         ConversationMessage {
             message_id: clock::new_id(),
             thread_id: run.thread_id.clone(),
@@ -368,13 +378,7 @@ impl PesAgent {
             content,
             timestamp: clock::now_ms(),
             status: MessageStatus::Complete,
-            metadata: json!({
-                "traceId": run.trace_id,
-                TOOL_CALL_ID: result.call_id,
-                TOOL_NAME: result.tool_name,
-                TOOL_ARGUMENTS: call.arguments,
-                "status": result.status,
-            }),
+            metadata,
         }
     }
 }

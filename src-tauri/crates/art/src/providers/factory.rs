@@ -2,11 +2,14 @@
 
 use std::sync::Arc;
 
-use art_types::ErrorClass;
+use art_types::{AdapterKind, ErrorClass};
 use serde_json::{Map, Value};
 
+use super::anthropic::{self, AnthropicAdapter, AnthropicConfig};
+use super::gemini::{self, GeminiAdapter, GeminiConfig};
 use super::http::HttpOptions;
 use super::manager::{AdapterFactory, ProviderEntry};
+use super::ollama::{self, OllamaAdapter};
 use super::openai::{OpenAiAdapter, OpenAiConfig};
 use crate::reasoning::provider::{ProviderAdapter, ProviderError};
 use crate::secrets::Secret;
@@ -14,26 +17,79 @@ use crate::secrets::Secret;
 /// Adapter option naming the base URL (overrides the provider's default).
 pub const BASE_URL: &str = "base_url";
 
-/// The built-in providers (Ollama, and the OpenAI-compatible APIs) with their default
-/// base URLs.
+/// The built-in providers with their default base URLs.
 pub fn builtin_entries() -> Vec<ProviderEntry> {
-    let entry = |name: &str, base: &str| {
+    let entry = |name: &str, kind, base: &str| {
         let mut base_options = Map::new();
         base_options.insert(BASE_URL.into(), Value::String(base.into()));
         ProviderEntry {
             name: name.into(),
-            is_local: false,
+            kind,
+            is_local: kind == AdapterKind::Ollama,
             base_options,
         }
     };
-    let mut ollama = entry("ollama", super::ollama::DEFAULT_BASE_URL);
-    ollama.is_local = true;
     vec![
-        ollama,
-        entry("openai", "https://api.openai.com/v1"),
-        entry("deepseek", "https://api.deepseek.com/v1"),
-        entry("openrouter", "https://openrouter.ai/api/v1"),
+        entry("ollama", AdapterKind::Ollama, ollama::DEFAULT_BASE_URL),
+        entry("openai", AdapterKind::OpenAi, "https://api.openai.com/v1"),
+        entry(
+            "anthropic",
+            AdapterKind::Anthropic,
+            anthropic::DEFAULT_BASE_URL,
+        ),
+        entry("gemini", AdapterKind::Gemini, gemini::DEFAULT_BASE_URL),
+        entry(
+            "deepseek",
+            AdapterKind::OpenAi,
+            "https://api.deepseek.com/v1",
+        ),
+        entry(
+            "openrouter",
+            AdapterKind::OpenAi,
+            "https://openrouter.ai/api/v1",
+        ),
     ]
+}
+
+/// The base URL of an entry's merged options, checked to be http(s).
+pub fn base_url(
+    entry: &ProviderEntry,
+    options: &Map<String, Value>,
+) -> Result<String, ProviderError> {
+    let base_url = options
+        .get(BASE_URL)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(ProviderError::new(
+            ErrorClass::Permanent,
+            "INVALID_BASE_URL",
+            format!(
+                "the base URL of {} must start with http:// or https://, got {base_url:?}",
+                entry.name
+            ),
+        ));
+    }
+    Ok(base_url)
+}
+
+/// The key of an API provider, or the typed error naming it.
+pub fn require_key(
+    entry: &ProviderEntry,
+    secret: Option<&Secret>,
+) -> Result<Secret, ProviderError> {
+    secret.cloned().ok_or_else(|| {
+        ProviderError::new(
+            ErrorClass::Auth,
+            "API_KEY_MISSING",
+            format!(
+                "no API key is set for {}: add one in the provider settings",
+                entry.name
+            ),
+        )
+    })
 }
 
 /// Makes adapters for the built-in providers.
@@ -51,58 +107,53 @@ impl AdapterFactory for BuiltinFactory {
         options: &Map<String, Value>,
         secret: Option<&Secret>,
     ) -> Result<Arc<dyn ProviderAdapter>, ProviderError> {
-        let base_url = options
-            .get(BASE_URL)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .trim()
-            .to_owned();
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(ProviderError::new(
-                ErrorClass::Permanent,
-                "INVALID_BASE_URL",
-                format!(
-                    "the base URL of {} must start with http:// or https://, got {base_url:?}",
-                    entry.name
-                ),
-            ));
-        }
-        if entry.name == "ollama" {
-            // Everything but the base URL goes to Ollama's `options` (num_ctx, ...).
-            let mut model_options = options.clone();
-            model_options.remove(BASE_URL);
-            let adapter =
-                super::ollama::OllamaAdapter::new(&base_url, model, model_options, self.http)?;
-            return Ok(Arc::new(adapter));
-        }
-        let secret = secret.cloned().ok_or_else(|| {
-            ProviderError::new(
-                ErrorClass::Auth,
-                "API_KEY_MISSING",
-                format!(
-                    "no API key is set for {}: add one in the provider settings",
-                    entry.name
-                ),
-            )
-        })?;
-        let extra_headers = if entry.name == "openrouter" {
-            vec![
-                (
-                    "HTTP-Referer".into(),
-                    "https://github.com/art-workbench".into(),
-                ),
-                ("X-Title".into(), crate::APP_NAME.into()),
-            ]
-        } else {
-            Vec::new()
+        let base_url = base_url(entry, options)?;
+        let http = self.http;
+        let adapter: Arc<dyn ProviderAdapter> = match entry.kind {
+            AdapterKind::Ollama => {
+                // Everything but the base URL goes to Ollama (num_ctx, think, keep_alive…).
+                let mut model_options = options.clone();
+                model_options.remove(BASE_URL);
+                Arc::new(OllamaAdapter::new(&base_url, model, model_options, http)?)
+            }
+            AdapterKind::Anthropic => Arc::new(AnthropicAdapter::new(AnthropicConfig {
+                base_url,
+                api_key: require_key(entry, secret)?,
+                thinking_budget: anthropic::thinking_budget(options),
+                http,
+            })?),
+            AdapterKind::Gemini => {
+                let mut config = GeminiConfig {
+                    base_url,
+                    api_key: require_key(entry, secret)?,
+                    include_thoughts: true,
+                    thinking_budget: None,
+                    http,
+                };
+                config.thinking_from(options);
+                Arc::new(GeminiAdapter::new(config)?)
+            }
+            AdapterKind::OpenAi => {
+                let extra_headers = if entry.name == "openrouter" {
+                    vec![
+                        (
+                            "HTTP-Referer".into(),
+                            "https://github.com/art-workbench".into(),
+                        ),
+                        ("X-Title".into(), crate::APP_NAME.into()),
+                    ]
+                } else {
+                    Vec::new()
+                };
+                Arc::new(OpenAiAdapter::new(OpenAiConfig {
+                    name: entry.name.clone(),
+                    base_url,
+                    api_key: Some(require_key(entry, secret)?),
+                    extra_headers,
+                    http,
+                })?)
+            }
         };
-        let adapter = OpenAiAdapter::new(OpenAiConfig {
-            name: entry.name.clone(),
-            base_url,
-            api_key: Some(secret),
-            extra_headers,
-            http: self.http,
-        })?;
-        Ok(Arc::new(adapter))
+        Ok(adapter)
     }
 }

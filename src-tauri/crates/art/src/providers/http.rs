@@ -76,7 +76,8 @@ pub fn classify(status: u16, body: &str) -> ProviderError {
         400 | 413
             if lower.contains("context_length")
                 || lower.contains("maximum context")
-                || lower.contains("too long") =>
+                || lower.contains("too long")
+                || lower.contains("maximum number of tokens") =>
         {
             (ErrorClass::ContextLength, "CONTEXT_LENGTH_EXCEEDED")
         }
@@ -100,6 +101,17 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     }
     get("retry-after")
         .and_then(|v| v.parse::<f64>().ok())
+        .map(|s| Duration::from_secs_f64(s.max(0.0)))
+}
+
+/// Gemini's wait hint: a `RetryInfo` detail with `"retryDelay": "7s"` in the error body.
+pub fn retry_delay_in_body(body: &str) -> Option<Duration> {
+    let json: Value = serde_json::from_str(body).ok()?;
+    json.pointer("/error/details")?
+        .as_array()?
+        .iter()
+        .filter_map(|d| d.get("retryDelay")?.as_str())
+        .find_map(|d| d.trim().strip_suffix('s')?.parse::<f64>().ok())
         .map(|s| Duration::from_secs_f64(s.max(0.0)))
 }
 
@@ -130,8 +142,9 @@ pub async fn send_with_retries(
             Ok(response) if response.status().is_success() => return Ok(response),
             Ok(response) => {
                 let status = response.status().as_u16();
-                let wait = retry_after(response.headers());
+                let header_wait = retry_after(response.headers());
                 let body = response.text().await.unwrap_or_default();
+                let wait = header_wait.or_else(|| retry_delay_in_body(&body));
                 (classify(status, &body), wait)
             }
             Err(e) if e.is_connect() || e.is_timeout() => (
@@ -236,6 +249,22 @@ mod tests {
             ErrorClass::ContextLength
         );
         assert_eq!(classify(503, "busy").class, ErrorClass::Transient);
+        assert_eq!(
+            classify(
+                529,
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            )
+            .class,
+            ErrorClass::Transient
+        );
+        assert_eq!(
+            classify(400, r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#).class,
+            ErrorClass::ContextLength
+        );
+        let gemini = r#"{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"7s"}]}}"#;
+        assert_eq!(classify(429, gemini).class, ErrorClass::RateLimited);
+        assert_eq!(retry_delay_in_body(gemini), Some(Duration::from_secs(7)));
+        assert_eq!(retry_delay_in_body("{}"), None);
         assert_eq!(
             classify(404, r#"{"error":"model not found"}"#).message,
             "HTTP 404: model not found"

@@ -1,12 +1,16 @@
 //! Providers: the [`manager::ProviderManager`] that lends adapters (pooling, limits,
-//! the local singleton), the shared HTTP behaviour ([`http`]) and the adapters
-//! ([`openai`]: OpenAI Chat Completions and compatibles; [`ollama`]: Ollama's native
-//! API), which plug in through
-//! [`manager::AdapterFactory`].
+//! the local singleton), the shared HTTP behaviour ([`http`]) and the adapters, which
+//! plug in through [`manager::AdapterFactory`]: [`openai`] (OpenAI Chat Completions and
+//! the compatible DeepSeek and OpenRouter), [`anthropic`] (Messages), [`gemini`]
+//! (`streamGenerateContent`) and [`ollama`] (the native API, plus its doctor).
+//! [`models`] lists what each provider offers.
 
+pub mod anthropic;
 pub mod factory;
+pub mod gemini;
 pub mod http;
 pub mod manager;
+pub mod models;
 mod ndjson;
 pub mod ollama;
 pub mod openai;

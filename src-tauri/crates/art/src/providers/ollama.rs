@@ -18,6 +18,9 @@ use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, Prov
 /// Default address of a local Ollama.
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434";
 
+/// Provider options that are fields of the request rather than model `options`.
+pub const TOP_LEVEL_OPTIONS: [&str; 2] = ["think", "keep_alive"];
+
 /// The adapter.
 pub struct OllamaAdapter {
     base_url: String,
@@ -152,6 +155,7 @@ pub fn decode_line(line: &str, calls_seen: &mut usize) -> Vec<StreamEventKind> {
             call_id: format!("call_{calls_seen}"),
             tool_name: name,
             arguments,
+            signature: None,
         }));
     }
     if value.get("done").and_then(Value::as_bool) == Some(true) {
@@ -198,7 +202,15 @@ impl ProviderAdapter for OllamaAdapter {
         if let Some(n) = generation.max_tokens {
             model_options.insert("num_predict".into(), json!(n));
         }
+        // `think` and `keep_alive` are request fields; the rest are model options.
+        let top_level: Vec<(&str, Value)> = TOP_LEVEL_OPTIONS
+            .iter()
+            .filter_map(|k| model_options.remove(*k).map(|v| (*k, v)))
+            .collect();
         let mut body = json!({ "model": self.model, "messages": translate(prompt), "stream": true, "options": model_options });
+        for (key, value) in top_level {
+            body[key] = value;
+        }
         if !options.tools.is_empty() {
             body["tools"] = super::wire::function_tools(&options.tools);
         }

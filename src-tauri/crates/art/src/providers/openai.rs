@@ -9,13 +9,10 @@ use std::collections::BTreeMap;
 use art_types::{
     ErrorClass, LlmMetadata, ParsedToolCall, Prompt, PromptRole, StreamEventKind, TokenType,
 };
-use eventsource_stream::Eventsource;
-use futures::StreamExt;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use super::http::{self, HttpOptions};
-use super::wire::error_event;
+use super::wire::{SseDecoder, error_event, interrupted, sse_stream};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 use crate::secrets::Secret;
 
@@ -61,7 +58,12 @@ pub fn translate(prompt: &Prompt) -> Vec<Value> {
                     if m.content.is_empty() {
                         msg["content"] = Value::Null;
                     }
-                    msg["tool_calls"] = json!(m.tool_calls);
+                    // Built field by field: a signature from another provider stays out.
+                    msg["tool_calls"] = m
+                        .tool_calls
+                        .iter()
+                        .map(|c| json!({ "id": c.id, "type": "function", "function": c.function }))
+                        .collect();
                 }
                 msg
             }
@@ -231,6 +233,7 @@ impl Decoder {
                     call_id,
                     tool_name: call.name,
                     arguments,
+                    signature: None,
                 })
             })
             .collect();
@@ -239,6 +242,19 @@ impl Decoder {
         )));
         out.push(StreamEventKind::End);
         out
+    }
+}
+
+impl SseDecoder for Decoder {
+    fn event(&mut self, _name: &str, data: &str) -> Vec<StreamEventKind> {
+        match data.trim() {
+            "[DONE]" => self.finish(),
+            _ => self.feed(data),
+        }
+    }
+
+    fn end_of_stream(&mut self) -> Vec<StreamEventKind> {
+        vec![interrupted()]
     }
 }
 
@@ -271,43 +287,11 @@ impl ProviderAdapter for OpenAiAdapter {
             request
         })
         .await?;
-        let mut events =
-            Box::pin(http::idle_guarded(response, self.config.http.idle_timeout).eventsource());
-        let (tx, rx) = mpsc::channel::<StreamEventKind>(64);
-        tokio::spawn(async move {
-            let mut decoder = Decoder::default();
-            loop {
-                let next = tokio::select! {
-                    // The consumer dropped the stream: stop reading, which aborts the request.
-                    () = tx.closed() => return,
-                    next = events.next() => next,
-                };
-                let produced = match next {
-                    None => vec![error_event(
-                        ErrorClass::Transient,
-                        "STREAM_INTERRUPTED",
-                        "the connection closed before the answer was complete",
-                    )],
-                    Some(Err(eventsource_stream::EventStreamError::Transport(e))) => {
-                        vec![StreamEventKind::Error(e.into_stream_error())]
-                    }
-                    Some(Err(e)) => vec![error_event(
-                        ErrorClass::Transient,
-                        "MALFORMED_STREAM",
-                        e.to_string(),
-                    )],
-                    Some(Ok(event)) if event.data.trim() == "[DONE]" => decoder.finish(),
-                    Some(Ok(event)) => decoder.feed(&event.data),
-                };
-                for event in produced {
-                    let last = matches!(event, StreamEventKind::End | StreamEventKind::Error(_));
-                    if tx.send(event).await.is_err() || last {
-                        return;
-                    }
-                }
-            }
-        });
-        Ok(super::wire::receiver_stream(rx))
+        Ok(sse_stream(
+            response,
+            self.config.http.idle_timeout,
+            Decoder::default(),
+        ))
     }
 }
 
@@ -327,6 +311,7 @@ mod tests {
                 name: "calculator".into(),
                 arguments: "{\"expression\":\"1\"}".into(),
             },
+            signature: None,
         }];
         let mut result = PromptMessage::text(PromptRole::ToolResult, "{\"result\":1}");
         result.tool_call_id = Some("c1".into());

@@ -183,6 +183,7 @@ mod tests {
                 name: "calculator".into(),
                 arguments: "{}".into(),
             },
+            signature: None,
         };
         let mut assistant = PromptMessage::text(PromptRole::Assistant, "");
         assistant.tool_calls = vec![call];

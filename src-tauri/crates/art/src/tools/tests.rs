@@ -68,6 +68,7 @@ fn call(id: &str, tool: &str, arguments: Value) -> ParsedToolCall {
         call_id: id.into(),
         tool_name: tool.into(),
         arguments,
+        signature: None,
     }
 }
 

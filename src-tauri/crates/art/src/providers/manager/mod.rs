@@ -29,6 +29,8 @@ use crate::secrets::{Secret, SecretError, SecretStore};
 pub struct ProviderEntry {
     /// Name used in thread configs, e.g. `openai`.
     pub name: String,
+    /// The wire protocol (which adapter serves it).
+    pub kind: art_types::AdapterKind,
     /// Local (singleton, no key) or API provider.
     pub is_local: bool,
     /// Options merged under each call's adapter options.

@@ -57,11 +57,13 @@ fn manager(options: ManagerOptions) -> (ProviderManager, Arc<Factory>, Arc<Memor
     let entries = vec![
         ProviderEntry {
             name: "openai".into(),
+            kind: art_types::AdapterKind::OpenAi,
             is_local: false,
             base_options: base,
         },
         ProviderEntry {
             name: "ollama".into(),
+            kind: art_types::AdapterKind::Ollama,
             is_local: true,
             base_options: Map::new(),
         },

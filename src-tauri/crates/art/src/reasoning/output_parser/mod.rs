@@ -215,6 +215,7 @@ fn parse_call(index: usize, call: &Value) -> Result<ParsedToolCall, String> {
         call_id,
         tool_name: name.trim().to_owned(),
         arguments,
+        signature: None,
     })
 }
 

@@ -1,0 +1,84 @@
+//! Providers as the UI sees them: which wire protocol an entry speaks, the models it
+//! offers, and the Ollama doctor's findings.
+
+use serde::{Deserialize, Serialize};
+
+/// The wire protocol a provider entry speaks (which adapter serves it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdapterKind {
+    /// OpenAI Chat Completions (OpenAI, DeepSeek, OpenRouter, other compatibles).
+    OpenAi,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini `streamGenerateContent`.
+    Gemini,
+    /// Ollama's native API.
+    Ollama,
+}
+
+/// One model a provider offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    /// The id to put in a thread's provider config.
+    pub id: String,
+    /// A friendlier name, where the provider gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// Size on disk (local models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    /// Loaded in memory right now (Ollama `/api/ps`).
+    #[serde(default)]
+    pub loaded: bool,
+}
+
+/// How bad a doctor finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Works; for information.
+    Ok,
+    /// Works, with a caveat (e.g. the model still has to load).
+    Warning,
+    /// Will not work until fixed.
+    Error,
+}
+
+/// One thing the doctor checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DoctorFinding {
+    /// Stable code, e.g. `OLLAMA_NOT_RUNNING`.
+    pub code: String,
+    /// How bad.
+    pub severity: Severity,
+    /// What was found, in plain words.
+    pub message: String,
+    /// What to do about it, when something needs doing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+/// What the Ollama doctor found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DoctorReport {
+    /// The base URL checked (after normalisation).
+    pub base_url: String,
+    /// Ollama's version, when it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Installed models (with `loaded` set from `/api/ps`).
+    pub models: Vec<ModelInfo>,
+    /// Findings, most important first.
+    pub findings: Vec<DoctorFinding>,
+}
+
+impl DoctorReport {
+    /// Whether nothing blocks a chat.
+    pub fn ready(&self) -> bool {
+        self.findings.iter().all(|f| f.severity != Severity::Error)
+    }
+}

@@ -1,0 +1,371 @@
+//! Anthropic Messages over SSE: `system` as a top-level field, strictly alternating
+//! user / assistant turns (consecutive same-role messages merged), tool results as
+//! `tool_result` blocks in a user turn, thinking blocks sent back with their signature.
+//! Streams text, thinking, signatures and `tool_use` input assembled from
+//! `input_json_delta` fragments; `ping` and unknown events are ignored; an `error` event
+//! after HTTP 200 ends the stream with that error; no `message_stop` is an interruption.
+
+use std::collections::BTreeMap;
+
+use art_types::{
+    ErrorClass, LlmMetadata, ParsedToolCall, Prompt, PromptMessage, PromptRole, StreamEventKind,
+    TokenType,
+};
+use serde_json::{Map, Value, json};
+
+use super::http::{self, HttpOptions};
+use super::wire::{SseDecoder, error_event, interrupted, sse_stream};
+use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
+use crate::secrets::Secret;
+
+/// Default base URL (with the API version path).
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
+/// The API version header value this adapter speaks.
+pub const API_VERSION: &str = "2023-06-01";
+/// `max_tokens` is required by the API; this is used when the thread sets none.
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// Where and how to reach Anthropic.
+#[derive(Debug, Clone)]
+pub struct AnthropicConfig {
+    /// Base URL including the version, e.g. `https://api.anthropic.com/v1`.
+    pub base_url: String,
+    /// API key (sent as `x-api-key`).
+    pub api_key: Secret,
+    /// Extended thinking budget in tokens (≥ 1024), or `None` for no thinking.
+    pub thinking_budget: Option<u32>,
+    /// Timeouts and retries.
+    pub http: HttpOptions,
+}
+
+/// The adapter.
+pub struct AnthropicAdapter {
+    config: AnthropicConfig,
+    client: reqwest::Client,
+}
+
+impl AnthropicAdapter {
+    /// An adapter for `config`.
+    pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
+        let client = http::client(&config.http)?;
+        Ok(Self { config, client })
+    }
+}
+
+/// Append `blocks` as a turn of `role`, merging with the previous turn of the same role
+/// (the API requires alternation).
+fn push_turn(turns: &mut Vec<Value>, role: &str, blocks: Vec<Value>) {
+    if blocks.is_empty() {
+        return;
+    }
+    if let Some(last) = turns.last_mut().filter(|t| t["role"] == role)
+        && let Some(content) = last["content"].as_array_mut()
+    {
+        content.extend(blocks);
+        return;
+    }
+    turns.push(json!({ "role": role, "content": blocks }));
+}
+
+/// The standard prompt as (`system`, `messages`).
+pub fn translate(prompt: &[PromptMessage]) -> (Option<String>, Vec<Value>) {
+    let mut system: Vec<&str> = Vec::new();
+    let mut turns: Vec<Value> = Vec::new();
+    let text = |t: &str| (!t.is_empty()).then(|| json!({ "type": "text", "text": t }));
+    for m in prompt {
+        match m.role {
+            PromptRole::System => system.push(&m.content),
+            PromptRole::User => {
+                push_turn(&mut turns, "user", text(&m.content).into_iter().collect())
+            }
+            PromptRole::Assistant | PromptRole::ToolRequest => {
+                let mut blocks = Vec::new();
+                // Unsigned thinking would be rejected; only signed blocks go back.
+                if let Some(r) = &m.reasoning
+                    && let Some(signature) = &r.signature
+                {
+                    blocks.push(
+                        json!({ "type": "thinking", "thinking": r.text, "signature": signature }),
+                    );
+                }
+                blocks.extend(text(&m.content));
+                for call in &m.tool_calls {
+                    let input: Value = serde_json::from_str(&call.function.arguments)
+                        .ok()
+                        .filter(Value::is_object)
+                        .unwrap_or_else(|| json!({}));
+                    blocks.push(json!({ "type": "tool_use", "id": call.id, "name": call.function.name, "input": input }));
+                }
+                push_turn(&mut turns, "assistant", blocks);
+            }
+            PromptRole::ToolResult => {
+                let block = json!({
+                    "type": "tool_result",
+                    "tool_use_id": m.tool_call_id.as_deref().unwrap_or_default(),
+                    "content": m.content,
+                });
+                push_turn(&mut turns, "user", vec![block]);
+            }
+        }
+    }
+    // The first turn must be the user's.
+    if turns.first().is_some_and(|t| t["role"] == "assistant") {
+        let start =
+            json!({ "role": "user", "content": [{ "type": "text", "text": "(continued)" }] });
+        turns.insert(0, start);
+    }
+    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    (system, turns)
+}
+
+/// The request body of a streaming call.
+pub fn request_body(
+    prompt: &[PromptMessage],
+    options: &CallOptions,
+    thinking: Option<u32>,
+) -> Value {
+    let (system, messages) = translate(prompt);
+    let generation = &options.generation;
+    let mut max_tokens = generation.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+    let mut body = json!({ "model": options.model_id, "messages": messages, "stream": true });
+    if let Some(system) = system {
+        body["system"] = json!(system);
+    }
+    match thinking {
+        Some(budget) => {
+            let budget = budget.max(1024);
+            // The answer needs room beyond the thinking budget.
+            if max_tokens <= budget {
+                max_tokens = budget + DEFAULT_MAX_TOKENS;
+            }
+            body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });
+            // Sampling parameters are fixed while thinking is on.
+        }
+        None => {
+            if let Some(t) = generation.temperature {
+                body["temperature"] = json!(t.min(1.0));
+            }
+            if let Some(p) = generation.top_p {
+                body["top_p"] = json!(p);
+            }
+        }
+    }
+    body["max_tokens"] = json!(max_tokens);
+    if !options.tools.is_empty() {
+        body["tools"] = options
+            .tools
+            .iter()
+            .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.input_schema }))
+            .collect();
+    }
+    body
+}
+
+/// A `tool_use` block being received.
+struct PendingTool {
+    id: String,
+    name: String,
+    /// `input` of `content_block_start` (normally `{}`) until JSON fragments arrive.
+    start_input: Value,
+    json: String,
+}
+
+/// Decodes Anthropic's event stream.
+#[derive(Default)]
+pub struct Decoder {
+    tools: BTreeMap<u64, PendingTool>,
+    metadata: LlmMetadata,
+}
+
+fn error_class(kind: &str) -> ErrorClass {
+    match kind {
+        "rate_limit_error" => ErrorClass::RateLimited,
+        "authentication_error" | "permission_error" => ErrorClass::Auth,
+        "overloaded_error" | "api_error" | "timeout_error" => ErrorClass::Transient,
+        _ => ErrorClass::Permanent,
+    }
+}
+
+impl Decoder {
+    fn block_stop(&mut self, index: u64) -> Vec<StreamEventKind> {
+        let Some(tool) = self.tools.remove(&index) else {
+            return Vec::new();
+        };
+        let arguments = if tool.json.trim().is_empty() {
+            tool.start_input
+        } else {
+            // Unparseable input stays visible as a string; validation reports it.
+            serde_json::from_str(&tool.json).unwrap_or(Value::String(tool.json))
+        };
+        vec![StreamEventKind::ToolCall(ParsedToolCall {
+            call_id: tool.id,
+            tool_name: tool.name,
+            arguments,
+            signature: None,
+        })]
+    }
+
+    fn delta(&mut self, index: u64, delta: &Value) -> Vec<StreamEventKind> {
+        let field = |name: &str| delta.get(name).and_then(Value::as_str).unwrap_or_default();
+        let token = |text: &str, token_type| {
+            (!text.is_empty())
+                .then(|| StreamEventKind::Token {
+                    text: text.to_owned(),
+                    token_type,
+                })
+                .into_iter()
+                .collect()
+        };
+        match field("type") {
+            "text_delta" => token(field("text"), TokenType::LlmResponse),
+            "thinking_delta" => token(field("thinking"), TokenType::LlmThinking),
+            "signature_delta" => {
+                let signature = self.metadata.reasoning_signature.get_or_insert_default();
+                signature.push_str(field("signature"));
+                Vec::new()
+            }
+            "input_json_delta" => {
+                if let Some(tool) = self.tools.get_mut(&index) {
+                    tool.json.push_str(field("partial_json"));
+                }
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn usage(&mut self, usage: Option<&Value>) {
+        let get = |key: &str| usage.and_then(|u| u.get(key)).and_then(Value::as_u64);
+        if let Some(n) = get("input_tokens") {
+            self.metadata.input_tokens = Some(n);
+        }
+        if let Some(n) = get("output_tokens") {
+            self.metadata.output_tokens = Some(n);
+        }
+    }
+}
+
+impl SseDecoder for Decoder {
+    fn event(&mut self, _name: &str, data: &str) -> Vec<StreamEventKind> {
+        let event: Value = match serde_json::from_str(data) {
+            Ok(v) => v,
+            Err(e) => {
+                return vec![error_event(
+                    ErrorClass::Transient,
+                    "MALFORMED_STREAM",
+                    format!("Anthropic sent an event that is not JSON ({e})"),
+                )];
+            }
+        };
+        let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
+        // The payload's `type` names the event (the `event:` line says the same).
+        match event
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+        {
+            "message_start" => {
+                self.usage(event.pointer("/message/usage"));
+                Vec::new()
+            }
+            "content_block_start" => {
+                let block = &event["content_block"];
+                if block["type"] == "tool_use" {
+                    let text = |k: &str| block[k].as_str().unwrap_or_default().to_owned();
+                    let start_input = Some(block["input"].clone())
+                        .filter(Value::is_object)
+                        .unwrap_or_else(|| json!({}));
+                    let tool = PendingTool {
+                        id: text("id"),
+                        name: text("name"),
+                        start_input,
+                        json: String::new(),
+                    };
+                    self.tools.insert(index, tool);
+                }
+                Vec::new()
+            }
+            "content_block_delta" => self.delta(index, &event["delta"]),
+            "content_block_stop" => self.block_stop(index),
+            "message_delta" => {
+                if let Some(reason) = event.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.metadata.stop_reason = Some(reason.to_owned());
+                }
+                self.usage(event.get("usage"));
+                Vec::new()
+            }
+            "message_stop" => vec![
+                StreamEventKind::Metadata(std::mem::take(&mut self.metadata)),
+                StreamEventKind::End,
+            ],
+            "error" => {
+                let kind = event
+                    .pointer("/error/type")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let message = event
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Anthropic reported an error");
+                let code = if kind == "overloaded_error" {
+                    "PROVIDER_OVERLOADED"
+                } else {
+                    "PROVIDER_STREAM_ERROR"
+                };
+                vec![error_event(
+                    error_class(kind),
+                    code,
+                    format!("{kind}: {message}"),
+                )]
+            }
+            // `ping` and event types added after this adapter was written.
+            _ => Vec::new(),
+        }
+    }
+
+    fn end_of_stream(&mut self) -> Vec<StreamEventKind> {
+        vec![interrupted()]
+    }
+}
+
+/// Options of an Anthropic provider entry: `thinking_budget` (tokens) turns thinking on.
+pub fn thinking_budget(options: &Map<String, Value>) -> Option<u32> {
+    options
+        .get("thinking_budget")
+        .and_then(Value::as_u64)
+        .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+}
+
+#[async_trait::async_trait]
+impl ProviderAdapter for AnthropicAdapter {
+    fn provider_name(&self) -> &str {
+        "anthropic"
+    }
+
+    async fn call(
+        &self,
+        prompt: &Prompt,
+        options: &CallOptions,
+    ) -> Result<EventStream, ProviderError> {
+        let url = http::join(&self.config.base_url, "messages");
+        let body = request_body(prompt, options, self.config.thinking_budget);
+        let response = http::send_with_retries(&self.config.http, || {
+            self.client
+                .post(&url)
+                .header("x-api-key", self.config.api_key.expose())
+                .header("anthropic-version", API_VERSION)
+                .header("Accept", "text/event-stream")
+                .header("Accept-Encoding", "identity")
+                .json(&body)
+        })
+        .await?;
+        Ok(sse_stream(
+            response,
+            self.config.http.idle_timeout,
+            Decoder::default(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,139 @@
+use art_types::{FunctionCall, PromptMessage, ReasoningBlock, ToolCallRequest};
+
+use super::*;
+use crate::reasoning::provider::CallStage;
+
+fn call(id: &str, name: &str, args: &str) -> ToolCallRequest {
+    ToolCallRequest {
+        id: id.into(),
+        kind: "function".into(),
+        function: FunctionCall {
+            name: name.into(),
+            arguments: args.into(),
+        },
+        signature: None,
+    }
+}
+
+fn options() -> CallOptions {
+    CallOptions {
+        thread_id: "t".into(),
+        trace_id: "r".into(),
+        stage: CallStage::Synthesis,
+        model_id: "claude-test".into(),
+        generation: Default::default(),
+        tools: Vec::new(),
+    }
+}
+
+#[test]
+fn system_is_top_level_and_turns_alternate_with_tool_results_in_user_turns() {
+    let mut assistant = PromptMessage::text(PromptRole::Assistant, "Let me compute.");
+    assistant.reasoning = Some(ReasoningBlock {
+        text: "need a tool".into(),
+        signature: Some("sig-1".into()),
+    });
+    assistant.tool_calls = vec![
+        call("toolu_1", "calculator", r#"{"expression":"2+2"}"#),
+        call("toolu_2", "current_time", "not json"),
+    ];
+    let mut result_1 = PromptMessage::text(PromptRole::ToolResult, "4");
+    result_1.tool_call_id = Some("toolu_1".into());
+    let mut result_2 = PromptMessage::text(PromptRole::ToolResult, "12:00");
+    result_2.tool_call_id = Some("toolu_2".into());
+    let prompt = vec![
+        PromptMessage::text(PromptRole::System, "Be brief."),
+        PromptMessage::text(PromptRole::System, "Use tools."),
+        PromptMessage::text(PromptRole::User, "What is 2+2?"),
+        PromptMessage::text(PromptRole::User, "And the time?"),
+        assistant,
+        result_1,
+        result_2,
+        PromptMessage::text(PromptRole::User, "Thanks"),
+    ];
+    let (system, turns) = translate(&prompt);
+    assert_eq!(system.as_deref(), Some("Be brief.\n\nUse tools."));
+    let roles: Vec<&str> = turns.iter().map(|t| t["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "user"]);
+    assert_eq!(
+        turns[0]["content"].as_array().unwrap().len(),
+        2,
+        "two user messages merged"
+    );
+    assert_eq!(
+        turns[1]["content"],
+        json!([
+            { "type": "thinking", "thinking": "need a tool", "signature": "sig-1" },
+            { "type": "text", "text": "Let me compute." },
+            { "type": "tool_use", "id": "toolu_1", "name": "calculator", "input": { "expression": "2+2" } },
+            { "type": "tool_use", "id": "toolu_2", "name": "current_time", "input": {} },
+        ])
+    );
+    assert_eq!(
+        turns[2]["content"],
+        json!([
+            { "type": "tool_result", "tool_use_id": "toolu_1", "content": "4" },
+            { "type": "tool_result", "tool_use_id": "toolu_2", "content": "12:00" },
+            { "type": "text", "text": "Thanks" },
+        ])
+    );
+}
+
+#[test]
+fn unsigned_thinking_is_not_sent_and_an_assistant_start_gets_a_user_turn() {
+    let mut assistant = PromptMessage::text(PromptRole::Assistant, "Hello again.");
+    assistant.reasoning = Some(ReasoningBlock {
+        text: "unsigned".into(),
+        signature: None,
+    });
+    let (_, turns) = translate(&[assistant, PromptMessage::text(PromptRole::User, "Hi")]);
+    assert_eq!(turns[0]["role"], "user");
+    assert_eq!(
+        turns[1]["content"],
+        json!([{ "type": "text", "text": "Hello again." }])
+    );
+}
+
+#[test]
+fn thinking_leaves_room_for_the_answer_and_drops_sampling_parameters() {
+    let mut opts = options();
+    opts.generation.temperature = Some(0.3);
+    opts.generation.max_tokens = Some(1000);
+    let body = request_body(
+        &[PromptMessage::text(PromptRole::User, "Hi")],
+        &opts,
+        Some(2048),
+    );
+    assert_eq!(
+        body["thinking"],
+        json!({ "type": "enabled", "budget_tokens": 2048 })
+    );
+    assert!(body["max_tokens"].as_u64().unwrap() > 2048);
+    assert!(body.get("temperature").is_none());
+    let plain = request_body(&[PromptMessage::text(PromptRole::User, "Hi")], &opts, None);
+    assert_eq!(
+        (plain["max_tokens"].as_u64(), plain["temperature"].as_f64()),
+        (Some(1000), Some(0.3))
+    );
+    assert_eq!(plain["stream"], true);
+}
+
+#[test]
+fn a_mid_stream_error_event_is_classified() {
+    let mut decoder = Decoder::default();
+    let events = decoder.event(
+        "error",
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+    );
+    let [StreamEventKind::Error(e)] = events.as_slice() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(
+        (e.class, e.code.as_str()),
+        (ErrorClass::Transient, "PROVIDER_OVERLOADED")
+    );
+    assert!(e.message.contains("Overloaded"));
+    assert!(
+        matches!(decoder.end_of_stream().as_slice(), [StreamEventKind::Error(e)] if e.code == "STREAM_INTERRUPTED")
+    );
+}

@@ -1,0 +1,124 @@
+use art_types::{FunctionCall, PromptMessage, ToolCallRequest, ToolSchema};
+
+use super::*;
+use crate::reasoning::provider::CallStage;
+
+fn config() -> GeminiConfig {
+    GeminiConfig {
+        base_url: DEFAULT_BASE_URL.into(),
+        api_key: Secret::new("k"),
+        include_thoughts: true,
+        thinking_budget: None,
+        http: HttpOptions::default(),
+    }
+}
+
+#[test]
+fn roles_system_instruction_calls_with_signatures_and_responses() {
+    let mut assistant = PromptMessage::text(PromptRole::Assistant, "");
+    assistant.tool_calls = vec![ToolCallRequest {
+        id: "fc-1".into(),
+        kind: "function".into(),
+        function: FunctionCall {
+            name: "calculator".into(),
+            arguments: r#"{"expression":"2+2"}"#.into(),
+        },
+        signature: Some("sig-abc".into()),
+    }];
+    let mut result = PromptMessage::text(PromptRole::ToolResult, "4");
+    result.tool_call_id = Some("fc-1".into());
+    result.name = Some("calculator".into());
+    let mut object_result = PromptMessage::text(PromptRole::ToolResult, r#"{"time":"12:00"}"#);
+    object_result.name = Some("current_time".into());
+    let prompt = vec![
+        PromptMessage::text(PromptRole::System, "Be brief."),
+        PromptMessage::text(PromptRole::User, "2+2?"),
+        assistant,
+        result,
+        object_result,
+    ];
+    let (system, contents) = translate(&prompt);
+    assert_eq!(system, Some(json!({ "parts": [{ "text": "Be brief." }] })));
+    assert_eq!(
+        contents,
+        json!([
+            { "role": "user", "parts": [{ "text": "2+2?" }] },
+            { "role": "model", "parts": [{
+                "functionCall": { "id": "fc-1", "name": "calculator", "args": { "expression": "2+2" } },
+                "thoughtSignature": "sig-abc"
+            }] },
+            { "role": "user", "parts": [
+                { "functionResponse": { "id": "fc-1", "name": "calculator", "response": { "result": 4 } } },
+                { "functionResponse": { "id": null, "name": "current_time", "response": { "time": "12:00" } } }
+            ] }
+        ])
+        .as_array()
+        .unwrap()
+        .clone()
+    );
+}
+
+#[test]
+fn generation_thinking_and_tools_use_gemini_names() {
+    let mut options = CallOptions {
+        thread_id: "t".into(),
+        trace_id: "r".into(),
+        stage: CallStage::Planning,
+        model_id: "gemini-test".into(),
+        generation: Default::default(),
+        tools: vec![ToolSchema {
+            name: "calculator".into(),
+            description: "Math".into(),
+            input_schema: json!({ "type": "object", "additionalProperties": false }),
+            output_schema: None,
+            examples: Vec::new(),
+        }],
+    };
+    options.generation.max_tokens = Some(500);
+    options.generation.top_p = Some(0.9);
+    let mut cfg = config();
+    cfg.thinking_from(&serde_json::from_value(json!({ "thinking_budget": 1024 })).unwrap());
+    let body = request_body(
+        &[PromptMessage::text(PromptRole::User, "Hi")],
+        &options,
+        &cfg,
+    );
+    assert_eq!(
+        body["generationConfig"],
+        json!({ "maxOutputTokens": 500, "topP": 0.9, "thinkingConfig": { "includeThoughts": true, "thinkingBudget": 1024 } })
+    );
+    assert_eq!(
+        body["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"]["additionalProperties"],
+        false
+    );
+}
+
+#[test]
+fn usage_is_cumulative_and_the_end_needs_a_finish_reason() {
+    let mut decoder = Decoder::default();
+    decoder.event("message", r#"{"candidates":[{"content":{"parts":[{"text":"a"}]}}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":1}}"#);
+    assert!(
+        matches!(decoder.end_of_stream().as_slice(), [StreamEventKind::Error(e)] if e.code == "STREAM_INTERRUPTED")
+    );
+    decoder.event("message", r#"{"candidates":[{"content":{"parts":[{"text":"b"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":2}}"#);
+    let end = decoder.end_of_stream();
+    let [StreamEventKind::Metadata(meta), StreamEventKind::End] = end.as_slice() else {
+        panic!("{end:?}")
+    };
+    assert_eq!((meta.input_tokens, meta.output_tokens), (Some(5), Some(2)));
+    assert_eq!(meta.stop_reason.as_deref(), Some("STOP"));
+}
+
+#[test]
+fn errors_and_blocked_prompts_end_the_stream() {
+    let mut decoder = Decoder::default();
+    let events = decoder.event(
+        "message",
+        r#"{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}"#,
+    );
+    assert!(
+        matches!(events.as_slice(), [StreamEventKind::Error(e)] if e.class == ErrorClass::Transient && e.message.contains("overloaded"))
+    );
+    let events = decoder.event("message", r#"{"promptFeedback":{"blockReason":"SAFETY"}}"#);
+    assert!(matches!(events.as_slice(), [StreamEventKind::Error(e)] if e.code == "PROMPT_BLOCKED"));
+}
