@@ -11,6 +11,8 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+pub mod scripts;
+
 /// How a streamed reply ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
@@ -53,7 +55,19 @@ impl Reply {
         }
     }
 
-    /// A JSON error reply.
+    /// An `application/x-ndjson` reply (Ollama), split into pieces of `piece` bytes.
+    pub fn ndjson(body: &str, piece: usize) -> Self {
+        let mut reply = Self::sse(body, piece);
+        reply.headers = vec![("Content-Type".into(), "application/x-ndjson".into())];
+        reply
+    }
+
+    /// A `200 OK` JSON reply.
+    pub fn json(json: &str) -> Self {
+        Self::error(200, json)
+    }
+
+    /// A JSON reply with `status` (an error when not 2xx).
     pub fn error(status: u16, json: &str) -> Self {
         Self {
             status,
@@ -109,7 +123,12 @@ impl Recorded {
     }
 }
 
+/// Answers some requests the same way every time (model lists, version), before the
+/// scripted replies are consulted; `None` lets a request take the next scripted reply.
+pub type Router = Box<dyn Fn(&Recorded) -> Option<Reply> + Send + Sync>;
+
 struct Shared {
+    router: Option<Router>,
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Recorded>>,
 }
@@ -124,11 +143,22 @@ pub struct FakeServer {
 impl FakeServer {
     /// Listen on 127.0.0.1 (a free port) and answer connections with `replies` in order.
     pub async fn start(replies: Vec<Reply>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0")
+        Self::start_at(0, None, replies)
             .await
-            .expect("bind fake server");
-        let addr = listener.local_addr().expect("local addr");
+            .expect("bind fake server")
+    }
+
+    /// Listen on 127.0.0.1:`port` (0: any free port); `router` answers fixed endpoints,
+    /// everything else takes the next of `replies`.
+    pub async fn start_at(
+        port: u16,
+        router: Option<Router>,
+        replies: Vec<Reply>,
+    ) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
+        let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
+            router,
             replies: Mutex::new(replies.into()),
             requests: Mutex::new(Vec::new()),
         });
@@ -141,7 +171,7 @@ impl FakeServer {
                 });
             }
         });
-        Self { addr, shared, task }
+        Ok(Self { addr, shared, task })
     }
 
     /// Base URL, e.g. `http://127.0.0.1:4321`.
@@ -207,16 +237,19 @@ async fn read_request(socket: &mut TcpStream) -> std::io::Result<Recorded> {
 
 async fn serve(mut socket: TcpStream, state: Arc<Shared>) -> std::io::Result<()> {
     let request = read_request(&mut socket).await?;
+    let routed = state.router.as_ref().and_then(|route| route(&request));
     state
         .requests
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .push(request);
-    let reply = state
-        .replies
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .pop_front();
+    let reply = routed.or_else(|| {
+        state
+            .replies
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop_front()
+    });
     let Some(reply) = reply else {
         let body = r#"{"error":{"message":"the fake server has no scripted reply left"}}"#;
         let head = format!(

@@ -10,6 +10,7 @@ use art::providers::factory::{BASE_URL, BuiltinFactory, builtin_entries};
 use art::providers::manager::{ManagerOptions, ProviderManager};
 use art::secrets::{MemoryStore, Secret, SecretStore};
 use art::storage::sqlite::SqliteStorage;
+use art_testkit::fake::scripts::{Protocol, text_reply};
 use art_testkit::fake::{FakeServer, Reply};
 use art_types::{AgentProps, MessageRole, ProviderConfig, RunStatus, ThreadConfig};
 use serde_json::json;
@@ -156,4 +157,78 @@ async fn a_missing_key_is_a_clear_error_response() {
     let error = out.metadata.error.unwrap();
     assert_eq!(error.code, "API_KEY_MISSING");
     assert!(error.message.contains("deepseek"));
+}
+
+#[tokio::test]
+async fn plan_tool_and_answer_over_every_wire_protocol() {
+    let plan = json!({"title": "Sum", "intent": "add", "plan": ["calculate"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]});
+    for (name, protocol, path) in [
+        ("anthropic", Protocol::Anthropic, "/v1"),
+        ("gemini", Protocol::Gemini, "/v1beta"),
+        ("ollama", Protocol::Ollama, ""),
+        ("deepseek", Protocol::OpenAi, "/v1"),
+    ] {
+        let server = FakeServer::start(vec![
+            text_reply(protocol, &plan.to_string(), 7),
+            text_reply(protocol, "The sum is 42.", 5),
+        ])
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let secrets = Arc::new(MemoryStore::new());
+        secrets
+            .set(name, &Secret::new("SENTINEL-every-wire"))
+            .unwrap();
+        let providers = Arc::new(ProviderManager::new(
+            builtin_entries(),
+            Arc::new(BuiltinFactory::default()),
+            secrets,
+            ManagerOptions::default(),
+        ));
+        let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
+        let art = ArtInstance::builder(storage, providers).build().unwrap();
+        let thread = art
+            .conversation
+            .create_thread(None)
+            .await
+            .unwrap()
+            .thread_id;
+        let mut provider_config = ProviderConfig {
+            provider_name: name.into(),
+            model_id: "fake-model".into(),
+            ..Default::default()
+        };
+        provider_config
+            .adapter_options
+            .insert(BASE_URL.into(), json!(format!("{}{path}", server.url())));
+        let config = ThreadConfig {
+            provider_config,
+            enabled_tools: vec!["calculator".into()],
+            ..Default::default()
+        };
+        art.state.set_thread_config(&thread, &config).await.unwrap();
+        let props = AgentProps {
+            query: "What is 19 + 23?".into(),
+            thread_id: thread.clone(),
+            trace_id: None,
+            options: Default::default(),
+        };
+        let out = art.process(props, CancellationToken::new()).await.unwrap();
+        assert_eq!(
+            out.metadata.status,
+            RunStatus::Success,
+            "{name}: {:?}",
+            out.metadata.error
+        );
+        assert_eq!(out.response.content, "The sum is 42.", "{name}");
+        assert_eq!(out.metadata.usage.input_tokens, 14, "{name}");
+        assert_eq!(out.metadata.tool_calls, 1, "{name}");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "{name}");
+        // The synthesis request carries the calculator's result.
+        assert!(
+            requests[1].body.contains("42"),
+            "{name}: {}",
+            requests[1].body
+        );
+    }
 }

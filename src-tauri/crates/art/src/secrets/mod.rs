@@ -2,12 +2,16 @@
 //!
 //! Invariant: a secret is never written to SQLite, logs, observations, events, exports or
 //! error messages. [`Secret`] redacts itself in `Debug`/`Display` so an accidental
-//! `{:?}` cannot leak it. There is no plaintext fallback: when the keychain cannot be
-//! reached, callers get [`SecretError::Unavailable`] with a reason and a hint.
+//! `{:?}` cannot leak it. The app never writes a key anywhere but the keychain: when it
+//! cannot be reached, callers get [`SecretError::Unavailable`] with a reason and a hint.
+//! [`EnvFallback`] reads `<PROVIDER>_API_KEY` environment variables the user set
+//! themselves, read-only, when the keychain has no key.
 
+mod env;
 mod keychain;
 mod memory;
 
+pub use env::{EnvFallback, env_var_name};
 pub use keychain::KeychainStore;
 pub use memory::MemoryStore;
 

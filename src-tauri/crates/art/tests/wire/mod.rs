@@ -1,0 +1,80 @@
+//! What the adapter tests share: fast HTTP options, a call, the events' text.
+// Each test binary uses a subset of these helpers.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use art::providers::http::HttpOptions;
+use art::reasoning::provider::{CallOptions, CallStage, ProviderAdapter};
+use art_types::{ParsedToolCall, PromptMessage, PromptRole, StreamEventKind, TokenType};
+use futures::StreamExt;
+
+/// Short backoff and idle timeout, so fault tests stay quick.
+pub fn fast() -> HttpOptions {
+    HttpOptions {
+        backoff: Duration::from_millis(10),
+        idle_timeout: Duration::from_millis(500),
+        ..HttpOptions::default()
+    }
+}
+
+/// Call options for `model`.
+pub fn options(model: &str) -> CallOptions {
+    CallOptions {
+        thread_id: "t".into(),
+        trace_id: "r".into(),
+        stage: CallStage::Synthesis,
+        model_id: model.into(),
+        generation: Default::default(),
+        tools: Vec::new(),
+    }
+}
+
+/// A system and a user message.
+pub fn prompt() -> Vec<PromptMessage> {
+    vec![
+        PromptMessage::text(PromptRole::System, "Be brief."),
+        PromptMessage::text(PromptRole::User, "Hi"),
+    ]
+}
+
+/// Every event of one call of `adapter` with [`prompt`].
+pub async fn collect(adapter: &dyn ProviderAdapter, model: &str) -> Vec<StreamEventKind> {
+    let stream = adapter
+        .call(&prompt(), &options(model))
+        .await
+        .expect("call starts");
+    stream.collect().await
+}
+
+/// The concatenated text of one token type.
+pub fn text_of(events: &[StreamEventKind], want: TokenType) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEventKind::Token { text, token_type } if *token_type == want => {
+                Some(text.as_str())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The tool calls among the events.
+pub fn tool_calls(events: &[StreamEventKind]) -> Vec<ParsedToolCall> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEventKind::ToolCall(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The error code the stream ended with, if it ended with an error.
+pub fn final_error(events: &[StreamEventKind]) -> Option<&art_types::StreamError> {
+    match events.last() {
+        Some(StreamEventKind::Error(e)) => Some(e),
+        _ => None,
+    }
+}

@@ -1,0 +1,137 @@
+//! Ready-made replies in each provider's wire protocol: a text answer streamed word by
+//! word (with usage and the protocol's terminator), and a [`Router`] that answers the
+//! model-list and version endpoints, so a fake server can stand in for a real provider
+//! in end-to-end tests and in the `art-testkit serve` CLI.
+
+use serde_json::json;
+
+use super::{Recorded, Reply, Router};
+
+/// The wire protocol a fake server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// OpenAI Chat Completions (also DeepSeek, OpenRouter).
+    OpenAi,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Gemini `streamGenerateContent`.
+    Gemini,
+    /// Ollama's native API.
+    Ollama,
+}
+
+impl std::str::FromStr for Protocol {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "openai" | "deepseek" | "openrouter" => Ok(Self::OpenAi),
+            "anthropic" => Ok(Self::Anthropic),
+            "gemini" => Ok(Self::Gemini),
+            "ollama" => Ok(Self::Ollama),
+            other => Err(format!(
+                "unknown provider {other:?}: use openai, deepseek, openrouter, anthropic, gemini or ollama"
+            )),
+        }
+    }
+}
+
+/// The model every fake server offers.
+pub const MODEL: &str = "fake-model";
+
+/// `text` as a streamed answer in `protocol`, one word per delta, in pieces of `piece`
+/// bytes on the wire.
+pub fn text_reply(protocol: Protocol, text: &str, piece: usize) -> Reply {
+    let words: Vec<&str> = text.split_inclusive(' ').collect();
+    let count = words.len();
+    match protocol {
+        Protocol::OpenAi => {
+            let mut body = String::new();
+            for w in &words {
+                let chunk = json!({ "choices": [{ "index": 0, "delta": { "content": w }, "finish_reason": null }] });
+                body.push_str(&format!("data: {chunk}\n\n"));
+            }
+            let end = json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "stop" }] });
+            let usage = json!({ "choices": [], "usage": { "prompt_tokens": 7, "completion_tokens": count } });
+            body.push_str(&format!("data: {end}\n\ndata: {usage}\n\ndata: [DONE]\n\n"));
+            Reply::sse(&body, piece)
+        }
+        Protocol::Anthropic => {
+            let event =
+                |name: &str, data: serde_json::Value| format!("event: {name}\ndata: {data}\n\n");
+            let mut body = event(
+                "message_start",
+                json!({ "type": "message_start", "message": { "id": "msg_fake", "role": "assistant", "content": [], "model": MODEL, "usage": { "input_tokens": 7, "output_tokens": 1 } } }),
+            );
+            body.push_str(&event("content_block_start", json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } })));
+            for w in &words {
+                body.push_str(&event("content_block_delta", json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": w } })));
+            }
+            body.push_str(&event(
+                "content_block_stop",
+                json!({ "type": "content_block_stop", "index": 0 }),
+            ));
+            body.push_str(&event("message_delta", json!({ "type": "message_delta", "delta": { "stop_reason": "end_turn" }, "usage": { "output_tokens": count } })));
+            body.push_str(&event("message_stop", json!({ "type": "message_stop" })));
+            Reply::sse(&body, piece)
+        }
+        Protocol::Gemini => {
+            let mut body = String::new();
+            for (i, w) in words.iter().enumerate() {
+                let mut chunk = json!({
+                    "candidates": [{ "content": { "role": "model", "parts": [{ "text": w }] }, "index": 0 }],
+                    "usageMetadata": { "promptTokenCount": 7, "candidatesTokenCount": i + 1 },
+                });
+                if i + 1 == count {
+                    chunk["candidates"][0]["finishReason"] = json!("STOP");
+                }
+                body.push_str(&format!("data: {chunk}\n\n"));
+            }
+            Reply::sse(&body, piece)
+        }
+        Protocol::Ollama => {
+            let mut body = String::new();
+            for w in &words {
+                let line = json!({ "model": MODEL, "message": { "role": "assistant", "content": w }, "done": false });
+                body.push_str(&format!("{line}\n"));
+            }
+            let done = json!({ "model": MODEL, "message": { "role": "assistant", "content": "" }, "done": true, "done_reason": "stop", "prompt_eval_count": 7, "eval_count": count });
+            body.push_str(&format!("{done}\n"));
+            Reply::ndjson(&body, piece)
+        }
+    }
+}
+
+fn path(request: &Recorded) -> (&str, &str) {
+    let mut parts = request.request_line.split(' ');
+    let method = parts.next().unwrap_or_default();
+    let path = parts.next().unwrap_or_default();
+    (method, path.split('?').next().unwrap_or_default())
+}
+
+/// Answers `GET` model lists (and Ollama's version and loaded models) for `protocol`,
+/// offering [`MODEL`]; chat requests fall through to the scripted replies.
+pub fn router(protocol: Protocol) -> Router {
+    Box::new(move |request| {
+        let (method, path) = path(request);
+        if method != "GET" {
+            return None;
+        }
+        let body = match (protocol, path) {
+            (Protocol::Ollama, "/api/version") => json!({ "version": "0.12.0-fake" }),
+            (Protocol::Ollama, "/api/tags") => {
+                json!({ "models": [{ "name": format!("{MODEL}:latest"), "model": format!("{MODEL}:latest"), "size": 2_019_393_189u64 }] })
+            }
+            (Protocol::Ollama, "/api/ps") => json!({ "models": [] }),
+            (Protocol::OpenAi | Protocol::Anthropic, p) if p.ends_with("/models") => {
+                json!({ "data": [{ "id": MODEL, "display_name": "Fake Model" }], "has_more": false })
+            }
+            (Protocol::Gemini, p) if p.ends_with("/models") => json!({ "models": [{
+                "name": format!("models/{MODEL}"), "displayName": "Fake Model",
+                "supportedGenerationMethods": ["generateContent", "countTokens"]
+            }, { "name": "models/fake-embedding", "supportedGenerationMethods": ["embedContent"] }] }),
+            _ => return None,
+        };
+        Some(Reply::json(&body.to_string()))
+    })
+}
