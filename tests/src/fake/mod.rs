@@ -5,8 +5,9 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -131,6 +132,8 @@ struct Shared {
     router: Option<Router>,
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Recorded>>,
+    abandoned: AtomicUsize,
+    first_bytes: Mutex<Vec<Instant>>,
 }
 
 /// A running fake server; stops when dropped.
@@ -161,6 +164,8 @@ impl FakeServer {
             router,
             replies: Mutex::new(replies.into()),
             requests: Mutex::new(Vec::new()),
+            abandoned: AtomicUsize::new(0),
+            first_bytes: Mutex::new(Vec::new()),
         });
         let state = Arc::clone(&shared);
         let task = tokio::spawn(async move {
@@ -177,6 +182,22 @@ impl FakeServer {
     /// Base URL, e.g. `http://127.0.0.1:4321`.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// How many replies the client walked away from mid-body (the connection closed
+    /// under a write): how tests see that dropping a stream aborted the request.
+    pub fn abandoned(&self) -> usize {
+        self.shared.abandoned.load(Ordering::SeqCst)
+    }
+
+    /// When the first body byte of each streamed reply was written, in reply order
+    /// (benchmarks measure the time to first token a client adds on top).
+    pub fn first_bytes(&self) -> Vec<Instant> {
+        self.shared
+            .first_bytes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Requests received so far.
@@ -235,6 +256,11 @@ async fn read_request(socket: &mut TcpStream) -> std::io::Result<Recorded> {
     })
 }
 
+async fn write_flushed(socket: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {
+    socket.write_all(bytes).await?;
+    socket.flush().await
+}
+
 async fn serve(mut socket: TcpStream, state: Arc<Shared>) -> std::io::Result<()> {
     let request = read_request(&mut socket).await?;
     let routed = state.router.as_ref().and_then(|route| route(&request));
@@ -277,12 +303,21 @@ async fn serve(mut socket: TcpStream, state: Arc<Shared>) -> std::io::Result<()>
         if reply.ending != Ending::Complete && i == total / 2 {
             break;
         }
-        socket
-            .write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
-            .await?;
-        socket.write_all(chunk).await?;
-        socket.write_all(b"\r\n").await?;
-        socket.flush().await?;
+        let mut framed = format!("{:x}\r\n", chunk.len()).into_bytes();
+        framed.extend_from_slice(chunk);
+        framed.extend_from_slice(b"\r\n");
+        if let Err(e) = write_flushed(&mut socket, &framed).await {
+            state.abandoned.fetch_add(1, Ordering::SeqCst);
+            return Err(e);
+        }
+        if i == 0 {
+            let now = Instant::now();
+            state
+                .first_bytes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(now);
+        }
     }
     match reply.ending {
         Ending::Complete => socket.write_all(b"0\r\n\r\n").await,

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 
 use super::http::{self, HttpOptions};
 use super::ndjson::LineFramer;
-use super::wire::error_event;
+use super::wire::{Batch, error_event};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 
 /// Default address of a local Ollama.
@@ -224,7 +224,7 @@ impl ProviderAdapter for OllamaAdapter {
         .await
         .map_err(|e| connection_hint(e, &self.base_url))?;
         let mut bytes = Box::pin(http::idle_guarded(response, self.http.idle_timeout));
-        let (tx, rx) = mpsc::channel::<StreamEventKind>(64);
+        let (tx, rx) = mpsc::channel::<Vec<StreamEventKind>>(16);
         tokio::spawn(async move {
             let mut framer = LineFramer::default();
             let mut calls_seen = 0;
@@ -233,6 +233,8 @@ impl ProviderAdapter for OllamaAdapter {
                     () = tx.closed() => return,
                     next = bytes.next() => next,
                 };
+                // The events of one network read go to the consumer as one batch.
+                let mut batch = Batch::default();
                 let (lines, ended) = match next {
                     Some(Ok(chunk)) => (framer.push(&chunk), None),
                     Some(Err(e)) => (
@@ -249,16 +251,11 @@ impl ProviderAdapter for OllamaAdapter {
                     }
                 };
                 for line in lines {
-                    for event in decode_line(&line, &mut calls_seen) {
-                        let last =
-                            matches!(event, StreamEventKind::End | StreamEventKind::Error(_));
-                        if tx.send(event).await.is_err() || last {
-                            return;
-                        }
-                    }
+                    batch.extend(decode_line(&line, &mut calls_seen));
                 }
-                if let Some(event) = ended {
-                    let _ = tx.send(event).await;
+                batch.input_over = ended.is_some();
+                batch.extend(ended);
+                if batch.send(&tx).await.is_err() {
                     return;
                 }
             }

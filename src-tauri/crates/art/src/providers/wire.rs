@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use art_types::{ErrorClass, StreamError, StreamEventKind, ToolSchema};
 use eventsource_stream::{EventStreamError, Eventsource};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -39,38 +39,90 @@ pub fn sse_stream(
     mut decoder: impl SseDecoder,
 ) -> EventStream {
     let mut events = Box::pin(http::idle_guarded(response, idle_timeout).eventsource());
-    let (tx, rx) = mpsc::channel::<StreamEventKind>(64);
+    let (tx, rx) = mpsc::channel::<Vec<StreamEventKind>>(16);
     tokio::spawn(async move {
+        // The first event goes alone (time to first token); then everything already
+        // received goes in one batch: one hand-over per network read, not per token.
+        let mut limit = 1;
         loop {
             let next = tokio::select! {
                 () = tx.closed() => return,
                 next = events.next() => next,
             };
-            let eof = next.is_none();
-            let produced = match next {
-                None => decoder.end_of_stream(),
-                Some(Err(EventStreamError::Transport(e))) => {
-                    vec![StreamEventKind::Error(e.into_stream_error())]
-                }
-                Some(Err(e)) => vec![error_event(
-                    ErrorClass::Transient,
-                    "MALFORMED_STREAM",
-                    e.to_string(),
-                )],
-                Some(Ok(event)) => decoder.event(&event.event, &event.data),
-            };
-            for event in produced {
-                let last = matches!(event, StreamEventKind::End | StreamEventKind::Error(_));
-                if tx.send(event).await.is_err() || last {
-                    return;
+            let mut batch = Batch::default();
+            let mut next = Some(next);
+            while let Some(item) = next.take() {
+                let produced = match item {
+                    None => {
+                        batch.input_over = true;
+                        decoder.end_of_stream()
+                    }
+                    Some(Err(EventStreamError::Transport(e))) => {
+                        vec![StreamEventKind::Error(e.into_stream_error())]
+                    }
+                    Some(Err(e)) => vec![error_event(
+                        ErrorClass::Transient,
+                        "MALFORMED_STREAM",
+                        e.to_string(),
+                    )],
+                    Some(Ok(event)) => decoder.event(&event.event, &event.data),
+                };
+                batch.extend(produced);
+                if !batch.done() && batch.len() < limit {
+                    next = events.next().now_or_never();
                 }
             }
-            if eof {
+            if batch.send(&tx).await.is_err() {
                 return;
             }
+            limit = MAX_BATCH;
         }
     });
     receiver_stream(rx)
+}
+
+/// At most this many events per hand-over to the consumer.
+const MAX_BATCH: usize = 256;
+
+/// Events on their way to the consumer; nothing is kept after the first END or error.
+#[derive(Default)]
+pub struct Batch {
+    events: Vec<StreamEventKind>,
+    finished: bool,
+    /// The input ended: the reader stops after sending this batch.
+    pub input_over: bool,
+}
+
+impl Batch {
+    /// Add events, up to and including the first END or error.
+    pub fn extend(&mut self, events: impl IntoIterator<Item = StreamEventKind>) {
+        for event in events {
+            if self.finished {
+                return;
+            }
+            self.finished = matches!(event, StreamEventKind::End | StreamEventKind::Error(_));
+            self.events.push(event);
+        }
+    }
+
+    /// Whether the reader should stop after this batch.
+    pub fn done(&self) -> bool {
+        self.finished || self.input_over
+    }
+
+    /// How many events it holds.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Hand the batch over; `Err` when the reader should stop (done, or nobody listens).
+    pub async fn send(self, tx: &mpsc::Sender<Vec<StreamEventKind>>) -> Result<(), ()> {
+        let done = self.done();
+        if !self.events.is_empty() && tx.send(self.events).await.is_err() {
+            return Err(());
+        }
+        if done { Err(()) } else { Ok(()) }
+    }
 }
 
 /// Tool schemas in the `{"type": "function", "function": {…}}` shape that OpenAI-style
@@ -90,10 +142,19 @@ pub fn function_tools(tools: &[ToolSchema]) -> Value {
 /// The receiving end of an adapter's reader task as an [`EventStream`]. Dropping the
 /// stream closes the channel; the task sees `tx.closed()` and drops the response, which
 /// aborts the request.
-pub fn receiver_stream(rx: mpsc::Receiver<StreamEventKind>) -> EventStream {
-    Box::pin(futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|event| (event, rx))
-    }))
+pub fn receiver_stream(rx: mpsc::Receiver<Vec<StreamEventKind>>) -> EventStream {
+    let pending = std::collections::VecDeque::new();
+    Box::pin(futures::stream::unfold(
+        (rx, pending),
+        |(mut rx, mut pending)| async move {
+            loop {
+                if let Some(event) = pending.pop_front() {
+                    return Some((event, (rx, pending)));
+                }
+                pending.extend(rx.recv().await?);
+            }
+        },
+    ))
 }
 
 /// A stream error event.
