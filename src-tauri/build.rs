@@ -3,7 +3,27 @@
 //! The app's own commands are declared here so that each one needs an explicit
 //! permission in `capabilities/` (least privilege: nothing is allowed by default).
 fn main() {
-    let commands: &[&str] = &["app_info", "ui_ready"];
+    let commands: &[&str] = &[
+        "app_info",
+        "ui_ready",
+        "list_threads",
+        "create_thread",
+        "rename_thread",
+        "delete_thread",
+        "list_messages",
+        "search",
+        "send_message",
+        "cancel_run",
+        "list_observations",
+        "get_thread_config",
+        "set_thread_config",
+        "list_tools",
+        "list_providers",
+        "list_models",
+        "ollama_doctor",
+        "set_api_key",
+        "delete_api_key",
+    ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));
     tauri_build::try_build(attributes).expect("tauri build script failed");

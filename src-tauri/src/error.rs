@@ -1,7 +1,61 @@
 //! Mapping of `art` errors to the IPC error contract `{code, message, details}`.
 
+use art::context::ContextError;
 use art::paths::DataDirError;
+use art::reasoning::provider::ProviderError;
+use art::secrets::SecretError;
+use art::storage::StorageError;
 use art_types::{ErrorCode, IpcError};
+
+/// `Ok` when `ok`, else an `INVALID_INPUT` error naming `field`.
+pub fn require(ok: bool, field: &str, message: impl Into<String>) -> Result<(), IpcError> {
+    match ok {
+        true => Ok(()),
+        false => Err(IpcError::new(ErrorCode::InvalidInput, message)
+            .with_details(serde_json::json!({ "field": field }))),
+    }
+}
+
+/// Threads, messages and state.
+pub fn context_error(err: ContextError) -> IpcError {
+    match err {
+        ContextError::ThreadNotFound(id) => IpcError::new(
+            ErrorCode::NotFound,
+            "that thread does not exist (it may have been deleted)",
+        )
+        .with_details(serde_json::json!({ "threadId": id })),
+        ContextError::InvalidInput(message) => IpcError::new(ErrorCode::InvalidInput, message),
+        ContextError::Storage(e) => storage_error(e),
+    }
+}
+
+/// The database.
+pub fn storage_error(err: StorageError) -> IpcError {
+    match err {
+        StorageError::InvalidSearch(message) => IpcError::new(ErrorCode::InvalidInput, message)
+            .with_details(serde_json::json!({ "field": "query" })),
+        other => IpcError::new(ErrorCode::Storage, other.to_string()),
+    }
+}
+
+/// A provider call (model list, test); the provider's class and code go in `details`.
+pub fn provider_error(err: ProviderError) -> IpcError {
+    IpcError::new(ErrorCode::Provider, err.message.clone())
+        .with_details(serde_json::json!({ "class": err.class, "code": err.code }))
+}
+
+/// The keychain.
+pub fn secret_error(err: SecretError) -> IpcError {
+    match err {
+        SecretError::Unavailable { reason, hint } => IpcError::new(
+            ErrorCode::KeychainUnavailable,
+            format!("the OS keychain is unavailable ({reason}); the key was not stored anywhere"),
+        )
+        .with_details(serde_json::json!({ "hint": hint })),
+        SecretError::InvalidName(_) => IpcError::new(ErrorCode::InvalidInput, err.to_string()),
+        other => IpcError::new(ErrorCode::KeychainUnavailable, other.to_string()),
+    }
+}
 
 /// The data directory cannot be used.
 pub fn data_dir_error(err: DataDirError) -> IpcError {

@@ -4,11 +4,13 @@
 //! are thin: payload in, one call into `art`, DTO or `{code, message, details}` out.
 //! Nothing here talks to the network, the disk or the keychain except through `art`.
 
+mod bridge;
 mod commands;
 mod error;
 mod events;
 mod logging;
 mod state;
+mod workbench;
 
 use state::AppState;
 
@@ -33,6 +35,23 @@ pub fn run() {
         .invoke_handler(tauri::generate_handler![
             commands::app::app_info,
             commands::app::ui_ready,
+            commands::threads::list_threads,
+            commands::threads::create_thread,
+            commands::threads::rename_thread,
+            commands::threads::delete_thread,
+            commands::threads::list_messages,
+            commands::threads::search,
+            commands::runs::send_message,
+            commands::runs::cancel_run,
+            commands::runs::list_observations,
+            commands::settings::get_thread_config,
+            commands::settings::set_thread_config,
+            commands::settings::list_tools,
+            commands::settings::list_providers,
+            commands::settings::list_models,
+            commands::settings::ollama_doctor,
+            commands::settings::set_api_key,
+            commands::settings::delete_api_key,
         ])
         .run(tauri::generate_context!());
     if let Err(e) = result {

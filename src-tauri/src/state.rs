@@ -11,6 +11,7 @@ use tauri::{AppHandle, Manager};
 use tokio::sync::OnceCell;
 
 use crate::error::data_dir_error;
+use crate::workbench::Workbench;
 
 /// Shared state behind every command.
 pub struct AppState {
@@ -20,6 +21,8 @@ pub struct AppState {
     pub data_dir: Result<DataDir, IpcError>,
     /// The OS keychain.
     pub secrets: Arc<dyn SecretStore>,
+    /// The framework over the data directory's database, or why it could not open.
+    workbench: Result<Arc<Workbench>, IpcError>,
     /// Result of the keychain probe, computed once off the UI thread.
     keychain: OnceCell<KeychainStatus>,
 }
@@ -27,12 +30,25 @@ pub struct AppState {
 impl AppState {
     /// State for a freshly started app.
     pub fn new(started: Instant, data_dir: Result<DataDir, IpcError>) -> Self {
+        let workbench = match &data_dir {
+            Ok(dir) => Workbench::open(dir).map(Arc::new),
+            Err(e) => Err(e.clone()),
+        };
+        if let Err(e) = &workbench {
+            tracing::error!("the workbench could not open: {e}");
+        }
         Self {
             started,
             data_dir,
             secrets: Arc::new(KeychainStore::default()),
+            workbench,
             keychain: OnceCell::new(),
         }
+    }
+
+    /// The framework, or the error that kept it from opening (shown by every command).
+    pub fn workbench(&self) -> Result<Arc<Workbench>, IpcError> {
+        self.workbench.clone()
     }
 
     /// Keychain reachability; the first caller runs the probe on a blocking thread
@@ -81,8 +97,11 @@ pub fn prepare_data_dir() -> Result<DataDir, IpcError> {
     Ok(dir)
 }
 
-/// Start work that should not delay the window: the keychain probe.
+/// Start work that should not delay the window: the event bridge and the keychain probe.
 pub fn start_background_probes(app: &AppHandle) {
+    if let Ok(workbench) = app.state::<AppState>().workbench() {
+        workbench.start_bridge(app);
+    }
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         let status = app.state::<AppState>().keychain_status().await;

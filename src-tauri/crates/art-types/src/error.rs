@@ -17,6 +17,12 @@ pub enum ErrorCode {
     InvalidInput,
     /// The IPC call itself failed (unknown command, payload not decodable, ...).
     IpcFailure,
+    /// The thread, run or provider named does not exist.
+    NotFound,
+    /// The database failed.
+    Storage,
+    /// A provider call failed; `details` carries its `class` and `code`.
+    Provider,
     /// Anything else; `details` carries what is known.
     Internal,
 }
@@ -29,6 +35,9 @@ impl ErrorCode {
             Self::KeychainUnavailable => "KEYCHAIN_UNAVAILABLE",
             Self::InvalidInput => "INVALID_INPUT",
             Self::IpcFailure => "IPC_FAILURE",
+            Self::NotFound => "NOT_FOUND",
+            Self::Storage => "STORAGE",
+            Self::Provider => "PROVIDER",
             Self::Internal => "INTERNAL",
         }
     }
@@ -103,6 +112,9 @@ mod tests {
             ErrorCode::KeychainUnavailable,
             ErrorCode::InvalidInput,
             ErrorCode::IpcFailure,
+            ErrorCode::NotFound,
+            ErrorCode::Storage,
+            ErrorCode::Provider,
             ErrorCode::Internal,
         ] {
             let wire = serde_json::to_value(code).unwrap();

@@ -1,4 +1,47 @@
-//! Names of the events the backend emits to the UI. One place, so both sides agree.
+//! Names of the events the backend emits to the UI, and their payloads. One place, so
+//! both sides agree.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ExecutionMetadata, IpcError, StreamEventKind};
 
 /// The backend answered the UI's `ui_ready` handshake; payload [`crate::ReadyEvent`].
 pub const READY: &str = "art://ready";
+/// Stream events of a run, coalesced; payload [`StreamBatch`].
+pub const STREAM: &str = "art://stream";
+/// An observation was recorded; payload [`crate::Observation`].
+pub const OBSERVATION: &str = "art://observation";
+/// A message was stored; payload [`crate::ConversationMessage`].
+pub const MESSAGE: &str = "art://message";
+/// The thread list changed (created, renamed, deleted, new activity); payload `null`.
+pub const THREADS: &str = "art://threads";
+/// A run ended; payload [`RunFinished`].
+pub const RUN_FINISHED: &str = "art://run-finished";
+
+/// Consecutive stream events of one run (at most one batch per run per frame).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamBatch {
+    /// Thread of the run.
+    pub thread_id: String,
+    /// The run.
+    pub trace_id: String,
+    /// The events, in order.
+    pub events: Vec<StreamEventKind>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunFinished {
+    /// Thread of the run.
+    pub thread_id: String,
+    /// The run.
+    pub trace_id: String,
+    /// Status, durations, usage (when the agent produced a response).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<ExecutionMetadata>,
+    /// Why the run could not even start or finish properly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<IpcError>,
+}

@@ -24,14 +24,18 @@ pub use agent::{
 };
 pub use app::{AppInfo, KeychainStatus, ReadyEvent};
 pub use error::{ErrorCode, IpcError};
+pub use events::{RunFinished, StreamBatch};
 pub use message::{ConversationMessage, MessageRole, MessageStatus};
 pub use observation::{Observation, ObservationType, Phase, SpanInfo};
 pub use prompt::{
     FunctionCall, Prompt, PromptMessage, PromptRole, ReasoningBlock, ToolCallRequest,
 };
-pub use provider::{AdapterKind, DoctorFinding, DoctorReport, ModelInfo, Severity};
+pub use provider::{
+    AdapterKind, DoctorFinding, DoctorReport, KeyState, ModelInfo, ProviderInfo, Severity,
+};
 pub use stream::{ErrorClass, LlmMetadata, StreamError, StreamEvent, StreamEventKind, TokenType};
 pub use thread::{
-    AgentState, GenerationParams, ProviderConfig, ThreadConfig, ThreadContext, ThreadSummary,
+    AgentState, GenerationParams, ProviderConfig, SearchResult, ThreadConfig, ThreadContext,
+    ThreadSummary,
 };
 pub use tool::{ParsedToolCall, ToolExample, ToolResult, ToolSchema, ToolStatus};

@@ -17,6 +17,43 @@ pub enum AdapterKind {
     Ollama,
 }
 
+/// Whether a provider's API key is available (the key itself never leaves the backend).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "state")]
+pub enum KeyState {
+    /// A local provider: no key.
+    NotNeeded,
+    /// Stored in the OS keychain.
+    Set,
+    /// Not in the keychain, but its environment variable is set.
+    FromEnvironment,
+    /// No key anywhere.
+    NotSet,
+    /// The keychain cannot be reached.
+    Unavailable {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A provider as the settings show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderInfo {
+    /// Name used in thread settings.
+    pub name: String,
+    /// Wire protocol.
+    pub kind: AdapterKind,
+    /// Local (no key, one model loaded at a time).
+    pub is_local: bool,
+    /// Default base URL.
+    pub base_url: String,
+    /// Key availability.
+    pub key: KeyState,
+    /// The environment variable read when the keychain has no key.
+    pub key_variable: String,
+}
+
 /// One model a provider offers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

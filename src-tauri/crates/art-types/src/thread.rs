@@ -103,3 +103,17 @@ pub struct ThreadSummary {
     /// Number of messages.
     pub message_count: u64,
 }
+
+/// A search hit that can jump to its message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResult {
+    /// Thread of the match.
+    pub thread_id: String,
+    /// Message id, or the observation id for a match in a tool call.
+    pub record_id: String,
+    /// Whether the match is in a tool call rather than a message.
+    pub in_tool_call: bool,
+    /// Excerpt with the match marked by `[` and `]`.
+    pub snippet: String,
+}

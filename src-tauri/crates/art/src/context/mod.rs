@@ -3,6 +3,7 @@
 
 mod conversation;
 mod state;
+pub mod validate;
 
 pub use conversation::{
     ConversationManager, MAX_TITLE_CHARS, MessageHit, MessageOptions, UNTITLED,

@@ -6,7 +6,7 @@
 //! on the next publish. Dropping the [`Subscription`] unsubscribes.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use art_types::{ConversationMessage, MessageRole, Observation, ObservationType, StreamEvent};
 use tokio::sync::mpsc;
@@ -62,7 +62,7 @@ impl<T: Clone + Send + 'static> TypedSocket<T> {
         Subscription {
             receiver,
             id,
-            subscribers: Arc::clone(&self.subscribers),
+            subscribers: Arc::downgrade(&self.subscribers),
         }
     }
 
@@ -90,7 +90,9 @@ impl<T: Clone + Send + 'static> TypedSocket<T> {
 pub struct Subscription<T> {
     receiver: mpsc::UnboundedReceiver<T>,
     id: u64,
-    subscribers: Subscribers<T>,
+    // Weak: a subscription must not keep the socket (and so its own sender) alive, or
+    // `recv` would never see the socket go.
+    subscribers: Weak<Mutex<Vec<Subscriber<T>>>>,
 }
 
 impl<T> Subscription<T> {
@@ -107,7 +109,9 @@ impl<T> Subscription<T> {
 
 impl<T> Drop for Subscription<T> {
     fn drop(&mut self) {
-        lock(&self.subscribers).retain(|s| s.id != self.id);
+        if let Some(subscribers) = self.subscribers.upgrade() {
+            lock(&subscribers).retain(|s| s.id != self.id);
+        }
     }
 }
 

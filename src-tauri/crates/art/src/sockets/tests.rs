@@ -78,3 +78,12 @@ fn observation_filter_by_type() {
     obs.kind = ObservationType::Error;
     assert!(!filter.matches(&obs));
 }
+
+#[tokio::test]
+async fn a_subscription_ends_when_its_socket_is_dropped() {
+    let sockets = Sockets::default();
+    let mut subscription = sockets.stream.subscribe(All);
+    drop(sockets);
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(1), subscription.recv()).await;
+    assert!(matches!(ended, Ok(None)), "recv must end, not hang");
+}

@@ -1,0 +1,167 @@
+//! From the framework's sockets to Tauri events: stream events coalesced per run into at
+//! most one batch per [`FRAME`] (a 60 Hz screen cannot show more, and IPC is not free),
+//! never dropping or reordering one; observations and messages forwarded as they come.
+
+use std::time::Duration;
+
+use art::sockets::Subscription;
+use art_types::{StreamBatch, StreamEvent};
+use tokio::time::Instant;
+
+/// Least time between two batches of the same stream.
+pub const FRAME: Duration = Duration::from_millis(16);
+
+/// Add `event` to the batches, keeping one batch per run in first-arrival order.
+fn push(batches: &mut Vec<StreamBatch>, event: StreamEvent) {
+    match batches
+        .iter_mut()
+        .find(|b| b.trace_id == event.trace_id && b.thread_id == event.thread_id)
+    {
+        Some(batch) => batch.events.push(event.kind),
+        None => batches.push(StreamBatch {
+            thread_id: event.thread_id,
+            trace_id: event.trace_id,
+            events: vec![event.kind],
+        }),
+    }
+}
+
+/// Forward everything `subscription` receives to `emit` in batches, until the socket
+/// closes. The first event after a quiet spell goes out at once (time to first token);
+/// while events keep coming, one batch per run per frame.
+pub async fn coalesce(
+    mut subscription: Subscription<StreamEvent>,
+    mut emit: impl FnMut(StreamBatch),
+) {
+    let mut last_emit = Instant::now() - FRAME;
+    while let Some(first) = subscription.recv().await {
+        let mut batches = Vec::new();
+        push(&mut batches, first);
+        let deadline = last_emit + FRAME;
+        let mut open = true;
+        loop {
+            // What is already queued joins this batch even when the frame has passed.
+            while let Some(event) = subscription.try_recv() {
+                push(&mut batches, event);
+            }
+            if Instant::now() >= deadline {
+                break;
+            }
+            match tokio::time::timeout_at(deadline, subscription.recv()).await {
+                Ok(Some(event)) => push(&mut batches, event),
+                Ok(None) => {
+                    open = false;
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        for batch in batches {
+            emit(batch);
+        }
+        last_emit = Instant::now();
+        if !open {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use art::sockets::{All, Sockets};
+    use art_types::{StreamEventKind, TokenType};
+
+    use super::*;
+
+    fn token(trace: &str, text: &str) -> StreamEvent {
+        StreamEvent {
+            thread_id: "t".into(),
+            trace_id: trace.into(),
+            kind: StreamEventKind::Token {
+                text: text.into(),
+                token_type: TokenType::LlmResponse,
+            },
+        }
+    }
+
+    fn text(batches: &[StreamBatch], trace: &str) -> String {
+        batches
+            .iter()
+            .filter(|b| b.trace_id == trace)
+            .flat_map(|b| &b.events)
+            .filter_map(|e| match e {
+                StreamEventKind::Token { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn fast_streams_are_batched_per_frame_and_nothing_is_lost() {
+        let sockets = Arc::new(Sockets::default());
+        let subscription = sockets.stream.subscribe(All);
+        let emitted = Arc::new(Mutex::new(Vec::<(Instant, StreamBatch)>::new()));
+        let sink = Arc::clone(&emitted);
+        let bridge = tokio::spawn(coalesce(subscription, move |b| {
+            sink.lock().unwrap().push((Instant::now(), b))
+        }));
+        // Two runs interleaved, 20,000 tokens each, in bursts over ~200 ms.
+        let mut sent = (String::new(), String::new());
+        for i in 0..40_000 {
+            let (trace, word) = if i % 2 == 0 {
+                ("a", format!("a{i} "))
+            } else {
+                ("b", format!("b{i} "))
+            };
+            if trace == "a" {
+                sent.0.push_str(&word)
+            } else {
+                sent.1.push_str(&word)
+            }
+            sockets.stream.notify(&token(trace, &word));
+            if i % 400 == 0 {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        }
+        drop(sockets);
+        bridge.await.unwrap();
+        let emitted = emitted.lock().unwrap();
+        let batches: Vec<StreamBatch> = emitted.iter().map(|(_, b)| b.clone()).collect();
+        assert_eq!(text(&batches, "a"), sent.0, "run a: every token, in order");
+        assert_eq!(text(&batches, "b"), sent.1, "run b: every token, in order");
+        // Far fewer events than tokens, and a run's batches are a frame apart
+        // (allowing the scheduler a millisecond).
+        assert!(batches.len() < 400, "{} batches", batches.len());
+        let a_times: Vec<Instant> = emitted
+            .iter()
+            .filter(|(_, b)| b.trace_id == "a")
+            .map(|(t, _)| *t)
+            .collect();
+        // (The last batch goes out as soon as the socket closes, so it is left out.)
+        for pair in a_times[..a_times.len() - 1].windows(2) {
+            assert!(
+                pair[1] - pair[0] >= FRAME - Duration::from_millis(1),
+                "{:?}",
+                pair[1] - pair[0]
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn the_first_token_after_a_pause_goes_out_at_once() {
+        let sockets = Arc::new(Sockets::default());
+        let subscription = sockets.stream.subscribe(All);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(coalesce(subscription, move |b| {
+            let _ = tx.send((Instant::now(), b));
+        }));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let sent = Instant::now();
+        sockets.stream.notify(&token("a", "hello"));
+        let (at, batch) = rx.recv().await.unwrap();
+        assert_eq!(text(&[batch], "a"), "hello");
+        assert!(at - sent < Duration::from_millis(5), "{:?}", at - sent);
+    }
+}

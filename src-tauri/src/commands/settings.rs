@@ -1,0 +1,233 @@
+//! Per-thread settings and providers: thread config (validated), tools, providers with
+//! their key state, model lists, the Ollama doctor, and API keys (set / delete; a key is
+//! never sent back to the UI).
+
+use std::sync::Arc;
+
+use art::context::validate::validate_thread_config;
+use art::providers::factory::BASE_URL;
+use art::providers::models::{list_models as fetch_models, ollama_doctor as run_doctor};
+use art::secrets::{Secret, SecretStore};
+use art_types::{
+    AdapterKind, DoctorReport, ErrorCode, IpcError, KeyState, ModelInfo, ProviderInfo,
+    ThreadConfig, ToolSchema,
+};
+use tauri::State;
+
+use crate::error::{context_error, provider_error, secret_error};
+use crate::state::AppState;
+use crate::workbench::Workbench;
+
+/// Longest API key accepted.
+const MAX_KEY: usize = 4096;
+
+/// A thread's settings (defaults when never saved).
+#[tauri::command]
+pub async fn get_thread_config(
+    state: State<'_, AppState>,
+    thread_id: String,
+) -> Result<ThreadConfig, IpcError> {
+    let wb = state.workbench()?;
+    wb.art
+        .conversation
+        .thread(&thread_id)
+        .await
+        .map_err(context_error)?;
+    let context = wb
+        .art
+        .state
+        .load_thread_context(&thread_id)
+        .await
+        .map_err(context_error)?;
+    Ok(context.config)
+}
+
+/// Save a thread's settings after checking every field; the error lists each problem
+/// (`details.problems[]` with `field` and `message`) and nothing is saved.
+#[tauri::command]
+pub async fn set_thread_config(
+    state: State<'_, AppState>,
+    thread_id: String,
+    config: ThreadConfig,
+) -> Result<ThreadConfig, IpcError> {
+    let wb = state.workbench()?;
+    wb.art
+        .conversation
+        .thread(&thread_id)
+        .await
+        .map_err(context_error)?;
+    let tools: Vec<String> = wb.art.tools.list().into_iter().map(|t| t.name).collect();
+    let providers: Vec<String> = wb.providers.entries().into_iter().map(|e| e.name).collect();
+    let problems = validate_thread_config(&config, &tools, &providers);
+    if let Some(first) = problems.first() {
+        return Err(IpcError::new(
+            ErrorCode::InvalidInput,
+            format!("{}: {}", first.field, first.message),
+        )
+        .with_details(serde_json::json!({ "problems": problems })));
+    }
+    wb.art
+        .state
+        .set_thread_config(&thread_id, &config)
+        .await
+        .map_err(context_error)?;
+    Ok(config)
+}
+
+/// Every tool with its schema.
+#[tauri::command]
+pub fn list_tools(state: State<'_, AppState>) -> Result<Vec<ToolSchema>, IpcError> {
+    Ok(state.workbench()?.art.tools.list())
+}
+
+async fn key_state(wb: &Arc<Workbench>, name: &str, is_local: bool) -> KeyState {
+    if is_local {
+        return KeyState::NotNeeded;
+    }
+    let (secrets, account) = (wb.secrets.clone(), name.to_owned());
+    tokio::task::spawn_blocking(move || match secrets.get(&account) {
+        Ok(Some(_)) if secrets.from_env(&account) => KeyState::FromEnvironment,
+        Ok(Some(_)) => KeyState::Set,
+        Ok(None) => KeyState::NotSet,
+        Err(e) => KeyState::Unavailable {
+            reason: e.to_string(),
+        },
+    })
+    .await
+    .unwrap_or(KeyState::Unavailable {
+        reason: "the keychain check stopped".into(),
+    })
+}
+
+/// The providers, with their default base URL and whether a key is set.
+#[tauri::command]
+pub async fn list_providers(state: State<'_, AppState>) -> Result<Vec<ProviderInfo>, IpcError> {
+    let wb = state.workbench()?;
+    let mut out = Vec::new();
+    for entry in wb.providers.entries() {
+        out.push(ProviderInfo {
+            base_url: entry
+                .base_options
+                .get(BASE_URL)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned(),
+            key: key_state(&wb, &entry.name, entry.is_local).await,
+            key_variable: art::secrets::env_var_name(&entry.name),
+            name: entry.name,
+            kind: entry.kind,
+            is_local: entry.is_local,
+        });
+    }
+    Ok(out)
+}
+
+/// The models a provider offers (a real call: Ollama's `/api/tags`, the `/models` of the
+/// APIs). `base_url` overrides the provider's default.
+#[tauri::command]
+pub async fn list_models(
+    state: State<'_, AppState>,
+    provider: String,
+    base_url: Option<String>,
+) -> Result<Vec<ModelInfo>, IpcError> {
+    let wb = state.workbench()?;
+    let entry = wb.provider(&provider)?;
+    let mut options = entry.base_options.clone();
+    if let Some(base) = base_url.filter(|b| !b.trim().is_empty()) {
+        options.insert(BASE_URL.into(), base.trim().into());
+    }
+    let secret = if entry.is_local {
+        None
+    } else {
+        let (secrets, account) = (wb.secrets.clone(), provider.clone());
+        tokio::task::spawn_blocking(move || secrets.get(&account))
+            .await
+            .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?
+            .map_err(secret_error)?
+    };
+    fetch_models(&entry, &options, secret.as_ref(), &wb.http)
+        .await
+        .map_err(provider_error)
+}
+
+/// What is wrong with the local Ollama, and how to fix it.
+#[tauri::command]
+pub async fn ollama_doctor(
+    state: State<'_, AppState>,
+    base_url: Option<String>,
+    model: Option<String>,
+) -> Result<DoctorReport, IpcError> {
+    let wb = state.workbench()?;
+    let entry = wb
+        .providers
+        .entries()
+        .into_iter()
+        .find(|e| e.kind == AdapterKind::Ollama)
+        .ok_or_else(|| IpcError::new(ErrorCode::NotFound, "no Ollama provider is configured"))?;
+    let default = entry
+        .base_options
+        .get(BASE_URL)
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let base = base_url.filter(|b| !b.trim().is_empty()).unwrap_or(default);
+    Ok(run_doctor(&base, model.as_deref(), &wb.http).await)
+}
+
+fn check_key(key: &str) -> Result<(), IpcError> {
+    let ok = !key.is_empty()
+        && key.chars().count() <= MAX_KEY
+        && !key.chars().any(|c| c.is_control() || c.is_whitespace());
+    if ok {
+        Ok(())
+    } else {
+        Err(IpcError::new(
+            ErrorCode::InvalidInput,
+            format!("an API key is 1 to {MAX_KEY} characters without spaces or line breaks"),
+        )
+        .with_details(serde_json::json!({ "field": "key" })))
+    }
+}
+
+/// Store a provider's API key in the OS keychain (and nowhere else).
+#[tauri::command]
+pub async fn set_api_key(
+    state: State<'_, AppState>,
+    provider: String,
+    key: String,
+) -> Result<KeyState, IpcError> {
+    let wb = state.workbench()?;
+    let entry = wb.provider(&provider)?;
+    if entry.is_local {
+        return Err(IpcError::new(
+            ErrorCode::InvalidInput,
+            format!("{provider} runs locally and needs no key"),
+        ));
+    }
+    let key = key.trim().to_owned();
+    check_key(&key)?;
+    let (secrets, account) = (wb.secrets.clone(), provider.clone());
+    tokio::task::spawn_blocking(move || secrets.set(&account, &Secret::new(key)))
+        .await
+        .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?
+        .map_err(secret_error)?;
+    tracing::info!(provider, "API key stored in the keychain");
+    Ok(key_state(&wb, &provider, false).await)
+}
+
+/// Remove a provider's API key from the keychain.
+#[tauri::command]
+pub async fn delete_api_key(
+    state: State<'_, AppState>,
+    provider: String,
+) -> Result<KeyState, IpcError> {
+    let wb = state.workbench()?;
+    let entry = wb.provider(&provider)?;
+    let (secrets, account) = (wb.secrets.clone(), provider.clone());
+    tokio::task::spawn_blocking(move || secrets.delete(&account))
+        .await
+        .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?
+        .map_err(secret_error)?;
+    tracing::info!(provider, "API key deleted from the keychain");
+    Ok(key_state(&wb, &provider, entry.is_local).await)
+}

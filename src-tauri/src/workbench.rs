@@ -1,0 +1,123 @@
+//! The framework as the desktop app drives it: one [`ArtInstance`] over the data
+//! directory's database, the provider manager with keys from the keychain (or the
+//! environment), the runs in flight, and the bridge that forwards the sockets as events.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use art::ArtInstance;
+use art::agent::CancellationToken;
+use art::paths::DataDir;
+use art::providers::factory::{BuiltinFactory, builtin_entries};
+use art::providers::http::HttpOptions;
+use art::providers::{ManagerOptions, ProviderEntry, ProviderManager};
+use art::secrets::{EnvFallback, KeychainStore};
+use art::sockets::All;
+use art::storage::sqlite::SqliteStorage;
+use art_types::{ErrorCode, IpcError, events};
+use tauri::{AppHandle, Emitter};
+
+/// Everything the thread, run and settings commands need.
+pub struct Workbench {
+    /// The framework.
+    pub art: ArtInstance,
+    /// Providers and their pooled adapters.
+    pub providers: Arc<ProviderManager>,
+    /// API keys: the OS keychain, with `<PROVIDER>_API_KEY` as a read-only fallback.
+    pub secrets: Arc<EnvFallback<KeychainStore>>,
+    /// HTTP options for model lists and the doctor.
+    pub http: HttpOptions,
+    /// Runs in flight, by trace id.
+    runs: Mutex<HashMap<String, CancellationToken>>,
+}
+
+impl Workbench {
+    /// Open the database in `data_dir` and build the framework over it.
+    pub fn open(data_dir: &DataDir) -> Result<Self, IpcError> {
+        let storage = SqliteStorage::open(data_dir.database_path()).map_err(|e| {
+            IpcError::new(ErrorCode::Storage, format!("cannot open the database: {e}"))
+                .with_details(serde_json::json!({ "path": data_dir.database_path() }))
+        })?;
+        let secrets = Arc::new(EnvFallback::new(KeychainStore::default()));
+        let providers = Arc::new(ProviderManager::new(
+            builtin_entries(),
+            Arc::new(BuiltinFactory::default()),
+            secrets.clone(),
+            ManagerOptions::default(),
+        ));
+        let art = ArtInstance::builder(Arc::new(storage), providers.clone())
+            .build()
+            .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?;
+        Ok(Self {
+            art,
+            providers,
+            secrets,
+            http: HttpOptions::default(),
+            runs: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The provider entry called `name`.
+    pub fn provider(&self, name: &str) -> Result<ProviderEntry, IpcError> {
+        self.providers
+            .entries()
+            .into_iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| {
+                IpcError::new(
+                    ErrorCode::NotFound,
+                    format!("there is no provider named {name:?}"),
+                )
+            })
+    }
+
+    fn runs(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+        self.runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Register a run; its token cancels it.
+    pub fn start_run(&self, trace_id: &str) -> CancellationToken {
+        let token = CancellationToken::new();
+        self.runs().insert(trace_id.to_owned(), token.clone());
+        token
+    }
+
+    /// Forget a finished run.
+    pub fn finish_run(&self, trace_id: &str) {
+        self.runs().remove(trace_id);
+    }
+
+    /// Cancel a run in flight; `false` if it is not running.
+    pub fn cancel_run(&self, trace_id: &str) -> bool {
+        self.runs()
+            .get(trace_id)
+            .map(CancellationToken::cancel)
+            .is_some()
+    }
+
+    /// Forward the framework's sockets to the webview as events.
+    pub fn start_bridge(&self, app: &AppHandle) {
+        let sockets = &self.art.sockets;
+        let stream = sockets.stream.subscribe(All);
+        let mut observations = sockets.observations.subscribe(All);
+        let mut messages = sockets.messages.subscribe(All);
+        let emitter = app.clone();
+        tauri::async_runtime::spawn(crate::bridge::coalesce(stream, move |batch| {
+            if let Err(e) = emitter.emit(events::STREAM, &batch) {
+                tracing::warn!("cannot emit a stream batch: {e}");
+            }
+        }));
+        let emitter = app.clone();
+        tauri::async_runtime::spawn(async move {
+            while let Some(observation) = observations.recv().await {
+                let _ = emitter.emit(events::OBSERVATION, &observation);
+            }
+        });
+        let emitter = app.clone();
+        tauri::async_runtime::spawn(async move {
+            while let Some(message) = messages.recv().await {
+                let _ = emitter.emit(events::MESSAGE, &message);
+            }
+        });
+    }
+}
