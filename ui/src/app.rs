@@ -7,8 +7,11 @@ use leptos::task::spawn_local;
 
 use crate::components::sidebar::Sidebar;
 use crate::ipc::{self, NoArgs};
+use crate::store::Store;
 use crate::views::about::About;
 use crate::views::home::Home;
+use crate::views::providers::Providers;
+use crate::views::thread::ThreadView;
 
 /// Which view the main pane shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +20,10 @@ pub enum Pane {
     Home,
     /// Version, paths and keychain status.
     About,
+    /// The open thread (`Store::selected`).
+    Thread,
+    /// Providers and their keys.
+    Providers,
 }
 
 /// State of the connection to the backend, from the start-up handshake.
@@ -43,12 +50,17 @@ pub struct Shell {
 
 /// Subscribe to backend events first, then ask the backend to announce itself: an event
 /// emitted before the UI listened would be lost, so the handshake goes in this order.
-fn start_handshake(connection: RwSignal<Connection>) {
+fn start_handshake(connection: RwSignal<Connection>, store: Store) {
     spawn_local(async move {
-        let subscribed = ipc::listen(events::READY, move |ev: ReadyEvent| {
+        let subscribed = match ipc::listen(events::READY, move |ev: ReadyEvent| {
             connection.set(Connection::Ready(ev));
         })
-        .await;
+        .await
+        {
+            Ok(()) => store.listen().await,
+            Err(e) => Err(e),
+        };
+        store.reload_threads();
         let result = match subscribed {
             Ok(()) => ipc::invoke::<(), _>("ui_ready", &NoArgs {}).await,
             Err(e) => Err(e),
@@ -67,16 +79,26 @@ pub fn App() -> impl IntoView {
         connection: RwSignal::new(Connection::Connecting),
         info: LocalResource::new(|| ipc::invoke::<AppInfo, _>("app_info", &NoArgs {})),
     };
+    let store = Store::new();
     provide_context(shell);
-    start_handshake(shell.connection);
+    provide_context(store);
+    start_handshake(shell.connection, store);
 
     view! {
         <div class="shell">
             <Sidebar />
             <main class="main-pane">
-                {move || match shell.pane.get() {
-                    Pane::Home => view! { <Home /> }.into_any(),
-                    Pane::About => view! { <About /> }.into_any(),
+                {move || store.banner.get().map(|text| view! {
+                    <div class="banner" id="banner">
+                        <span>{text}</span>
+                        <button class="ghost small" on:click=move |_| store.banner.set(None)>"Dismiss"</button>
+                    </div>
+                })}
+                {move || match (shell.pane.get(), store.selected.get()) {
+                    (Pane::Thread, Some(thread)) => view! { <ThreadView thread_id=thread /> }.into_any(),
+                    (Pane::About, _) => view! { <About /> }.into_any(),
+                    (Pane::Providers, _) => view! { <Providers /> }.into_any(),
+                    _ => view! { <Home /> }.into_any(),
                 }}
             </main>
         </div>

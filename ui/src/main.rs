@@ -6,6 +6,9 @@
 mod app;
 mod components;
 mod ipc;
+mod live;
+mod markdown;
+mod store;
 mod views;
 
 fn main() {

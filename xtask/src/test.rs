@@ -116,6 +116,9 @@ pub fn run() -> Result<(), String> {
         let artifacts = cmd::target_dir().join("artifacts");
         let debug_app = cmd::target_dir().join("debug/art-workbench");
 
+        // The UI's pure logic (run folding, Markdown) runs natively; the rest of the UI is
+        // covered by the end-to-end tests.
+        report.tests("UI unit tests", &mut cmd::cargo(&["test", "-p", "art-ui"]));
         let mut tests = e2e_command(&session, &debug_app, &artifacts.join("e2e-debug"), &[]);
         report.tests("Unit, integration and end-to-end tests", &mut tests);
 

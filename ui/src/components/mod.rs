@@ -1,4 +1,5 @@
 //! Reusable pieces of the shell.
 
 pub mod error_card;
+pub mod run_card;
 pub mod sidebar;

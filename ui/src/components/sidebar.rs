@@ -1,19 +1,154 @@
-//! The left column: brand, "New thread", the thread list area, and the footer with
-//! the About button and the backend connection status.
+//! The left column: brand, "New thread", search, the thread list (most recent first,
+//! with rename and delete), and the footer with Providers, About and the backend status.
 
+use art_types::{SearchResult, ThreadSummary};
 use leptos::prelude::*;
+use leptos::task::spawn_local;
+use serde::Serialize;
 
 use crate::app::{Connection, Pane, Shell};
+use crate::ipc::{self, NoArgs};
+use crate::store::Store;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RenameArgs<'a> {
+    thread_id: &'a str,
+    title: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ThreadArgs<'a> {
+    thread_id: &'a str,
+}
+
+#[derive(Serialize)]
+struct SearchArgs<'a> {
+    query: &'a str,
+}
+
+/// One entry of the thread list: click to open; rename in place; delete with confirm.
+#[component]
+fn ThreadItem(thread: ThreadSummary) -> impl IntoView {
+    let shell = expect_context::<Shell>();
+    let store = expect_context::<Store>();
+    let id = StoredValue::new(thread.thread_id.clone());
+    let editing = RwSignal::new(false);
+    let confirming = RwSignal::new(false);
+    let title = RwSignal::new(thread.title.clone());
+    let open = move |_| {
+        store.selected.set(Some(id.get_value()));
+        shell.pane.set(Pane::Thread);
+    };
+    let rename = move || {
+        editing.set(false);
+        let text = title.get_untracked();
+        spawn_local(async move {
+            let args = RenameArgs {
+                thread_id: &id.get_value(),
+                title: &text,
+            };
+            if let Err(e) = ipc::invoke::<ThreadSummary, _>("rename_thread", &args).await {
+                store.banner.set(Some(e.message));
+                store.reload_threads();
+            }
+        });
+    };
+    let delete = move |_| {
+        spawn_local(async move {
+            if let Err(e) = ipc::invoke::<(), _>(
+                "delete_thread",
+                &ThreadArgs {
+                    thread_id: &id.get_value(),
+                },
+            )
+            .await
+            {
+                store.banner.set(Some(e.message));
+            }
+        });
+    };
+    let selected = move || store.selected.get().as_deref() == Some(id.get_value().as_str());
+    view! {
+        <div class="thread-item" class:selected=selected data-thread-id=thread.thread_id.clone()>
+            {move || if editing.get() {
+                view! {
+                    <input class="rename-input" prop:value=move || title.get()
+                        on:input=move |ev| title.set(event_target_value(&ev))
+                        on:keydown=move |ev| match ev.key().as_str() {
+                            "Enter" => rename(),
+                            "Escape" => editing.set(false),
+                            _ => {}
+                        }
+                        on:blur=move |_| rename() />
+                }.into_any()
+            } else {
+                view! { <button class="thread-title" on:click=open>{move || title.get()}</button> }.into_any()
+            }}
+            {move || if confirming.get() {
+                view! {
+                    <span class="confirm">
+                        <button class="danger small confirm-delete" on:click=delete>"Delete"</button>
+                        <button class="ghost small" on:click=move |_| confirming.set(false)>"Keep"</button>
+                    </span>
+                }.into_any()
+            } else {
+                view! {
+                    <span class="item-actions">
+                        <button class="ghost small rename" title="Rename" on:click=move |_| editing.set(true)>"✎"</button>
+                        <button class="ghost small delete" title="Delete" on:click=move |_| confirming.set(true)>"🗑"</button>
+                    </span>
+                }.into_any()
+            }}
+        </div>
+    }
+}
 
 /// The sidebar.
 #[component]
 pub fn Sidebar() -> impl IntoView {
     let shell = expect_context::<Shell>();
+    let store = expect_context::<Store>();
     let pane = shell.pane;
+    let query = RwSignal::new(String::new());
+    let hits = RwSignal::new(None::<Vec<SearchResult>>);
     let status = move || match shell.connection.get() {
         Connection::Connecting => ("connecting", "Connecting to backend…".to_owned()),
         Connection::Ready(ev) => ("ready", format!("Backend {} connected", ev.version)),
         Connection::Failed(e) => ("failed", format!("Backend unreachable: {}", e.message)),
+    };
+    let new_thread = move |_| {
+        spawn_local(async move {
+            match ipc::invoke::<ThreadSummary, _>("create_thread", &NoArgs {}).await {
+                Ok(thread) => {
+                    store.threads.update(|ts| ts.insert(0, thread.clone()));
+                    store.selected.set(Some(thread.thread_id));
+                    pane.set(Pane::Thread);
+                }
+                Err(e) => store.banner.set(Some(e.message)),
+            }
+        });
+    };
+    let search = move || {
+        let text = query.get_untracked();
+        if text.trim().is_empty() {
+            hits.set(None);
+            return;
+        }
+        spawn_local(async move {
+            match ipc::invoke::<Vec<SearchResult>, _>("search", &SearchArgs { query: &text }).await
+            {
+                Ok(found) => hits.set(Some(found)),
+                Err(e) => store.banner.set(Some(e.message)),
+            }
+        });
+    };
+    let jump = move |hit: SearchResult| {
+        store.selected.set(Some(hit.thread_id));
+        pane.set(Pane::Thread);
+        hits.set(None);
+        query.set(String::new());
     };
     view! {
         <aside class="sidebar">
@@ -21,26 +156,33 @@ pub fn Sidebar() -> impl IntoView {
                 <img class="brand-mark" src="./icon.png" alt="" />
                 <span class="brand-name">"ART Workbench"</span>
             </header>
-            <button
-                id="new-thread"
-                class="primary wide"
-                disabled=true
-                title="Threads arrive with the agent framework"
-            >
-                "+ New thread"
-            </button>
+            <button id="new-thread" class="primary wide" on:click=new_thread>"+ New thread"</button>
+            <input id="search-input" class="search" type="search" placeholder="Search messages and tool calls"
+                prop:value=move || query.get()
+                on:input=move |ev| query.set(event_target_value(&ev))
+                on:keydown=move |ev| if ev.key() == "Enter" { search() } />
+            {move || hits.get().map(|found| view! {
+                <div class="search-results" id="search-results">
+                    {if found.is_empty() { Some(view! { <p class="muted small">"No matches."</p> }) } else { None }}
+                    {found.into_iter().map(|hit| {
+                        let snippet = hit.snippet.clone();
+                        let target = hit.clone();
+                        view! { <button class="search-hit" on:click=move |_| jump(target.clone())>{snippet}</button> }
+                    }).collect_view()}
+                </div>
+            })}
             <nav class="thread-list" id="thread-list" aria-label="Threads">
-                <p class="muted small">"No threads yet."</p>
+                <Show when=move || store.threads.with(Vec::is_empty)>
+                    <p class="muted small">"No threads yet. Start one with “New thread”."</p>
+                </Show>
+                <For each=move || store.threads.get() key=|t| (t.thread_id.clone(), t.title.clone())
+                    children=|thread| view! { <ThreadItem thread=thread /> } />
             </nav>
             <footer class="sidebar-footer">
-                <button
-                    id="about-button"
-                    class="ghost wide"
-                    class:active=move || pane.get() == Pane::About
-                    on:click=move |_| pane.set(Pane::About)
-                >
-                    "About"
-                </button>
+                <button id="providers-button" class="ghost wide" class:active=move || pane.get() == Pane::Providers
+                    on:click=move |_| pane.set(Pane::Providers)>"Providers"</button>
+                <button id="about-button" class="ghost wide" class:active=move || pane.get() == Pane::About
+                    on:click=move |_| pane.set(Pane::About)>"About"</button>
                 <div id="backend-status" class=move || format!("status {}", status().0)>
                     <span class="dot"></span>
                     <span>{move || status().1}</span>

@@ -2,3 +2,6 @@
 
 pub mod about;
 pub mod home;
+pub mod providers;
+pub mod settings;
+pub mod thread;

@@ -1,0 +1,79 @@
+//! What the agent did for one answer, shown inline above it: the plan card, the
+//! thinking (collapsible, live), one card per tool call, and errors in plain words.
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use crate::live::{RunView, ToolState, advice};
+
+fn pretty(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    }
+}
+
+/// The agent's work for one run. `run` is a snapshot (re-rendered on change).
+#[component]
+pub fn RunCard(run: RunView) -> impl IntoView {
+    let plan = run.plan.clone().map(|plan| {
+        view! {
+            <section class="card plan-card">
+                <header class="card-title">
+                    <span class="badge">"Plan"</span>
+                    {plan.title.clone().map(|t| view! { <strong class="plan-title">{t}</strong> })}
+                </header>
+                {plan.intent.clone().map(|i| view! { <p class="plan-intent">{i}</p> })}
+                <ol class="plan-steps">
+                    {plan.steps.into_iter().map(|s| view! { <li>{s}</li> }).collect_view()}
+                </ol>
+            </section>
+        }
+    });
+    let thinking = (!run.thinking.is_empty()).then(|| {
+        let open = !run.finished;
+        view! {
+            <details class="card thinking" open=open>
+                <summary>{if run.finished { "Thinking" } else { "Thinking…" }}</summary>
+                <pre class="thinking-text">{run.thinking.clone()}</pre>
+            </details>
+        }
+    });
+    let tools = run
+        .tools
+        .iter()
+        .map(|tool| {
+            let (class, label) = match tool.state {
+                ToolState::Running => ("running", "running"),
+                ToolState::Ok => ("ok", "ok"),
+                ToolState::Error => ("error", "error"),
+            };
+            let result = match (&tool.output, &tool.error) {
+                (_, Some(error)) => Some(view! { <pre class="tool-error">{error.clone()}</pre> }.into_any()),
+                (Some(output), None) => Some(view! { <pre class="tool-output">{pretty(output)}</pre> }.into_any()),
+                _ => None,
+            };
+            view! {
+                <section class=format!("card tool-card {class}") data-tool=tool.tool_name.clone()>
+                    <header class="card-title">
+                        <span class="badge">"Tool"</span>
+                        <strong>{tool.tool_name.clone()}</strong>
+                        <span class=format!("tool-status {class}")>{label}</span>
+                        {tool.duration_ms.map(|ms| view! { <span class="muted small">{format!("{ms} ms")}</span> })}
+                    </header>
+                    <pre class="tool-args">{pretty(&tool.arguments)}</pre>
+                    {result}
+                </section>
+            }
+        })
+        .collect_view();
+    let error = run.error.clone().map(|(code, message)| {
+        let stopped = code == "CANCELLED";
+        view! {
+            <p class=if stopped { "run-note" } else { "run-error" } data-code=code.clone()>
+                {if stopped { "Stopped.".to_owned() } else { advice(&code, &message) }}
+            </p>
+        }
+    });
+    view! { <div class="run-card">{plan}{thinking}{tools}{error}</div> }
+}

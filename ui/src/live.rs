@@ -1,0 +1,326 @@
+//! What a run looks like while it happens, folded from the backend's events: the plan
+//! card, live thinking, one card per tool call, the streaming answer, and how it ended.
+//! Pure data (no DOM), so it is unit-tested natively.
+
+use art_types::{
+    ExecutionMetadata, Observation, ObservationType, StreamEventKind, TokenType, ToolStatus,
+};
+use serde_json::Value;
+
+/// The plan, as soon as planning finishes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanCard {
+    /// Short title of the task.
+    pub title: Option<String>,
+    /// What the agent understood.
+    pub intent: Option<String>,
+    /// Numbered steps.
+    pub steps: Vec<String>,
+}
+
+/// Where a tool call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolState {
+    /// Planned or running.
+    Running,
+    /// Returned output.
+    Ok,
+    /// Failed, refused or timed out.
+    Error,
+}
+
+/// One tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCard {
+    /// Call id.
+    pub call_id: String,
+    /// Tool name.
+    pub tool_name: String,
+    /// Arguments.
+    pub arguments: Value,
+    /// Where it is.
+    pub state: ToolState,
+    /// Output (when ok).
+    pub output: Option<Value>,
+    /// Error (when failed).
+    pub error: Option<String>,
+    /// How long it ran.
+    pub duration_ms: Option<i64>,
+}
+
+/// A run of one thread, live.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunView {
+    /// Thread.
+    pub thread_id: String,
+    /// Run id.
+    pub trace_id: String,
+    /// Plan, once known.
+    pub plan: Option<PlanCard>,
+    /// Thinking so far (all stages).
+    pub thinking: String,
+    /// The answer so far.
+    pub answer: String,
+    /// Tool calls in plan order.
+    pub tools: Vec<ToolCard>,
+    /// The error that ended (or hurt) the run: code and message.
+    pub error: Option<(String, String)>,
+    /// The run has ended.
+    pub finished: bool,
+    /// Figures of the finished run.
+    pub metadata: Option<ExecutionMetadata>,
+}
+
+fn text(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+impl RunView {
+    /// A run that has just been started.
+    pub fn new(thread_id: &str, trace_id: &str) -> Self {
+        Self {
+            thread_id: thread_id.into(),
+            trace_id: trace_id.into(),
+            plan: None,
+            thinking: String::new(),
+            answer: String::new(),
+            tools: Vec::new(),
+            error: None,
+            finished: false,
+            metadata: None,
+        }
+    }
+
+    /// Fold a batch of stream events in.
+    pub fn apply_stream(&mut self, events: &[StreamEventKind]) {
+        for event in events {
+            match event {
+                StreamEventKind::Token { text, token_type } if token_type.is_thinking() => {
+                    self.thinking.push_str(text);
+                }
+                // Planning output is JSON for the plan card, not the answer.
+                StreamEventKind::Token {
+                    text,
+                    token_type: TokenType::FinalSynthesisLlmResponse | TokenType::LlmResponse,
+                } => self.answer.push_str(text),
+                _ => {}
+            }
+        }
+    }
+
+    fn tool(&mut self, content: &Value) -> &mut ToolCard {
+        let call_id = text(content, "callId").unwrap_or_default();
+        let index = match self.tools.iter().position(|t| t.call_id == call_id) {
+            Some(i) => i,
+            None => {
+                self.tools.push(ToolCard {
+                    call_id,
+                    tool_name: text(content, "toolName").unwrap_or_default(),
+                    arguments: content.get("arguments").cloned().unwrap_or(Value::Null),
+                    state: ToolState::Running,
+                    output: None,
+                    error: None,
+                    duration_ms: None,
+                });
+                self.tools.len() - 1
+            }
+        };
+        &mut self.tools[index]
+    }
+
+    /// Fold an observation in.
+    pub fn apply_observation(&mut self, o: &Observation) {
+        let c = &o.content;
+        match o.kind {
+            ObservationType::Title => {
+                self.plan.get_or_insert_with(PlanCard::default).title = text(c, "title");
+            }
+            ObservationType::Plan => {
+                let plan = self.plan.get_or_insert_with(PlanCard::default);
+                plan.intent = text(c, "intent").or(plan.intent.take());
+                plan.steps = match c.get("plan") {
+                    Some(Value::Array(steps)) => steps
+                        .iter()
+                        .map(|s| s.as_str().map_or_else(|| s.to_string(), str::to_owned))
+                        .collect(),
+                    Some(Value::String(s)) => s
+                        .lines()
+                        .map(str::to_owned)
+                        .filter(|l| !l.trim().is_empty())
+                        .collect(),
+                    _ => Vec::new(),
+                };
+            }
+            ObservationType::Intent => {
+                self.plan.get_or_insert_with(PlanCard::default).intent = text(c, "intent");
+            }
+            ObservationType::ToolCall => {
+                self.tool(c);
+            }
+            ObservationType::ToolExecution => {
+                let duration = o.span.as_ref().and_then(|s| Some(s.end_ms? - s.start_ms));
+                let card = self.tool(c);
+                card.state = match c
+                    .get("status")
+                    .and_then(|s| serde_json::from_value::<ToolStatus>(s.clone()).ok())
+                {
+                    Some(ToolStatus::Success) => ToolState::Ok,
+                    _ => ToolState::Error,
+                };
+                card.output = c.get("output").filter(|v| !v.is_null()).cloned();
+                card.error = text(c, "error");
+                card.duration_ms = duration;
+            }
+            ObservationType::Error | ObservationType::LlmStreamError => {
+                let code = text(c, "code").unwrap_or_else(|| "ERROR".into());
+                let message = text(c, "message").unwrap_or_else(|| o.title.clone());
+                // A recoverable planning problem does not end the run; keep the worst.
+                if self.error.is_none() || o.kind == ObservationType::Error {
+                    self.error = Some((code, message));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The run ended.
+    pub fn finish(&mut self, metadata: Option<ExecutionMetadata>) {
+        self.finished = true;
+        for tool in &mut self.tools {
+            if tool.state == ToolState::Running {
+                tool.state = ToolState::Error;
+                tool.error
+                    .get_or_insert_with(|| "not run: the run ended first".into());
+            }
+        }
+        if let Some(error) = metadata.as_ref().and_then(|m| m.error.as_ref()) {
+            self.error = Some((error.code.clone(), error.message.clone()));
+        }
+        self.metadata = metadata;
+    }
+}
+
+/// Plain words for an error code, with what to do next.
+pub fn advice(code: &str, message: &str) -> String {
+    let hint = match code {
+        "OLLAMA_NOT_RUNNING" => "Start Ollama with `ollama serve`, then try again.",
+        "API_KEY_MISSING" => "Add the provider's API key under Providers.",
+        "AUTHENTICATION_FAILED" => "Check the API key under Providers.",
+        "RATE_LIMITED" => "The provider is rate-limiting: wait a moment and try again.",
+        "QUOTA_EXHAUSTED" => "The account's quota is used up: check billing with the provider.",
+        "CONTEXT_LENGTH_EXCEEDED" => {
+            "Lower the history limit in the thread settings, or start a new thread."
+        }
+        "CANCELLED" => "",
+        "NOT_FOUND" => {
+            "Check the model name in the thread settings (for Ollama: `ollama pull <model>`)."
+        }
+        "IDLE_TIMEOUT" | "STREAM_INTERRUPTED" | "PROVIDER_UNAVAILABLE" => {
+            "The provider stopped answering: try again."
+        }
+        _ => "",
+    };
+    if hint.is_empty() {
+        message.to_owned()
+    } else {
+        format!("{message} — {hint}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use art_types::SpanInfo;
+    use serde_json::json;
+
+    use super::*;
+
+    fn obs(kind: ObservationType, content: Value) -> Observation {
+        Observation {
+            id: "o".into(),
+            thread_id: "t".into(),
+            trace_id: "r".into(),
+            timestamp: 1,
+            kind,
+            title: "title".into(),
+            content,
+            metadata: Value::Null,
+            span: None,
+        }
+    }
+
+    #[test]
+    fn a_run_folds_into_plan_tools_thinking_and_answer() {
+        let mut run = RunView::new("t", "r");
+        run.apply_observation(&obs(ObservationType::Title, json!({ "title": "Sum" })));
+        run.apply_observation(&obs(
+            ObservationType::Plan,
+            json!({ "intent": "add", "plan": ["calculate", "answer"] }),
+        ));
+        run.apply_observation(&obs(ObservationType::ToolCall, json!({ "callId": "c1", "toolName": "calculator", "arguments": { "expression": "2+2" } })));
+        assert_eq!(run.tools[0].state, ToolState::Running);
+        let mut done = obs(
+            ObservationType::ToolExecution,
+            json!({ "callId": "c1", "toolName": "calculator", "status": "success", "output": { "result": 4 } }),
+        );
+        done.span = Some(SpanInfo {
+            phase: art_types::Phase::Execution,
+            span_id: "s".into(),
+            parent_span_id: None,
+            start_ms: 10,
+            end_ms: Some(13),
+        });
+        run.apply_observation(&done);
+        run.apply_stream(&[
+            StreamEventKind::Token {
+                text: "{\"plan\"".into(),
+                token_type: TokenType::AgentThoughtLlmResponse,
+            },
+            StreamEventKind::Token {
+                text: "hmm".into(),
+                token_type: TokenType::FinalSynthesisLlmThinking,
+            },
+            StreamEventKind::Token {
+                text: "It is ".into(),
+                token_type: TokenType::FinalSynthesisLlmResponse,
+            },
+            StreamEventKind::Token {
+                text: "4.".into(),
+                token_type: TokenType::FinalSynthesisLlmResponse,
+            },
+        ]);
+        let plan = run.plan.clone().unwrap();
+        assert_eq!(
+            (plan.title.as_deref(), plan.intent.as_deref()),
+            (Some("Sum"), Some("add"))
+        );
+        assert_eq!(plan.steps, ["calculate", "answer"]);
+        assert_eq!(run.tools.len(), 1);
+        assert_eq!(
+            (run.tools[0].state, run.tools[0].duration_ms),
+            (ToolState::Ok, Some(3))
+        );
+        assert_eq!(run.tools[0].output, Some(json!({ "result": 4 })));
+        assert_eq!(
+            (run.thinking.as_str(), run.answer.as_str()),
+            ("hmm", "It is 4.")
+        );
+    }
+
+    #[test]
+    fn errors_come_with_advice_and_unfinished_tools_are_closed() {
+        let mut run = RunView::new("t", "r");
+        run.apply_observation(&obs(
+            ObservationType::ToolCall,
+            json!({ "callId": "c1", "toolName": "calculator" }),
+        ));
+        run.apply_observation(&obs(
+            ObservationType::Error,
+            json!({ "code": "OLLAMA_NOT_RUNNING", "message": "Ollama is not reachable" }),
+        ));
+        run.finish(None);
+        assert_eq!(run.tools[0].state, ToolState::Error);
+        let (code, message) = run.error.clone().unwrap();
+        assert_eq!(code, "OLLAMA_NOT_RUNNING");
+        assert!(advice(&code, &message).contains("ollama serve"));
+    }
+}

@@ -1,0 +1,124 @@
+//! The UI's shared state and the backend events that change it: the thread list, the
+//! selected thread, the live runs, and a per-thread version that views watch to reload.
+
+use std::collections::HashMap;
+
+use art_types::{
+    ConversationMessage, Observation, RunFinished, StreamBatch, ThreadSummary, events,
+};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::ipc::{self, NoArgs};
+use crate::live::RunView;
+
+/// State shared by every view (through context).
+#[derive(Clone, Copy)]
+pub struct Store {
+    /// Threads, most recently active first.
+    pub threads: RwSignal<Vec<ThreadSummary>>,
+    /// The open thread.
+    pub selected: RwSignal<Option<String>>,
+    /// Runs seen live since the app started (finished ones stay until reloaded).
+    pub runs: RwSignal<Vec<RunView>>,
+    /// Bumped when a thread's stored messages change; views reload on change.
+    pub versions: RwSignal<HashMap<String, u64>>,
+    /// The last error of a background action, shown in a banner.
+    pub banner: RwSignal<Option<String>>,
+}
+
+impl Store {
+    /// Empty state.
+    pub fn new() -> Self {
+        Self {
+            threads: RwSignal::new(Vec::new()),
+            selected: RwSignal::new(None),
+            runs: RwSignal::new(Vec::new()),
+            versions: RwSignal::new(HashMap::new()),
+            banner: RwSignal::new(None),
+        }
+    }
+
+    /// The version of a thread's stored messages.
+    pub fn version(&self, thread_id: &str) -> u64 {
+        self.versions
+            .with(|v| v.get(thread_id).copied().unwrap_or(0))
+    }
+
+    fn bump(&self, thread_id: &str) {
+        self.versions
+            .update(|v| *v.entry(thread_id.to_owned()).or_default() += 1);
+    }
+
+    /// Apply `change` to the run `trace_id` of `thread_id`, creating it when its first
+    /// event arrives before `send_message` has answered.
+    pub fn with_run(&self, thread_id: &str, trace_id: &str, change: impl FnOnce(&mut RunView)) {
+        self.runs.update(|runs| {
+            let index = match runs.iter().position(|r| r.trace_id == trace_id) {
+                Some(i) => i,
+                None => {
+                    runs.push(RunView::new(thread_id, trace_id));
+                    runs.len() - 1
+                }
+            };
+            change(&mut runs[index]);
+        });
+    }
+
+    /// Reload the thread list.
+    pub fn reload_threads(&self) {
+        let store = *self;
+        spawn_local(async move {
+            match ipc::invoke::<Vec<ThreadSummary>, _>("list_threads", &NoArgs {}).await {
+                Ok(threads) => {
+                    // A deleted thread cannot stay open.
+                    if let Some(open) = store.selected.get_untracked()
+                        && !threads.iter().any(|t| t.thread_id == open)
+                    {
+                        store.selected.set(None);
+                    }
+                    store.threads.set(threads);
+                }
+                Err(e) => store.banner.set(Some(e.message)),
+            }
+        });
+    }
+
+    /// Subscribe to the backend's events (before anything can be emitted for us).
+    pub async fn listen(self) -> Result<(), art_types::IpcError> {
+        ipc::listen(events::THREADS, move |_: serde_json::Value| {
+            self.reload_threads()
+        })
+        .await?;
+        ipc::listen(events::STREAM, move |batch: StreamBatch| {
+            self.with_run(&batch.thread_id, &batch.trace_id, |run| {
+                run.apply_stream(&batch.events)
+            });
+        })
+        .await?;
+        ipc::listen(events::OBSERVATION, move |o: Observation| {
+            self.with_run(&o.thread_id, &o.trace_id, |run| run.apply_observation(&o));
+        })
+        .await?;
+        ipc::listen(events::MESSAGE, move |m: ConversationMessage| {
+            self.bump(&m.thread_id)
+        })
+        .await?;
+        ipc::listen(events::RUN_FINISHED, move |done: RunFinished| {
+            self.with_run(&done.thread_id, &done.trace_id, |run| {
+                run.finish(done.metadata.clone())
+            });
+            if let Some(e) = &done.error {
+                self.banner.set(Some(e.message.clone()));
+            }
+            self.bump(&done.thread_id);
+        })
+        .await
+    }
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Self::new()
+    }
+}

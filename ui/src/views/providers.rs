@@ -1,0 +1,152 @@
+//! Providers: for each, its base URL and API key state (the key goes to the OS keychain
+//! and is never shown again), a Test button (a real model-list call) and, for Ollama,
+//! the doctor's findings with how to fix each.
+
+use art_types::{DoctorReport, IpcError, KeyState, ModelInfo, ProviderInfo, Severity};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use serde::Serialize;
+
+use crate::ipc::{self, NoArgs};
+
+#[derive(Serialize)]
+struct KeyArgs<'a> {
+    provider: &'a str,
+    key: &'a str,
+}
+
+#[derive(Serialize)]
+struct ProviderArgs<'a> {
+    provider: &'a str,
+}
+
+fn key_label(state: &KeyState, variable: &str) -> String {
+    match state {
+        KeyState::NotNeeded => "no key needed".into(),
+        KeyState::Set => "key set (in the OS keychain)".into(),
+        KeyState::FromEnvironment => format!("key from ${variable}"),
+        KeyState::NotSet => "no key".into(),
+        KeyState::Unavailable { reason } => format!("keychain unavailable: {reason}"),
+    }
+}
+
+/// One provider's row.
+#[component]
+fn ProviderRow(info: ProviderInfo) -> impl IntoView {
+    let name = StoredValue::new(info.name.clone());
+    let key_state = RwSignal::new(info.key.clone());
+    let draft = RwSignal::new(String::new());
+    let note = RwSignal::new(None::<(bool, String)>);
+    let doctor = RwSignal::new(None::<DoctorReport>);
+    let variable = info.key_variable.clone();
+    let show = move |result: Result<KeyState, IpcError>| match result {
+        Ok(state) => {
+            key_state.set(state);
+            draft.set(String::new());
+            note.set(None);
+        }
+        Err(e) => note.set(Some((false, e.message))),
+    };
+    let save = move |_| {
+        let key = draft.get_untracked();
+        spawn_local(async move {
+            show(
+                ipc::invoke(
+                    "set_api_key",
+                    &KeyArgs {
+                        provider: &name.get_value(),
+                        key: &key,
+                    },
+                )
+                .await,
+            );
+        });
+    };
+    let delete = move |_| {
+        spawn_local(async move {
+            show(
+                ipc::invoke(
+                    "delete_api_key",
+                    &ProviderArgs {
+                        provider: &name.get_value(),
+                    },
+                )
+                .await,
+            );
+        });
+    };
+    let test = move |_| {
+        note.set(Some((true, "Testing…".into())));
+        spawn_local(async move {
+            let provider = name.get_value();
+            let result = ipc::invoke::<Vec<ModelInfo>, _>(
+                "list_models",
+                &ProviderArgs {
+                    provider: &provider,
+                },
+            )
+            .await;
+            note.set(Some(match result {
+                Ok(models) => (true, format!("Works: {} models available.", models.len())),
+                Err(e) => (false, e.message),
+            }));
+            if provider == "ollama"
+                && let Ok(report) =
+                    ipc::invoke::<DoctorReport, _>("ollama_doctor", &NoArgs {}).await
+            {
+                doctor.set(Some(report));
+            }
+        });
+    };
+    let needs_key = !info.is_local;
+    view! {
+        <section class="card provider" data-provider=info.name.clone()>
+            <header class="card-title">
+                <strong>{info.name.clone()}</strong>
+                <span class="muted small">{info.base_url.clone()}</span>
+                <span class="key-state muted small">{move || key_label(&key_state.get(), &variable)}</span>
+            </header>
+            {needs_key.then(|| view! {
+                <div class="key-row">
+                    <input type="password" class="key-input" autocomplete="off" placeholder="Paste an API key"
+                        prop:value=move || draft.get() on:input=move |ev| draft.set(event_target_value(&ev)) />
+                    <button class="primary small save-key" on:click=save>"Save key"</button>
+                    <Show when=move || key_state.get() == KeyState::Set>
+                        <button class="ghost small delete-key" on:click=delete>"Delete key"</button>
+                    </Show>
+                </div>
+            })}
+            <div class="key-row">
+                <button class="ghost small test-provider" on:click=test>"Test"</button>
+                {move || note.get().map(|(ok, text)| view! { <span class=if ok { "note ok" } else { "note error" }>{text}</span> })}
+            </div>
+            {move || doctor.get().map(|report| view! {
+                <ul class="doctor">
+                    {report.findings.into_iter().map(|f| {
+                        let class = match f.severity { Severity::Ok => "ok", Severity::Warning => "warning", Severity::Error => "error" };
+                        view! { <li class=class data-code=f.code.clone()>{f.message}{f.fix.map(|fix| view! { <span class="fix">" " {fix}</span> })}</li> }
+                    }).collect_view()}
+                </ul>
+            })}
+        </section>
+    }
+}
+
+/// The providers page.
+#[component]
+pub fn Providers() -> impl IntoView {
+    let providers =
+        LocalResource::new(|| ipc::invoke::<Vec<ProviderInfo>, _>("list_providers", &NoArgs {}));
+    view! {
+        <section class="pane providers" id="providers">
+            <h1>"Providers"</h1>
+            <p class="muted">"API keys are stored in the OS keychain only. A key is never shown again once saved."</p>
+            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || providers.get().map(|r| match r {
+                    Ok(list) => list.into_iter().map(|info| view! { <ProviderRow info=info /> }).collect_view().into_any(),
+                    Err(e) => view! { <p class="run-error">{e.message}</p> }.into_any(),
+                })}
+            </Suspense>
+        </section>
+    }
+}

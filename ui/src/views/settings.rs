@@ -1,0 +1,348 @@
+//! A thread's settings form: provider and model (the list fetched from the provider),
+//! system prompt, enabled tools (with descriptions, schemas and their token cost) and
+//! generation parameters. Saved per thread; the backend validates and every problem is
+//! shown next to its field.
+
+use art_types::{IpcError, ModelInfo, ProviderInfo, ThreadConfig, ToolSchema};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use serde::{Deserialize, Serialize};
+
+use crate::ipc::{self, NoArgs};
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ThreadArgs<'a> {
+    thread_id: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SaveArgs<'a> {
+    thread_id: &'a str,
+    config: &'a ThreadConfig,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ModelArgs<'a> {
+    provider: &'a str,
+}
+
+#[derive(Deserialize)]
+struct Problem {
+    field: String,
+    message: String,
+}
+
+/// Roughly what a tool's schema costs in prompt tokens (4 characters per token).
+fn token_cost(tool: &ToolSchema) -> usize {
+    let chars = tool.name.len() + tool.description.len() + tool.input_schema.to_string().len();
+    chars.div_ceil(4)
+}
+
+fn parse_opt<T: std::str::FromStr>(text: &str) -> Result<Option<T>, ()> {
+    match text.trim() {
+        "" => Ok(None),
+        t => t.parse().map(Some).map_err(drop),
+    }
+}
+
+/// The form. `on_close` hides it.
+#[component]
+pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoView {
+    let id = StoredValue::new(thread_id);
+    let config = RwSignal::new(None::<ThreadConfig>);
+    let providers = RwSignal::new(Vec::<ProviderInfo>::new());
+    let tools = RwSignal::new(Vec::<ToolSchema>::new());
+    let models = RwSignal::new(Vec::<ModelInfo>::new());
+    let model_note = RwSignal::new(None::<String>);
+    let problems = RwSignal::new(Vec::<(String, String)>::new());
+    let saved = RwSignal::new(false);
+    // Free-text numeric fields, parsed on save.
+    let temperature = RwSignal::new(String::new());
+    let max_tokens = RwSignal::new(String::new());
+    let history = RwSignal::new(String::new());
+
+    let fetch_models = move |provider: String| {
+        models.set(Vec::new());
+        model_note.set(Some("Loading models…".into()));
+        spawn_local(async move {
+            match ipc::invoke::<Vec<ModelInfo>, _>(
+                "list_models",
+                &ModelArgs {
+                    provider: &provider,
+                },
+            )
+            .await
+            {
+                Ok(list) => {
+                    model_note.set(
+                        list.is_empty()
+                            .then(|| "The provider lists no models.".into()),
+                    );
+                    models.set(list);
+                }
+                Err(e) => model_note.set(Some(format!("Could not list models: {}", e.message))),
+            }
+        });
+    };
+    spawn_local(async move {
+        let loaded: Result<_, IpcError> = async {
+            let c: ThreadConfig = ipc::invoke(
+                "get_thread_config",
+                &ThreadArgs {
+                    thread_id: &id.get_value(),
+                },
+            )
+            .await?;
+            let p: Vec<ProviderInfo> = ipc::invoke("list_providers", &NoArgs {}).await?;
+            let t: Vec<ToolSchema> = ipc::invoke("list_tools", &NoArgs {}).await?;
+            Ok((c, p, t))
+        }
+        .await;
+        match loaded {
+            Ok((c, p, t)) => {
+                temperature.set(
+                    c.generation
+                        .temperature
+                        .map(|v| v.to_string())
+                        .unwrap_or_default(),
+                );
+                max_tokens.set(
+                    c.generation
+                        .max_tokens
+                        .map(|v| v.to_string())
+                        .unwrap_or_default(),
+                );
+                history.set(c.history_limit.to_string());
+                if !c.provider_config.provider_name.is_empty() {
+                    fetch_models(c.provider_config.provider_name.clone());
+                }
+                config.set(Some(c));
+                providers.set(p);
+                tools.set(t);
+            }
+            Err(e) => problems.set(vec![("form".into(), e.message)]),
+        }
+    });
+
+    let problem_for = move |field: &'static str| {
+        move || {
+            problems.with(|ps| {
+                ps.iter()
+                    .filter(|(f, _)| f.starts_with(field))
+                    .map(|(_, m)| view! { <p class="field-problem" data-field=field>{m.clone()}</p> })
+                    .collect_view()
+            })
+        }
+    };
+    let edit = move |change: &dyn Fn(&mut ThreadConfig)| {
+        saved.set(false);
+        config.update(|c| {
+            if let Some(c) = c {
+                change(c);
+            }
+        });
+    };
+    let save = move |_| {
+        let Some(mut c) = config.get_untracked() else {
+            return;
+        };
+        let mut local = Vec::new();
+        match parse_opt::<f64>(&temperature.get_untracked()) {
+            Ok(t) => c.generation.temperature = t,
+            Err(()) => local.push((
+                "generation.temperature".to_owned(),
+                "temperature must be a number".to_owned(),
+            )),
+        }
+        match parse_opt::<u32>(&max_tokens.get_untracked()) {
+            Ok(n) => c.generation.max_tokens = n,
+            Err(()) => local.push((
+                "generation.maxTokens".to_owned(),
+                "max tokens must be a whole number".to_owned(),
+            )),
+        }
+        match parse_opt::<u32>(&history.get_untracked()) {
+            Ok(n) => c.history_limit = n.unwrap_or(art_types::thread::DEFAULT_HISTORY_LIMIT),
+            Err(()) => local.push((
+                "historyLimit".to_owned(),
+                "the history limit must be a whole number".to_owned(),
+            )),
+        }
+        if !local.is_empty() {
+            problems.set(local);
+            return;
+        }
+        spawn_local(async move {
+            match ipc::invoke::<ThreadConfig, _>(
+                "set_thread_config",
+                &SaveArgs {
+                    thread_id: &id.get_value(),
+                    config: &c,
+                },
+            )
+            .await
+            {
+                Ok(stored) => {
+                    problems.set(Vec::new());
+                    config.set(Some(stored));
+                    saved.set(true);
+                }
+                Err(e) => {
+                    let listed: Vec<Problem> = e
+                        .details
+                        .get("problems")
+                        .and_then(|p| serde_json::from_value(p.clone()).ok())
+                        .unwrap_or_default();
+                    problems.set(if listed.is_empty() {
+                        vec![("form".into(), e.message)]
+                    } else {
+                        listed.into_iter().map(|p| (p.field, p.message)).collect()
+                    });
+                }
+            }
+        });
+    };
+
+    let provider_name = move || {
+        config.with(|c| {
+            c.as_ref()
+                .map(|c| c.provider_config.provider_name.clone())
+                .unwrap_or_default()
+        })
+    };
+    let model_id = move || {
+        config.with(|c| {
+            c.as_ref()
+                .map(|c| c.provider_config.model_id.clone())
+                .unwrap_or_default()
+        })
+    };
+    let enabled = move |name: &str| {
+        config.with(|c| {
+            c.as_ref()
+                .is_some_and(|c| c.enabled_tools.iter().any(|t| t == name))
+        })
+    };
+    let cost = move || {
+        tools.with(|ts| {
+            ts.iter()
+                .filter(|t| enabled(&t.name))
+                .map(token_cost)
+                .sum::<usize>()
+        })
+    };
+
+    view! {
+        <section class="settings card" id="thread-settings">
+            <header class="card-title">
+                <strong>"Thread settings"</strong>
+                <button class="ghost small" on:click=move |_| on_close.run(())>"Close"</button>
+            </header>
+            {problem_for("form")}
+            <Show when=move || config.with(Option::is_some) fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                <div class="form-grid">
+                    <label for="provider-select">"Provider"</label>
+                    <div>
+                        <select id="provider-select" prop:value=provider_name
+                            on:change=move |ev| {
+                                let name = event_target_value(&ev);
+                                edit(&|c| c.provider_config.provider_name = name.clone());
+                                if !name.is_empty() { fetch_models(name); }
+                            }>
+                            <option value="">"Choose…"</option>
+                            {move || providers.get().into_iter().map(|p| {
+                                let label = if p.is_local { format!("{} (local)", p.name) } else { p.name.clone() };
+                                view! { <option value=p.name.clone() selected=p.name == provider_name()>{label}</option> }
+                            }).collect_view()}
+                        </select>
+                        {problem_for("providerConfig.providerName")}
+                    </div>
+                    <label for="model-input">"Model"</label>
+                    <div>
+                        <input id="model-input" list="model-options" placeholder="e.g. llama3.2"
+                            prop:value=model_id
+                            on:input=move |ev| { let m = event_target_value(&ev); edit(&|c| c.provider_config.model_id = m.clone()); } />
+                        <datalist id="model-options">
+                            {move || models.get().into_iter().map(|m| {
+                                let label = m.display_name.clone().unwrap_or_default();
+                                view! { <option value=m.id.clone()>{label}</option> }
+                            }).collect_view()}
+                        </datalist>
+                        {move || model_note.get().map(|n| view! { <p class="muted small" id="model-note">{n}</p> })}
+                        {problem_for("providerConfig.modelId")}
+                    </div>
+                    <label for="system-prompt">"System prompt"</label>
+                    <div>
+                        <textarea id="system-prompt" rows="4"
+                            placeholder="Optional. Overrides the app's default for this thread."
+                            prop:value=move || config.with(|c| c.as_ref().and_then(|c| c.system_prompt.clone()).unwrap_or_default())
+                            on:input=move |ev| {
+                                let text = event_target_value(&ev);
+                                edit(&|c| c.system_prompt = (!text.trim().is_empty()).then(|| text.clone()));
+                            }></textarea>
+                        <p class="muted small">
+                            "Order of precedence: a prompt given with one message, then this thread's prompt, "
+                            "then the app's default, on top of the agent's own instructions (always kept)."
+                        </p>
+                        {problem_for("systemPrompt")}
+                    </div>
+                    <span class="label">"Tools"</span>
+                    <div class="tools" id="tool-list">
+                        {move || tools.get().into_iter().map(|tool| {
+                            let name = tool.name.clone();
+                            let checked = enabled(&name);
+                            let schema = serde_json::to_string_pretty(&tool.input_schema).unwrap_or_default();
+                            let toggle = name.clone();
+                            view! {
+                                <div class="tool-option">
+                                    <label>
+                                        <input type="checkbox" data-tool=name.clone() prop:checked=checked
+                                            on:change=move |ev| {
+                                                let on = event_target_checked(&ev);
+                                                let tool = toggle.clone();
+                                                edit(&|c| {
+                                                    c.enabled_tools.retain(|t| *t != tool);
+                                                    if on { c.enabled_tools.push(tool.clone()); }
+                                                });
+                                            } />
+                                        <strong>{name.clone()}</strong>
+                                        " — " {tool.description.clone()}
+                                    </label>
+                                    <details><summary class="muted small">{format!("Schema (~{} tokens)", token_cost(&tool))}</summary><pre>{schema}</pre></details>
+                                </div>
+                            }
+                        }).collect_view()}
+                        <p class="muted small" id="tool-cost">{move || format!("Enabled schemas add about {} tokens to each planning call.", cost())}</p>
+                        {problem_for("enabledTools")}
+                    </div>
+                    <label for="temperature">"Temperature"</label>
+                    <div>
+                        <input id="temperature" inputmode="decimal" placeholder="provider default (0–2)"
+                            prop:value=move || temperature.get() on:input=move |ev| { saved.set(false); temperature.set(event_target_value(&ev)) } />
+                        {problem_for("generation.temperature")}
+                    </div>
+                    <label for="max-tokens">"Max tokens"</label>
+                    <div>
+                        <input id="max-tokens" inputmode="numeric" placeholder="provider default"
+                            prop:value=move || max_tokens.get() on:input=move |ev| { saved.set(false); max_tokens.set(event_target_value(&ev)) } />
+                        {problem_for("generation.maxTokens")}
+                    </div>
+                    <label for="history-limit">"History limit"</label>
+                    <div>
+                        <input id="history-limit" inputmode="numeric"
+                            prop:value=move || history.get() on:input=move |ev| { saved.set(false); history.set(event_target_value(&ev)) } />
+                        <p class="muted small">"How many past messages go with each question."</p>
+                        {problem_for("historyLimit")}
+                    </div>
+                </div>
+                <footer class="form-actions">
+                    <button id="save-settings" class="primary" on:click=save>"Save"</button>
+                    {move || saved.get().then(|| view! { <span class="saved" id="settings-saved">"Saved"</span> })}
+                </footer>
+            </Show>
+        </section>
+    }
+}

@@ -1,0 +1,288 @@
+//! One thread: its history (each answer with the agent's work above it), the live run,
+//! and the composer (Enter sends, Shift+Enter breaks the line, Stop while running).
+
+use std::collections::HashMap;
+
+use art_types::{ConversationMessage, IpcError, MessageRole, MessageStatus, Observation};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use serde::Serialize;
+use serde_json::Value;
+use wasm_bindgen::JsCast;
+
+use crate::components::run_card::RunCard;
+use crate::ipc;
+use crate::live::RunView;
+use crate::markdown;
+use crate::store::Store;
+use crate::views::settings::ThreadSettings;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ThreadArgs<'a> {
+    thread_id: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PageArgs<'a> {
+    thread_id: &'a str,
+    limit: usize,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SendArgs<'a> {
+    thread_id: &'a str,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TraceArgs<'a> {
+    trace_id: &'a str,
+}
+
+/// Stored messages and, per run, what the agent did (folded from observations).
+#[derive(Clone, Default)]
+struct History {
+    messages: Vec<ConversationMessage>,
+    runs: HashMap<String, RunView>,
+}
+
+async fn load(thread_id: String) -> Result<History, IpcError> {
+    let messages: Vec<ConversationMessage> = ipc::invoke(
+        "list_messages",
+        &PageArgs {
+            thread_id: &thread_id,
+            limit: 200,
+        },
+    )
+    .await?;
+    let observations: Vec<Observation> = ipc::invoke(
+        "list_observations",
+        &ThreadArgs {
+            thread_id: &thread_id,
+        },
+    )
+    .await?;
+    let mut runs: HashMap<String, RunView> = HashMap::new();
+    for o in &observations {
+        runs.entry(o.trace_id.clone())
+            .or_insert_with(|| RunView::new(&o.thread_id, &o.trace_id))
+            .apply_observation(o);
+    }
+    for run in runs.values_mut() {
+        run.finish(None);
+    }
+    Ok(History { messages, runs })
+}
+
+fn trace_of(m: &ConversationMessage) -> Option<String> {
+    m.metadata
+        .get("traceId")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// Copy text to the clipboard through `navigator.clipboard.writeText`.
+fn copy(text: &str) {
+    let call = || -> Result<(), wasm_bindgen::JsValue> {
+        let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into())?;
+        let clipboard = js_sys::Reflect::get(&navigator, &"clipboard".into())?;
+        let write: js_sys::Function =
+            js_sys::Reflect::get(&clipboard, &"writeText".into())?.dyn_into()?;
+        write.call1(&clipboard, &text.into()).map(drop)
+    };
+    if call().is_err() {
+        ipc::web_log("the clipboard is not available");
+    }
+}
+
+/// Model, tokens, time to first token and duration of an answer.
+fn footer(m: &ConversationMessage) -> String {
+    let meta = &m.metadata;
+    let num = |p: &str| meta.pointer(p).and_then(Value::as_u64);
+    let mut parts = Vec::new();
+    if let Some(model) = meta.get("model").and_then(Value::as_str) {
+        parts.push(model.to_owned());
+    }
+    if let (Some(i), Some(o)) = (num("/usage/inputTokens"), num("/usage/outputTokens")) {
+        parts.push(format!("{i} → {o} tokens"));
+    }
+    if let Some(ttft) = num("/usage/timeToFirstTokenMs") {
+        parts.push(format!("first token {ttft} ms"));
+    }
+    if let Some(total) = num("/usage/totalGenerationTimeMs") {
+        parts.push(format!("{:.1} s", total as f64 / 1000.0));
+    }
+    if m.status == MessageStatus::Interrupted {
+        parts.push("stopped".into());
+    }
+    parts.join(" · ")
+}
+
+fn message_view(m: ConversationMessage, run: Option<RunView>) -> AnyView {
+    match m.role {
+        MessageRole::User => view! {
+            <article class="message user" data-message-id=m.message_id.clone()>
+                <div class="bubble">{m.content.clone()}</div>
+            </article>
+        }
+        .into_any(),
+        MessageRole::Ai => {
+            let html = markdown::to_html(&m.content);
+            let text = m.content.clone();
+            let footer = footer(&m);
+            view! {
+                <article class="message ai" data-message-id=m.message_id.clone()>
+                    {run.map(|run| view! { <RunCard run=run /> })}
+                    <div class="answer markdown" inner_html=html></div>
+                    <footer class="answer-footer">
+                        <span class="muted small">{footer}</span>
+                        <button class="ghost small" on:click=move |_| copy(&text)>"Copy"</button>
+                    </footer>
+                </article>
+            }
+            .into_any()
+        }
+        // Tool calls and results are shown in the run card of their answer.
+        MessageRole::Tool | MessageRole::System => ().into_any(),
+    }
+}
+
+/// The open thread.
+#[component]
+pub fn ThreadView(thread_id: String) -> impl IntoView {
+    let store = expect_context::<Store>();
+    let id = StoredValue::new(thread_id.clone());
+    let settings_open = RwSignal::new(false);
+    let draft = RwSignal::new(String::new());
+    let problem = RwSignal::new(None::<String>);
+    let history = LocalResource::new(move || {
+        let thread = id.get_value();
+        let _version = store.version(&thread);
+        load(thread)
+    });
+    let title = move || {
+        store.threads.with(|ts| {
+            ts.iter()
+                .find(|t| t.thread_id == id.get_value())
+                .map(|t| t.title.clone())
+                .unwrap_or_default()
+        })
+    };
+    // Live runs not (yet) in the loaded history, newest last.
+    let live = move || {
+        let shown: Vec<String> = history
+            .get()
+            .and_then(|h| h.ok())
+            .map(|h| h.messages.iter().filter_map(trace_of).collect())
+            .unwrap_or_default();
+        store.runs.with(|runs| {
+            runs.iter()
+                .filter(|r| r.thread_id == id.get_value() && !shown.contains(&r.trace_id))
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+    };
+    let running = move || live().into_iter().find(|r| !r.finished).map(|r| r.trace_id);
+    let send = move || {
+        let text = draft.get_untracked();
+        if text.trim().is_empty() || running().is_some() {
+            return;
+        }
+        problem.set(None);
+        spawn_local(async move {
+            let thread = id.get_value();
+            match ipc::invoke::<String, _>(
+                "send_message",
+                &SendArgs {
+                    thread_id: &thread,
+                    text: &text,
+                },
+            )
+            .await
+            {
+                Ok(trace) => {
+                    draft.set(String::new());
+                    store.with_run(&thread, &trace, |_| {});
+                }
+                Err(e) => problem.set(Some(e.message)),
+            }
+        });
+    };
+    let stop = move |_| {
+        if let Some(trace) = running() {
+            spawn_local(async move {
+                if let Err(e) =
+                    ipc::invoke::<(), _>("cancel_run", &TraceArgs { trace_id: &trace }).await
+                {
+                    problem.set(Some(e.message));
+                }
+            });
+        }
+    };
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+            ev.prevent_default();
+            send();
+        }
+    };
+    view! {
+        <section class="pane thread" id="thread">
+            <header class="thread-header">
+                <h2 id="thread-title">{title}</h2>
+                <button id="settings-button" class="ghost" class:active=move || settings_open.get()
+                    on:click=move |_| settings_open.update(|o| *o = !*o)>
+                    "Settings"
+                </button>
+            </header>
+            <Show when=move || settings_open.get()>
+                <ThreadSettings thread_id=id.get_value() on_close=Callback::new(move |()| settings_open.set(false)) />
+            </Show>
+            <div class="messages" id="messages">
+                <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                    {move || history.get().map(|loaded| match loaded {
+                        Ok(h) if h.messages.is_empty() && live().is_empty() => view! {
+                            <div class="empty-thread">
+                                <p>"Ask anything. Open " <strong>"Settings"</strong>
+                                   " to pick the provider and model, and the tools the agent may use."</p>
+                            </div>
+                        }.into_any(),
+                        Ok(h) => h.messages.into_iter().map(|m| {
+                            let run = trace_of(&m).and_then(|t| h.runs.get(&t).cloned())
+                                .filter(|r| m.role == MessageRole::Ai && (r.plan.is_some() || !r.tools.is_empty() || r.error.is_some()));
+                            message_view(m, run)
+                        }).collect_view().into_any(),
+                        Err(e) => view! { <p class="run-error">{e.message}</p> }.into_any(),
+                    })}
+                </Suspense>
+                <For each=live key=|r| (r.trace_id.clone(), r.answer.len(), r.tools.len(), r.finished, r.plan.is_some(), r.thinking.len(), r.error.is_some())
+                    children=move |run| {
+                        let html = markdown::to_html(&run.answer);
+                        let running = !run.finished;
+                        let trace = run.trace_id.clone();
+                        view! {
+                            <article class="message ai live" data-trace-id=trace>
+                                <RunCard run=run />
+                                <div class="answer markdown" inner_html=html></div>
+                                {running.then(|| view! { <p class="muted small working">"Working…"</p> })}
+                            </article>
+                        }
+                    } />
+            </div>
+            <footer class="composer">
+                {move || problem.get().map(|p| view! { <p class="composer-problem" id="composer-problem">{p}</p> })}
+                <textarea id="composer-input" rows="3" placeholder="Message (Enter to send, Shift+Enter for a new line)"
+                    prop:value=move || draft.get()
+                    on:input=move |ev| draft.set(event_target_value(&ev))
+                    on:keydown=on_key></textarea>
+                {move || match running() {
+                    Some(_) => view! { <button id="stop-button" class="danger" on:click=stop>"Stop"</button> }.into_any(),
+                    None => view! { <button id="send-button" class="primary" on:click=move |_| send()>"Send"</button> }.into_any(),
+                }}
+            </footer>
+        </section>
+    }
+}
