@@ -1,4 +1,5 @@
 //! End-to-end: the real app binary (debug build, then the installed `.deb`) driven
 //! through WebDriver. Asserts what a user sees.
 
+mod day;
 mod shell;

@@ -116,6 +116,39 @@ impl AppSession {
         self.wait_for(css).await.click().await.expect("click");
     }
 
+    /// Replace the text of the input or textarea matching `css` with `text`.
+    pub async fn type_into(&self, css: &str, text: &str) {
+        let element = self.wait_for(css).await;
+        element.clear().await.expect("clear");
+        element.send_keys(text).await.expect("type");
+    }
+
+    /// Choose the option with `value` in the select matching `css`.
+    pub async fn select(&self, css: &str, value: &str) {
+        let element = self.wait_for(css).await;
+        element.select_by_value(value).await.expect("select");
+    }
+
+    /// How many elements match `css` right now.
+    pub async fn count(&self, css: &str) -> usize {
+        self.client
+            .find_all(Locator::Css(css))
+            .await
+            .map_or(0, |found| found.len())
+    }
+
+    /// Wait until nothing matches `css`.
+    pub async fn wait_gone(&self, css: &str) {
+        let deadline = tokio::time::Instant::now() + UI_TIMEOUT;
+        while self.count(css).await > 0 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "`{css}` is still there after {UI_TIMEOUT:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Save a PNG screenshot of the window into the artifacts folder; returns its path.
     pub async fn screenshot(&self, name: &str) -> PathBuf {
         let png = self.client.screenshot().await.expect("screenshot");
@@ -129,5 +162,11 @@ impl AppSession {
     /// End the session (closes the app).
     pub async fn close(self) {
         self.client.close().await.expect("close WebDriver session");
+    }
+
+    /// Close the app but keep its data directory, to launch it again on the same data.
+    pub async fn close_keeping_data(self) -> tempfile::TempDir {
+        self.client.close().await.expect("close WebDriver session");
+        self.data_dir
     }
 }

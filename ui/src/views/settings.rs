@@ -27,7 +27,10 @@ struct SaveArgs<'a> {
 #[serde(rename_all = "camelCase")]
 struct ModelArgs<'a> {
     provider: &'a str,
+    base_url: Option<&'a str>,
 }
+
+const BASE_URL: &str = "base_url";
 
 #[derive(Deserialize)]
 struct Problem {
@@ -67,15 +70,18 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
     let fetch_models = move |provider: String| {
         models.set(Vec::new());
         model_note.set(Some("Loading models…".into()));
+        let base = config.with_untracked(|c| {
+            c.as_ref()
+                .and_then(|c| c.provider_config.adapter_options.get(BASE_URL))
+                .and_then(|v| v.as_str())
+                .map(str::to_owned)
+        });
         spawn_local(async move {
-            match ipc::invoke::<Vec<ModelInfo>, _>(
-                "list_models",
-                &ModelArgs {
-                    provider: &provider,
-                },
-            )
-            .await
-            {
+            let args = ModelArgs {
+                provider: &provider,
+                base_url: base.as_deref(),
+            };
+            match ipc::invoke::<Vec<ModelInfo>, _>("list_models", &args).await {
                 Ok(list) => {
                     model_note.set(
                         list.is_empty()
@@ -116,10 +122,11 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                         .unwrap_or_default(),
                 );
                 history.set(c.history_limit.to_string());
-                if !c.provider_config.provider_name.is_empty() {
-                    fetch_models(c.provider_config.provider_name.clone());
-                }
+                let provider = c.provider_config.provider_name.clone();
                 config.set(Some(c));
+                if !provider.is_empty() {
+                    fetch_models(provider);
+                }
                 providers.set(p);
                 tools.set(t);
             }
@@ -259,6 +266,25 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                             }).collect_view()}
                         </select>
                         {problem_for("providerConfig.providerName")}
+                    </div>
+                    <label for="base-url-input">"Base URL"</label>
+                    <div>
+                        <input id="base-url-input" placeholder="provider default"
+                            prop:value=move || config.with(|c| c.as_ref()
+                                .and_then(|c| c.provider_config.adapter_options.get(BASE_URL))
+                                .and_then(|v| v.as_str()).unwrap_or_default().to_owned())
+                            on:input=move |ev| {
+                                let url = event_target_value(&ev);
+                                edit(&|c| {
+                                    let options = &mut c.provider_config.adapter_options;
+                                    match url.trim() {
+                                        "" => { options.remove(BASE_URL); }
+                                        u => { options.insert(BASE_URL.into(), u.into()); }
+                                    }
+                                });
+                            }
+                            on:change=move |_| { let p = provider_name(); if !p.is_empty() { fetch_models(p); } } />
+                        {problem_for("providerConfig.adapterOptions")}
                     </div>
                     <label for="model-input">"Model"</label>
                     <div>

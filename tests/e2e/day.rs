@@ -1,0 +1,186 @@
+//! A user's day with the real app and a fake Ollama: create a thread, set the provider
+//! and the calculator, ask a question that makes the agent plan a calculator call, watch
+//! the plan card, the tool card and the streamed answer; invalid settings are refused;
+//! restart and find everything again; rename, search and jump, delete. Also: a provider
+//! error in plain words, and an API key saved through the form lands in the keychain and
+//! nowhere in the data directory.
+
+use art_testkit::e2e::AppSession;
+use art_testkit::fake::FakeServer;
+use art_testkit::fake::scripts::{MODEL, Protocol, router, text_reply};
+
+/// The Enter key, as WebDriver types it.
+const ENTER: char = '\u{E007}';
+
+const PLAN: &str = r#"{"title": "Add two numbers", "intent": "Add 19 and 23", "plan": ["Add the numbers with the calculator", "Answer with the sum"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]}"#;
+
+async fn configure(app: &AppSession, base_url: &str) {
+    app.click("#settings-button").await;
+    app.select("#provider-select", "ollama").await;
+    app.type_into("#base-url-input", base_url).await;
+    app.type_into("#model-input", MODEL).await;
+    app.click("#tool-list input[data-tool=\"calculator\"]")
+        .await;
+    app.click("#save-settings").await;
+    app.wait_for("#settings-saved").await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn plan_tool_answer_restart_rename_search_delete() {
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, PLAN, 24),
+            text_reply(Protocol::Ollama, "The sum of 19 and 23 is **42**.", 8),
+        ],
+    )
+    .await
+    .unwrap();
+    let app = AppSession::launch().await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+    app.click("#new-thread").await;
+    app.wait_for("#thread").await;
+    configure(&app, &ollama.url()).await;
+    // The model list came from the fake Ollama's /api/tags.
+    assert!(
+        ollama
+            .requests()
+            .iter()
+            .any(|r| r.request_line.starts_with("GET /api/tags"))
+    );
+
+    // Out-of-range settings are refused, the problem shown at its field.
+    app.type_into("#temperature", "5").await;
+    app.click("#save-settings").await;
+    let problem = app
+        .wait_for_text(
+            ".field-problem[data-field=\"generation.temperature\"]",
+            "0 to 2",
+        )
+        .await;
+    assert!(problem.contains('5'), "{problem}");
+    app.type_into("#temperature", "").await;
+    app.click("#save-settings").await;
+    app.wait_for("#settings-saved").await;
+    app.click("#settings-button").await;
+
+    app.type_into("#composer-input", "What is 19 + 23?").await;
+    app.click("#send-button").await;
+    let plan = app.wait_for_text(".plan-card", "Add the numbers").await;
+    assert!(
+        plan.contains("Add two numbers") && plan.contains("Answer with the sum"),
+        "{plan}"
+    );
+    let tool = app
+        .wait_for_text(".tool-card.ok[data-tool=\"calculator\"]", "42")
+        .await;
+    assert!(tool.contains("19 + 23"), "{tool}");
+    let answer = app.wait_for_text(".message.ai .answer", "is 42").await;
+    assert!(answer.contains("The sum of 19 and 23"), "{answer}");
+    // Markdown rendered: the bold is an element, not asterisks.
+    app.wait_for(".message.ai .answer strong").await;
+    app.wait_for_text(".answer-footer", MODEL).await;
+    app.screenshot("thread-run").await;
+
+    // Restart on the same data: the thread, its settings and its history are there.
+    let data = app.close_keeping_data().await;
+    let path = data.path().to_path_buf();
+    let app = AppSession::launch_with(data, &path).await;
+    app.click(".thread-item .thread-title").await;
+    app.wait_for_text(".message.user .bubble", "What is 19 + 23?")
+        .await;
+    app.wait_for_text(".message.ai .answer", "is 42").await;
+    app.wait_for_text(".plan-card", "Add two numbers").await;
+    app.wait_for_text(".tool-card.ok", "calculator").await;
+    app.click("#settings-button").await;
+    app.wait_for("#tool-list input[data-tool=\"calculator\"]:checked")
+        .await;
+    app.click("#settings-button").await;
+
+    // Rename in place, then search and jump.
+    app.click(".thread-item .rename").await;
+    app.type_into(".thread-item .rename-input", "Arithmetic\n")
+        .await;
+    app.wait_for_text("#thread-title", "Arithmetic").await;
+    app.click("#providers-button").await;
+    app.type_into("#search-input", &format!("sum 42{ENTER}"))
+        .await;
+    app.click("#search-results .search-hit").await;
+    app.wait_for_text("#thread-title", "Arithmetic").await;
+    app.screenshot("thread-history").await;
+
+    // Delete with confirmation.
+    app.click(".thread-item .delete").await;
+    app.click(".thread-item .confirm-delete").await;
+    app.wait_gone(".thread-item").await;
+    app.wait_for_text("#thread-list", "No threads yet").await;
+    app.close().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_provider_that_is_not_running_is_explained() {
+    let closed = FakeServer::start(vec![]).await;
+    let url = closed.url();
+    drop(closed);
+    let app = AppSession::launch().await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+    app.click("#new-thread").await;
+    configure(&app, &url).await;
+    app.click("#settings-button").await;
+    app.type_into("#composer-input", "Hello?").await;
+    app.click("#send-button").await;
+    let error = app.wait_for_text(".run-error", "ollama serve").await;
+    assert!(error.contains("not reachable"), "{error}");
+    app.screenshot("thread-provider-error").await;
+    app.close().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_api_key_goes_to_the_keychain_and_nowhere_else() {
+    const KEY: &str = "sk-e2e-SENTINEL-4f1c9a";
+    let app = AppSession::launch().await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+    app.click("#providers-button").await;
+    let row = "[data-provider=\"openrouter\"]";
+    app.wait_for_text(&format!("{row} .key-state"), "no key")
+        .await;
+    app.type_into(&format!("{row} .key-input"), KEY).await;
+    app.click(&format!("{row} .save-key")).await;
+    app.wait_for_text(&format!("{row} .key-state"), "key set")
+        .await;
+    // The input is cleared and the page never shows the key.
+    assert!(!app.page_text().await.contains("SENTINEL"));
+    let entry = keyring::Entry::new("org.artworkbench.desktop", "openrouter").unwrap();
+    assert_eq!(entry.get_password().unwrap(), KEY);
+    app.screenshot("providers").await;
+    app.click(&format!("{row} .delete-key")).await;
+    app.wait_for_text(&format!("{row} .key-state"), "no key")
+        .await;
+    assert!(entry.get_password().is_err(), "deleted from the keychain");
+    let data = app.close_keeping_data().await;
+    for file in walk(data.path()) {
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(
+            !bytes.windows(8).any(|w| w == b"SENTINEL"),
+            "the key is in {}",
+            file.display()
+        );
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path))
+        } else {
+            files.push(path)
+        }
+    }
+    files
+}
