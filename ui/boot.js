@@ -3,11 +3,13 @@
 import init from "./art_ui.js";
 
 function showFailure(what) {
+  // The UI's panic hook already said what went wrong: keep its words.
+  const panic = document.getElementById("ui-panic");
   const box = document.createElement("pre");
   box.id = "boot-error";
   box.className = "boot-error";
   box.textContent = "ART Workbench could not start its interface:\n" + what;
-  document.body.replaceChildren(box);
+  document.body.replaceChildren(...(panic ? [panic, box] : [box]));
 }
 
 window.addEventListener("error", (event) => showFailure(event.message || String(event.error)));

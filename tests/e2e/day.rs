@@ -9,8 +9,8 @@ use art_testkit::e2e::AppSession;
 use art_testkit::fake::FakeServer;
 use art_testkit::fake::scripts::{MODEL, Protocol, router, text_reply};
 
-/// The Enter key, as WebDriver types it.
-const ENTER: char = '\u{E007}';
+/// The Return key, as WebDriver types it.
+const ENTER: char = '\u{E006}';
 
 const PLAN: &str = r#"{"title": "Add two numbers", "intent": "Add 19 and 23", "plan": ["Add the numbers with the calculator", "Answer with the sum"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]}"#;
 
@@ -44,12 +44,8 @@ async fn plan_tool_answer_restart_rename_search_delete() {
     app.wait_for("#thread").await;
     configure(&app, &ollama.url()).await;
     // The model list came from the fake Ollama's /api/tags.
-    assert!(
-        ollama
-            .requests()
-            .iter()
-            .any(|r| r.request_line.starts_with("GET /api/tags"))
-    );
+    app.wait_for("#model-options option[value=\"fake-model:latest\"]")
+        .await;
 
     // Out-of-range settings are refused, the problem shown at its field.
     app.type_into("#temperature", "5").await;
@@ -101,8 +97,9 @@ async fn plan_tool_answer_restart_rename_search_delete() {
 
     // Rename in place, then search and jump.
     app.click(".thread-item .rename").await;
-    app.type_into(".thread-item .rename-input", "Arithmetic\n")
+    app.type_into(".thread-item .rename-input", "Arithmetic")
         .await;
+    app.click(".thread-item .rename-save").await;
     app.wait_for_text("#thread-title", "Arithmetic").await;
     app.click("#providers-button").await;
     app.type_into("#search-input", &format!("sum 42{ENTER}"))

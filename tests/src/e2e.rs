@@ -25,8 +25,40 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
 /// One running app under WebDriver control, with its own data directory.
 pub struct AppSession {
     client: Client,
-    data_dir: tempfile::TempDir,
+    data_dir: Option<tempfile::TempDir>,
+    /// Set until the session is closed: a test that panics still ends its session on
+    /// drop, so the next test can start one (tauri-driver allows one at a time).
+    open_session: Option<String>,
     _turn: MutexGuard<'static, ()>,
+}
+
+/// End a WebDriver session with a plain blocking `DELETE /session/{id}` (usable in Drop,
+/// where the async client cannot be awaited).
+fn delete_session(webdriver: &str, session: &str) {
+    use std::io::{Read, Write};
+    let Some(host) = webdriver.strip_prefix("http://") else {
+        return;
+    };
+    let host = host.trim_end_matches('/');
+    let Ok(mut stream) = std::net::TcpStream::connect(host) else {
+        return;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let request = format!(
+        "DELETE /session/{session} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    if stream.write_all(request.as_bytes()).is_ok() {
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+    }
+}
+
+impl Drop for AppSession {
+    fn drop(&mut self) {
+        if let Some(session) = self.open_session.take() {
+            delete_session(&env("ART_E2E_WEBDRIVER"), &session);
+        }
+    }
 }
 
 impl AppSession {
@@ -55,16 +87,21 @@ impl AppSession {
             .connect(&env("ART_E2E_WEBDRIVER"))
             .await
             .expect("WebDriver session on the app (is tauri-driver running?)");
+        let open_session = client.session_id().await.ok().flatten();
         Self {
             client,
-            data_dir,
+            data_dir: Some(data_dir),
+            open_session,
             _turn: turn,
         }
     }
 
     /// The data directory the app was given.
     pub fn data_dir(&self) -> &Path {
-        self.data_dir.path()
+        self.data_dir
+            .as_ref()
+            .map(tempfile::TempDir::path)
+            .expect("data dir until closed")
     }
 
     /// Wait until an element matching `css` exists, then return it.
@@ -77,10 +114,14 @@ impl AppSession {
             .await;
         match found {
             Ok(element) => element,
-            Err(e) => panic!(
-                "`{css}` did not appear within {UI_TIMEOUT:?}: {e}\npage text: {:?}",
-                self.page_text().await
-            ),
+            Err(e) => {
+                let shot = self.screenshot("failure").await;
+                panic!(
+                    "`{css}` did not appear within {UI_TIMEOUT:?}: {e}\npage text: {:?}\nscreenshot: {}",
+                    self.page_text().await,
+                    shot.display()
+                )
+            }
         }
     }
 
@@ -105,22 +146,44 @@ impl AppSession {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        let shot = self.screenshot("failure").await;
         panic!(
-            "`{css}` never contained {needle:?}; last text: {last:?}\npage text: {:?}",
-            self.page_text().await
+            "`{css}` never contained {needle:?}; last text: {last:?}\npage text: {:?}\nscreenshot: {}",
+            self.page_text().await,
+            shot.display()
         )
     }
 
     /// Click the element matching `css`.
     pub async fn click(&self, css: &str) {
-        self.wait_for(css).await.click().await.expect("click");
+        if let Err(e) = self.wait_for(css).await.click().await {
+            let shot = self.screenshot("failure").await;
+            panic!("cannot click `{css}`: {e}\nscreenshot: {}", shot.display());
+        }
     }
 
     /// Replace the text of the input or textarea matching `css` with `text`.
     pub async fn type_into(&self, css: &str, text: &str) {
-        let element = self.wait_for(css).await;
-        element.clear().await.expect("clear");
-        element.send_keys(text).await.expect("type");
+        // The UI may re-render the field between finding and typing: find it again.
+        let mut last_error = None;
+        for _ in 0..3 {
+            let element = self.wait_for(css).await;
+            let typed = match element.clear().await {
+                Ok(()) if text.is_empty() => Ok(()),
+                Ok(()) => element.send_keys(text).await,
+                Err(e) => Err(e),
+            };
+            match typed {
+                Ok(()) => return,
+                Err(e) => last_error = Some(e),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let shot = self.screenshot("failure").await;
+        panic!(
+            "cannot type into `{css}`: {last_error:?}\nscreenshot: {}",
+            shot.display()
+        );
     }
 
     /// Choose the option with `value` in the select matching `css`.
@@ -161,12 +224,17 @@ impl AppSession {
 
     /// End the session (closes the app).
     pub async fn close(self) {
-        self.client.close().await.expect("close WebDriver session");
+        self.close_keeping_data().await;
     }
 
     /// Close the app but keep its data directory, to launch it again on the same data.
-    pub async fn close_keeping_data(self) -> tempfile::TempDir {
-        self.client.close().await.expect("close WebDriver session");
-        self.data_dir
+    pub async fn close_keeping_data(mut self) -> tempfile::TempDir {
+        self.client
+            .clone()
+            .close()
+            .await
+            .expect("close WebDriver session");
+        self.open_session = None;
+        self.data_dir.take().expect("data dir until closed")
     }
 }

@@ -142,11 +142,12 @@ impl RunView {
                     Some(Value::Array(steps)) => steps
                         .iter()
                         .map(|s| s.as_str().map_or_else(|| s.to_string(), str::to_owned))
+                        .map(|s| unnumbered(&s))
                         .collect(),
                     Some(Value::String(s)) => s
                         .lines()
-                        .map(str::to_owned)
                         .filter(|l| !l.trim().is_empty())
+                        .map(unnumbered)
                         .collect(),
                     _ => Vec::new(),
                 };
@@ -200,6 +201,17 @@ impl RunView {
     }
 }
 
+/// A plan step without the "1." / "2)" the model may have put in front (the card numbers
+/// the steps itself).
+fn unnumbered(step: &str) -> String {
+    let trimmed = step.trim_start();
+    let digits = trimmed.chars().take_while(char::is_ascii_digit).count();
+    match trimmed[digits..].strip_prefix(['.', ')']) {
+        Some(rest) if digits > 0 => rest.trim_start().to_owned(),
+        _ => step.to_owned(),
+    }
+}
+
 /// Plain words for an error code, with what to do next.
 pub fn advice(code: &str, message: &str) -> String {
     let hint = match code {
@@ -220,7 +232,9 @@ pub fn advice(code: &str, message: &str) -> String {
         }
         _ => "",
     };
-    if hint.is_empty() {
+    // The backend's own message may already say what to do.
+    let already_said = code == "OLLAMA_NOT_RUNNING" && message.contains("ollama serve");
+    if hint.is_empty() || already_said {
         message.to_owned()
     } else {
         format!("{message} — {hint}")
@@ -254,7 +268,7 @@ mod tests {
         run.apply_observation(&obs(ObservationType::Title, json!({ "title": "Sum" })));
         run.apply_observation(&obs(
             ObservationType::Plan,
-            json!({ "intent": "add", "plan": ["calculate", "answer"] }),
+            json!({ "intent": "add", "plan": "1. calculate\n2) answer" }),
         ));
         run.apply_observation(&obs(ObservationType::ToolCall, json!({ "callId": "c1", "toolName": "calculator", "arguments": { "expression": "2+2" } })));
         assert_eq!(run.tools[0].state, ToolState::Running);
@@ -322,5 +336,7 @@ mod tests {
         let (code, message) = run.error.clone().unwrap();
         assert_eq!(code, "OLLAMA_NOT_RUNNING");
         assert!(advice(&code, &message).contains("ollama serve"));
+        let said = "Ollama is not reachable: start it with `ollama serve`";
+        assert_eq!(advice(&code, said), said, "the hint is not repeated");
     }
 }

@@ -12,6 +12,16 @@ mod store;
 mod views;
 
 fn main() {
-    console_error_panic_hook::set_once();
+    // A bug must not leave a blank window: say what happened, on screen and in the console.
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        let document = leptos::prelude::document();
+        if let (Ok(note), Some(body)) = (document.create_element("pre"), document.body()) {
+            note.set_class_name("boot-error");
+            note.set_id("ui-panic");
+            note.set_text_content(Some(&format!("The UI stopped because of a bug: {info}")));
+            let _ = body.append_child(&note);
+        }
+    }));
     leptos::mount::mount_to_body(app::App);
 }

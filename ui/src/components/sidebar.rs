@@ -80,8 +80,8 @@ fn ThreadItem(thread: ThreadSummary) -> impl IntoView {
                             "Enter" => rename(),
                             "Escape" => editing.set(false),
                             _ => {}
-                        }
-                        on:blur=move |_| rename() />
+                        } />
+                    <button class="ghost small rename-save" title="Save the title" on:click=move |_| rename()>"✓"</button>
                 }.into_any()
             } else {
                 view! { <button class="thread-title" on:click=open>{move || title.get()}</button> }.into_any()
@@ -97,7 +97,7 @@ fn ThreadItem(thread: ThreadSummary) -> impl IntoView {
                 view! {
                     <span class="item-actions">
                         <button class="ghost small rename" title="Rename" on:click=move |_| editing.set(true)>"✎"</button>
-                        <button class="ghost small delete" title="Delete" on:click=move |_| confirming.set(true)>"🗑"</button>
+                        <button class="ghost small delete" title="Delete" on:click=move |_| confirming.set(true)>"✕"</button>
                     </span>
                 }.into_any()
             }}

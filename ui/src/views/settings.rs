@@ -67,21 +67,37 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
     let max_tokens = RwSignal::new(String::new());
     let history = RwSignal::new(String::new());
 
+    // Only the latest request's answer counts (an older, slower one must not win).
+    let fetches = StoredValue::new(0u32);
+    // Called from async tasks too: the form may be gone by then (closed), so nothing here
+    // may touch a disposed value.
     let fetch_models = move |provider: String| {
+        let Some(mine) = fetches.try_update_value(|n| {
+            *n += 1;
+            *n
+        }) else {
+            return;
+        };
         models.set(Vec::new());
         model_note.set(Some("Loading models…".into()));
-        let base = config.with_untracked(|c| {
-            c.as_ref()
-                .and_then(|c| c.provider_config.adapter_options.get(BASE_URL))
-                .and_then(|v| v.as_str())
-                .map(str::to_owned)
-        });
+        let base = config
+            .try_with_untracked(|c| {
+                c.as_ref()
+                    .and_then(|c| c.provider_config.adapter_options.get(BASE_URL))
+                    .and_then(|v| v.as_str())
+                    .map(str::to_owned)
+            })
+            .flatten();
         spawn_local(async move {
             let args = ModelArgs {
                 provider: &provider,
                 base_url: base.as_deref(),
             };
-            match ipc::invoke::<Vec<ModelInfo>, _>("list_models", &args).await {
+            let answer = ipc::invoke::<Vec<ModelInfo>, _>("list_models", &args).await;
+            if fetches.try_get_value() != Some(mine) {
+                return;
+            }
+            match answer {
                 Ok(list) => {
                     model_note.set(
                         list.is_empty()
@@ -250,7 +266,7 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
             </header>
             {problem_for("form")}
             <Show when=move || config.with(Option::is_some) fallback=|| view! { <p class="muted">"Loading…"</p> }>
-                <div class="form-grid">
+                <div class="settings-body"><div class="form-grid">
                     <label for="provider-select">"Provider"</label>
                     <div>
                         <select id="provider-select" prop:value=provider_name
@@ -290,7 +306,8 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                     <div>
                         <input id="model-input" list="model-options" placeholder="e.g. llama3.2"
                             prop:value=model_id
-                            on:input=move |ev| { let m = event_target_value(&ev); edit(&|c| c.provider_config.model_id = m.clone()); } />
+                            on:input=move |ev| { let m = event_target_value(&ev); edit(&|c| c.provider_config.model_id = m.clone()); }
+                            on:change=move |ev| { let m = event_target_value(&ev); edit(&|c| c.provider_config.model_id = m.clone()); } />
                         <datalist id="model-options">
                             {move || models.get().into_iter().map(|m| {
                                 let label = m.display_name.clone().unwrap_or_default();
@@ -347,23 +364,26 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                     <label for="temperature">"Temperature"</label>
                     <div>
                         <input id="temperature" inputmode="decimal" placeholder="provider default (0–2)"
-                            prop:value=move || temperature.get() on:input=move |ev| { saved.set(false); temperature.set(event_target_value(&ev)) } />
+                            prop:value=move || temperature.get() on:input=move |ev| { saved.set(false); temperature.set(event_target_value(&ev)) }
+                            on:change=move |ev| { saved.set(false); temperature.set(event_target_value(&ev)) } />
                         {problem_for("generation.temperature")}
                     </div>
                     <label for="max-tokens">"Max tokens"</label>
                     <div>
                         <input id="max-tokens" inputmode="numeric" placeholder="provider default"
-                            prop:value=move || max_tokens.get() on:input=move |ev| { saved.set(false); max_tokens.set(event_target_value(&ev)) } />
+                            prop:value=move || max_tokens.get() on:input=move |ev| { saved.set(false); max_tokens.set(event_target_value(&ev)) }
+                            on:change=move |ev| { saved.set(false); max_tokens.set(event_target_value(&ev)) } />
                         {problem_for("generation.maxTokens")}
                     </div>
                     <label for="history-limit">"History limit"</label>
                     <div>
                         <input id="history-limit" inputmode="numeric"
-                            prop:value=move || history.get() on:input=move |ev| { saved.set(false); history.set(event_target_value(&ev)) } />
+                            prop:value=move || history.get() on:input=move |ev| { saved.set(false); history.set(event_target_value(&ev)) }
+                            on:change=move |ev| { saved.set(false); history.set(event_target_value(&ev)) } />
                         <p class="muted small">"How many past messages go with each question."</p>
                         {problem_for("historyLimit")}
                     </div>
-                </div>
+                </div></div>
                 <footer class="form-actions">
                     <button id="save-settings" class="primary" on:click=save>"Save"</button>
                     {move || saved.get().then(|| view! { <span class="saved" id="settings-saved">"Saved"</span> })}

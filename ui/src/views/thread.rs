@@ -85,6 +85,15 @@ fn trace_of(m: &ConversationMessage) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// Runs that produced an answer.
+fn answered(messages: &[ConversationMessage]) -> Vec<String> {
+    messages
+        .iter()
+        .filter(|m| m.role == MessageRole::Ai)
+        .filter_map(trace_of)
+        .collect()
+}
+
 /// Copy text to the clipboard through `navigator.clipboard.writeText`.
 fn copy(text: &str) {
     let call = || -> Result<(), wasm_bindgen::JsValue> {
@@ -172,12 +181,13 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                 .unwrap_or_default()
         })
     };
-    // Live runs not (yet) in the loaded history, newest last.
+    // Live runs whose answer is not (yet) in the loaded history, newest last; a run
+    // that failed before answering stays here with its error.
     let live = move || {
         let shown: Vec<String> = history
             .get()
             .and_then(|h| h.ok())
-            .map(|h| h.messages.iter().filter_map(trace_of).collect())
+            .map(|h| answered(&h.messages))
             .unwrap_or_default();
         store.runs.with(|runs| {
             runs.iter()
@@ -250,11 +260,27 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                                    " to pick the provider and model, and the tools the agent may use."</p>
                             </div>
                         }.into_any(),
-                        Ok(h) => h.messages.into_iter().map(|m| {
-                            let run = trace_of(&m).and_then(|t| h.runs.get(&t).cloned())
-                                .filter(|r| m.role == MessageRole::Ai && (r.plan.is_some() || !r.tools.is_empty() || r.error.is_some()));
-                            message_view(m, run)
-                        }).collect_view().into_any(),
+                        Ok(h) => {
+                            let done = answered(&h.messages);
+                            let live_now: Vec<String> = store.runs.with_untracked(|rs| rs.iter().map(|r| r.trace_id.clone()).collect());
+                            h.messages.into_iter().map(|m| {
+                                let trace = trace_of(&m);
+                                let run = trace.as_ref().and_then(|t| h.runs.get(t).cloned())
+                                    .filter(|r| r.plan.is_some() || !r.tools.is_empty() || r.error.is_some());
+                                // A run that never answered (failed, or stopped before any text)
+                                // shows its card after the question, unless it is shown live.
+                                let unanswered = m.role == MessageRole::User
+                                    && trace.as_ref().is_some_and(|t| !done.contains(t) && !live_now.contains(t));
+                                match (m.role, unanswered) {
+                                    (MessageRole::Ai, _) => message_view(m, run),
+                                    (MessageRole::User, true) => {
+                                        let card = run.map(|run| view! { <article class="message ai"><RunCard run=run /></article> });
+                                        view! { {message_view(m, None)} {card} }.into_any()
+                                    }
+                                    _ => message_view(m, None),
+                                }
+                            }).collect_view().into_any()
+                        }
                         Err(e) => view! { <p class="run-error">{e.message}</p> }.into_any(),
                     })}
                 </Suspense>
