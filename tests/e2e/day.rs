@@ -181,3 +181,46 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn stop_keeps_the_partial_answer_marked_stopped() {
+    const PLAN_NO_TOOLS: &str = r#"{"title": "Count", "intent": "Count slowly", "plan": ["Count to a hundred"], "toolCalls": []}"#;
+    let counting: String = (1..=100).map(|n| format!("{n} ")).collect();
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, PLAN_NO_TOOLS, 64),
+            // About 8 s if nobody stops it.
+            text_reply(Protocol::Ollama, &counting, 40)
+                .delayed(std::time::Duration::from_millis(60)),
+        ],
+    )
+    .await
+    .unwrap();
+    let app = AppSession::launch().await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+    app.click("#new-thread").await;
+    configure(&app, &ollama.url()).await;
+    app.click("#settings-button").await;
+    app.type_into("#composer-input", "Count to a hundred, slowly.")
+        .await;
+    app.click("#send-button").await;
+    app.wait_for_text(".message.ai.live .answer", "3 ").await;
+    // Esc is the Stop shortcut.
+    app.press("#composer-input", "\u{E00C}").await;
+    app.wait_for("#send-button").await;
+    // The words that arrived stay, marked as stopped; the thread takes a new message.
+    let footer = app
+        .wait_for_text(".message.ai .answer-footer", "stopped")
+        .await;
+    assert!(footer.contains(MODEL), "{footer}");
+    let kept = app.wait_for_text(".message.ai .answer", "1 2 3").await;
+    assert!(
+        !kept.contains("100"),
+        "the answer was cut at the stop: {kept}"
+    );
+    app.screenshot("thread-stopped").await;
+    app.close().await;
+}

@@ -186,6 +186,15 @@ impl AppSession {
         );
     }
 
+    /// Send keys to the element matching `css` without clearing it (e.g. a shortcut).
+    pub async fn press(&self, css: &str, keys: &str) {
+        self.wait_for(css)
+            .await
+            .send_keys(keys)
+            .await
+            .expect("send keys");
+    }
+
     /// Choose the option with `value` in the select matching `css`.
     pub async fn select(&self, css: &str, value: &str) {
         let element = self.wait_for(css).await;

@@ -71,6 +71,33 @@ fn start_handshake(connection: RwSignal<Connection>, store: Store) {
     });
 }
 
+/// Keyboard shortcuts: Ctrl/⌘+N new thread, Ctrl/⌘+K search, Esc stops the running
+/// answer. They press the same buttons a click would, so there is one code path.
+fn shortcuts() {
+    use wasm_bindgen::JsCast;
+    let _handle = window_event_listener(leptos::ev::keydown, |ev| {
+        let modifier = ev.ctrl_key() || ev.meta_key();
+        let (id, focus) = match (modifier, ev.key().as_str()) {
+            (true, "n" | "N") => ("new-thread", false),
+            (true, "k" | "K") => ("search-input", true),
+            (false, "Escape") => ("stop-button", false),
+            _ => return,
+        };
+        let Some(element) = document()
+            .get_element_by_id(id)
+            .and_then(|e| e.dyn_into::<leptos::web_sys::HtmlElement>().ok())
+        else {
+            return;
+        };
+        ev.prevent_default();
+        if focus {
+            let _ = element.focus();
+        } else {
+            element.click();
+        }
+    });
+}
+
 /// The root component.
 #[component]
 pub fn App() -> impl IntoView {
@@ -83,6 +110,7 @@ pub fn App() -> impl IntoView {
     provide_context(shell);
     provide_context(store);
     start_handshake(shell.connection, store);
+    shortcuts();
 
     view! {
         <div class="shell">

@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 
 use art_types::{
-    ConversationMessage, Observation, RunFinished, StreamBatch, ThreadSummary, events,
+    ConversationMessage, MessageStatus, Observation, RunFinished, StreamBatch, ThreadSummary,
+    events,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -100,8 +101,11 @@ impl Store {
             self.with_run(&o.thread_id, &o.trace_id, |run| run.apply_observation(&o));
         })
         .await?;
+        // Checkpoints of a streaming answer are shown live, not reloaded.
         ipc::listen(events::MESSAGE, move |m: ConversationMessage| {
-            self.bump(&m.thread_id)
+            if m.status != MessageStatus::Streaming {
+                self.bump(&m.thread_id);
+            }
         })
         .await?;
         ipc::listen(events::RUN_FINISHED, move |done: RunFinished| {

@@ -17,6 +17,10 @@ pub fn Home() -> impl IntoView {
                 <li><strong>"Keys stay secret."</strong>" API keys live only in the OS keychain."</li>
                 <li><strong>"Export traces."</strong>" JSONL, OpenTelemetry and Markdown."</li>
             </ul>
+            <p class="muted small" id="shortcuts">
+                "Start with “+ New thread”, then open its Settings to choose a provider and model. "
+                "Shortcuts: Ctrl+N new thread · Ctrl+K search · Enter send · Shift+Enter new line · Esc stop."
+            </p>
         </section>
     }
 }

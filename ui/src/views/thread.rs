@@ -85,11 +85,11 @@ fn trace_of(m: &ConversationMessage) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Runs that produced an answer.
+/// Runs that produced an answer (a checkpoint of one still streaming does not count).
 fn answered(messages: &[ConversationMessage]) -> Vec<String> {
     messages
         .iter()
-        .filter(|m| m.role == MessageRole::Ai)
+        .filter(|m| m.role == MessageRole::Ai && m.status != MessageStatus::Streaming)
         .filter_map(trace_of)
         .collect()
 }
@@ -271,7 +271,11 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                                 // shows its card after the question, unless it is shown live.
                                 let unanswered = m.role == MessageRole::User
                                     && trace.as_ref().is_some_and(|t| !done.contains(t) && !live_now.contains(t));
+                                let streaming_live = m.status == MessageStatus::Streaming
+                                    && trace.as_ref().is_some_and(|t| live_now.contains(t));
                                 match (m.role, unanswered) {
+                                    // Shown by its live card instead.
+                                    (MessageRole::Ai, _) if streaming_live => ().into_any(),
                                     (MessageRole::Ai, _) => message_view(m, run),
                                     (MessageRole::User, true) => {
                                         let card = run.map(|run| view! { <article class="message ai"><RunCard run=run /></article> });
