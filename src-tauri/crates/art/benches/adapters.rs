@@ -12,13 +12,7 @@ mod wire;
 
 use std::time::{Duration, Instant};
 
-use art::providers::anthropic::{AnthropicAdapter, AnthropicConfig};
-use art::providers::gemini::{GeminiAdapter, GeminiConfig};
 use art::providers::http::HttpOptions;
-use art::providers::ollama::OllamaAdapter;
-use art::providers::openai::{OpenAiAdapter, OpenAiConfig};
-use art::reasoning::provider::ProviderAdapter;
-use art::secrets::Secret;
 use art_testkit::fake::FakeServer;
 use art_testkit::fake::scripts::{Protocol, text_reply};
 use art_types::StreamEventKind;
@@ -26,44 +20,6 @@ use futures::StreamExt;
 
 const TOKENS: usize = 200_000;
 const RUNS: usize = 5;
-
-fn adapter(protocol: Protocol, url: String) -> Box<dyn ProviderAdapter> {
-    let (key, http) = (Secret::new("k"), HttpOptions::default());
-    match protocol {
-        Protocol::OpenAi => Box::new(
-            OpenAiAdapter::new(OpenAiConfig {
-                name: "openai".into(),
-                base_url: url,
-                api_key: Some(key),
-                extra_headers: Vec::new(),
-                http,
-            })
-            .unwrap(),
-        ),
-        Protocol::Anthropic => Box::new(
-            AnthropicAdapter::new(AnthropicConfig {
-                base_url: url,
-                api_key: key,
-                thinking_budget: None,
-                http,
-            })
-            .unwrap(),
-        ),
-        Protocol::Gemini => Box::new(
-            GeminiAdapter::new(GeminiConfig {
-                base_url: url,
-                api_key: key,
-                include_thoughts: false,
-                thinking_budget: None,
-                http,
-            })
-            .unwrap(),
-        ),
-        Protocol::Ollama => {
-            Box::new(OllamaAdapter::new(&url, "m", Default::default(), http).unwrap())
-        }
-    }
-}
 
 /// CPU time (user + system) of this process so far.
 fn cpu_time() -> Duration {
@@ -91,7 +47,7 @@ struct Run {
 
 async fn run(protocol: Protocol, body: &str) -> Run {
     let server = FakeServer::start(vec![text_reply(protocol, body, 16 * 1024)]).await;
-    let adapter = adapter(protocol, server.url());
+    let adapter = wire::adapter(protocol, server.url(), HttpOptions::default());
     let (cpu, wall) = (cpu_time(), Instant::now());
     let mut stream = adapter
         .call(&wire::prompt(), &wire::options("m"))

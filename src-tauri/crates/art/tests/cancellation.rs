@@ -5,54 +5,10 @@ mod wire;
 
 use std::time::{Duration, Instant};
 
-use art::providers::anthropic::{AnthropicAdapter, AnthropicConfig};
-use art::providers::gemini::{GeminiAdapter, GeminiConfig};
-use art::providers::ollama::OllamaAdapter;
-use art::providers::openai::{OpenAiAdapter, OpenAiConfig};
-use art::reasoning::provider::ProviderAdapter;
-use art::secrets::Secret;
 use art_testkit::fake::FakeServer;
 use art_testkit::fake::scripts::{Protocol, text_reply};
 use futures::StreamExt;
-use wire::{fast, options, prompt};
-
-fn adapter(protocol: Protocol, url: String) -> Box<dyn ProviderAdapter> {
-    let key = Secret::new("k");
-    match protocol {
-        Protocol::OpenAi => Box::new(
-            OpenAiAdapter::new(OpenAiConfig {
-                name: "openai".into(),
-                base_url: url,
-                api_key: Some(key),
-                extra_headers: Vec::new(),
-                http: fast(),
-            })
-            .unwrap(),
-        ),
-        Protocol::Anthropic => Box::new(
-            AnthropicAdapter::new(AnthropicConfig {
-                base_url: url,
-                api_key: key,
-                thinking_budget: None,
-                http: fast(),
-            })
-            .unwrap(),
-        ),
-        Protocol::Gemini => Box::new(
-            GeminiAdapter::new(GeminiConfig {
-                base_url: url,
-                api_key: key,
-                include_thoughts: false,
-                thinking_budget: None,
-                http: fast(),
-            })
-            .unwrap(),
-        ),
-        Protocol::Ollama => {
-            Box::new(OllamaAdapter::new(&url, "m", Default::default(), fast()).unwrap())
-        }
-    }
-}
+use wire::{adapter, fast, options, prompt};
 
 #[tokio::test]
 async fn dropping_the_stream_closes_the_connection_for_every_adapter() {
@@ -66,7 +22,7 @@ async fn dropping_the_stream_closes_the_connection_for_every_adapter() {
         // 200 words, one 40-byte piece every 10 ms: about 10 s if read to the end.
         let reply = text_reply(protocol, &long_answer, 40).delayed(Duration::from_millis(10));
         let server = FakeServer::start(vec![reply]).await;
-        let adapter = adapter(protocol, server.url());
+        let adapter = adapter(protocol, server.url(), fast());
         let mut stream = adapter
             .call(&prompt(), &options("m"))
             .await

@@ -1,5 +1,7 @@
 //! The Ollama native adapter against the testkit's fake server over real TCP.
 
+mod wire;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,23 +17,10 @@ use art_types::{
 };
 use futures::StreamExt;
 use serde_json::{Map, json};
+use wire::{fast, text_of};
 
 const CHAT: &str = include_str!("../../../../tests/fixtures/ollama/chat.ndjson");
 const TOOL_CALL: &str = include_str!("../../../../tests/fixtures/ollama/tool_call.ndjson");
-
-fn fast() -> HttpOptions {
-    HttpOptions {
-        backoff: Duration::from_millis(10),
-        idle_timeout: Duration::from_millis(500),
-        ..HttpOptions::default()
-    }
-}
-
-fn ndjson(body: &str, piece: usize) -> Reply {
-    let mut reply = Reply::sse(body, piece);
-    reply.headers = vec![("Content-Type".into(), "application/x-ndjson".into())];
-    reply
-}
 
 fn options() -> CallOptions {
     CallOptions {
@@ -66,22 +55,10 @@ fn adapter(server: &FakeServer) -> OllamaAdapter {
     .unwrap()
 }
 
-fn text(events: &[StreamEventKind], want: TokenType) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            StreamEventKind::Token { text, token_type } if *token_type == want => {
-                Some(text.as_str())
-            }
-            _ => None,
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn chat_stream_is_identical_whatever_the_byte_splits() {
     for piece in [1, 2, 5, 64, 100_000] {
-        let server = FakeServer::start(vec![ndjson(CHAT, piece)]).await;
+        let server = FakeServer::start(vec![Reply::ndjson(CHAT, piece)]).await;
         let events: Vec<_> = adapter(&server)
             .call(&prompt(), &options())
             .await
@@ -89,11 +66,14 @@ async fn chat_stream_is_identical_whatever_the_byte_splits() {
             .collect()
             .await;
         assert_eq!(
-            text(&events, TokenType::LlmResponse),
+            text_of(&events, TokenType::LlmResponse),
             "Bonjour, ça va ? 🦙",
             "piece {piece}"
         );
-        assert_eq!(text(&events, TokenType::LlmThinking), "Greeting the user.");
+        assert_eq!(
+            text_of(&events, TokenType::LlmThinking),
+            "Greeting the user."
+        );
         let Some(StreamEventKind::Metadata(meta)) = events.iter().rev().nth(1) else {
             panic!("{events:?}")
         };
@@ -111,7 +91,7 @@ async fn chat_stream_is_identical_whatever_the_byte_splits() {
 
 #[tokio::test]
 async fn request_uses_the_native_api_with_options() {
-    let server = FakeServer::start(vec![ndjson(CHAT, 4096)]).await;
+    let server = FakeServer::start(vec![Reply::ndjson(CHAT, 4096)]).await;
     let _: Vec<_> = adapter(&server)
         .call(&prompt(), &options())
         .await
@@ -138,7 +118,7 @@ async fn request_uses_the_native_api_with_options() {
 
 #[tokio::test]
 async fn tool_calls_arrive_whole() {
-    let server = FakeServer::start(vec![ndjson(TOOL_CALL, 7)]).await;
+    let server = FakeServer::start(vec![Reply::ndjson(TOOL_CALL, 7)]).await;
     let events: Vec<_> = adapter(&server)
         .call(&prompt(), &options())
         .await
@@ -163,13 +143,13 @@ async fn tool_calls_arrive_whole() {
 async fn an_error_line_after_http_200_ends_the_stream() {
     let body = "{\"message\":{\"role\":\"assistant\",\"content\":\"Hal\"},\"done\":false}\n{\"error\":\"model runner has unexpectedly stopped\"}\n";
     let server = FakeServer::start(vec![
-        ndjson(body, 3),
-        ndjson(CHAT, 50).ending(Ending::Disconnect),
+        Reply::ndjson(body, 3),
+        Reply::ndjson(CHAT, 50).ending(Ending::Disconnect),
     ])
     .await;
     let a = adapter(&server);
     let events: Vec<_> = a.call(&prompt(), &options()).await.unwrap().collect().await;
-    assert_eq!(text(&events, TokenType::LlmResponse), "Hal");
+    assert_eq!(text_of(&events, TokenType::LlmResponse), "Hal");
     assert!(
         matches!(events.last(), Some(StreamEventKind::Error(e)) if e.message.contains("unexpectedly stopped"))
     );
@@ -224,9 +204,9 @@ async fn ollama_not_running_says_how_to_start_it() {
 #[tokio::test]
 async fn switching_models_unloads_the_previous_one_with_keep_alive_zero() {
     let server = FakeServer::start(vec![
-        ndjson(CHAT, 4096),
-        ndjson("{}\n", 10),
-        ndjson(CHAT, 4096),
+        Reply::ndjson(CHAT, 4096),
+        Reply::ndjson("{}\n", 10),
+        Reply::ndjson(CHAT, 4096),
     ])
     .await;
     let manager = ProviderManager::new(

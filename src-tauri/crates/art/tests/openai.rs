@@ -3,15 +3,17 @@
 //! reasoning, usage, and the fault list (auth, rate limit with Retry-After, 5xx,
 //! quota, mid-stream error, disconnect, silence).
 
+mod wire;
+
 use std::time::Duration;
 
 use art::providers::http::HttpOptions;
 use art::providers::openai::{OpenAiAdapter, OpenAiConfig};
-use art::reasoning::provider::{CallOptions, CallStage, ProviderAdapter};
+use art::reasoning::provider::ProviderAdapter;
 use art::secrets::Secret;
 use art_testkit::fake::{Ending, FakeServer, Reply};
-use art_types::{ErrorClass, PromptMessage, PromptRole, StreamEventKind, TokenType};
-use futures::StreamExt;
+use art_types::{ErrorClass, StreamEventKind, TokenType};
+use wire::{collect, fast, options, prompt, text_of};
 
 const TEXT: &str = include_str!("../../../../tests/fixtures/openai/text.sse");
 const TOOLS: &str = include_str!("../../../../tests/fixtures/openai/tool_calls.sse");
@@ -29,52 +31,6 @@ fn adapter(server: &FakeServer, http: HttpOptions) -> OpenAiAdapter {
     .unwrap()
 }
 
-fn fast() -> HttpOptions {
-    HttpOptions {
-        backoff: Duration::from_millis(10),
-        idle_timeout: Duration::from_millis(500),
-        ..HttpOptions::default()
-    }
-}
-
-fn options() -> CallOptions {
-    CallOptions {
-        thread_id: "t".into(),
-        trace_id: "r".into(),
-        stage: CallStage::Synthesis,
-        model_id: "gpt-test".into(),
-        generation: Default::default(),
-        tools: Vec::new(),
-    }
-}
-
-fn prompt() -> Vec<PromptMessage> {
-    vec![
-        PromptMessage::text(PromptRole::System, "Be brief."),
-        PromptMessage::text(PromptRole::User, "Hi"),
-    ]
-}
-
-async fn collect(adapter: &OpenAiAdapter) -> Vec<StreamEventKind> {
-    let stream = adapter
-        .call(&prompt(), &options())
-        .await
-        .expect("call starts");
-    stream.collect().await
-}
-
-fn text_of(events: &[StreamEventKind], want: TokenType) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            StreamEventKind::Token { text, token_type } if *token_type == want => {
-                Some(text.as_str())
-            }
-            _ => None,
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn text_stream_is_identical_whatever_the_byte_splits_and_line_endings() {
     let crlf = TEXT.replace('\n', "\r\n");
@@ -89,7 +45,7 @@ async fn text_stream_is_identical_whatever_the_byte_splits_and_line_endings() {
         (crlf.as_str(), 5),
     ] {
         let server = FakeServer::start(vec![Reply::sse(body, piece)]).await;
-        let events = collect(&adapter(&server, fast())).await;
+        let events = collect(&adapter(&server, fast()), "gpt-test").await;
         assert_eq!(
             text_of(&events, TokenType::LlmResponse),
             "Héllo, wörld 🌍",
@@ -107,7 +63,7 @@ async fn text_stream_is_identical_whatever_the_byte_splits_and_line_endings() {
 #[tokio::test]
 async fn request_has_the_wire_shape_and_headers() {
     let server = FakeServer::start(vec![Reply::sse(TEXT, 4096)]).await;
-    collect(&adapter(&server, fast())).await;
+    collect(&adapter(&server, fast()), "gpt-test").await;
     let request = &server.requests()[0];
     assert_eq!(request.request_line, "POST /v1/chat/completions HTTP/1.1");
     assert_eq!(
@@ -127,7 +83,7 @@ async fn request_has_the_wire_shape_and_headers() {
 #[tokio::test]
 async fn tool_call_deltas_are_aggregated_by_index() {
     let server = FakeServer::start(vec![Reply::sse(TOOLS, 9)]).await;
-    let events = collect(&adapter(&server, fast())).await;
+    let events = collect(&adapter(&server, fast()), "gpt-test").await;
     let calls: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
@@ -147,7 +103,7 @@ async fn tool_call_deltas_are_aggregated_by_index() {
 #[tokio::test]
 async fn reasoning_content_streams_as_thinking() {
     let server = FakeServer::start(vec![Reply::sse(REASONING, 11)]).await;
-    let events = collect(&adapter(&server, fast())).await;
+    let events = collect(&adapter(&server, fast()), "gpt-test").await;
     assert_eq!(
         text_of(&events, TokenType::LlmThinking),
         "Let me think about it."
@@ -163,7 +119,7 @@ async fn auth_failure_is_not_retried_and_keeps_the_provider_message() {
     )])
     .await;
     let err = adapter(&server, fast())
-        .call(&prompt(), &options())
+        .call(&prompt(), &options("gpt-test"))
         .await
         .err()
         .expect("auth error");
@@ -184,7 +140,7 @@ async fn rate_limits_and_server_errors_are_retried_before_the_first_byte() {
         Reply::sse(TEXT, 4096),
     ])
     .await;
-    let events = collect(&adapter(&server, fast())).await;
+    let events = collect(&adapter(&server, fast()), "gpt-test").await;
     assert_eq!(text_of(&events, TokenType::LlmResponse), "Héllo, wörld 🌍");
     assert_eq!(server.requests().len(), 3);
 }
@@ -197,7 +153,7 @@ async fn quota_exhaustion_is_never_retried() {
     )])
     .await;
     let err = adapter(&server, fast())
-        .call(&prompt(), &options())
+        .call(&prompt(), &options("gpt-test"))
         .await
         .err()
         .unwrap();
@@ -214,12 +170,12 @@ async fn mid_stream_error_object_and_disconnect_end_with_an_error_event() {
     ])
     .await;
     let adapter = adapter(&server, fast());
-    let events = collect(&adapter).await;
+    let events = collect(&adapter, "gpt-test").await;
     assert_eq!(text_of(&events, TokenType::LlmResponse), "Hal");
     assert!(
         matches!(events.last(), Some(StreamEventKind::Error(e)) if e.message.contains("server overloaded"))
     );
-    let events = collect(&adapter).await;
+    let events = collect(&adapter, "gpt-test").await;
     assert!(
         matches!(events.last(), Some(StreamEventKind::Error(e)) if e.class == ErrorClass::Transient),
         "{events:?}"
@@ -230,14 +186,11 @@ async fn mid_stream_error_object_and_disconnect_end_with_an_error_event() {
 async fn a_silent_server_hits_the_idle_timeout() {
     let server = FakeServer::start(vec![Reply::sse(TEXT, 40).ending(Ending::Hang)]).await;
     let started = std::time::Instant::now();
-    let events = collect(&adapter(
-        &server,
-        HttpOptions {
-            idle_timeout: Duration::from_millis(300),
-            ..fast()
-        },
-    ))
-    .await;
+    let http = HttpOptions {
+        idle_timeout: Duration::from_millis(300),
+        ..fast()
+    };
+    let events = collect(&adapter(&server, http), "gpt-test").await;
     assert!(
         matches!(events.last(), Some(StreamEventKind::Error(e)) if e.code == "IDLE_TIMEOUT"),
         "{events:?}"
@@ -263,7 +216,7 @@ async fn nothing_listening_is_a_connection_error() {
     })
     .unwrap();
     let err = adapter
-        .call(&prompt(), &options())
+        .call(&prompt(), &options("gpt-test"))
         .await
         .err()
         .expect("no server");

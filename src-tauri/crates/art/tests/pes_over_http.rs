@@ -22,19 +22,17 @@ fn sse_text(text: &str) -> String {
     format!("data: {chunk}\n\ndata: {usage}\n\ndata: [DONE]\n\n")
 }
 
-#[tokio::test]
-async fn plan_tool_and_answer_over_real_http() {
-    let plan = json!({"title": "Sum", "intent": "add", "plan": ["calculate"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]});
-    let server = FakeServer::start(vec![
-        Reply::sse(&sse_text(&plan.to_string()), 17),
-        Reply::sse(&sse_text("The sum is 42."), 5),
-    ])
-    .await;
-    let dir = tempfile::tempdir().unwrap();
+/// An instance over a SQLite file in `dir` with the built-in providers, `key` stored for
+/// `provider`, and a thread set to `provider`/`model` at `base_url` with the calculator.
+async fn calculator_thread(
+    dir: &tempfile::TempDir,
+    provider: &str,
+    model: &str,
+    key: &str,
+    base_url: &str,
+) -> (ArtInstance, String) {
     let secrets = Arc::new(MemoryStore::new());
-    secrets
-        .set("openai", &Secret::new("sk-SENTINEL-http"))
-        .unwrap();
+    secrets.set(provider, &Secret::new(key)).unwrap();
     let providers = Arc::new(ProviderManager::new(
         builtin_entries(),
         Arc::new(BuiltinFactory::default()),
@@ -50,26 +48,45 @@ async fn plan_tool_and_answer_over_real_http() {
         .unwrap()
         .thread_id;
     let mut provider_config = ProviderConfig {
-        provider_name: "openai".into(),
-        model_id: "gpt-test".into(),
+        provider_name: provider.into(),
+        model_id: model.into(),
         ..Default::default()
     };
     provider_config
         .adapter_options
-        .insert(BASE_URL.into(), json!(format!("{}/v1", server.url())));
+        .insert(BASE_URL.into(), json!(base_url));
     let config = ThreadConfig {
         provider_config,
         enabled_tools: vec!["calculator".into()],
         ..Default::default()
     };
     art.state.set_thread_config(&thread, &config).await.unwrap();
+    (art, thread)
+}
 
-    let props = AgentProps {
-        query: "What is 19 + 23?".into(),
-        thread_id: thread.clone(),
+/// Props for a question in `thread`.
+fn ask(thread: &str, query: &str) -> AgentProps {
+    AgentProps {
+        query: query.into(),
+        thread_id: thread.into(),
         trace_id: None,
         options: Default::default(),
-    };
+    }
+}
+
+#[tokio::test]
+async fn plan_tool_and_answer_over_real_http() {
+    let plan = json!({"title": "Sum", "intent": "add", "plan": ["calculate"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]});
+    let server = FakeServer::start(vec![
+        Reply::sse(&sse_text(&plan.to_string()), 17),
+        Reply::sse(&sse_text("The sum is 42."), 5),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let base_url = format!("{}/v1", server.url());
+    let (art, thread) =
+        calculator_thread(&dir, "openai", "gpt-test", "sk-SENTINEL-http", &base_url).await;
+    let props = ask(&thread, "What is 19 + 23?");
     let out = art.process(props, CancellationToken::new()).await.unwrap();
     assert_eq!(out.metadata.status, RunStatus::Success);
     assert_eq!(out.response.content, "The sum is 42.");
@@ -174,44 +191,10 @@ async fn plan_tool_and_answer_over_every_wire_protocol() {
         ])
         .await;
         let dir = tempfile::tempdir().unwrap();
-        let secrets = Arc::new(MemoryStore::new());
-        secrets
-            .set(name, &Secret::new("SENTINEL-every-wire"))
-            .unwrap();
-        let providers = Arc::new(ProviderManager::new(
-            builtin_entries(),
-            Arc::new(BuiltinFactory::default()),
-            secrets,
-            ManagerOptions::default(),
-        ));
-        let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
-        let art = ArtInstance::builder(storage, providers).build().unwrap();
-        let thread = art
-            .conversation
-            .create_thread(None)
-            .await
-            .unwrap()
-            .thread_id;
-        let mut provider_config = ProviderConfig {
-            provider_name: name.into(),
-            model_id: "fake-model".into(),
-            ..Default::default()
-        };
-        provider_config
-            .adapter_options
-            .insert(BASE_URL.into(), json!(format!("{}{path}", server.url())));
-        let config = ThreadConfig {
-            provider_config,
-            enabled_tools: vec!["calculator".into()],
-            ..Default::default()
-        };
-        art.state.set_thread_config(&thread, &config).await.unwrap();
-        let props = AgentProps {
-            query: "What is 19 + 23?".into(),
-            thread_id: thread.clone(),
-            trace_id: None,
-            options: Default::default(),
-        };
+        let base_url = format!("{}{path}", server.url());
+        let (art, thread) =
+            calculator_thread(&dir, name, "fake-model", "SENTINEL-every-wire", &base_url).await;
+        let props = ask(&thread, "What is 19 + 23?");
         let out = art.process(props, CancellationToken::new()).await.unwrap();
         assert_eq!(
             out.metadata.status,

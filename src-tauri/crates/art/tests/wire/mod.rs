@@ -4,8 +4,14 @@
 
 use std::time::Duration;
 
+use art::providers::anthropic::{AnthropicAdapter, AnthropicConfig};
+use art::providers::gemini::{GeminiAdapter, GeminiConfig};
 use art::providers::http::HttpOptions;
+use art::providers::ollama::OllamaAdapter;
+use art::providers::openai::{OpenAiAdapter, OpenAiConfig};
 use art::reasoning::provider::{CallOptions, CallStage, ProviderAdapter};
+use art::secrets::Secret;
+use art_testkit::fake::scripts::Protocol;
 use art_types::{ParsedToolCall, PromptMessage, PromptRole, StreamEventKind, TokenType};
 use futures::StreamExt;
 
@@ -76,5 +82,44 @@ pub fn final_error(events: &[StreamEventKind]) -> Option<&art_types::StreamError
     match events.last() {
         Some(StreamEventKind::Error(e)) => Some(e),
         _ => None,
+    }
+}
+
+/// An adapter speaking `protocol` to `url` (key `k`, model `m` for Ollama, no thinking).
+pub fn adapter(protocol: Protocol, url: String, http: HttpOptions) -> Box<dyn ProviderAdapter> {
+    let key = Secret::new("k");
+    match protocol {
+        Protocol::OpenAi => Box::new(
+            OpenAiAdapter::new(OpenAiConfig {
+                name: "openai".into(),
+                base_url: url,
+                api_key: Some(key),
+                extra_headers: Vec::new(),
+                http,
+            })
+            .unwrap(),
+        ),
+        Protocol::Anthropic => Box::new(
+            AnthropicAdapter::new(AnthropicConfig {
+                base_url: url,
+                api_key: key,
+                thinking_budget: None,
+                http,
+            })
+            .unwrap(),
+        ),
+        Protocol::Gemini => Box::new(
+            GeminiAdapter::new(GeminiConfig {
+                base_url: url,
+                api_key: key,
+                include_thoughts: false,
+                thinking_budget: None,
+                http,
+            })
+            .unwrap(),
+        ),
+        Protocol::Ollama => {
+            Box::new(OllamaAdapter::new(&url, "m", Default::default(), http).unwrap())
+        }
     }
 }
