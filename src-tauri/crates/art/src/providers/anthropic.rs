@@ -11,10 +11,10 @@ use art_types::{
     ErrorClass, LlmMetadata, ParsedToolCall, Prompt, PromptMessage, PromptRole, StreamEventKind,
     TokenType,
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::http::{self, HttpOptions};
-use super::wire::{SseDecoder, error_event, interrupted, sse_stream};
+use super::wire::{SseDecoder, error_event, interrupted, parse_chunk, push_merged, sse_stream};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 use crate::secrets::Secret;
 
@@ -52,21 +52,6 @@ impl AnthropicAdapter {
     }
 }
 
-/// Append `blocks` as a turn of `role`, merging with the previous turn of the same role
-/// (the API requires alternation).
-fn push_turn(turns: &mut Vec<Value>, role: &str, blocks: Vec<Value>) {
-    if blocks.is_empty() {
-        return;
-    }
-    if let Some(last) = turns.last_mut().filter(|t| t["role"] == role)
-        && let Some(content) = last["content"].as_array_mut()
-    {
-        content.extend(blocks);
-        return;
-    }
-    turns.push(json!({ "role": role, "content": blocks }));
-}
-
 /// The standard prompt as (`system`, `messages`).
 pub fn translate(prompt: &[PromptMessage]) -> (Option<String>, Vec<Value>) {
     let mut system: Vec<&str> = Vec::new();
@@ -75,9 +60,12 @@ pub fn translate(prompt: &[PromptMessage]) -> (Option<String>, Vec<Value>) {
     for m in prompt {
         match m.role {
             PromptRole::System => system.push(&m.content),
-            PromptRole::User => {
-                push_turn(&mut turns, "user", text(&m.content).into_iter().collect())
-            }
+            PromptRole::User => push_merged(
+                &mut turns,
+                "user",
+                "content",
+                text(&m.content).into_iter().collect(),
+            ),
             PromptRole::Assistant | PromptRole::ToolRequest => {
                 let mut blocks = Vec::new();
                 // Unsigned thinking would be rejected; only signed blocks go back.
@@ -96,7 +84,7 @@ pub fn translate(prompt: &[PromptMessage]) -> (Option<String>, Vec<Value>) {
                         .unwrap_or_else(|| json!({}));
                     blocks.push(json!({ "type": "tool_use", "id": call.id, "name": call.function.name, "input": input }));
                 }
-                push_turn(&mut turns, "assistant", blocks);
+                push_merged(&mut turns, "assistant", "content", blocks);
             }
             PromptRole::ToolResult => {
                 let block = json!({
@@ -104,7 +92,7 @@ pub fn translate(prompt: &[PromptMessage]) -> (Option<String>, Vec<Value>) {
                     "tool_use_id": m.tool_call_id.as_deref().unwrap_or_default(),
                     "content": m.content,
                 });
-                push_turn(&mut turns, "user", vec![block]);
+                push_merged(&mut turns, "user", "content", vec![block]);
             }
         }
     }
@@ -247,15 +235,9 @@ impl Decoder {
 
 impl SseDecoder for Decoder {
     fn event(&mut self, _name: &str, data: &str) -> Vec<StreamEventKind> {
-        let event: Value = match serde_json::from_str(data) {
+        let event = match parse_chunk("Anthropic", data) {
             Ok(v) => v,
-            Err(e) => {
-                return vec![error_event(
-                    ErrorClass::Transient,
-                    "MALFORMED_STREAM",
-                    format!("Anthropic sent an event that is not JSON ({e})"),
-                )];
-            }
+            Err(events) => return events,
         };
         let index = event.get("index").and_then(Value::as_u64).unwrap_or(0);
         // The payload's `type` names the event (the `event:` line says the same).
@@ -326,14 +308,6 @@ impl SseDecoder for Decoder {
     fn end_of_stream(&mut self) -> Vec<StreamEventKind> {
         vec![interrupted()]
     }
-}
-
-/// Options of an Anthropic provider entry: `thinking_budget` (tokens) turns thinking on.
-pub fn thinking_budget(options: &Map<String, Value>) -> Option<u32> {
-    options
-        .get("thinking_budget")
-        .and_then(Value::as_u64)
-        .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
 }
 
 #[async_trait::async_trait]

@@ -119,7 +119,7 @@ impl AdapterFactory for BuiltinFactory {
             AdapterKind::Anthropic => Arc::new(AnthropicAdapter::new(AnthropicConfig {
                 base_url,
                 api_key: require_key(entry, secret)?,
-                thinking_budget: anthropic::thinking_budget(options),
+                thinking_budget: super::wire::thinking_budget(options),
                 http,
             })?),
             AdapterKind::Gemini => {

@@ -13,7 +13,9 @@ use art_types::{
 use serde_json::{Map, Value, json};
 
 use super::http::{self, HttpOptions};
-use super::wire::{SseDecoder, error_event, interrupted, sse_stream};
+use super::wire::{
+    SseDecoder, error_event, interrupted, parse_chunk, push_merged, sse_stream, thinking_budget,
+};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 use crate::secrets::Secret;
 
@@ -41,10 +43,7 @@ impl GeminiConfig {
         if let Some(on) = options.get("include_thoughts").and_then(Value::as_bool) {
             self.include_thoughts = on;
         }
-        self.thinking_budget = options
-            .get("thinking_budget")
-            .and_then(Value::as_u64)
-            .map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+        self.thinking_budget = thinking_budget(options);
     }
 }
 
@@ -60,19 +59,6 @@ impl GeminiAdapter {
         let client = http::client(&config.http)?;
         Ok(Self { config, client })
     }
-}
-
-fn push_content(contents: &mut Vec<Value>, role: &str, parts: Vec<Value>) {
-    if parts.is_empty() {
-        return;
-    }
-    if let Some(last) = contents.last_mut().filter(|c| c["role"] == role)
-        && let Some(existing) = last["parts"].as_array_mut()
-    {
-        existing.extend(parts);
-        return;
-    }
-    contents.push(json!({ "role": role, "parts": parts }));
 }
 
 /// A tool result as the `response` object Gemini wants: JSON objects as they are,
@@ -93,9 +79,10 @@ pub fn translate(prompt: &[PromptMessage]) -> (Option<Value>, Vec<Value>) {
     for m in prompt {
         match m.role {
             PromptRole::System => system.push(&m.content),
-            PromptRole::User => push_content(
+            PromptRole::User => push_merged(
                 &mut contents,
                 "user",
+                "parts",
                 text(&m.content).into_iter().collect(),
             ),
             PromptRole::Assistant | PromptRole::ToolRequest => {
@@ -111,7 +98,7 @@ pub fn translate(prompt: &[PromptMessage]) -> (Option<Value>, Vec<Value>) {
                     }
                     parts.push(part);
                 }
-                push_content(&mut contents, "model", parts);
+                push_merged(&mut contents, "model", "parts", parts);
             }
             PromptRole::ToolResult => {
                 let part = json!({ "functionResponse": {
@@ -119,7 +106,7 @@ pub fn translate(prompt: &[PromptMessage]) -> (Option<Value>, Vec<Value>) {
                     "name": m.name.as_deref().unwrap_or_default(),
                     "response": response_object(&m.content),
                 } });
-                push_content(&mut contents, "user", vec![part]);
+                push_merged(&mut contents, "user", "parts", vec![part]);
             }
         }
     }
@@ -229,15 +216,9 @@ impl Decoder {
 
 impl SseDecoder for Decoder {
     fn event(&mut self, _name: &str, data: &str) -> Vec<StreamEventKind> {
-        let response: Value = match serde_json::from_str(data) {
+        let response = match parse_chunk("Gemini", data) {
             Ok(v) => v,
-            Err(e) => {
-                return vec![error_event(
-                    ErrorClass::Transient,
-                    "MALFORMED_STREAM",
-                    format!("Gemini sent a chunk that is not JSON ({e})"),
-                )];
-            }
+            Err(events) => return events,
         };
         if let Some(error) = response.get("error") {
             let status = error

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 
 use super::http::{self, HttpOptions};
 use super::ndjson::LineFramer;
-use super::wire::{Batch, error_event};
+use super::wire::{Batch, error_event, parse_chunk};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 
 /// Default address of a local Ollama.
@@ -98,15 +98,9 @@ fn connection_hint(error: ProviderError, base: &str) -> ProviderError {
 
 /// Decode one NDJSON line.
 pub fn decode_line(line: &str, calls_seen: &mut usize) -> Vec<StreamEventKind> {
-    let value: Value = match serde_json::from_str(line) {
+    let value = match parse_chunk("Ollama", line) {
         Ok(v) => v,
-        Err(e) => {
-            return vec![error_event(
-                ErrorClass::Transient,
-                "MALFORMED_STREAM",
-                format!("Ollama sent a line that is not JSON ({e})"),
-            )];
-        }
+        Err(events) => return events,
     };
     if let Some(error) = value.get("error") {
         let message = error

@@ -12,7 +12,7 @@ use art_types::{
 use serde_json::{Value, json};
 
 use super::http::{self, HttpOptions};
-use super::wire::{SseDecoder, error_event, interrupted, sse_stream};
+use super::wire::{SseDecoder, error_event, interrupted, parse_chunk, sse_stream};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 use crate::secrets::Secret;
 
@@ -118,15 +118,9 @@ pub struct Decoder {
 impl Decoder {
     /// Decode one chunk.
     pub fn feed(&mut self, data: &str) -> Vec<StreamEventKind> {
-        let chunk: Value = match serde_json::from_str(data) {
+        let chunk = match parse_chunk("the provider", data) {
             Ok(v) => v,
-            Err(e) => {
-                return vec![error_event(
-                    ErrorClass::Transient,
-                    "MALFORMED_STREAM",
-                    format!("the provider sent a chunk that is not JSON ({e})"),
-                )];
-            }
+            Err(events) => return events,
         };
         if let Some(error) = chunk.get("error") {
             let message = error

@@ -21,6 +21,41 @@ pub trait SseDecoder: Send + 'static {
     fn end_of_stream(&mut self) -> Vec<StreamEventKind>;
 }
 
+/// One chunk decoded as JSON, or the events a decoder returns instead: the
+/// MALFORMED_STREAM error naming `who` sent it.
+pub fn parse_chunk(who: &str, data: &str) -> Result<Value, Vec<StreamEventKind>> {
+    serde_json::from_str(data).map_err(|e| {
+        vec![error_event(
+            ErrorClass::Transient,
+            "MALFORMED_STREAM",
+            format!("{who} sent data that is not JSON ({e})"),
+        )]
+    })
+}
+
+/// Append `items` as a turn of `role` under `key` (`content`, `parts`), merging them into
+/// the previous turn when it has the same role (Anthropic and Gemini want alternation).
+pub fn push_merged(turns: &mut Vec<Value>, role: &str, key: &str, items: Vec<Value>) {
+    if items.is_empty() {
+        return;
+    }
+    if let Some(last) = turns.last_mut().filter(|t| t["role"] == role)
+        && let Some(existing) = last[key].as_array_mut()
+    {
+        existing.extend(items);
+        return;
+    }
+    turns.push(json!({ "role": role, key: items }));
+}
+
+/// The `thinking_budget` provider option (tokens), if set.
+pub fn thinking_budget(options: &serde_json::Map<String, Value>) -> Option<u32> {
+    options
+        .get("thinking_budget")
+        .and_then(Value::as_u64)
+        .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+}
+
 /// The error for a stream that stopped before its protocol's terminator.
 pub fn interrupted() -> StreamEventKind {
     error_event(
