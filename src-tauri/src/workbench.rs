@@ -71,6 +71,22 @@ impl Workbench {
             })
     }
 
+    /// Run `call` on the keychain off the async runtime (it talks D-Bus and may block).
+    pub async fn keychain<T: Send + 'static>(
+        &self,
+        call: impl FnOnce(&EnvFallback<KeychainStore>) -> T + Send + 'static,
+    ) -> Result<T, IpcError> {
+        let secrets = Arc::clone(&self.secrets);
+        tokio::task::spawn_blocking(move || call(&secrets))
+            .await
+            .map_err(|e| {
+                IpcError::new(
+                    ErrorCode::Internal,
+                    format!("the keychain call stopped: {e}"),
+                )
+            })
+    }
+
     fn runs(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
         self.runs.lock().unwrap_or_else(|p| p.into_inner())
     }

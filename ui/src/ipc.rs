@@ -64,6 +64,14 @@ pub async fn invoke<T: DeserializeOwned, A: Serialize>(cmd: &str, args: &A) -> R
 #[derive(Serialize)]
 pub struct NoArgs {}
 
+/// Arguments of a command about one thread (`threadId`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadArgs<'a> {
+    /// The thread.
+    pub thread_id: &'a str,
+}
+
 /// Subscribe to a backend event for the life of the page. Resolves once the
 /// subscription is active, so a command sent afterwards cannot outrun it.
 pub async fn listen<T: DeserializeOwned + 'static>(

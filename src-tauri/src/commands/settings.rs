@@ -2,8 +2,6 @@
 //! their key state, model lists, the Ollama doctor, and API keys (set / delete; a key is
 //! never sent back to the UI).
 
-use std::sync::Arc;
-
 use art::context::validate::validate_thread_config;
 use art::providers::factory::BASE_URL;
 use art::providers::models::{list_models as fetch_models, ollama_doctor as run_doctor};
@@ -80,12 +78,12 @@ pub fn list_tools(state: State<'_, AppState>) -> Result<Vec<ToolSchema>, IpcErro
     Ok(state.workbench()?.art.tools.list())
 }
 
-async fn key_state(wb: &Arc<Workbench>, name: &str, is_local: bool) -> KeyState {
+async fn key_state(wb: &Workbench, name: &str, is_local: bool) -> KeyState {
     if is_local {
         return KeyState::NotNeeded;
     }
-    let (secrets, account) = (wb.secrets.clone(), name.to_owned());
-    tokio::task::spawn_blocking(move || match secrets.get(&account) {
+    let account = name.to_owned();
+    wb.keychain(move |secrets| match secrets.get(&account) {
         Ok(Some(_)) if secrets.from_env(&account) => KeyState::FromEnvironment,
         Ok(Some(_)) => KeyState::Set,
         Ok(None) => KeyState::NotSet,
@@ -94,9 +92,7 @@ async fn key_state(wb: &Arc<Workbench>, name: &str, is_local: bool) -> KeyState 
         },
     })
     .await
-    .unwrap_or(KeyState::Unavailable {
-        reason: "the keychain check stopped".into(),
-    })
+    .unwrap_or_else(|e| KeyState::Unavailable { reason: e.message })
 }
 
 /// The providers, with their default base URL and whether a key is set.
@@ -139,10 +135,9 @@ pub async fn list_models(
     let secret = if entry.is_local {
         None
     } else {
-        let (secrets, account) = (wb.secrets.clone(), provider.clone());
-        tokio::task::spawn_blocking(move || secrets.get(&account))
-            .await
-            .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?
+        let account = provider.clone();
+        wb.keychain(move |secrets| secrets.get(&account))
+            .await?
             .map_err(secret_error)?
     };
     fetch_models(&entry, &options, secret.as_ref(), &wb.http)
@@ -206,10 +201,9 @@ pub async fn set_api_key(
     }
     let key = key.trim().to_owned();
     check_key(&key)?;
-    let (secrets, account) = (wb.secrets.clone(), provider.clone());
-    tokio::task::spawn_blocking(move || secrets.set(&account, &Secret::new(key)))
-        .await
-        .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?
+    let account = provider.clone();
+    wb.keychain(move |secrets| secrets.set(&account, &Secret::new(key)))
+        .await?
         .map_err(secret_error)?;
     tracing::info!(provider, "API key stored in the keychain");
     Ok(key_state(&wb, &provider, false).await)
@@ -223,10 +217,9 @@ pub async fn delete_api_key(
 ) -> Result<KeyState, IpcError> {
     let wb = state.workbench()?;
     let entry = wb.provider(&provider)?;
-    let (secrets, account) = (wb.secrets.clone(), provider.clone());
-    tokio::task::spawn_blocking(move || secrets.delete(&account))
-        .await
-        .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?
+    let account = provider.clone();
+    wb.keychain(move |secrets| secrets.delete(&account))
+        .await?
         .map_err(secret_error)?;
     tracing::info!(provider, "API key deleted from the keychain");
     Ok(key_state(&wb, &provider, entry.is_local).await)

@@ -7,7 +7,7 @@ use leptos::task::spawn_local;
 use serde::Serialize;
 
 use crate::app::{Connection, Pane, Shell};
-use crate::ipc::{self, NoArgs};
+use crate::ipc::{self, NoArgs, ThreadArgs};
 use crate::store::Store;
 
 #[derive(Serialize)]
@@ -15,12 +15,6 @@ use crate::store::Store;
 struct RenameArgs<'a> {
     thread_id: &'a str,
     title: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ThreadArgs<'a> {
-    thread_id: &'a str,
 }
 
 #[derive(Serialize)]

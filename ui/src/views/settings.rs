@@ -8,13 +8,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::{Deserialize, Serialize};
 
-use crate::ipc::{self, NoArgs};
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ThreadArgs<'a> {
-    thread_id: &'a str,
-}
+use crate::ipc::{self, NoArgs, ThreadArgs};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -11,17 +11,11 @@ use serde_json::Value;
 use wasm_bindgen::JsCast;
 
 use crate::components::run_card::RunCard;
-use crate::ipc;
+use crate::ipc::{self, ThreadArgs};
 use crate::live::RunView;
 use crate::markdown;
 use crate::store::Store;
 use crate::views::settings::ThreadSettings;
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ThreadArgs<'a> {
-    thread_id: &'a str,
-}
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
