@@ -110,7 +110,7 @@ pub struct ThreadSummary {
 pub struct SearchResult {
     /// Thread of the match.
     pub thread_id: String,
-    /// Message id, or the observation id for a match in a tool call.
+    /// Message id (for a match in a tool call, the id of its TOOL message).
     pub record_id: String,
     /// Whether the match is in a tool call rather than a message.
     pub in_tool_call: bool,

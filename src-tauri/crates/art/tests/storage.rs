@@ -126,19 +126,55 @@ async fn conformance(store: &dyn StorageAdapter) {
         ["o1", "o3"]
     );
 
-    // an observation reads back with its thread and run; an upsert replaces its kind and
-    // search text; one can be deleted by id
+    // a burst of observations (written in multi-row chunks plus a remainder) all land,
+    // in order, and a repeated id in the same burst replaces the earlier row
+    let mut burst: Vec<Record> = (0..150)
+        .map(|i| observation(&format!("b{i:03}"), "t3", 100 + i, "THOUGHTS"))
+        .collect();
+    let mut again = burst[10].clone();
+    again.kind = Some("PLAN".into());
+    burst.push(again);
+    store.set(Collection::Observations, burst).await.unwrap();
+    let t3 = store
+        .query(Collection::Observations, &Query::thread("t3"))
+        .await
+        .unwrap();
+    let expected: Vec<String> = (0..150).map(|i| format!("b{i:03}")).collect();
+    assert_eq!(ids(&t3), expected);
+    assert_eq!(t3[10].kind.as_deref(), Some("PLAN"));
+    // app ids (UUIDs, stored compactly by SQLite) read back, get and delete as text
+    let uuid = art::clock::new_id();
+    let app = observation(&uuid, "t3", 999, "PLAN");
+    store
+        .set(Collection::Observations, vec![app.clone()])
+        .await
+        .unwrap();
+    let got = store.get(Collection::Observations, &uuid).await.unwrap();
+    assert_eq!(got.map(|r| r.id), Some(uuid.clone()));
+    let last = Query {
+        order: Order::Descending,
+        limit: Some(1),
+        ..Query::thread("t3")
+    };
+    let newest = store.query(Collection::Observations, &last).await.unwrap();
+    assert_eq!(ids(&newest), [uuid.as_str()]);
+    assert!(store.delete(Collection::Observations, &uuid).await.unwrap());
+    store.delete_thread("t3").await.unwrap();
+
+    // an observation reads back with its thread and run; an upsert replaces it in place;
+    // observations are never full-text indexed (tool calls are found through their TOOL
+    // messages); one can be deleted by id
     let mut tool = observation("o4", "t2", 4, "TOOL_CALL");
     tool.search_text = Some("calculator 2+2 zebra".into());
     store
         .set(Collection::Observations, vec![tool.clone()])
         .await
         .unwrap();
-    assert_eq!(store.search("zebra", 10).await.unwrap()[0].id, "o4");
+    assert!(store.search("zebra", 10).await.unwrap().is_empty());
     tool.kind = Some("TOOL_EXECUTION".into());
-    tool.search_text = Some("calculator result giraffe".into());
+    tool.body = r#"{"replaced":true}"#.into();
     store
-        .set(Collection::Observations, vec![tool])
+        .set(Collection::Observations, vec![tool.clone()])
         .await
         .unwrap();
     let got = store
@@ -146,24 +182,18 @@ async fn conformance(store: &dyn StorageAdapter) {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(
-        (
-            got.thread_id.as_deref(),
-            got.trace_id.as_deref(),
-            got.kind.as_deref()
-        ),
-        (Some("t2"), Some("run-1"), Some("TOOL_EXECUTION"))
-    );
-    assert!(store.search("zebra", 10).await.unwrap().is_empty());
-    let hits = store.search("giraffe", 10).await.unwrap();
-    assert_eq!(hits.len(), 1);
-    assert_eq!(
-        (hits[0].collection, hits[0].thread_id.as_deref()),
-        (Collection::Observations, Some("t2"))
-    );
+    let fields = |r: &Record| {
+        let ids = (r.thread_id.clone(), r.trace_id.clone(), r.kind.clone());
+        (ids, r.timestamp, r.body.clone())
+    };
+    assert_eq!(fields(&got), fields(&tool));
+    let t2 = store
+        .query(Collection::Observations, &Query::thread("t2"))
+        .await
+        .unwrap();
+    assert_eq!(ids(&t2), ["o4"], "replaced, not duplicated");
     assert!(store.delete(Collection::Observations, "o4").await.unwrap());
     assert!(!store.delete(Collection::Observations, "o4").await.unwrap());
-    assert!(store.search("giraffe", 10).await.unwrap().is_empty());
 
     // search: prefix words, all required, across threads
     let hits = store.search("rus", 10).await.unwrap();

@@ -4,8 +4,9 @@
 
 use std::sync::Arc;
 
-use art_types::{ConversationMessage, ThreadSummary};
+use art_types::{ConversationMessage, MessageRole, ThreadSummary};
 
+use crate::agent::history::{TOOL_ARGUMENTS, TOOL_NAME};
 use crate::clock;
 use crate::sockets::Sockets;
 use crate::storage::{self, Collection, Order, Query, Record, StorageAdapter, StorageError};
@@ -31,9 +32,10 @@ pub struct MessageOptions {
 pub struct MessageHit {
     /// Thread of the match.
     pub thread_id: String,
-    /// Message id, or the observation id for a match in tool arguments / results.
+    /// Message id (for a match in a tool call, its TOOL message).
     pub record_id: String,
-    /// Whether the match is in a tool call rather than in a message.
+    /// Whether the match is in a tool call (name, arguments or result) rather than in
+    /// what the user or the model wrote.
     pub in_tool_call: bool,
     /// Excerpt with the match marked by `[` and `]`.
     pub snippet: String,
@@ -84,9 +86,27 @@ fn message_record(m: &ConversationMessage) -> Result<Record, StorageError> {
             .map(str::to_owned),
         kind: Some(m.role.as_str().to_owned()),
         timestamp: m.timestamp,
-        search_text: Some(m.content.clone()),
+        search_text: Some(search_text(m)),
         body: storage::encode(m)?,
     })
+}
+
+/// What search finds a message by: its text, and for a tool result also the tool's name
+/// and arguments (so a search for `calculator` or `6*7` finds the call).
+fn search_text(m: &ConversationMessage) -> String {
+    if m.role != MessageRole::Tool {
+        return m.content.clone();
+    }
+    let name = m.metadata.get(TOOL_NAME).and_then(|v| v.as_str());
+    let arguments = m.metadata.get(TOOL_ARGUMENTS).map(|v| match v {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    });
+    [name.map(str::to_owned), arguments, Some(m.content.clone())]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 impl ConversationManager {
@@ -236,11 +256,10 @@ impl ConversationManager {
             .await?
             .into_iter()
             .filter_map(|hit| {
-                let in_tool_call = match hit.collection {
-                    Collection::Messages => false,
-                    Collection::Observations => true,
-                    _ => return None,
-                };
+                if hit.collection != Collection::Messages {
+                    return None;
+                }
+                let in_tool_call = hit.kind.as_deref() == Some(MessageRole::Tool.as_str());
                 Some(MessageHit {
                     thread_id: hit.thread_id?,
                     record_id: hit.id,

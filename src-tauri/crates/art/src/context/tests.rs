@@ -130,6 +130,37 @@ async fn messages_are_paged_newest_window_oldest_first_and_broadcast() {
 }
 
 #[tokio::test]
+async fn search_finds_tool_calls_by_name_arguments_and_result() {
+    let (conv, _, _) = setup();
+    let t = conv.create_thread(None).await.unwrap().thread_id;
+    let mut tool = msg(&t, "m2", 2, MessageRole::Tool, r#"{"value":1764}"#);
+    tool.metadata = json!({
+        "toolName": "calculator",
+        "arguments": { "expression": "sqrt(42)" },
+        "toolCallId": "call-1",
+    });
+    let answer = msg(&t, "m3", 3, MessageRole::Ai, "The result is 1764.");
+    conv.add_messages(&t, &[tool, answer]).await.unwrap();
+    for query in ["calculator", "sqrt", "expression"] {
+        let hits = conv.search(query, 10).await.unwrap();
+        let found: Vec<_> = hits
+            .iter()
+            .map(|h| (h.record_id.as_str(), h.in_tool_call))
+            .collect();
+        assert_eq!(found, [("m2", true)], "{query}");
+    }
+    let mut both: Vec<_> = conv
+        .search("1764", 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.record_id, h.in_tool_call))
+        .collect();
+    both.sort();
+    assert_eq!(both, [("m2".into(), true), ("m3".into(), false)]);
+}
+
+#[tokio::test]
 async fn delete_cascades_and_search_finds_messages() {
     let (conv, _, storage) = setup();
     let t = conv.create_thread(None).await.unwrap().thread_id;

@@ -3,6 +3,7 @@
 //! observation that is not on disk).
 
 use std::sync::Arc;
+use std::task::Poll;
 
 use art_types::{Observation, ObservationType, SpanInfo};
 use serde::{Deserialize, Serialize};
@@ -105,12 +106,6 @@ struct Stored {
 }
 
 fn to_record(o: &Observation) -> Result<Record, StorageError> {
-    // Tool arguments and results are searchable alongside messages.
-    let search_text = matches!(
-        o.kind,
-        ObservationType::ToolCall | ObservationType::ToolExecution
-    )
-    .then(|| format!("{} {}", o.title, o.content));
     let body = StoredRef {
         title: &o.title,
         content: &o.content,
@@ -123,7 +118,7 @@ fn to_record(o: &Observation) -> Result<Record, StorageError> {
         trace_id: Some(o.trace_id.clone()),
         kind: Some(o.kind.as_str().to_owned()),
         timestamp: o.timestamp,
-        search_text,
+        search_text: None,
         body: storage::encode(&body)?,
     })
 }
@@ -156,6 +151,9 @@ fn from_record(r: Record) -> Result<Observation, StorageError> {
     })
 }
 
+/// Observations per storage write in [`ObservationManager::record_all`].
+pub const WRITE_CHUNK: usize = 256;
+
 /// Records and finds observations.
 pub struct ObservationManager {
     storage: Arc<dyn StorageAdapter>,
@@ -174,7 +172,10 @@ impl ObservationManager {
         Ok(all.remove(0))
     }
 
-    /// Stamp, persist in one batch, then broadcast several observations in order.
+    /// Stamp, persist, then broadcast several observations in order. Large sets are
+    /// written in chunks of [`WRITE_CHUNK`], each chunk atomic: the storage writes one
+    /// while the next is being encoded. On an error, chunks before it may be stored, but
+    /// nothing is broadcast.
     pub async fn record_all(
         &self,
         news: Vec<NewObservation>,
@@ -193,11 +194,19 @@ impl ObservationManager {
                 span: n.span,
             })
             .collect();
-        let records = observations
-            .iter()
-            .map(to_record)
-            .collect::<Result<_, _>>()?;
-        self.storage.set(Collection::Observations, records).await?;
+        let mut writing = Vec::new();
+        for chunk in observations.chunks(WRITE_CHUNK) {
+            let records = chunk.iter().map(to_record).collect::<Result<_, _>>()?;
+            let mut write = self.storage.set(Collection::Observations, records);
+            // The first poll hands the chunk to the storage, which works on it meanwhile.
+            match futures::poll!(write.as_mut()) {
+                Poll::Ready(done) => done?,
+                Poll::Pending => writing.push(write),
+            }
+        }
+        for write in writing {
+            write.await?;
+        }
         for o in &observations {
             self.sockets.observations.notify(o);
         }

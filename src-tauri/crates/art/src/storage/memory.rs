@@ -115,6 +115,7 @@ impl StorageAdapter for MemoryStorage {
         let mut hits: Vec<(u64, SearchHit)> = tables
             .rows
             .iter()
+            .filter(|((collection, _), _)| *collection != Collection::Observations)
             .filter_map(|((collection, id), (seq, r))| {
                 let text = r.search_text.as_deref()?;
                 let have = words(text);
@@ -126,6 +127,7 @@ impl StorageAdapter for MemoryStorage {
                             collection: *collection,
                             id: id.clone(),
                             thread_id: r.thread_id.clone(),
+                            kind: r.kind.clone(),
                             snippet: text.chars().take(80).collect(),
                         };
                         (*seq, hit)

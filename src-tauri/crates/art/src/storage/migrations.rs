@@ -53,6 +53,24 @@ const MIGRATIONS: &[&str] = &[
         WHERE r.collection = 'observations';
     DELETE FROM search_index WHERE rowid IN (SELECT seq FROM records WHERE collection = 'observations');
     DELETE FROM records WHERE collection = 'observations';",
+    // v3: observations are no longer full-text indexed (indexing them cost a fifth of
+    // the insert rate); tool calls are found through their TOOL messages, whose search
+    // text now holds the tool name and arguments besides the result. Canonical UUID ids
+    // of observations are stored as 16 bytes (see `sqlite::ids`).
+    "DROP TABLE observation_search;
+    DELETE FROM search_index WHERE rowid IN
+        (SELECT seq FROM records WHERE collection = 'messages' AND kind = 'TOOL');
+    INSERT INTO search_index (rowid, text)
+        SELECT seq, concat_ws(' ', json_extract(body, '$.metadata.toolName'),
+                              json_extract(body, '$.metadata.arguments'),
+                              json_extract(body, '$.content'))
+        FROM records WHERE collection = 'messages' AND kind = 'TOOL';
+    UPDATE observations SET id = unhex(replace(id, '-', ''))
+        WHERE length(id) = 36 AND id = lower(id)
+          AND substr(id, 9, 1) = '-' AND substr(id, 14, 1) = '-'
+          AND substr(id, 19, 1) = '-' AND substr(id, 24, 1) = '-'
+          AND length(replace(id, '-', '')) = 32
+          AND unhex(replace(id, '-', '')) IS NOT NULL;",
 ];
 
 /// The schema version this build writes.
@@ -127,7 +145,7 @@ mod tests {
              INSERT INTO search_index (rowid, text) VALUES (1, 'hello'), (2, 'calculator');",
         )
         .unwrap();
-        assert_eq!(migrate(&mut conn).unwrap(), LATEST);
+        assert_eq!(migrate_to(&mut conn, 2).unwrap(), 2);
         let moved: Vec<(String, Option<String>, Option<String>, String)> = conn
             .prepare(
                 "SELECT o.id, t.value, x.value, o.body FROM observations o
@@ -167,5 +185,58 @@ mod tests {
             ),
             1
         );
+    }
+
+    #[test]
+    fn v3_makes_tool_messages_searchable_by_tool_name_and_arguments() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        assert_eq!(migrate_to(&mut conn, 2).unwrap(), 2);
+        conn.execute_batch(
+            r#"INSERT INTO records (seq, collection, id, thread_id, trace_id, kind, ts, body) VALUES
+                (1, 'messages', 'm1', 't1', 'r1', 'USER', 5, '{"content":"what is 6*7"}'),
+                (2, 'messages', 'm2', 't1', 'r1', 'TOOL', 6,
+                 '{"content":"{\"value\":42}","metadata":{"toolName":"calculator","arguments":{"expression":"6*7"}}}');
+             INSERT INTO search_index (rowid, text) VALUES (1, 'what is 6*7'), (2, '{"value":42}');
+             INSERT INTO observations (id, thread, trace, kind, ts, body) VALUES
+                ('0190f3a2-7b1c-7def-8123-456789abcdef', NULL, NULL, 'PLAN', 1, '{}'),
+                ('0190F3A2-7B1C-7DEF-8123-456789ABCDEF', NULL, NULL, 'PLAN', 2, '{}'),
+                ('obs-1', NULL, NULL, 'PLAN', 3, '{}');"#,
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), LATEST);
+        let hits = |word: &str| -> Vec<String> {
+            conn.prepare(
+                "SELECT r.id FROM search_index JOIN records r ON r.seq = search_index.rowid
+                 WHERE search_index MATCH ?1 ORDER BY r.seq",
+            )
+            .unwrap()
+            .query_map([word], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+        };
+        assert_eq!(hits("calculator"), ["m2"]);
+        assert_eq!(hits("expression"), ["m2"]);
+        assert_eq!(hits("42"), ["m2"]);
+        assert_eq!(hits("what"), ["m1"]);
+        let tables: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'observation_search'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(tables, 0);
+        // canonical UUID ids become their 16 bytes; anything else stays text
+        let stored: Vec<(String, String)> = conn
+            .prepare("SELECT typeof(id), hex(id) FROM observations ORDER BY ts")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let kinds: Vec<&str> = stored.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(kinds, ["blob", "text", "text"]);
+        assert_eq!(stored[0].1, "0190F3A27B1C7DEF8123456789ABCDEF");
     }
 }

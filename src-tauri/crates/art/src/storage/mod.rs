@@ -61,7 +61,9 @@ pub struct Record {
     pub kind: Option<String>,
     /// Unix ms (indexed; the sort key).
     pub timestamp: i64,
-    /// Text indexed for full-text search, if any.
+    /// Text indexed for full-text search, if any. Observations are never indexed (they
+    /// are the bulk of all rows and are written in bursts): tool calls are found through
+    /// their TOOL messages, which carry the tool name, arguments and result.
     pub search_text: Option<String>,
     /// The document, as JSON text (stored as is: no intermediate `serde_json::Value`).
     pub body: String,
@@ -149,6 +151,8 @@ pub struct SearchHit {
     pub id: String,
     /// Its thread.
     pub thread_id: Option<String>,
+    /// Its kind (for messages, the role).
+    pub kind: Option<String>,
     /// Excerpt with the match marked by `[` and `]`.
     pub snippet: String,
 }

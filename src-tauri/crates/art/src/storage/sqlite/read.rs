@@ -4,7 +4,7 @@
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params, params_from_iter};
 
-use super::db_err;
+use super::{db_err, ids};
 use crate::storage::{Collection, Order, Query, Record, SearchHit, StorageError};
 
 /// How to read one collection: the `SELECT … FROM … WHERE` producing
@@ -19,6 +19,8 @@ struct Source {
     kind: &'static str,
     ts: &'static str,
     seq: &'static str,
+    /// The id as the table stores it.
+    id_value: fn(&str) -> SqlValue,
 }
 
 const RECORDS: Source = Source {
@@ -30,6 +32,7 @@ const RECORDS: Source = Source {
     kind: "kind",
     ts: "ts",
     seq: "seq",
+    id_value: |id| SqlValue::Text(id.to_owned()),
 };
 
 const OBSERVATIONS: Source = Source {
@@ -43,6 +46,7 @@ const OBSERVATIONS: Source = Source {
     kind: "o.kind",
     ts: "o.ts",
     seq: "o.seq",
+    id_value: |id| ids::stored(id).to_value(),
 };
 
 /// The source of a collection and the arguments its `select` takes.
@@ -60,7 +64,9 @@ fn source(collection: Collection) -> (&'static Source, Vec<SqlValue>) {
 
 fn row_to_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
     Ok(Record {
-        id: row.get(0)?,
+        id: ids::read(row.get_ref(0)?).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Blob, e.into())
+        })?,
         thread_id: row.get(1)?,
         trace_id: row.get(2)?,
         kind: row.get(3)?,
@@ -85,7 +91,7 @@ pub(super) fn get(
 ) -> Result<Option<Record>, StorageError> {
     let (src, mut args) = source(collection);
     let sql = format!("{} AND {}", src.select, src.id);
-    args.push(id.to_owned().into());
+    args.push((src.id_value)(id));
     Ok(collect(conn, &sql, args)?.pop())
 }
 
@@ -148,7 +154,8 @@ pub(super) fn fts_expression(text: &str) -> Result<String, StorageError> {
     Ok(terms.join(" "))
 }
 
-/// Best matches over messages and observations together, by FTS5 rank.
+/// Best matches by FTS5 rank (messages, including the TOOL messages that carry each
+/// tool call's name, arguments and result).
 pub(super) fn search(
     conn: &Connection,
     expression: &str,
@@ -156,20 +163,11 @@ pub(super) fn search(
 ) -> Result<Vec<SearchHit>, StorageError> {
     let mut stmt = conn
         .prepare_cached(
-            "SELECT collection, id, thread_id, snippet FROM (
-                 SELECT r.collection AS collection, r.id AS id, r.thread_id AS thread_id,
-                        snippet(search_index, 0, '[', ']', '…', 12) AS snippet,
-                        search_index.rank AS rank
-                 FROM search_index JOIN records r ON r.seq = search_index.rowid
-                 WHERE search_index MATCH ?1
-                 UNION ALL
-                 SELECT 'observations', o.id, k.value,
-                        snippet(observation_search, 0, '[', ']', '…', 12),
-                        observation_search.rank
-                 FROM observation_search JOIN observations o ON o.seq = observation_search.rowid
-                 LEFT JOIN keys k ON k.key = o.thread
-                 WHERE observation_search MATCH ?1
-             ) ORDER BY rank LIMIT ?2",
+            "SELECT r.collection, r.id, r.thread_id, r.kind,
+                    snippet(search_index, 0, '[', ']', '…', 12)
+             FROM search_index JOIN records r ON r.seq = search_index.rowid
+             WHERE search_index MATCH ?1
+             ORDER BY search_index.rank LIMIT ?2",
         )
         .map_err(db_err)?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -180,12 +178,13 @@ pub(super) fn search(
                 row.get(1)?,
                 row.get(2)?,
                 row.get(3)?,
+                row.get(4)?,
             ))
         })
         .map_err(db_err)?;
     let mut hits = Vec::new();
     for row in rows {
-        let (collection, id, thread_id, snippet) = row.map_err(db_err)?;
+        let (collection, id, thread_id, kind, snippet) = row.map_err(db_err)?;
         let Some(collection) = Collection::ALL
             .into_iter()
             .find(|c| c.as_str() == collection)
@@ -196,6 +195,7 @@ pub(super) fn search(
             collection,
             id,
             thread_id,
+            kind,
             snippet,
         });
     }

@@ -11,7 +11,7 @@ use rusqlite::{CachedStatement, Transaction};
 use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
 
-use super::db_err;
+use super::{db_err, ids};
 use crate::storage::{Collection, Record, StorageError};
 
 /// At most this many queued writes share one transaction.
@@ -171,8 +171,8 @@ fn transaction<'a>(
     }
 }
 
-/// The statements of one table: insert-if-new, update-existing (returning its rowid),
-/// and its full-text index.
+/// The statements of a table with a full-text index: insert-if-new, update-existing
+/// (returning its rowid), and the index.
 struct TableSql {
     insert: &'static str,
     update: &'static str,
@@ -185,14 +185,6 @@ const RECORDS: TableSql = TableSql {
     update: "UPDATE records SET thread_id = ?3, trace_id = ?4, kind = ?5, ts = ?6, body = ?7
              WHERE collection = ?1 AND id = ?2 RETURNING seq",
     fts: "search_index",
-};
-
-const OBSERVATIONS: TableSql = TableSql {
-    insert: "INSERT INTO observations (id, thread, trace, kind, ts, body)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO NOTHING",
-    update: "UPDATE observations SET thread = ?2, trace = ?3, kind = ?4, ts = ?5, body = ?6
-             WHERE id = ?1 RETURNING seq",
-    fts: "observation_search",
 };
 
 /// The prepared statements of one table, for one batch of rows.
@@ -246,21 +238,89 @@ impl<'t> Upsert<'t> {
     }
 }
 
-/// Run `sql` (one `?1` parameter) against both the rows it selects and their search text:
-/// `rows` is a `FROM … WHERE …` clause over `table` selecting the rows to delete.
-fn delete_rows(
+/// Observations per multi-row INSERT: one statement run per 64 rows instead of per row
+/// (6 parameters each, far below SQLite's limit).
+const OBSERVATION_CHUNK: usize = 64;
+
+/// `INSERT … VALUES (…), … (rows times) …` replacing an existing observation in place
+/// (its `seq` is kept). Observations have no full-text index, so no rowids are needed.
+fn observation_upsert(rows: usize) -> String {
+    let values = vec!["(?, ?, ?, ?, ?, ?)"; rows].join(", ");
+    format!(
+        "INSERT INTO observations (id, thread, trace, kind, ts, body) VALUES {values}
+         ON CONFLICT (id) DO UPDATE SET thread = excluded.thread, trace = excluded.trace,
+             kind = excluded.kind, ts = excluded.ts, body = excluded.body"
+    )
+}
+
+/// Write observations in chunks of [`OBSERVATION_CHUNK`] rows (the rest one by one, so
+/// only two statements are ever prepared).
+fn set_observations(
     tx: &Transaction<'_>,
-    table: &str,
-    fts: &str,
+    records: &[Record],
+    keys: &mut Keys,
+) -> Result<(), StorageError> {
+    // Consecutive observations nearly always share thread and run: reuse the last keys.
+    let mut last: [(Option<&str>, Option<i64>); 2] = [(None, None); 2];
+    let mut interned = Vec::with_capacity(records.len());
+    for r in records {
+        let mut pair = [None; 2];
+        for (slot, value) in [r.thread_id.as_deref(), r.trace_id.as_deref()]
+            .into_iter()
+            .enumerate()
+        {
+            if value.is_none() || last[slot].0 != value {
+                last[slot] = (value, keys.get(tx, value)?);
+            }
+            pair[slot] = last[slot].1;
+        }
+        interned.push((ids::stored(&r.id), pair[0], pair[1]));
+    }
+    let mut chunk = tx
+        .prepare_cached(&observation_upsert(OBSERVATION_CHUNK))
+        .map_err(db_err)?;
+    let mut single = tx.prepare_cached(&observation_upsert(1)).map_err(db_err)?;
+    let rows = records.chunks(OBSERVATION_CHUNK);
+    for (records, interned) in rows.zip(interned.chunks(OBSERVATION_CHUNK)) {
+        let mut values: Vec<&dyn ToSql> = Vec::with_capacity(records.len() * 6);
+        for (r, (id, thread, trace)) in records.iter().zip(interned) {
+            values.extend_from_slice(&[id, thread, trace, &r.kind, &r.timestamp, &r.body]);
+        }
+        match records.len() {
+            OBSERVATION_CHUNK => chunk.execute(&*values),
+            _ => values
+                .chunks(6)
+                .try_for_each(|row| single.execute(row).map(drop))
+                .map(|()| 0),
+        }
+        .map_err(db_err)?;
+    }
+    Ok(())
+}
+
+/// Delete the records `rows` selects and their search text: `rows` is a `WHERE` clause
+/// over `records` with one `?1` parameter.
+fn delete_records(
+    tx: &Transaction<'_>,
     rows: &str,
     arg: &dyn ToSql,
 ) -> Result<usize, StorageError> {
     tx.execute(
-        &format!("DELETE FROM {fts} WHERE rowid IN (SELECT seq FROM {table} WHERE {rows})"),
+        &format!("DELETE FROM search_index WHERE rowid IN (SELECT seq FROM records WHERE {rows})"),
         [arg],
     )
     .map_err(db_err)?;
-    tx.execute(&format!("DELETE FROM {table} WHERE {rows}"), [arg])
+    tx.execute(&format!("DELETE FROM records WHERE {rows}"), [arg])
+        .map_err(db_err)
+}
+
+/// Delete the observations `rows` selects (a `WHERE` clause with one `?1` parameter).
+fn delete_observations(
+    tx: &Transaction<'_>,
+    rows: &str,
+    arg: &dyn ToSql,
+) -> Result<usize, StorageError> {
+    tx.execute(&format!("DELETE FROM observations WHERE {rows}"), [arg])
         .map_err(db_err)
 }
 
@@ -269,14 +329,7 @@ const THREAD_KEY: &str = "thread = (SELECT key FROM keys WHERE value = ?1)";
 fn apply(tx: &Transaction<'_>, op: &WriteOp, keys: &mut Keys) -> Result<bool, StorageError> {
     match op {
         WriteOp::Set(Collection::Observations, records) => {
-            let mut upsert = Upsert::prepare(tx, &OBSERVATIONS)?;
-            for r in records {
-                let thread = keys.get(tx, r.thread_id.as_deref())?;
-                let trace = keys.get(tx, r.trace_id.as_deref())?;
-                let values: [&dyn ToSql; 6] =
-                    [&r.id, &thread, &trace, &r.kind, &r.timestamp, &r.body];
-                upsert.row(tx, &values, r.search_text.as_deref())?;
-            }
+            set_observations(tx, records, keys)?;
             Ok(true)
         }
         WriteOp::Set(collection, records) => {
@@ -296,37 +349,23 @@ fn apply(tx: &Transaction<'_>, op: &WriteOp, keys: &mut Keys) -> Result<bool, St
             Ok(true)
         }
         WriteOp::Delete(Collection::Observations, id) => {
-            let n = delete_rows(tx, "observations", "observation_search", "id = ?1", id)?;
-            Ok(n > 0)
+            Ok(delete_observations(tx, "id = ?1", &ids::stored(id))? > 0)
         }
         WriteOp::Delete(collection, id) => {
             let rows = format!("collection = '{}' AND id = ?1", collection.as_str());
-            Ok(delete_rows(tx, "records", "search_index", &rows, id)? > 0)
+            Ok(delete_records(tx, &rows, id)? > 0)
         }
         WriteOp::DeleteThread(thread_id) => {
-            let records = delete_rows(tx, "records", "search_index", "thread_id = ?1", thread_id)?;
-            let observations = delete_rows(
-                tx,
-                "observations",
-                "observation_search",
-                THREAD_KEY,
-                thread_id,
-            )?;
+            let records = delete_records(tx, "thread_id = ?1", thread_id)?;
+            let observations = delete_observations(tx, THREAD_KEY, thread_id)?;
             Ok(records + observations > 0)
         }
         WriteOp::Clear(Collection::Observations) => {
-            tx.execute_batch("DELETE FROM observation_search; DELETE FROM observations;")
-                .map_err(db_err)?;
+            tx.execute("DELETE FROM observations", []).map_err(db_err)?;
             Ok(true)
         }
         WriteOp::Clear(collection) => {
-            delete_rows(
-                tx,
-                "records",
-                "search_index",
-                "collection = ?1",
-                &collection.as_str(),
-            )?;
+            delete_records(tx, "collection = ?1", &collection.as_str())?;
             Ok(true)
         }
     }
