@@ -13,6 +13,8 @@ fn main() {
         "list_messages",
         "search",
         "send_message",
+        "regenerate",
+        "edit_and_resend",
         "cancel_run",
         "list_observations",
         "get_thread_config",

@@ -42,6 +42,8 @@ pub fn run() {
             commands::threads::list_messages,
             commands::threads::search,
             commands::runs::send_message,
+            commands::runs::regenerate,
+            commands::runs::edit_and_resend,
             commands::runs::cancel_run,
             commands::runs::list_observations,
             commands::settings::get_thread_config,

@@ -27,8 +27,8 @@ pub struct Workbench {
     pub secrets: Arc<EnvFallback<KeychainStore>>,
     /// HTTP options for model lists and the doctor.
     pub http: HttpOptions,
-    /// Runs in flight, by trace id.
-    runs: Mutex<HashMap<String, CancellationToken>>,
+    /// Runs in flight, by trace id: their thread and what cancels them.
+    runs: Mutex<HashMap<String, (String, CancellationToken)>>,
 }
 
 impl Workbench {
@@ -87,15 +87,25 @@ impl Workbench {
             })
     }
 
-    fn runs(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+    fn runs(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, CancellationToken)>> {
         self.runs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Register a run; its token cancels it.
-    pub fn start_run(&self, trace_id: &str) -> CancellationToken {
+    /// Whether a run of `thread_id` is in flight.
+    pub fn is_running(&self, thread_id: &str) -> bool {
+        self.runs().values().any(|(thread, _)| thread == thread_id)
+    }
+
+    /// Register a run of `thread_id`; its token cancels it. `None` when the thread
+    /// already has a run in flight (one answer at a time keeps the history in order).
+    pub fn start_run(&self, trace_id: &str, thread_id: &str) -> Option<CancellationToken> {
+        let mut runs = self.runs();
+        if runs.values().any(|(thread, _)| thread == thread_id) {
+            return None;
+        }
         let token = CancellationToken::new();
-        self.runs().insert(trace_id.to_owned(), token.clone());
-        token
+        runs.insert(trace_id.to_owned(), (thread_id.to_owned(), token.clone()));
+        Some(token)
     }
 
     /// Forget a finished run.
@@ -107,7 +117,7 @@ impl Workbench {
     pub fn cancel_run(&self, trace_id: &str) -> bool {
         self.runs()
             .get(trace_id)
-            .map(CancellationToken::cancel)
+            .map(|(_, token)| token.cancel())
             .is_some()
     }
 

@@ -224,3 +224,65 @@ async fn stop_keeps_the_partial_answer_marked_stopped() {
     app.screenshot("thread-stopped").await;
     app.close().await;
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn regenerate_and_edit_replace_the_answer() {
+    let plan = |intent: &str| {
+        format!(
+            r#"{{"title": "Reply", "intent": "{intent}", "plan": ["Answer"], "toolCalls": []}}"#
+        )
+    };
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, &plan("Greet"), 64),
+            text_reply(Protocol::Ollama, "First answer.", 8),
+            text_reply(Protocol::Ollama, &plan("Greet again"), 64),
+            text_reply(Protocol::Ollama, "Second answer.", 8),
+            text_reply(Protocol::Ollama, &plan("Add"), 64),
+            text_reply(Protocol::Ollama, "Three and four make 7.", 8),
+        ],
+    )
+    .await
+    .unwrap();
+    let app = AppSession::launch().await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+    app.click("#new-thread").await;
+    configure(&app, &ollama.url()).await;
+    app.click("#settings-button").await;
+    app.type_into("#composer-input", "Say something.").await;
+    app.click("#send-button").await;
+    app.wait_for_text(".message.ai .answer", "First answer.")
+        .await;
+
+    // Regenerate: the same question, a new answer in place of the old one.
+    app.click("#regenerate-button").await;
+    app.wait_for_text(".message.ai .answer", "Second answer.")
+        .await;
+    app.wait_for("#regenerate-button").await;
+    let text = app.page_text().await;
+    assert!(!text.contains("First answer."), "{text}");
+    assert_eq!(app.count(".message.user").await, 1);
+    assert_eq!(app.count(".message.ai .answer").await, 1);
+
+    // Edit & resend: the question changes and its answer with it.
+    app.click(".message.user .edit-button").await;
+    app.type_into(".message.user .edit-input", "What is 3 + 4?")
+        .await;
+    app.click(".message.user .resend-button").await;
+    app.wait_for_text(".message.ai .answer", "make 7").await;
+    app.wait_for_text(".message.user .bubble", "What is 3 + 4?")
+        .await;
+    app.wait_for("#regenerate-button").await;
+    let text = app.page_text().await;
+    assert!(
+        !text.contains("Say something.") && !text.contains("Second answer."),
+        "{text}"
+    );
+    assert_eq!(app.count(".message.user").await, 1);
+    assert_eq!(app.count(".message.ai .answer").await, 1);
+    app.screenshot("thread-edited").await;
+    app.close().await;
+}

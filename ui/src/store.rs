@@ -66,6 +66,14 @@ impl Store {
         });
     }
 
+    /// Drop the finished runs of a thread and reload its history (after its answers
+    /// were replaced: regenerate, edit & resend).
+    pub fn forget_finished(&self, thread_id: &str) {
+        self.runs
+            .update(|runs| runs.retain(|r| r.thread_id != thread_id || !r.finished));
+        self.bump(thread_id);
+    }
+
     /// Reload the thread list.
     pub fn reload_threads(&self) {
         let store = *self;

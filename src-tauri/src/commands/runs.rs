@@ -1,42 +1,45 @@
-//! Runs: send a message (starts the agent, returns the run's trace id at once), cancel
-//! it, and read a thread's observations.
+//! Runs: send a message (starts the agent, returns the run's trace id at once),
+//! regenerate the last answer, edit and resend a question, cancel a run, and read a
+//! thread's observations.
 
 use art::clock;
+use art::context::MessageOptions;
 use art::observation::ObservationQuery;
-use art_types::{AgentProps, ErrorCode, IpcError, Observation, ObservationType, RunFinished};
+use art_types::{
+    AgentProps, ErrorCode, IpcError, MessageRole, Observation, ObservationType, RunFinished,
+};
 use tauri::{AppHandle, Emitter, Manager, State};
 
 use crate::error::{context_error, require};
 use crate::events::threads_changed;
 use crate::state::AppState;
+use crate::workbench::Workbench;
 
 /// Longest message accepted (characters); larger pastes belong in a file.
 pub const MAX_MESSAGE: usize = 200_000;
 
-/// Start a run of the thread's agent on `text`; progress arrives as events.
-#[tauri::command]
-pub async fn send_message(
-    app: AppHandle,
-    state: State<'_, AppState>,
-    thread_id: String,
-    text: String,
-) -> Result<String, IpcError> {
-    let wb = state.workbench()?;
+/// Check a message before anything is stored.
+fn check_text(text: &str) -> Result<(), IpcError> {
     require(!text.trim().is_empty(), "text", "type a message first")?;
     require(
         text.chars().count() <= MAX_MESSAGE,
         "text",
         format!("a message has at most {MAX_MESSAGE} characters"),
-    )?;
+    )
+}
+
+/// Refuse when the thread does not exist, has no provider and model yet, or is
+/// answering already; nothing is changed.
+async fn check_ready(wb: &Workbench, thread_id: &str) -> Result<(), IpcError> {
     wb.art
         .conversation
-        .thread(&thread_id)
+        .thread(thread_id)
         .await
         .map_err(context_error)?;
     let context = wb
         .art
         .state
-        .load_thread_context(&thread_id)
+        .load_thread_context(thread_id)
         .await
         .map_err(context_error)?;
     let provider = &context.config.provider_config;
@@ -47,8 +50,28 @@ pub async fn send_message(
         )
         .with_details(serde_json::json!({ "field": "providerConfig" })));
     }
+    if wb.is_running(thread_id) {
+        return Err(busy());
+    }
+    Ok(())
+}
+
+fn busy() -> IpcError {
+    IpcError::new(
+        ErrorCode::InvalidInput,
+        "this thread is still answering: stop it or wait for the answer first",
+    )
+}
+
+/// Start a run of the thread's agent on `text` in the background; returns its trace id.
+fn launch(
+    app: AppHandle,
+    wb: &Workbench,
+    thread_id: String,
+    text: String,
+) -> Result<String, IpcError> {
     let trace_id = clock::new_id();
-    let cancel = wb.start_run(&trace_id);
+    let cancel = wb.start_run(&trace_id, &thread_id).ok_or_else(busy)?;
     let props = AgentProps {
         query: text,
         thread_id: thread_id.clone(),
@@ -81,6 +104,105 @@ pub async fn send_message(
         threads_changed(&app);
     });
     Ok(trace_id)
+}
+
+/// Start a run of the thread's agent on `text`; progress arrives as events.
+#[tauri::command]
+pub async fn send_message(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    thread_id: String,
+    text: String,
+) -> Result<String, IpcError> {
+    let wb = state.workbench()?;
+    check_text(&text)?;
+    check_ready(&wb, &thread_id).await?;
+    launch(app, &wb, thread_id, text)
+}
+
+/// Answer the last question again: the last user message and everything after it are
+/// replaced by a new run on the same text. Returns the new run's trace id.
+#[tauri::command]
+pub async fn regenerate(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    thread_id: String,
+) -> Result<String, IpcError> {
+    let wb = state.workbench()?;
+    check_ready(&wb, &thread_id).await?;
+    let messages = wb
+        .art
+        .conversation
+        .messages(&thread_id, MessageOptions::default())
+        .await
+        .map_err(context_error)?;
+    let Some(question) = messages.iter().rev().find(|m| m.role == MessageRole::User) else {
+        return Err(IpcError::new(
+            ErrorCode::InvalidInput,
+            "there is no question in this thread to answer again",
+        ));
+    };
+    let text = question.content.clone();
+    replace_and_launch(app, &wb, thread_id, question.message_id.clone(), text).await
+}
+
+/// Edit a user message and send it again: it and everything after it are replaced by a
+/// new run on `text`. Returns the new run's trace id.
+#[tauri::command]
+pub async fn edit_and_resend(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    thread_id: String,
+    message_id: String,
+    text: String,
+) -> Result<String, IpcError> {
+    let wb = state.workbench()?;
+    check_text(&text)?;
+    check_ready(&wb, &thread_id).await?;
+    let messages = wb
+        .art
+        .conversation
+        .messages(&thread_id, MessageOptions::default())
+        .await
+        .map_err(context_error)?;
+    let role = messages
+        .iter()
+        .find(|m| m.message_id == message_id)
+        .map(|m| m.role);
+    match role {
+        Some(MessageRole::User) => {}
+        Some(_) => {
+            return Err(IpcError::new(
+                ErrorCode::InvalidInput,
+                "only your own messages can be edited and sent again",
+            )
+            .with_details(serde_json::json!({ "field": "messageId" })));
+        }
+        None => {
+            return Err(IpcError::new(
+                ErrorCode::NotFound,
+                "that message is no longer in this thread",
+            )
+            .with_details(serde_json::json!({ "field": "messageId" })));
+        }
+    }
+    replace_and_launch(app, &wb, thread_id, message_id, text).await
+}
+
+async fn replace_and_launch(
+    app: AppHandle,
+    wb: &Workbench,
+    thread_id: String,
+    from: String,
+    text: String,
+) -> Result<String, IpcError> {
+    wb.art
+        .conversation
+        .remove_from(&thread_id, &from)
+        .await
+        .map_err(context_error)?;
+    threads_changed(&app);
+    launch(app, wb, thread_id, text)
 }
 
 /// Stop a run: it ends at its next step, keeping what was streamed (marked stopped).

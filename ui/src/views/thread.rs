@@ -33,6 +33,14 @@ struct SendArgs<'a> {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
+struct EditArgs<'a> {
+    thread_id: &'a str,
+    message_id: &'a str,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct TraceArgs<'a> {
     trace_id: &'a str,
 }
@@ -125,14 +133,70 @@ fn footer(m: &ConversationMessage) -> String {
     parts.join(" · ")
 }
 
-fn message_view(m: ConversationMessage, run: Option<RunView>) -> AnyView {
+/// What a message offers besides Copy: Regenerate on the last answer, Edit & resend on
+/// questions (both only while the thread is idle).
+#[derive(Clone, Copy)]
+struct Actions {
+    regenerate: Option<Callback<()>>,
+    edit: Callback<(String, String)>,
+    /// No run of this thread in flight (a memo: changes only when that flips, so the
+    /// history is not re-rendered for every streamed token).
+    idle: Memo<bool>,
+}
+
+/// A question, with Edit & resend turning it into a small form.
+#[component]
+fn Question(
+    message: ConversationMessage,
+    edit: Callback<(String, String)>,
+    idle: Memo<bool>,
+) -> impl IntoView {
+    let editing = RwSignal::new(false);
+    let text = RwSignal::new(message.content.clone());
+    let original = StoredValue::new(message.content.clone());
+    let id = StoredValue::new(message.message_id.clone());
+    let resend = move || {
+        editing.set(false);
+        edit.run((id.get_value(), text.get_untracked()));
+    };
+    view! {
+        <article class="message user" data-message-id=message.message_id.clone()>
+            <Show when=move || editing.get()
+                fallback=move || view! {
+                    <div class="bubble">{original.get_value()}</div>
+                    <Show when=move || idle.get()>
+                        <button class="ghost small edit-button" title="Edit this message and send it again"
+                            on:click=move |_| editing.set(true)>"Edit"</button>
+                    </Show>
+                }>
+                <div class="edit-form">
+                    <textarea class="edit-input" rows="3" prop:value=move || text.get()
+                        on:input=move |ev| text.set(event_target_value(&ev))
+                        on:change=move |ev| text.set(event_target_value(&ev))
+                        on:keydown=move |ev: leptos::ev::KeyboardEvent| {
+                            if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+                                ev.prevent_default();
+                                resend();
+                            } else if ev.key() == "Escape" {
+                                editing.set(false);
+                            }
+                        }></textarea>
+                    <p class="muted small">"Sending again replaces this message and everything after it."</p>
+                    <div class="edit-actions">
+                        <button class="ghost small" on:click=move |_| { text.set(original.get_value()); editing.set(false); }>"Cancel"</button>
+                        <button class="primary small resend-button" on:click=move |_| resend()>"Send again"</button>
+                    </div>
+                </div>
+            </Show>
+        </article>
+    }
+}
+
+fn message_view(m: ConversationMessage, run: Option<RunView>, actions: Actions) -> AnyView {
     match m.role {
-        MessageRole::User => view! {
-            <article class="message user" data-message-id=m.message_id.clone()>
-                <div class="bubble">{m.content.clone()}</div>
-            </article>
+        MessageRole::User => {
+            view! { <Question message=m edit=actions.edit idle=actions.idle /> }.into_any()
         }
-        .into_any(),
         MessageRole::Ai => {
             let html = markdown::to_html(&m.content);
             let text = m.content.clone();
@@ -143,6 +207,12 @@ fn message_view(m: ConversationMessage, run: Option<RunView>) -> AnyView {
                     <div class="answer markdown" inner_html=html></div>
                     <footer class="answer-footer">
                         <span class="muted small">{footer}</span>
+                        {actions.regenerate.map(|again| view! {
+                            <Show when=move || actions.idle.get()>
+                                <button id="regenerate-button" class="ghost small" title="Answer the last question again"
+                                    on:click=move |_| again.run(())>"Regenerate"</button>
+                            </Show>
+                        })}
                         <button class="ghost small" on:click=move |_| copy(&text)>"Copy"</button>
                     </footer>
                 </article>
@@ -191,30 +261,60 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
         })
     };
     let running = move || live().into_iter().find(|r| !r.finished).map(|r| r.trace_id);
-    let send = move || {
-        let text = draft.get_untracked();
-        if text.trim().is_empty() || running().is_some() {
-            return;
-        }
+    // Start a run through `command`; `replaces` when it replaces stored answers.
+    let start = move |command: &'static str, text: String, message_id: Option<String>| {
         problem.set(None);
         spawn_local(async move {
             let thread = id.get_value();
-            match ipc::invoke::<String, _>(
-                "send_message",
-                &SendArgs {
-                    thread_id: &thread,
-                    text: &text,
-                },
-            )
-            .await
-            {
+            let started = match (command, &message_id) {
+                ("edit_and_resend", Some(message_id)) => {
+                    let args = EditArgs {
+                        thread_id: &thread,
+                        message_id,
+                        text: &text,
+                    };
+                    ipc::invoke::<String, _>(command, &args).await
+                }
+                ("regenerate", _) => {
+                    ipc::invoke::<String, _>(command, &ThreadArgs { thread_id: &thread }).await
+                }
+                _ => {
+                    let args = SendArgs {
+                        thread_id: &thread,
+                        text: &text,
+                    };
+                    ipc::invoke::<String, _>(command, &args).await
+                }
+            };
+            match started {
                 Ok(trace) => {
-                    draft.set(String::new());
+                    if command == "send_message" {
+                        draft.set(String::new());
+                    } else {
+                        store.forget_finished(&thread);
+                    }
                     store.with_run(&thread, &trace, |_| {});
                 }
                 Err(e) => problem.set(Some(e.message)),
             }
         });
+    };
+    let send = move || {
+        let text = draft.get_untracked();
+        if text.trim().is_empty() || running().is_some() {
+            return;
+        }
+        start("send_message", text, None);
+    };
+    let idle = Memo::new(move |_| running().is_none());
+    let edit = Callback::new(move |(message_id, text): (String, String)| {
+        start("edit_and_resend", text, Some(message_id))
+    });
+    let regenerate = Callback::new(move |()| start("regenerate", String::new(), None));
+    let actions = move |is_last_answer: bool| Actions {
+        regenerate: is_last_answer.then_some(regenerate),
+        edit,
+        idle,
     };
     let stop = move |_| {
         if let Some(trace) = running() {
@@ -257,8 +357,12 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                         Ok(h) => {
                             let done = answered(&h.messages);
                             let live_now: Vec<String> = store.runs.with_untracked(|rs| rs.iter().map(|r| r.trace_id.clone()).collect());
+                            let last_answer = h.messages.iter().rev()
+                                .find(|m| m.role == MessageRole::Ai)
+                                .map(|m| m.message_id.clone());
                             h.messages.into_iter().map(|m| {
                                 let trace = trace_of(&m);
+                                let acts = actions(last_answer.as_ref() == Some(&m.message_id));
                                 let run = trace.as_ref().and_then(|t| h.runs.get(t).cloned())
                                     .filter(|r| r.plan.is_some() || !r.tools.is_empty() || r.error.is_some());
                                 // A run that never answered (failed, or stopped before any text)
@@ -270,12 +374,12 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                                 match (m.role, unanswered) {
                                     // Shown by its live card instead.
                                     (MessageRole::Ai, _) if streaming_live => ().into_any(),
-                                    (MessageRole::Ai, _) => message_view(m, run),
+                                    (MessageRole::Ai, _) => message_view(m, run, acts),
                                     (MessageRole::User, true) => {
                                         let card = run.map(|run| view! { <article class="message ai"><RunCard run=run /></article> });
-                                        view! { {message_view(m, None)} {card} }.into_any()
+                                        view! { {message_view(m, None, acts)} {card} }.into_any()
                                     }
-                                    _ => message_view(m, None),
+                                    _ => message_view(m, None, acts),
                                 }
                             }).collect_view().into_any()
                         }

@@ -225,6 +225,34 @@ impl ConversationManager {
         Ok(())
     }
 
+    /// Remove a message and every later one of its thread (regenerate, edit & resend),
+    /// returning what was removed, oldest first. Observations are kept: the trace of
+    /// what the agent did stays exportable.
+    pub async fn remove_from(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+    ) -> Result<Vec<ConversationMessage>, ContextError> {
+        let mut thread = self.thread(thread_id).await?;
+        let mut all = self.messages(thread_id, MessageOptions::default()).await?;
+        let Some(start) = all.iter().position(|m| m.message_id == message_id) else {
+            return Err(ContextError::InvalidInput(format!(
+                "message {message_id} is not in this thread (it may have been removed)"
+            )));
+        };
+        let removed = all.split_off(start);
+        let deletes = removed
+            .iter()
+            .map(|m| self.storage.delete(Collection::Messages, &m.message_id));
+        futures::future::try_join_all(deletes).await?;
+        thread.message_count = thread.message_count.saturating_sub(removed.len() as u64);
+        thread.updated_at = thread.updated_at.max(clock::now_ms());
+        self.storage
+            .set(Collection::Threads, vec![thread_record(&thread)?])
+            .await?;
+        Ok(removed)
+    }
+
     /// Messages of a thread, oldest first (the newest `limit` when limited).
     pub async fn messages(
         &self,

@@ -161,6 +161,57 @@ async fn search_finds_tool_calls_by_name_arguments_and_result() {
 }
 
 #[tokio::test]
+async fn remove_from_drops_a_message_and_everything_after_it() {
+    let (conv, _, _) = setup();
+    let t = conv.create_thread(None).await.unwrap().thread_id;
+    let other = conv.create_thread(None).await.unwrap().thread_id;
+    let history = [
+        msg(&t, "q1", 1, MessageRole::User, "first question"),
+        msg(&t, "a1", 2, MessageRole::Ai, "first answer"),
+        msg(&t, "q2", 3, MessageRole::User, "second question"),
+        msg(&t, "a2", 4, MessageRole::Ai, "second answer"),
+    ];
+    conv.add_messages(&t, &history).await.unwrap();
+    conv.add_messages(
+        &other,
+        &[msg(&other, "x1", 5, MessageRole::User, "elsewhere")],
+    )
+    .await
+    .unwrap();
+
+    let removed = conv.remove_from(&t, "q2").await.unwrap();
+    let ids = |ms: &[ConversationMessage]| -> Vec<String> {
+        ms.iter().map(|m| m.message_id.clone()).collect()
+    };
+    assert_eq!(ids(&removed), ["q2", "a2"]);
+    assert_eq!(removed[0].content, "second question");
+    let kept = conv.messages(&t, MessageOptions::default()).await.unwrap();
+    assert_eq!(ids(&kept), ["q1", "a1"]);
+    assert_eq!(conv.thread(&t).await.unwrap().message_count, 2);
+    assert_eq!(
+        conv.messages(&other, MessageOptions::default())
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(conv.search("second", 10).await.unwrap().is_empty());
+
+    // a message of another thread, or one already removed, is a clear error
+    for (thread, id) in [(&t, "x1"), (&t, "q2")] {
+        let err = conv.remove_from(thread, id).await.unwrap_err();
+        assert!(matches!(err, ContextError::InvalidInput(_)), "{err}");
+    }
+    assert_eq!(
+        conv.messages(&t, MessageOptions::default())
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[tokio::test]
 async fn delete_cascades_and_search_finds_messages() {
     let (conv, _, storage) = setup();
     let t = conv.create_thread(None).await.unwrap().thread_id;
