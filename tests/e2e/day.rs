@@ -58,6 +58,7 @@ async fn plan_tool_answer_restart_rename_search_delete() {
         .await;
     assert!(problem.contains('5'), "{problem}");
     app.type_into("#temperature", "").await;
+    app.select("#state-saving", "implicit").await;
     app.click("#save-settings").await;
     app.wait_for("#settings-saved").await;
     app.click("#settings-button").await;
@@ -92,6 +93,8 @@ async fn plan_tool_answer_restart_rename_search_delete() {
     app.wait_for_text(".tool-card.ok", "calculator").await;
     app.click("#settings-button").await;
     app.wait_for("#tool-list input[data-tool=\"calculator\"]:checked")
+        .await;
+    app.wait_for("#state-saving option[value=\"implicit\"]:checked")
         .await;
     app.click("#settings-button").await;
 

@@ -3,7 +3,7 @@
 //! generation parameters. Saved per thread; the backend validates and every problem is
 //! shown next to its field.
 
-use art_types::{IpcError, ModelInfo, ProviderInfo, ThreadConfig, ToolSchema};
+use art_types::{IpcError, ModelInfo, ProviderInfo, StateSavingStrategy, ThreadConfig, ToolSchema};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::{Deserialize, Serialize};
@@ -36,6 +36,23 @@ struct Problem {
 fn token_cost(tool: &ToolSchema) -> usize {
     let chars = tool.name.len() + tool.description.len() + tool.input_schema.to_string().len();
     chars.div_ceil(4)
+}
+
+/// The select value of a saving strategy (`""` = the app's default).
+fn strategy_value(strategy: Option<StateSavingStrategy>) -> &'static str {
+    match strategy {
+        None => "",
+        Some(StateSavingStrategy::Explicit) => "explicit",
+        Some(StateSavingStrategy::Implicit) => "implicit",
+    }
+}
+
+fn strategy_from(value: &str) -> Option<StateSavingStrategy> {
+    match value {
+        "explicit" => Some(StateSavingStrategy::Explicit),
+        "implicit" => Some(StateSavingStrategy::Implicit),
+        _ => None,
+    }
 }
 
 fn parse_opt<T: std::str::FromStr>(text: &str) -> Result<Option<T>, ()> {
@@ -376,6 +393,21 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                             on:change=move |ev| { saved.set(false); history.set(event_target_value(&ev)) } />
                         <p class="muted small">"How many past messages go with each question."</p>
                         {problem_for("historyLimit")}
+                    </div>
+                    <label for="state-saving">"Agent state"</label>
+                    <div>
+                        <select id="state-saving"
+                            prop:value=move || config.with(|c| strategy_value(c.as_ref().and_then(|c| c.state_saving)))
+                            on:change=move |ev| {
+                                let chosen = strategy_from(&event_target_value(&ev));
+                                edit(&|c| c.state_saving = chosen);
+                            }>
+                            <option value="">"App default (saved when a tool saves it)"</option>
+                            <option value="explicit">"Saved when a tool saves it"</option>
+                            <option value="implicit">"Saved after every run that changed it"</option>
+                        </select>
+                        <p class="muted small">"What the agent keeps between runs, such as the calculator's "<code>"ans"</code>"."</p>
+                        {problem_for("stateSaving")}
                     </div>
                 </div></div>
                 <footer class="form-actions">

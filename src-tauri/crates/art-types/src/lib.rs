@@ -35,7 +35,7 @@ pub use provider::{
 };
 pub use stream::{ErrorClass, LlmMetadata, StreamError, StreamEvent, StreamEventKind, TokenType};
 pub use thread::{
-    AgentState, GenerationParams, ProviderConfig, SearchResult, ThreadConfig, ThreadContext,
-    ThreadSummary,
+    AgentState, GenerationParams, ProviderConfig, SearchResult, StateSavingStrategy, ThreadConfig,
+    ThreadContext, ThreadSummary,
 };
 pub use tool::{ParsedToolCall, ToolExample, ToolResult, ToolSchema, ToolStatus};

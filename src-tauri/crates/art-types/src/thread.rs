@@ -39,6 +39,17 @@ fn default_history_limit() -> u32 {
     DEFAULT_HISTORY_LIMIT
 }
 
+/// When a thread's agent state is persisted (ART's state-saving strategies).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StateSavingStrategy {
+    /// Only when the agent or a tool saves it explicitly (`ans` of the calculator).
+    #[default]
+    Explicit,
+    /// Also automatically at the end of a run when the state changed.
+    Implicit,
+}
+
 /// Configuration of one thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -57,6 +68,9 @@ pub struct ThreadConfig {
     /// Sampling parameters.
     #[serde(default)]
     pub generation: GenerationParams,
+    /// When this thread's agent state is saved; `None` follows the app's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_saving: Option<StateSavingStrategy>,
 }
 
 impl Default for ThreadConfig {
@@ -67,6 +81,7 @@ impl Default for ThreadConfig {
             history_limit: DEFAULT_HISTORY_LIMIT,
             system_prompt: None,
             generation: GenerationParams::default(),
+            state_saving: None,
         }
     }
 }

@@ -5,10 +5,11 @@ mod conversation;
 mod state;
 pub mod validate;
 
+pub use art_types::StateSavingStrategy;
 pub use conversation::{
     ConversationManager, MAX_TITLE_CHARS, MessageHit, MessageOptions, UNTITLED,
 };
-pub use state::{StateManager, StateSavingStrategy};
+pub use state::StateManager;
 
 use crate::storage::StorageError;
 

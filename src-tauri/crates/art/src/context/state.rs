@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use art_types::{AgentState, ThreadConfig, ThreadContext};
+use art_types::{AgentState, StateSavingStrategy, ThreadConfig, ThreadContext};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -21,20 +21,12 @@ use crate::storage::{self, Collection, Record, StorageAdapter};
 
 use super::ContextError;
 
-/// When agent state is persisted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum StateSavingStrategy {
-    /// Only on explicit `set_agent_state` calls.
-    #[default]
-    Explicit,
-    /// Also automatically at the end of a run when the state changed.
-    Implicit,
-}
-
-/// Thread configuration and state.
+/// Thread configuration and state. The saving strategy given at construction is the
+/// default; a thread's configuration can choose its own.
 pub struct StateManager {
     storage: Arc<dyn StorageAdapter>,
     strategy: StateSavingStrategy,
+    /// State as loaded at the start of a run, for threads saving implicitly.
     snapshots: Mutex<HashMap<String, AgentState>>,
 }
 
@@ -60,9 +52,18 @@ impl StateManager {
         }
     }
 
-    /// The saving strategy.
+    /// The default saving strategy.
     pub fn strategy(&self) -> StateSavingStrategy {
         self.strategy
+    }
+
+    /// The strategy a thread with `config` uses.
+    pub fn strategy_for(&self, config: &ThreadConfig) -> StateSavingStrategy {
+        config.state_saving.unwrap_or(self.strategy)
+    }
+
+    fn snapshots(&self) -> std::sync::MutexGuard<'_, HashMap<String, AgentState>> {
+        self.snapshots.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     async fn load<T: DeserializeOwned + Default>(
@@ -84,11 +85,13 @@ impl StateManager {
     ) -> Result<ThreadContext, ContextError> {
         let config: ThreadConfig = self.load(Collection::ThreadConfigs, thread_id).await?;
         let state: AgentState = self.load(Collection::ThreadStates, thread_id).await?;
-        if self.strategy == StateSavingStrategy::Implicit {
-            self.snapshots
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(thread_id.to_owned(), state.clone());
+        match self.strategy_for(&config) {
+            StateSavingStrategy::Implicit => {
+                self.snapshots().insert(thread_id.to_owned(), state.clone());
+            }
+            StateSavingStrategy::Explicit => {
+                self.snapshots().remove(thread_id);
+            }
         }
         Ok(ThreadContext { config, state })
     }
@@ -133,31 +136,29 @@ impl StateManager {
         self.storage
             .set(Collection::ThreadStates, vec![record(thread_id, body)])
             .await?;
-        if self.strategy == StateSavingStrategy::Implicit {
-            self.snapshots
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(thread_id.to_owned(), state.clone());
+        if let Some(snapshot) = self.snapshots().get_mut(thread_id) {
+            *snapshot = state.clone();
         }
         Ok(())
     }
 
-    /// End-of-run hook: under the implicit strategy, save `state` if it differs from the
-    /// snapshot; returns whether it saved. Under the explicit strategy, never saves.
+    /// End-of-run hook: when the thread saves implicitly, save `state` if it differs
+    /// from the snapshot taken when the run loaded its context; returns whether it saved.
+    /// A thread saving explicitly never saves here.
     pub async fn save_state_if_modified(
         &self,
         thread_id: &str,
         state: &AgentState,
     ) -> Result<bool, ContextError> {
-        if self.strategy == StateSavingStrategy::Explicit {
-            return Ok(false);
-        }
-        let changed = self
-            .snapshots
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(thread_id)
-            .is_none_or(|snapshot| snapshot != state);
+        let snapshot = self.snapshots().get(thread_id).cloned();
+        let changed = match snapshot {
+            Some(snapshot) => snapshot != *state,
+            // No run loaded this thread's context here: ask its configuration.
+            None => {
+                let config: ThreadConfig = self.load(Collection::ThreadConfigs, thread_id).await?;
+                self.strategy_for(&config) == StateSavingStrategy::Implicit
+            }
+        };
         if changed {
             self.set_agent_state(thread_id, state).await?;
         }

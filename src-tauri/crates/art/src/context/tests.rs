@@ -327,3 +327,56 @@ async fn config_values_and_enabled_tools() {
     );
     assert_eq!(mgr.load_thread_context("t").await.unwrap().config, config);
 }
+
+#[tokio::test]
+async fn a_thread_can_choose_its_own_saving_strategy() {
+    let storage: Arc<dyn StorageAdapter> = Arc::new(MemoryStorage::new());
+    let mgr = StateManager::new(Arc::clone(&storage), StateSavingStrategy::Explicit);
+    let implicit = ThreadConfig {
+        state_saving: Some(StateSavingStrategy::Implicit),
+        ..ThreadConfig::default()
+    };
+    mgr.set_thread_config("auto", &implicit).await.unwrap();
+    // The thread saving implicitly saves a changed state; its neighbour (app default:
+    // explicit) does not.
+    for thread in ["auto", "manual"] {
+        mgr.load_thread_context(thread).await.unwrap();
+    }
+    assert!(
+        mgr.save_state_if_modified("auto", &state_with(1))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !mgr.save_state_if_modified("manual", &state_with(1))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        mgr.load_thread_context("auto").await.unwrap().state,
+        state_with(1)
+    );
+    assert_eq!(
+        mgr.load_thread_context("manual").await.unwrap().state,
+        AgentState::default()
+    );
+    // Switching the thread back to explicit stops the automatic saves at once.
+    let explicit = ThreadConfig {
+        state_saving: Some(StateSavingStrategy::Explicit),
+        ..ThreadConfig::default()
+    };
+    mgr.set_thread_config("auto", &explicit).await.unwrap();
+    mgr.load_thread_context("auto").await.unwrap();
+    assert!(
+        !mgr.save_state_if_modified("auto", &state_with(2))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        mgr.load_thread_context("auto").await.unwrap().state,
+        state_with(1)
+    );
+    // The strategy travels with the configuration (JSON name and values).
+    let json = serde_json::to_value(&implicit).unwrap();
+    assert_eq!(json["stateSaving"], "implicit");
+}
