@@ -105,10 +105,23 @@ async fn plan_tool_answer_restart_rename_search_delete() {
     app.click(".thread-item .rename-save").await;
     app.wait_for_text("#thread-title", "Arithmetic").await;
     app.click("#providers-button").await;
+    // A tool call is found by its arguments and jumps to the answer of its run.
+    app.type_into("#search-input", &format!("expression{ENTER}"))
+        .await;
+    let hit = app
+        .wait_for_text("#search-results .search-hit", "calculator")
+        .await;
+    assert!(hit.contains("19 + 23"), "{hit}");
+    app.click("#search-results .search-hit").await;
+    app.wait_for_text("#thread-title", "Arithmetic").await;
+    app.wait_for_text(".message.ai.focused .answer", "is 42")
+        .await;
+    app.click("#providers-button").await;
     app.type_into("#search-input", &format!("sum 42{ENTER}"))
         .await;
     app.click("#search-results .search-hit").await;
     app.wait_for_text("#thread-title", "Arithmetic").await;
+    app.wait_for(".message.ai.focused").await;
     app.screenshot("thread-history").await;
 
     // Delete with confirmation.

@@ -26,6 +26,8 @@ pub struct Store {
     pub versions: RwSignal<HashMap<String, u64>>,
     /// The last error of a background action, shown in a banner.
     pub banner: RwSignal<Option<String>>,
+    /// A message to bring into view once its thread is open (a search hit's id).
+    pub focus: RwSignal<Option<String>>,
 }
 
 impl Store {
@@ -37,6 +39,7 @@ impl Store {
             runs: RwSignal::new(Vec::new()),
             versions: RwSignal::new(HashMap::new()),
             banner: RwSignal::new(None),
+            focus: RwSignal::new(None),
         }
     }
 

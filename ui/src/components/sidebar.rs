@@ -139,6 +139,7 @@ pub fn Sidebar() -> impl IntoView {
         });
     };
     let jump = move |hit: SearchResult| {
+        store.focus.set(Some(hit.record_id));
         store.selected.set(Some(hit.thread_id));
         pane.set(Pane::Thread);
         hits.set(None);

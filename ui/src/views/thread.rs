@@ -17,11 +17,16 @@ use crate::markdown;
 use crate::store::Store;
 use crate::views::settings::ThreadSettings;
 
+/// Messages per page of history.
+const PAGE: usize = 200;
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct PageArgs<'a> {
     thread_id: &'a str,
     limit: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    before: Option<i64>,
 }
 
 #[derive(Serialize)]
@@ -45,11 +50,78 @@ struct TraceArgs<'a> {
     trace_id: &'a str,
 }
 
-/// Stored messages and, per run, what the agent did (folded from observations).
+/// The newest page of stored messages and, per run, what the agent did (folded from
+/// observations).
 #[derive(Clone, Default)]
 struct History {
     messages: Vec<ConversationMessage>,
     runs: HashMap<String, RunView>,
+}
+
+/// Pages before the newest, oldest first, and whether older ones may exist.
+#[derive(Clone, Default)]
+struct Earlier {
+    messages: Vec<ConversationMessage>,
+    exhausted: bool,
+    loading: bool,
+}
+
+/// The page of messages before `before` (unix ms). Asks for those up to and including
+/// that millisecond, so messages sharing it are not skipped; `merged` drops the repeats.
+async fn page_before(thread_id: &str, before: i64) -> Result<Vec<ConversationMessage>, IpcError> {
+    let args = PageArgs {
+        thread_id,
+        limit: PAGE,
+        before: Some(before.saturating_add(1)),
+    };
+    ipc::invoke("list_messages", &args).await
+}
+
+/// Earlier pages followed by the newest one, each message once (the newest copy).
+fn merged(
+    earlier: &[ConversationMessage],
+    latest: &[ConversationMessage],
+) -> Vec<ConversationMessage> {
+    let newest: std::collections::HashSet<&str> =
+        latest.iter().map(|m| m.message_id.as_str()).collect();
+    let mut seen = std::collections::HashSet::new();
+    earlier
+        .iter()
+        .filter(|m| !newest.contains(m.message_id.as_str()))
+        .filter(|m| seen.insert(m.message_id.clone()))
+        .chain(latest)
+        .cloned()
+        .collect()
+}
+
+/// Where a search hit shows: the message itself, or for a tool call (a TOOL message,
+/// not shown on its own) the answer of its run, else the question that started it.
+fn focus_target(messages: &[ConversationMessage], id: &str) -> Option<String> {
+    let hit = messages.iter().find(|m| m.message_id == id)?;
+    if hit.role != MessageRole::Tool {
+        return Some(hit.message_id.clone());
+    }
+    let trace = trace_of(hit)?;
+    let of_run = |role| {
+        messages
+            .iter()
+            .find(|m| m.role == role && trace_of(m).as_deref() == Some(trace.as_str()))
+            .map(|m| m.message_id.clone())
+    };
+    of_run(MessageRole::Ai).or_else(|| of_run(MessageRole::User))
+}
+
+/// Scroll the message into view and flash it.
+fn reveal(message_id: &str) {
+    let selector = format!("[data-message-id=\"{message_id}\"]");
+    let Ok(Some(element)) = document().query_selector(&selector) else {
+        return;
+    };
+    element.scroll_into_view();
+    let classes = element.class_name();
+    if !classes.split_whitespace().any(|c| c == "focused") {
+        element.set_class_name(&format!("{classes} focused"));
+    }
 }
 
 async fn load(thread_id: String) -> Result<History, IpcError> {
@@ -57,7 +129,8 @@ async fn load(thread_id: String) -> Result<History, IpcError> {
         "list_messages",
         &PageArgs {
             thread_id: &thread_id,
-            limit: 200,
+            limit: PAGE,
+            before: None,
         },
     )
     .await?;
@@ -237,6 +310,65 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
         let _version = store.version(&thread);
         load(thread)
     });
+    let earlier = RwSignal::new(Earlier::default());
+    // Older messages may exist while the last page fetched was full.
+    let more = move || {
+        let latest_full = history
+            .get()
+            .and_then(|h| h.ok())
+            .is_some_and(|h| h.messages.len() >= PAGE);
+        earlier.with(|e| !e.exhausted && (latest_full || !e.messages.is_empty()))
+    };
+    let load_earlier = move || {
+        if earlier.with_untracked(|e| e.loading) {
+            return;
+        }
+        let oldest = earlier
+            .with_untracked(|e| e.messages.first().map(|m| m.timestamp))
+            .or_else(|| {
+                history
+                    .get_untracked()
+                    .and_then(|h| h.ok())
+                    .and_then(|h| h.messages.first().map(|m| m.timestamp))
+            });
+        let Some(oldest) = oldest else { return };
+        earlier.update(|e| e.loading = true);
+        spawn_local(async move {
+            match page_before(&id.get_value(), oldest).await {
+                Ok(page) => earlier.update(|e| {
+                    e.loading = false;
+                    // Only repeats of what is shown: nothing older is left.
+                    let known: std::collections::HashSet<&str> =
+                        e.messages.iter().map(|m| m.message_id.as_str()).collect();
+                    let fresh = page.iter().any(|m| !known.contains(m.message_id.as_str()));
+                    e.exhausted = page.len() < PAGE || !fresh;
+                    let mut all = page;
+                    all.append(&mut e.messages);
+                    e.messages = all;
+                }),
+                Err(err) => {
+                    earlier.update(|e| e.loading = false);
+                    problem.set(Some(err.message));
+                }
+            }
+        });
+    };
+    // A search hit to bring into view: page back until it is loaded, then reveal it.
+    Effect::new(move |_| {
+        let Some(target) = store.focus.get() else {
+            return;
+        };
+        let Some(Ok(h)) = history.get() else { return };
+        let all = earlier.with(|e| merged(&e.messages, &h.messages));
+        match focus_target(&all, &target) {
+            Some(message_id) => {
+                store.focus.set(None);
+                request_animation_frame(move || reveal(&message_id));
+            }
+            None if more() => load_earlier(),
+            None => store.focus.set(None),
+        }
+    });
     let title = move || {
         store.threads.with(|ts| {
             ts.iter()
@@ -291,6 +423,8 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                     if command == "send_message" {
                         draft.set(String::new());
                     } else {
+                        // Removed messages may sit in earlier pages: start again.
+                        earlier.set(Earlier::default());
                         store.forget_finished(&thread);
                     }
                     store.with_run(&thread, &trace, |_| {});
@@ -346,6 +480,11 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                 <ThreadSettings thread_id=id.get_value() on_close=Callback::new(move |()| settings_open.set(false)) />
             </Show>
             <div class="messages" id="messages">
+                <Show when=more>
+                    <button id="load-earlier" class="ghost small load-earlier"
+                        disabled=move || earlier.with(|e| e.loading)
+                        on:click=move |_| load_earlier()>"Load earlier messages"</button>
+                </Show>
                 <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
                     {move || history.get().map(|loaded| match loaded {
                         Ok(h) if h.messages.is_empty() && live().is_empty() => view! {
@@ -355,12 +494,13 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                             </div>
                         }.into_any(),
                         Ok(h) => {
-                            let done = answered(&h.messages);
+                            let messages = earlier.with(|e| merged(&e.messages, &h.messages));
+                            let done = answered(&messages);
                             let live_now: Vec<String> = store.runs.with_untracked(|rs| rs.iter().map(|r| r.trace_id.clone()).collect());
-                            let last_answer = h.messages.iter().rev()
+                            let last_answer = messages.iter().rev()
                                 .find(|m| m.role == MessageRole::Ai)
                                 .map(|m| m.message_id.clone());
-                            h.messages.into_iter().map(|m| {
+                            messages.into_iter().map(|m| {
                                 let trace = trace_of(&m);
                                 let acts = actions(last_answer.as_ref() == Some(&m.message_id));
                                 let run = trace.as_ref().and_then(|t| h.runs.get(t).cloned())
@@ -412,5 +552,59 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                 }}
             </footer>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn msg(id: &str, role: MessageRole, trace: &str, content: &str) -> ConversationMessage {
+        ConversationMessage {
+            message_id: id.into(),
+            thread_id: "t".into(),
+            role,
+            content: content.into(),
+            timestamp: 1,
+            status: MessageStatus::Complete,
+            metadata: json!({ "traceId": trace }),
+        }
+    }
+
+    #[test]
+    fn pages_merge_in_order_without_repeats_and_newest_copy_wins() {
+        let earlier = [
+            msg("a", MessageRole::User, "r1", "old"),
+            msg("b", MessageRole::Ai, "r1", "old answer"),
+            msg("b", MessageRole::Ai, "r1", "old answer"),
+            msg("c", MessageRole::User, "r2", "stale copy"),
+        ];
+        let latest = [
+            msg("c", MessageRole::User, "r2", "fresh copy"),
+            msg("d", MessageRole::Ai, "r2", "new answer"),
+        ];
+        let all = merged(&earlier, &latest);
+        let ids: Vec<&str> = all.iter().map(|m| m.message_id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "c", "d"]);
+        assert_eq!(all[2].content, "fresh copy");
+    }
+
+    #[test]
+    fn a_tool_call_hit_shows_its_runs_answer_or_question() {
+        let messages = [
+            msg("q1", MessageRole::User, "r1", "what is 6*7"),
+            msg("t1", MessageRole::Tool, "r1", "42"),
+            msg("a1", MessageRole::Ai, "r1", "42"),
+            msg("q2", MessageRole::User, "r2", "and sqrt(-1)?"),
+            msg("t2", MessageRole::Tool, "r2", "Error: not a number"),
+        ];
+        let target = |id| focus_target(&messages, id);
+        assert_eq!(target("q1").as_deref(), Some("q1"));
+        assert_eq!(target("a1").as_deref(), Some("a1"));
+        assert_eq!(target("t1").as_deref(), Some("a1"));
+        // The second run never answered: its question is shown.
+        assert_eq!(target("t2").as_deref(), Some("q2"));
+        assert_eq!(target("gone"), None);
     }
 }
