@@ -257,7 +257,11 @@ async fn regenerate_and_edit_replace_the_answer() {
             text_reply(Protocol::Ollama, &plan("Greet again"), 64),
             text_reply(Protocol::Ollama, "Second answer.", 8),
             text_reply(Protocol::Ollama, &plan("Add"), 64),
-            text_reply(Protocol::Ollama, "Three and four make 7.", 8),
+            text_reply(
+                Protocol::Ollama,
+                "Three and four make 7.\n\n```python\nprint(3 + 4)  # 7\n```\n",
+                8,
+            ),
         ],
     )
     .await
@@ -299,6 +303,11 @@ async fn regenerate_and_edit_replace_the_answer() {
     );
     assert_eq!(app.count(".message.user").await, 1);
     assert_eq!(app.count(".message.ai .answer").await, 1);
+    // The finished answer's code is highlighted and has its own Copy button.
+    app.wait_for_text(".code-block .code-lang", "python").await;
+    app.wait_for(".code-block code .hl-comment").await;
+    app.click(".code-block .code-copy").await;
+    app.wait_for_text(".code-block .code-copy", "Copied").await;
     app.screenshot("thread-edited").await;
     app.close().await;
 }

@@ -5,6 +5,7 @@
 
 mod app;
 mod components;
+mod highlight;
 mod ipc;
 mod live;
 mod markdown;

@@ -183,6 +183,28 @@ fn copy(text: &str) {
     }
 }
 
+/// Clicks on a code block's Copy button (answers are HTML, so one listener per answer
+/// serves all its blocks): copy the block's code and say so.
+fn copy_code(ev: leptos::ev::MouseEvent) {
+    use leptos::web_sys::Element;
+    let Some(target) = ev.target().and_then(|t| t.dyn_into::<Element>().ok()) else {
+        return;
+    };
+    let Ok(Some(button)) = target.closest(".code-copy") else {
+        return;
+    };
+    let code = button
+        .closest(".code-block")
+        .ok()
+        .flatten()
+        .and_then(|block| block.query_selector("code").ok().flatten())
+        .and_then(|code| code.text_content());
+    if let Some(code) = code {
+        copy(&code);
+        button.set_text_content(Some("Copied"));
+    }
+}
+
 /// Model, tokens, time to first token and duration of an answer.
 fn footer(m: &ConversationMessage) -> String {
     let meta = &m.metadata;
@@ -271,13 +293,13 @@ fn message_view(m: ConversationMessage, run: Option<RunView>, actions: Actions) 
             view! { <Question message=m edit=actions.edit idle=actions.idle /> }.into_any()
         }
         MessageRole::Ai => {
-            let html = markdown::to_html(&m.content);
+            let html = markdown::to_html_highlighted(&m.content);
             let text = m.content.clone();
             let footer = footer(&m);
             view! {
                 <article class="message ai" data-message-id=m.message_id.clone()>
                     {run.map(|run| view! { <RunCard run=run /> })}
-                    <div class="answer markdown" inner_html=html></div>
+                    <div class="answer markdown" inner_html=html on:click=copy_code></div>
                     <footer class="answer-footer">
                         <span class="muted small">{footer}</span>
                         {actions.regenerate.map(|again| view! {
@@ -534,7 +556,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                         view! {
                             <article class="message ai live" data-trace-id=trace>
                                 <RunCard run=run />
-                                <div class="answer markdown" inner_html=html></div>
+                                <div class="answer markdown" inner_html=html on:click=copy_code></div>
                                 {running.then(|| view! { <p class="muted small working">"Working…"</p> })}
                             </article>
                         }
