@@ -25,6 +25,9 @@ fn main() {
         "ollama_doctor",
         "set_api_key",
         "delete_api_key",
+        "list_prompts",
+        "save_prompt",
+        "delete_prompt",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -25,6 +25,10 @@ pub fn context_error(err: ContextError) -> IpcError {
         )
         .with_details(serde_json::json!({ "threadId": id })),
         ContextError::InvalidInput(message) => IpcError::new(ErrorCode::InvalidInput, message),
+        ContextError::InvalidField { field, message } => {
+            IpcError::new(ErrorCode::InvalidInput, message)
+                .with_details(serde_json::json!({ "field": field }))
+        }
         ContextError::Storage(e) => storage_error(e),
     }
 }

@@ -54,6 +54,9 @@ pub fn run() {
             commands::settings::ollama_doctor,
             commands::settings::set_api_key,
             commands::settings::delete_api_key,
+            commands::prompts::list_prompts,
+            commands::prompts::save_prompt,
+            commands::prompts::delete_prompt,
         ])
         .run(tauri::generate_context!());
     if let Err(e) = result {

@@ -311,3 +311,68 @@ async fn regenerate_and_edit_replace_the_answer() {
     app.screenshot("thread-edited").await;
     app.close().await;
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_library_prompt_is_kept_edited_and_reaches_the_model() {
+    const PLAN_NO_TOOLS: &str =
+        r#"{"title": "Greet", "intent": "Greet", "plan": ["Greet"], "toolCalls": []}"#;
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, PLAN_NO_TOOLS, 64),
+            text_reply(Protocol::Ollama, "Ahoy!", 8),
+        ],
+    )
+    .await
+    .unwrap();
+    let app = AppSession::launch().await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+
+    // Create, with the empty name refused at its field first.
+    app.click("#prompts-button").await;
+    app.click("#new-prompt").await;
+    app.type_into("#prompt-content", "Talk like a pirate.")
+        .await;
+    app.click("#save-prompt").await;
+    app.wait_for(".field-problem[data-field=\"name\"]").await;
+    app.type_into("#prompt-name", "Pirate").await;
+    app.click("#save-prompt").await;
+    app.wait_for("#prompt-saved").await;
+    app.wait_for(".library-item[data-name=\"Pirate\"]").await;
+
+    // Duplicate, then delete the copy (with confirmation).
+    app.click("#duplicate-prompt").await;
+    app.wait_for(".library-item.active[data-name=\"Pirate (copy)\"]")
+        .await;
+    app.click("#delete-prompt").await;
+    app.click("#confirm-delete-prompt").await;
+    app.wait_gone(".library-item[data-name=\"Pirate (copy)\"]")
+        .await;
+    assert_eq!(app.count(".library-item").await, 1);
+    app.click(".library-item[data-name=\"Pirate\"]").await;
+    app.screenshot("prompt-library").await;
+
+    // A thread picks it; its text goes to the model as the system prompt.
+    app.click("#new-thread").await;
+    configure(&app, &ollama.url()).await;
+    app.select_label("#library-prompt", "Pirate").await;
+    app.click("#save-settings").await;
+    app.wait_for("#settings-saved").await;
+    app.click("#settings-button").await;
+    app.type_into("#composer-input", "Hello?").await;
+    app.click("#send-button").await;
+    app.wait_for_text(".message.ai .answer", "Ahoy!").await;
+    let chat = ollama
+        .requests()
+        .into_iter()
+        .find(|r| r.request_line.contains("/api/chat"))
+        .expect("a chat request");
+    let system = chat.json()["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(system.contains("Talk like a pirate."), "{system}");
+    app.close().await;
+}

@@ -201,6 +201,12 @@ impl AppSession {
         element.select_by_value(value).await.expect("select");
     }
 
+    /// Choose the option shown as `label` in the select matching `css`.
+    pub async fn select_label(&self, css: &str, label: &str) {
+        let element = self.wait_for(css).await;
+        element.select_by_label(label).await.expect("select by label");
+    }
+
     /// How many elements match `css` right now.
     pub async fn count(&self, css: &str) -> usize {
         self.client

@@ -10,6 +10,7 @@ use crate::ipc::{self, NoArgs};
 use crate::store::Store;
 use crate::views::about::About;
 use crate::views::home::Home;
+use crate::views::prompts::Prompts;
 use crate::views::providers::Providers;
 use crate::views::thread::ThreadView;
 
@@ -24,6 +25,8 @@ pub enum Pane {
     Thread,
     /// Providers and their keys.
     Providers,
+    /// The prompt library.
+    Prompts,
 }
 
 /// State of the connection to the backend, from the start-up handshake.
@@ -126,6 +129,7 @@ pub fn App() -> impl IntoView {
                     (Pane::Thread, Some(thread)) => view! { <ThreadView thread_id=thread /> }.into_any(),
                     (Pane::About, _) => view! { <About /> }.into_any(),
                     (Pane::Providers, _) => view! { <Providers /> }.into_any(),
+                    (Pane::Prompts, _) => view! { <Prompts /> }.into_any(),
                     _ => view! { <Home /> }.into_any(),
                 }}
             </main>

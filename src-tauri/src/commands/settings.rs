@@ -2,7 +2,7 @@
 //! their key state, model lists, the Ollama doctor, and API keys (set / delete; a key is
 //! never sent back to the UI).
 
-use art::context::validate::validate_thread_config;
+use art::context::validate::{ConfigProblem, validate_thread_config};
 use art::providers::factory::BASE_URL;
 use art::providers::models::{list_models as fetch_models, ollama_doctor as run_doctor};
 use art::secrets::{Secret, SecretStore};
@@ -56,7 +56,16 @@ pub async fn set_thread_config(
         .map_err(context_error)?;
     let tools: Vec<String> = wb.art.tools.list().into_iter().map(|t| t.name).collect();
     let providers: Vec<String> = wb.providers.entries().into_iter().map(|e| e.name).collect();
-    let problems = validate_thread_config(&config, &tools, &providers);
+    let mut problems = validate_thread_config(&config, &tools, &providers);
+    if let Some(id) = &config.prompt_id {
+        let picked = wb.art.library.get(id).await.map_err(context_error)?;
+        if picked.is_none() {
+            problems.push(ConfigProblem {
+                field: "promptId".into(),
+                message: "that library prompt no longer exists; pick another".into(),
+            });
+        }
+    }
     if let Some(first) = problems.first() {
         return Err(IpcError::new(
             ErrorCode::InvalidInput,

@@ -174,6 +174,8 @@ pub fn Sidebar() -> impl IntoView {
                     children=|thread| view! { <ThreadItem thread=thread /> } />
             </nav>
             <footer class="sidebar-footer">
+                <button id="prompts-button" class="ghost wide" class:active=move || pane.get() == Pane::Prompts
+                    on:click=move |_| pane.set(Pane::Prompts)>"Prompt library"</button>
                 <button id="providers-button" class="ghost wide" class:active=move || pane.get() == Pane::Providers
                     on:click=move |_| pane.set(Pane::Providers)>"Providers"</button>
                 <button id="about-button" class="ghost wide" class:active=move || pane.get() == Pane::About

@@ -2,6 +2,7 @@
 
 pub mod about;
 pub mod home;
+pub mod prompts;
 pub mod providers;
 pub mod settings;
 pub mod thread;

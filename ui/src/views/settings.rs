@@ -3,7 +3,9 @@
 //! generation parameters. Saved per thread; the backend validates and every problem is
 //! shown next to its field.
 
-use art_types::{IpcError, ModelInfo, ProviderInfo, StateSavingStrategy, ThreadConfig, ToolSchema};
+use art_types::{
+    IpcError, ModelInfo, ProviderInfo, SavedPrompt, StateSavingStrategy, ThreadConfig, ToolSchema,
+};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::{Deserialize, Serialize};
@@ -69,6 +71,7 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
     let config = RwSignal::new(None::<ThreadConfig>);
     let providers = RwSignal::new(Vec::<ProviderInfo>::new());
     let tools = RwSignal::new(Vec::<ToolSchema>::new());
+    let library = RwSignal::new(Vec::<SavedPrompt>::new());
     let models = RwSignal::new(Vec::<ModelInfo>::new());
     let model_note = RwSignal::new(None::<String>);
     let problems = RwSignal::new(Vec::<(String, String)>::new());
@@ -131,11 +134,13 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
             .await?;
             let p: Vec<ProviderInfo> = ipc::invoke("list_providers", &NoArgs {}).await?;
             let t: Vec<ToolSchema> = ipc::invoke("list_tools", &NoArgs {}).await?;
-            Ok((c, p, t))
+            let l: Vec<SavedPrompt> = ipc::invoke("list_prompts", &NoArgs {}).await?;
+            Ok((c, p, t, l))
         }
         .await;
         match loaded {
-            Ok((c, p, t)) => {
+            Ok((c, p, t, l)) => {
+                library.set(l);
                 temperature.set(
                     c.generation
                         .temperature
@@ -328,10 +333,26 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                         {move || model_note.get().map(|n| view! { <p class="muted small" id="model-note">{n}</p> })}
                         {problem_for("providerConfig.modelId")}
                     </div>
-                    <label for="system-prompt">"System prompt"</label>
+                    <label for="library-prompt">"Library prompt"</label>
+                    <div>
+                        <select id="library-prompt"
+                            prop:value=move || config.with(|c| c.as_ref().and_then(|c| c.prompt_id.clone()).unwrap_or_default())
+                            on:change=move |ev| {
+                                let id = event_target_value(&ev);
+                                edit(&|c| c.prompt_id = (!id.is_empty()).then(|| id.clone()));
+                            }>
+                            <option value="">"None (the app's default)"</option>
+                            {move || library.get().into_iter().map(|p| view! {
+                                <option value=p.prompt_id.clone()>{p.name.clone()}</option>
+                            }).collect_view()}
+                        </select>
+                        <p class="muted small">"Named prompts are kept in the prompt library (in the sidebar)."</p>
+                        {problem_for("promptId")}
+                    </div>
+                    <label for="system-prompt">"Thread prompt"</label>
                     <div>
                         <textarea id="system-prompt" rows="4"
-                            placeholder="Optional. Overrides the app's default for this thread."
+                            placeholder="Optional. Written here, it replaces the library prompt for this thread."
                             prop:value=move || config.with(|c| c.as_ref().and_then(|c| c.system_prompt.clone()).unwrap_or_default())
                             on:input=move |ev| {
                                 let text = event_target_value(&ev);
@@ -339,7 +360,8 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                             }></textarea>
                         <p class="muted small">
                             "Order of precedence: a prompt given with one message, then this thread's prompt, "
-                            "then the app's default, on top of the agent's own instructions (always kept)."
+                            "then the library prompt it picked, then the app's default — always on top of "
+                            "the agent's own instructions (always kept)."
                         </p>
                         {problem_for("systemPrompt")}
                     </div>

@@ -10,6 +10,7 @@ pub mod agent;
 pub mod app;
 pub mod error;
 pub mod events;
+pub mod library;
 pub mod message;
 pub mod observation;
 pub mod prompt;
@@ -25,6 +26,7 @@ pub use agent::{
 pub use app::{AppInfo, KeychainStatus, ReadyEvent};
 pub use error::{ErrorCode, IpcError};
 pub use events::{RunFinished, StreamBatch};
+pub use library::SavedPrompt;
 pub use message::{ConversationMessage, MessageRole, MessageStatus};
 pub use observation::{Observation, ObservationType, Phase, SpanInfo};
 pub use prompt::{

@@ -62,9 +62,13 @@ pub struct ThreadConfig {
     /// How many past messages are sent with each run.
     #[serde(default = "default_history_limit")]
     pub history_limit: u32,
-    /// Thread-level custom system prompt (overrides the instance's, overridden per call).
+    /// Thread-level custom system prompt (overrides the library prompt and the
+    /// instance's; overridden per call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
+    /// The prompt library entry this thread uses when it has no prompt of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
     /// Sampling parameters.
     #[serde(default)]
     pub generation: GenerationParams,
@@ -80,6 +84,7 @@ impl Default for ThreadConfig {
             enabled_tools: Vec::new(),
             history_limit: DEFAULT_HISTORY_LIMIT,
             system_prompt: None,
+            prompt_id: None,
             generation: GenerationParams::default(),
             state_saving: None,
         }

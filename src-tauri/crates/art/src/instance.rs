@@ -7,7 +7,7 @@ use art_types::{AgentFinalResponse, AgentProps};
 
 use crate::agent::pes::PesAgent;
 use crate::agent::{AgentCore, AgentError, CancellationToken};
-use crate::context::{ConversationManager, StateManager, StateSavingStrategy};
+use crate::context::{ConversationManager, PromptLibrary, StateManager, StateSavingStrategy};
 use crate::observation::ObservationManager;
 use crate::reasoning::engine::ReasoningEngine;
 use crate::reasoning::prompts::PromptManager;
@@ -30,6 +30,8 @@ pub struct ArtInstance {
     pub observations: Arc<ObservationManager>,
     /// Tools.
     pub tools: Arc<ToolRegistry>,
+    /// Named system prompts.
+    pub library: Arc<PromptLibrary>,
     agent: Arc<dyn AgentCore>,
 }
 
@@ -114,6 +116,7 @@ impl ArtInstanceBuilder {
             Arc::clone(&self.storage),
             Arc::clone(&sockets),
         ));
+        let library = Arc::new(PromptLibrary::new(Arc::clone(&self.storage)));
         let registry = Arc::new(ToolRegistry::new());
         if self.builtin_tools {
             registry.register(Arc::new(CalculatorTool::default()))?;
@@ -132,6 +135,7 @@ impl ArtInstanceBuilder {
             )),
             engine: Arc::new(ReasoningEngine::new(self.providers)),
             prompts: Arc::new(self.prompts),
+            library: Arc::clone(&library),
             sockets: Arc::clone(&sockets),
             instance_system_prompt: self.system_prompt,
         };
@@ -141,6 +145,7 @@ impl ArtInstanceBuilder {
             state,
             observations,
             tools: registry,
+            library,
             agent: Arc::new(agent),
         })
     }

@@ -720,3 +720,83 @@ async fn thinking_is_recorded_in_coalesced_chunks_not_per_token() {
     }
     assert!(live >= 1_000, "{live}");
 }
+
+#[tokio::test]
+async fn a_library_prompt_applies_unless_the_thread_has_its_own() {
+    let h = harness(
+        vec![
+            Script::text(&plan_json("x", &[])),
+            Script::text("ok"),
+            Script::text(&plan_json("y", &[])),
+            Script::text("ok"),
+            Script::text(&plan_json("z", &[])),
+            Script::text("ok"),
+        ],
+        &[],
+    )
+    .await;
+    let picked = h
+        .art
+        .library
+        .save(None, "Pirate", "Talk like a pirate.")
+        .await
+        .unwrap();
+    let mut config = h
+        .art
+        .state
+        .load_thread_context(&h.thread)
+        .await
+        .unwrap()
+        .config;
+    config.prompt_id = Some(picked.prompt_id.clone());
+    // The thread's own text wins over the library prompt it picked.
+    h.art
+        .state
+        .set_thread_config(&h.thread, &config)
+        .await
+        .unwrap();
+    h.art
+        .process(props(&h, "one"), CancellationToken::new())
+        .await
+        .unwrap();
+    // Without its own text, the library prompt applies.
+    config.system_prompt = None;
+    h.art
+        .state
+        .set_thread_config(&h.thread, &config)
+        .await
+        .unwrap();
+    h.art
+        .process(props(&h, "two"), CancellationToken::new())
+        .await
+        .unwrap();
+    // A deleted library prompt is skipped.
+    h.art.library.delete(&picked.prompt_id).await.unwrap();
+    h.art
+        .process(props(&h, "three"), CancellationToken::new())
+        .await
+        .unwrap();
+
+    let systems: Vec<String> = h
+        .source
+        .prompts()
+        .iter()
+        .step_by(2)
+        .map(|p| p[0].content.clone())
+        .collect();
+    assert!(
+        systems[0].contains("Thread prompt.") && !systems[0].contains("pirate"),
+        "{}",
+        systems[0]
+    );
+    assert!(
+        systems[1].contains("Talk like a pirate.") && !systems[1].contains("Thread prompt."),
+        "{}",
+        systems[1]
+    );
+    assert!(
+        !systems[2].contains("pirate") && !systems[2].contains("Thread prompt."),
+        "{}",
+        systems[2]
+    );
+}

@@ -29,7 +29,7 @@ use super::history::{self, TOOL_ARGUMENTS, TOOL_CALL_ID, TOOL_NAME, TOOL_SIGNATU
 use super::streaming::{self, Ending, StageResult, StageSinks};
 use super::{AgentCore, AgentError};
 use crate::clock;
-use crate::context::{ConversationManager, MessageOptions, StateManager, UNTITLED};
+use crate::context::{ConversationManager, MessageOptions, PromptLibrary, StateManager, UNTITLED};
 use crate::observation::{NewObservation, ObservationManager};
 use crate::reasoning::engine::ReasoningEngine;
 use crate::reasoning::output_parser::{self, PlanningOutput};
@@ -55,6 +55,8 @@ pub struct PesAgent {
     pub engine: Arc<ReasoningEngine>,
     /// Prompt fragments.
     pub prompts: Arc<PromptManager>,
+    /// Named system prompts threads can pick.
+    pub library: Arc<PromptLibrary>,
     /// Sockets.
     pub sockets: Arc<Sockets>,
     /// Instance-level custom system prompt.
@@ -506,9 +508,16 @@ impl AgentCore for PesAgent {
             )
             .await?;
         let history_prompt = history::to_prompt(&history);
+        // The thread's level: its own text, else the library prompt it picked (a
+        // deleted one is skipped, so the instance's applies).
+        let picked = match &context.config.prompt_id {
+            Some(id) => self.library.get(id).await?.map(|p| p.content),
+            None => None,
+        };
+        let thread_prompt = context.config.system_prompt.clone().or(picked);
         let system = self.system_prompt(
             props.options.system_prompt.as_deref(),
-            context.config.system_prompt.as_deref(),
+            thread_prompt.as_deref(),
         );
         let schemas = self
             .tools

@@ -1,7 +1,9 @@
 //! The Context System: threads and their messages ([`ConversationManager`]), thread
-//! configuration and agent state ([`StateManager`]).
+//! configuration and agent state ([`StateManager`]), and the prompt library
+//! ([`PromptLibrary`]).
 
 mod conversation;
+mod library;
 mod state;
 pub mod validate;
 
@@ -9,6 +11,7 @@ pub use art_types::StateSavingStrategy;
 pub use conversation::{
     ConversationManager, MAX_TITLE_CHARS, MessageHit, MessageOptions, UNTITLED,
 };
+pub use library::{MAX_PROMPT_NAME, PromptLibrary};
 pub use state::StateManager;
 
 use crate::storage::StorageError;
@@ -22,6 +25,14 @@ pub enum ContextError {
     /// The request was not acceptable; the message says why.
     #[error("{0}")]
     InvalidInput(String),
+    /// One field of the request was not acceptable (forms show the message there).
+    #[error("{message}")]
+    InvalidField {
+        /// The field's JSON name.
+        field: &'static str,
+        /// What is wrong, for people.
+        message: String,
+    },
     /// Storage failed.
     #[error(transparent)]
     Storage(#[from] StorageError),

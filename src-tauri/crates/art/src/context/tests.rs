@@ -380,3 +380,70 @@ async fn a_thread_can_choose_its_own_saving_strategy() {
     let json = serde_json::to_value(&implicit).unwrap();
     assert_eq!(json["stateSaving"], "implicit");
 }
+
+#[tokio::test]
+async fn the_prompt_library_saves_renames_and_deletes_with_clear_errors() {
+    let storage: Arc<dyn StorageAdapter> = Arc::new(MemoryStorage::new());
+    let library = PromptLibrary::new(storage);
+    let terse = library
+        .save(None, "  Terse ", "Answer in one line.")
+        .await
+        .unwrap();
+    assert_eq!(terse.name, "Terse");
+    let pirate = library
+        .save(None, "pirate", "Talk like a pirate.")
+        .await
+        .unwrap();
+    let names: Vec<String> = library
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(names, ["pirate", "Terse"], "sorted by name, any case");
+
+    // Edit keeps the id and creation time.
+    let edited = library
+        .save(Some(&terse.prompt_id), "Terse", "One line, no preamble.")
+        .await
+        .unwrap();
+    assert_eq!(
+        (edited.prompt_id.as_str(), edited.created_at),
+        (terse.prompt_id.as_str(), terse.created_at)
+    );
+    assert_eq!(
+        library
+            .get(&terse.prompt_id)
+            .await
+            .unwrap()
+            .unwrap()
+            .content,
+        "One line, no preamble."
+    );
+
+    // Bad input is refused and changes nothing.
+    let long_name = "n".repeat(MAX_PROMPT_NAME + 1);
+    for (id, name, content, says) in [
+        (None, "TERSE", "x", "exists already"),
+        (
+            Some(pirate.prompt_id.as_str()),
+            "terse",
+            "x",
+            "exists already",
+        ),
+        (None, " ", "x", "name"),
+        (None, long_name.as_str(), "x", "at most"),
+        (None, "Empty", "  ", "text"),
+        (Some("no-such-id"), "Ghost", "x", "no longer exists"),
+    ] {
+        let err = library.save(id, name, content).await.unwrap_err();
+        assert!(err.to_string().contains(says), "{name}: {err}");
+        assert!(matches!(err, ContextError::InvalidField { .. }), "{err:?}");
+    }
+    assert_eq!(library.list().await.unwrap().len(), 2);
+
+    assert!(library.delete(&pirate.prompt_id).await.unwrap());
+    assert!(!library.delete(&pirate.prompt_id).await.unwrap());
+    assert_eq!(library.get(&pirate.prompt_id).await.unwrap(), None);
+}

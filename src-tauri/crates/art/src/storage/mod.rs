@@ -24,16 +24,19 @@ pub enum Collection {
     ThreadConfigs,
     /// Agent state, one record per thread (id = thread id).
     ThreadStates,
+    /// The prompt library (named system prompts; no thread).
+    Prompts,
 }
 
 impl Collection {
     /// Every collection.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Threads,
         Self::Messages,
         Self::Observations,
         Self::ThreadConfigs,
         Self::ThreadStates,
+        Self::Prompts,
     ];
 
     /// Storage name.
@@ -44,6 +47,7 @@ impl Collection {
             Self::Observations => "observations",
             Self::ThreadConfigs => "thread_configs",
             Self::ThreadStates => "thread_states",
+            Self::Prompts => "prompts",
         }
     }
 }
