@@ -204,7 +204,10 @@ impl AppSession {
     /// Choose the option shown as `label` in the select matching `css`.
     pub async fn select_label(&self, css: &str, label: &str) {
         let element = self.wait_for(css).await;
-        element.select_by_label(label).await.expect("select by label");
+        element
+            .select_by_label(label)
+            .await
+            .expect("select by label");
     }
 
     /// How many elements match `css` right now.

@@ -20,6 +20,14 @@ use crate::views::settings::ThreadSettings;
 /// Messages per page of history.
 const PAGE: usize = 200;
 
+/// Messages kept in the page at first, counted from the newest; scrolling to the top
+/// (or "Load earlier messages") adds this many more. A long thread thus costs the DOM
+/// only what was looked at.
+const WINDOW: usize = 60;
+
+/// Within this many pixels of the bottom, the view follows new content.
+const STICKY_PX: i32 = 80;
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct PageArgs<'a> {
@@ -375,7 +383,62 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             }
         });
     };
-    // A search hit to bring into view: page back until it is loaded, then reveal it.
+    // The rendered window and the scroll position.
+    let shown = RwSignal::new(WINDOW);
+    let list = NodeRef::<leptos::html::Div>::new();
+    let stick = StoredValue::new(true);
+    // (scroll height, scroll top) before older messages were put above the view.
+    let anchor = StoredValue::new(None::<(i32, i32)>);
+    let total = move || {
+        let latest = history.get().and_then(|h| h.ok()).map(|h| h.messages);
+        earlier.with(|e| merged(&e.messages, latest.as_deref().unwrap_or_default()).len())
+    };
+    let hidden = move || total() > shown.get();
+    let keep_position = move || {
+        if let Some(el) = list.get_untracked() {
+            anchor.set_value(Some((el.scroll_height(), el.scroll_top())));
+        }
+    };
+    let show_more = move || {
+        if earlier.with_untracked(|e| e.loading) {
+            return;
+        }
+        keep_position();
+        if !hidden() {
+            load_earlier();
+        }
+        shown.update(|n| *n += WINDOW);
+    };
+    // After anything that changes the list: keep the reader's place when older
+    // messages came in above, else follow the bottom while the reader is there.
+    Effect::new(move |_| {
+        history.track();
+        earlier.track();
+        shown.track();
+        store.runs.track();
+        request_animation_frame(move || {
+            let Some(el) = list.get_untracked() else {
+                return;
+            };
+            match anchor.try_update_value(Option::take).flatten() {
+                Some((height, top)) => el.set_scroll_top(top + el.scroll_height() - height),
+                None if stick.get_value() => el.set_scroll_top(el.scroll_height()),
+                None => {}
+            }
+        });
+    });
+    let on_scroll = move |_| {
+        let Some(el) = list.get_untracked() else {
+            return;
+        };
+        let from_bottom = el.scroll_height() - el.scroll_top() - el.client_height();
+        stick.set_value(from_bottom < STICKY_PX);
+        if el.scroll_top() < STICKY_PX && (hidden() || more()) {
+            show_more();
+        }
+    };
+    // A search hit to bring into view: page back until it is loaded, widen the window
+    // to include it, then reveal it.
     Effect::new(move |_| {
         let Some(target) = store.focus.get() else {
             return;
@@ -385,6 +448,15 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
         match focus_target(&all, &target) {
             Some(message_id) => {
                 store.focus.set(None);
+                let from_end = all.len()
+                    - all
+                        .iter()
+                        .position(|m| m.message_id == message_id)
+                        .unwrap_or(0);
+                if shown.get_untracked() < from_end {
+                    shown.set(from_end);
+                }
+                stick.set_value(false);
                 request_animation_frame(move || reveal(&message_id));
             }
             None if more() => load_earlier(),
@@ -442,11 +514,13 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             };
             match started {
                 Ok(trace) => {
+                    stick.set_value(true);
                     if command == "send_message" {
                         draft.set(String::new());
                     } else {
                         // Removed messages may sit in earlier pages: start again.
                         earlier.set(Earlier::default());
+                        shown.set(WINDOW);
                         store.forget_finished(&thread);
                     }
                     store.with_run(&thread, &trace, |_| {});
@@ -501,11 +575,11 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             <Show when=move || settings_open.get()>
                 <ThreadSettings thread_id=id.get_value() on_close=Callback::new(move |()| settings_open.set(false)) />
             </Show>
-            <div class="messages" id="messages">
-                <Show when=more>
+            <div class="messages" id="messages" node_ref=list on:scroll=on_scroll>
+                <Show when=move || hidden() || more()>
                     <button id="load-earlier" class="ghost small load-earlier"
                         disabled=move || earlier.with(|e| e.loading)
-                        on:click=move |_| load_earlier()>"Load earlier messages"</button>
+                        on:click=move |_| show_more()>"Load earlier messages"</button>
                 </Show>
                 <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
                     {move || history.get().map(|loaded| match loaded {
@@ -522,7 +596,8 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                             let last_answer = messages.iter().rev()
                                 .find(|m| m.role == MessageRole::Ai)
                                 .map(|m| m.message_id.clone());
-                            messages.into_iter().map(|m| {
+                            let skip = messages.len().saturating_sub(shown.get());
+                            messages.into_iter().skip(skip).map(|m| {
                                 let trace = trace_of(&m);
                                 let acts = actions(last_answer.as_ref() == Some(&m.message_id));
                                 let run = trace.as_ref().and_then(|t| h.runs.get(t).cloned())
