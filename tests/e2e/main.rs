@@ -2,4 +2,5 @@
 //! through WebDriver. Asserts what a user sees.
 
 mod day;
+mod long;
 mod shell;

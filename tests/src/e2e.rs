@@ -125,6 +125,14 @@ impl AppSession {
         }
     }
 
+    /// Run `js` in the page (e.g. to scroll), ignoring its result.
+    pub async fn run_script(&self, js: &str) {
+        self.client
+            .execute(js, Vec::new())
+            .await
+            .expect("script ran");
+    }
+
     /// Everything the window shows as text (for failure messages).
     pub async fn page_text(&self) -> String {
         match self.client.find(Locator::Css("body")).await {

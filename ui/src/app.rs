@@ -114,6 +114,9 @@ pub fn App() -> impl IntoView {
     provide_context(store);
     start_handshake(shell.connection, store);
     shortcuts();
+    // What the main pane shows; a memo, so choosing the open pane or thread again does
+    // not rebuild its view.
+    let current = Memo::new(move |_| (shell.pane.get(), store.selected.get()));
 
     view! {
         <div class="shell">
@@ -125,7 +128,7 @@ pub fn App() -> impl IntoView {
                         <button class="ghost small" on:click=move |_| store.banner.set(None)>"Dismiss"</button>
                     </div>
                 })}
-                {move || match (shell.pane.get(), store.selected.get()) {
+                {move || match current.get() {
                     (Pane::Thread, Some(thread)) => view! { <ThreadView thread_id=thread /> }.into_any(),
                     (Pane::About, _) => view! { <About /> }.into_any(),
                     (Pane::Providers, _) => view! { <Providers /> }.into_any(),

@@ -363,22 +363,27 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             });
         let Some(oldest) = oldest else { return };
         earlier.update(|e| e.loading = true);
+        let thread = id.get_value();
+        // The view may be gone when the page arrives (another thread opened): every
+        // signal below is touched with `try_`, which does nothing then.
         spawn_local(async move {
-            match page_before(&id.get_value(), oldest).await {
-                Ok(page) => earlier.update(|e| {
-                    e.loading = false;
-                    // Only repeats of what is shown: nothing older is left.
-                    let known: std::collections::HashSet<&str> =
-                        e.messages.iter().map(|m| m.message_id.as_str()).collect();
-                    let fresh = page.iter().any(|m| !known.contains(m.message_id.as_str()));
-                    e.exhausted = page.len() < PAGE || !fresh;
-                    let mut all = page;
-                    all.append(&mut e.messages);
-                    e.messages = all;
-                }),
+            match page_before(&thread, oldest).await {
+                Ok(page) => {
+                    earlier.try_update(|e| {
+                        e.loading = false;
+                        // Only repeats of what is shown: nothing older is left.
+                        let known: std::collections::HashSet<&str> =
+                            e.messages.iter().map(|m| m.message_id.as_str()).collect();
+                        let fresh = page.iter().any(|m| !known.contains(m.message_id.as_str()));
+                        e.exhausted = page.len() < PAGE || !fresh;
+                        let mut all = page;
+                        all.append(&mut e.messages);
+                        e.messages = all;
+                    });
+                }
                 Err(err) => {
-                    earlier.update(|e| e.loading = false);
-                    problem.set(Some(err.message));
+                    earlier.try_update(|e| e.loading = false);
+                    problem.try_set(Some(err.message));
                 }
             }
         });
@@ -416,13 +421,16 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
         earlier.track();
         shown.track();
         store.runs.track();
+        // The frame may come after the view is gone: `try_` everything.
         request_animation_frame(move || {
-            let Some(el) = list.get_untracked() else {
+            let Some(el) = list.try_get_untracked().flatten() else {
                 return;
             };
             match anchor.try_update_value(Option::take).flatten() {
                 Some((height, top)) => el.set_scroll_top(top + el.scroll_height() - height),
-                None if stick.get_value() => el.set_scroll_top(el.scroll_height()),
+                None if stick.try_get_value() == Some(true) => {
+                    el.set_scroll_top(el.scroll_height())
+                }
                 None => {}
             }
         });
@@ -490,8 +498,10 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     // Start a run through `command`; `replaces` when it replaces stored answers.
     let start = move |command: &'static str, text: String, message_id: Option<String>| {
         problem.set(None);
+        let thread = id.get_value();
+        // The answer may come after the view is gone (another thread opened): only
+        // `try_` on the view's own signals from here.
         spawn_local(async move {
-            let thread = id.get_value();
             let started = match (command, &message_id) {
                 ("edit_and_resend", Some(message_id)) => {
                     let args = EditArgs {
@@ -514,18 +524,20 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             };
             match started {
                 Ok(trace) => {
-                    stick.set_value(true);
+                    stick.try_set_value(true);
                     if command == "send_message" {
-                        draft.set(String::new());
+                        draft.try_set(String::new());
                     } else {
                         // Removed messages may sit in earlier pages: start again.
-                        earlier.set(Earlier::default());
-                        shown.set(WINDOW);
+                        earlier.try_set(Earlier::default());
+                        shown.try_set(WINDOW);
                         store.forget_finished(&thread);
                     }
                     store.with_run(&thread, &trace, |_| {});
                 }
-                Err(e) => problem.set(Some(e.message)),
+                Err(e) => {
+                    problem.try_set(Some(e.message));
+                }
             }
         });
     };
@@ -552,7 +564,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                 if let Err(e) =
                     ipc::invoke::<(), _>("cancel_run", &TraceArgs { trace_id: &trace }).await
                 {
-                    problem.set(Some(e.message));
+                    problem.try_set(Some(e.message));
                 }
             });
         }
