@@ -69,11 +69,13 @@ impl Store {
         });
     }
 
-    /// Drop the finished runs of a thread and reload its history (after its answers
+    /// Drop the finished runs of a thread except `keep` (the run that replaces them,
+    /// whose end may already have arrived) and reload its history (after its answers
     /// were replaced: regenerate, edit & resend).
-    pub fn forget_finished(&self, thread_id: &str) {
-        self.runs
-            .update(|runs| runs.retain(|r| r.thread_id != thread_id || !r.finished));
+    pub fn forget_finished(&self, thread_id: &str, keep: &str) {
+        self.runs.update(|runs| {
+            runs.retain(|r| r.thread_id != thread_id || !r.finished || r.trace_id == keep)
+        });
         self.bump(thread_id);
     }
 
@@ -135,5 +137,37 @@ impl Store {
 impl Default for Store {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replacing_answers_keeps_the_new_run_even_when_its_end_came_first() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let store = Store::new();
+            let finish = |trace: &str| store.with_run("t", trace, |run| run.finish(None));
+            finish("old");
+            finish("other-thread-run");
+            store.runs.update(|runs| runs[1].thread_id = "t2".into());
+            // The replacing run finished before `regenerate` answered.
+            finish("new");
+            store.forget_finished("t", "new");
+            store.with_run("t", "new", |_| {});
+            let runs: Vec<(String, bool)> = store
+                .runs
+                .get_untracked()
+                .into_iter()
+                .map(|r| (r.trace_id, r.finished))
+                .collect();
+            assert_eq!(
+                runs,
+                [("other-thread-run".into(), true), ("new".into(), true)]
+            );
+            assert_eq!(store.version("t"), 1);
+        });
     }
 }

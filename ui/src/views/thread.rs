@@ -435,8 +435,9 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             }
         });
     });
+    // WebKit may deliver a scroll event to the list after its view is gone.
     let on_scroll = move |_| {
-        let Some(el) = list.get_untracked() else {
+        let Some(el) = list.try_get_untracked().flatten() else {
             return;
         };
         let from_bottom = el.scroll_height() - el.scroll_top() - el.client_height();
@@ -531,7 +532,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                         // Removed messages may sit in earlier pages: start again.
                         earlier.try_set(Earlier::default());
                         shown.try_set(WINDOW);
-                        store.forget_finished(&thread);
+                        store.forget_finished(&thread, &trace);
                     }
                     store.with_run(&thread, &trace, |_| {});
                 }
