@@ -136,6 +136,78 @@ fn render(source: &str, highlighted: bool) -> String {
     out
 }
 
+/// Whether `line` opens or closes a code fence: its marker (` or ~) and length.
+fn fence(line: &str) -> Option<(char, usize)> {
+    let trimmed = line.trim_start_matches(' ');
+    if line.len() - trimmed.len() > 3 {
+        return None;
+    }
+    let marker = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let run = trimmed.chars().take_while(|c| *c == marker).count();
+    (run >= 3).then_some((marker, run))
+}
+
+/// Markdown of a growing text (an answer while it streams), rendered block by block:
+/// text before the last blank line outside a code fence can no longer change, so it is
+/// rendered once into chunks that stay as they are; only the tail is rendered again as
+/// tokens arrive. The finished answer is rendered whole (with highlighting) instead.
+#[derive(Debug, Default)]
+pub struct Incremental {
+    /// The text scanned so far (the next one must extend it).
+    seen: String,
+    /// Bytes of the text already turned into chunks.
+    stable: usize,
+    /// Bytes scanned for boundaries (whole lines), and the fence open there.
+    scanned: usize,
+    open_fence: Option<(char, usize)>,
+}
+
+/// What [`Incremental::advance`] produced.
+#[derive(Debug, PartialEq)]
+pub struct Advance {
+    /// The text did not extend the previous one: drop the chunks shown so far.
+    pub reset: bool,
+    /// HTML of blocks that became stable, to append after the earlier chunks.
+    pub chunks: Vec<String>,
+    /// HTML of the rest, replacing the previous tail.
+    pub tail: String,
+}
+
+impl Incremental {
+    /// Take the text as it is now (the previous one extended).
+    pub fn advance(&mut self, text: &str) -> Advance {
+        let reset = !text.starts_with(&self.seen);
+        if reset {
+            *self = Self::default();
+        }
+        let mut boundary = None;
+        while let Some(end) = text[self.scanned..].find('\n') {
+            let line = &text[self.scanned..self.scanned + end];
+            self.seen
+                .push_str(&text[self.scanned..self.scanned + end + 1]);
+            self.scanned += end + 1;
+            match (self.open_fence, fence(line)) {
+                (None, Some(opened)) => self.open_fence = Some(opened),
+                (Some((marker, run)), Some((m, r))) if m == marker && r >= run => {
+                    self.open_fence = None;
+                }
+                (None, None) if line.trim().is_empty() => boundary = Some(self.scanned),
+                _ => {}
+            }
+        }
+        let mut chunks = Vec::new();
+        if let Some(end) = boundary.filter(|end| *end > self.stable) {
+            chunks.push(to_html(&text[self.stable..end]));
+            self.stable = end;
+        }
+        Advance {
+            reset,
+            chunks,
+            tail: to_html(&text[self.stable..]),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,6 +252,49 @@ mod tests {
         // A hostile fence tag cannot break out of the attribute.
         let hostile = to_html("```rust\"><img src=x>\nx\n```");
         assert!(!hostile.contains("<img"), "{hostile}");
+    }
+
+    /// Feed `text` in pieces; return everything shown at the end, chunks + tail.
+    fn stream(text: &str, piece: usize) -> (String, usize) {
+        let mut md = Incremental::default();
+        let (mut chunks, mut tail) = (Vec::new(), String::new());
+        let mut end = 0;
+        while end < text.len() {
+            end = (end + piece).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            let step = md.advance(&text[..end]);
+            assert!(!step.reset);
+            chunks.extend(step.chunks);
+            tail = step.tail;
+        }
+        let count = chunks.len();
+        (chunks.concat() + &tail, count)
+    }
+
+    #[test]
+    fn a_streamed_answer_renders_like_the_whole_and_stable_blocks_render_once() {
+        let answer = "# Plan\n\nFirst paragraph with **bold**.\n\n```rust\nfn main() {\n\n    println!(\"hi\");\n}\n```\n\n- a\n- b\n\nLast — ünïcode words.";
+        for piece in [1, 3, 7, 64] {
+            let (html, chunks) = stream(answer, piece);
+            assert_eq!(html, to_html(answer), "piece {piece}");
+            // Heading, paragraph, code block (its blank line is not a boundary), list;
+            // bigger pieces may bring several blocks at once.
+            match piece {
+                1 | 3 => assert_eq!(chunks, 4, "piece {piece}"),
+                _ => assert!((1..=4).contains(&chunks), "piece {piece}: {chunks}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_text_that_does_not_extend_the_last_one_starts_over() {
+        let mut md = Incremental::default();
+        md.advance("one\n\ntwo");
+        let step = md.advance("other");
+        assert!(step.reset);
+        assert_eq!(step.tail, to_html("other"));
     }
 
     #[test]

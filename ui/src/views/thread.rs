@@ -327,6 +327,42 @@ fn message_view(m: ConversationMessage, run: Option<RunView>, actions: Actions) 
     }
 }
 
+/// A live run's answer as it streams: stable blocks are rendered once and stay in the
+/// page untouched; only the last block is rendered again as tokens arrive.
+#[component]
+fn StreamingAnswer(trace_id: String) -> impl IntoView {
+    let store = expect_context::<Store>();
+    let text = Memo::new(move |_| {
+        store.runs.with(|runs| {
+            runs.iter()
+                .find(|r| r.trace_id == trace_id)
+                .map(|r| r.answer.clone())
+                .unwrap_or_default()
+        })
+    });
+    let renderer = StoredValue::new(markdown::Incremental::default());
+    let chunks = RwSignal::new(Vec::<String>::new());
+    let tail = RwSignal::new(String::new());
+    Effect::new(move |_| {
+        let step = text.with(|t| renderer.try_update_value(|r| r.advance(t)));
+        let Some(step) = step else { return };
+        if step.reset {
+            chunks.set(Vec::new());
+        }
+        if !step.chunks.is_empty() {
+            chunks.update(|c| c.extend(step.chunks));
+        }
+        tail.set(step.tail);
+    });
+    view! {
+        <div class="answer markdown" on:click=copy_code>
+            <For each=move || chunks.get().into_iter().enumerate() key=|(i, _)| *i
+                children=|(_, html)| view! { <div class="md-chunk" inner_html=html></div> } />
+            <div class="md-chunk" inner_html=move || tail.get()></div>
+        </div>
+    }
+}
+
 /// The open thread.
 #[component]
 pub fn ThreadView(thread_id: String) -> impl IntoView {
@@ -636,15 +672,17 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                         Err(e) => view! { <p class="run-error">{e.message}</p> }.into_any(),
                     })}
                 </Suspense>
-                <For each=live key=|r| (r.trace_id.clone(), r.answer.len(), r.tools.len(), r.finished, r.plan.is_some(), r.thinking.len(), r.error.is_some())
+                // Keyed without the answer: a run's card is rebuilt when its plan, tools,
+                // thinking or state change, while the answer streams in place.
+                <For each=live key=|r| (r.trace_id.clone(), r.tools.len(), r.finished, r.plan.is_some(), r.thinking.len(), r.error.is_some())
                     children=move |run| {
-                        let html = markdown::to_html(&run.answer);
                         let running = !run.finished;
                         let trace = run.trace_id.clone();
+                        let answer_of = trace.clone();
                         view! {
                             <article class="message ai live" data-trace-id=trace>
                                 <RunCard run=run />
-                                <div class="answer markdown" inner_html=html on:click=copy_code></div>
+                                <StreamingAnswer trace_id=answer_of />
                                 {running.then(|| view! { <p class="muted small working">"Working…"</p> })}
                             </article>
                         }
