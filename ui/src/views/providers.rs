@@ -39,22 +39,27 @@ fn ProviderRow(info: ProviderInfo) -> impl IntoView {
     let note = RwSignal::new(None::<(bool, String)>);
     let doctor = RwSignal::new(None::<DoctorReport>);
     let variable = info.key_variable.clone();
+    // Answers may arrive after the page was left (a slow provider): signals are only
+    // touched with `try_` from async work, which does nothing once they are gone.
     let show = move |result: Result<KeyState, IpcError>| match result {
         Ok(state) => {
-            key_state.set(state);
-            draft.set(String::new());
-            note.set(None);
+            key_state.try_set(state);
+            draft.try_set(String::new());
+            note.try_set(None);
         }
-        Err(e) => note.set(Some((false, e.message))),
+        Err(e) => {
+            note.try_set(Some((false, e.message)));
+        }
     };
     let save = move |_| {
         let key = draft.get_untracked();
+        let provider = name.get_value();
         spawn_local(async move {
             show(
                 ipc::invoke(
                     "set_api_key",
                     &KeyArgs {
-                        provider: &name.get_value(),
+                        provider: &provider,
                         key: &key,
                     },
                 )
@@ -63,12 +68,13 @@ fn ProviderRow(info: ProviderInfo) -> impl IntoView {
         });
     };
     let delete = move |_| {
+        let provider = name.get_value();
         spawn_local(async move {
             show(
                 ipc::invoke(
                     "delete_api_key",
                     &ProviderArgs {
-                        provider: &name.get_value(),
+                        provider: &provider,
                     },
                 )
                 .await,
@@ -77,8 +83,8 @@ fn ProviderRow(info: ProviderInfo) -> impl IntoView {
     };
     let test = move |_| {
         note.set(Some((true, "Testing…".into())));
+        let provider = name.get_value();
         spawn_local(async move {
-            let provider = name.get_value();
             let result = ipc::invoke::<Vec<ModelInfo>, _>(
                 "list_models",
                 &ProviderArgs {
@@ -86,7 +92,7 @@ fn ProviderRow(info: ProviderInfo) -> impl IntoView {
                 },
             )
             .await;
-            note.set(Some(match result {
+            note.try_set(Some(match result {
                 Ok(models) => (true, format!("Works: {} models available.", models.len())),
                 Err(e) => (false, e.message),
             }));
@@ -94,7 +100,7 @@ fn ProviderRow(info: ProviderInfo) -> impl IntoView {
                 && let Ok(report) =
                     ipc::invoke::<DoctorReport, _>("ollama_doctor", &NoArgs {}).await
             {
-                doctor.set(Some(report));
+                doctor.try_set(Some(report));
             }
         });
     };
