@@ -3,7 +3,6 @@
 //! thread's observations.
 
 use art::clock;
-use art::context::MessageOptions;
 use art::observation::ObservationQuery;
 use art_types::{
     AgentProps, ErrorCode, IpcError, MessageRole, Observation, ObservationType, RunFinished,
@@ -130,20 +129,19 @@ pub async fn regenerate(
 ) -> Result<String, IpcError> {
     let wb = state.workbench()?;
     check_ready(&wb, &thread_id).await?;
-    let messages = wb
+    let question = wb
         .art
         .conversation
-        .messages(&thread_id, MessageOptions::default())
+        .latest(&thread_id, MessageRole::User)
         .await
-        .map_err(context_error)?;
-    let Some(question) = messages.iter().rev().find(|m| m.role == MessageRole::User) else {
-        return Err(IpcError::new(
-            ErrorCode::InvalidInput,
-            "there is no question in this thread to answer again",
-        ));
-    };
-    let text = question.content.clone();
-    replace_and_launch(app, &wb, thread_id, question.message_id.clone(), text).await
+        .map_err(context_error)?
+        .ok_or_else(|| {
+            IpcError::new(
+                ErrorCode::InvalidInput,
+                "there is no question in this thread to answer again",
+            )
+        })?;
+    replace_and_launch(app, &wb, thread_id, question.message_id, question.content).await
 }
 
 /// Edit a user message and send it again: it and everything after it are replaced by a
@@ -159,15 +157,12 @@ pub async fn edit_and_resend(
     let wb = state.workbench()?;
     check_text(&text)?;
     check_ready(&wb, &thread_id).await?;
-    let messages = wb
+    let role = wb
         .art
         .conversation
-        .messages(&thread_id, MessageOptions::default())
+        .message(&thread_id, &message_id)
         .await
-        .map_err(context_error)?;
-    let role = messages
-        .iter()
-        .find(|m| m.message_id == message_id)
+        .map_err(context_error)?
         .map(|m| m.role);
     match role {
         Some(MessageRole::User) => {}

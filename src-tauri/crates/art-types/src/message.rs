@@ -67,6 +67,16 @@ impl MessageStatus {
     }
 }
 
+/// Metadata key of a `TOOL` message: the call id linking it to its request.
+pub const TOOL_CALL_ID: &str = "toolCallId";
+/// Metadata key of a `TOOL` message: the tool's name.
+pub const TOOL_NAME: &str = "toolName";
+/// Metadata key of a `TOOL` message: the call's arguments.
+pub const TOOL_ARGUMENTS: &str = "arguments";
+/// Metadata key of a `TOOL` message: the provider's signature of the call (Gemini),
+/// replayed with it.
+pub const TOOL_SIGNATURE: &str = "signature";
+
 /// One message of a thread (ART's `ConversationMessage`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,19 +1,11 @@
 //! Conversation history → standard prompt, keeping tool calls and results linked by id.
 
+use art_types::message::{TOOL_ARGUMENTS, TOOL_CALL_ID, TOOL_NAME, TOOL_SIGNATURE};
 use art_types::{
     ConversationMessage, FunctionCall, MessageRole, Prompt, PromptMessage, PromptRole,
     ToolCallRequest,
 };
 use serde_json::Value;
-
-/// Metadata keys of a `TOOL` message.
-pub const TOOL_CALL_ID: &str = "toolCallId";
-/// Tool name key.
-pub const TOOL_NAME: &str = "toolName";
-/// Tool arguments key.
-pub const TOOL_ARGUMENTS: &str = "arguments";
-/// The provider's signature of the call (Gemini), replayed with it.
-pub const TOOL_SIGNATURE: &str = "signature";
 
 fn meta_str<'a>(m: &'a ConversationMessage, key: &str) -> Option<&'a str> {
     m.metadata.get(key).and_then(Value::as_str)

@@ -1,7 +1,7 @@
 //! Agent cores: the [`AgentCore`] trait and the Plan-Execute-Synthesize agent
 //! ([`pes::PesAgent`]).
 
-pub mod history;
+mod history;
 pub mod pes;
 mod streaming;
 

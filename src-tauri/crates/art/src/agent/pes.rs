@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::history::{self, TOOL_ARGUMENTS, TOOL_CALL_ID, TOOL_NAME, TOOL_SIGNATURE};
+use super::history;
 use super::streaming::{self, Ending, StageResult, StageSinks};
 use super::{AgentCore, AgentError};
 use crate::clock;
@@ -37,6 +37,7 @@ use crate::reasoning::prompts::{self, PromptManager};
 use crate::reasoning::provider::{CallOptions, CallStage};
 use crate::sockets::Sockets;
 use crate::tools::{ExecutionContext, ToolSystem};
+use art_types::message::{TOOL_ARGUMENTS, TOOL_CALL_ID, TOOL_NAME, TOOL_SIGNATURE};
 
 /// Longest accepted user message, in bytes.
 pub const MAX_QUERY_BYTES: usize = 1_000_000;

@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
+use art_types::message::{TOOL_ARGUMENTS, TOOL_NAME};
 use art_types::{ConversationMessage, MessageRole, ThreadSummary};
 
-use crate::agent::history::{TOOL_ARGUMENTS, TOOL_NAME};
 use crate::clock;
 use crate::sockets::Sockets;
 use crate::storage::{self, Collection, Order, Query, Record, StorageAdapter, StorageError};
@@ -223,6 +223,42 @@ impl ConversationManager {
             self.sockets.messages.notify(m);
         }
         Ok(())
+    }
+
+    /// One message of a thread, if it is there.
+    pub async fn message(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+    ) -> Result<Option<ConversationMessage>, ContextError> {
+        let Some(record) = self.storage.get(Collection::Messages, message_id).await? else {
+            return Ok(None);
+        };
+        let message: ConversationMessage = record.decode(Collection::Messages)?;
+        Ok((message.thread_id == thread_id).then_some(message))
+    }
+
+    /// The newest message of a thread with `role` (e.g. the last question).
+    pub async fn latest(
+        &self,
+        thread_id: &str,
+        role: MessageRole,
+    ) -> Result<Option<ConversationMessage>, ContextError> {
+        let query = Query {
+            kinds: vec![role.as_str().to_owned()],
+            order: Order::Descending,
+            limit: Some(1),
+            ..Query::thread(thread_id)
+        };
+        match self
+            .storage
+            .query(Collection::Messages, &query)
+            .await?
+            .first()
+        {
+            Some(record) => Ok(Some(record.decode(Collection::Messages)?)),
+            None => Ok(None),
+        }
     }
 
     /// Remove a message and every later one of its thread (regenerate, edit & resend),

@@ -179,6 +179,21 @@ async fn remove_from_drops_a_message_and_everything_after_it() {
     .await
     .unwrap();
 
+    // The last question, and one message looked up within its thread only.
+    let last = conv.latest(&t, MessageRole::User).await.unwrap().unwrap();
+    assert_eq!(last.message_id, "q2");
+    assert_eq!(
+        conv.message(&t, "a1").await.unwrap().unwrap().content,
+        "first answer"
+    );
+    assert!(conv.message(&other, "a1").await.unwrap().is_none());
+    assert!(
+        conv.latest(&other, MessageRole::Ai)
+            .await
+            .unwrap()
+            .is_none()
+    );
+
     let removed = conv.remove_from(&t, "q2").await.unwrap();
     let ids = |ms: &[ConversationMessage]| -> Vec<String> {
         ms.iter().map(|m| m.message_id.clone()).collect()

@@ -171,23 +171,8 @@ fn transaction<'a>(
     }
 }
 
-/// The statements of a table with a full-text index: insert-if-new, update-existing
-/// (returning its rowid), and the index.
-struct TableSql {
-    insert: &'static str,
-    update: &'static str,
-    fts: &'static str,
-}
-
-const RECORDS: TableSql = TableSql {
-    insert: "INSERT INTO records (collection, id, thread_id, trace_id, kind, ts, body)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (collection, id) DO NOTHING",
-    update: "UPDATE records SET thread_id = ?3, trace_id = ?4, kind = ?5, ts = ?6, body = ?7
-             WHERE collection = ?1 AND id = ?2 RETURNING seq",
-    fts: "search_index",
-};
-
-/// The prepared statements of one table, for one batch of rows.
+/// The prepared statements that write `records` rows with their search text, for one
+/// batch: insert-if-new, update-existing (returning its rowid), and the FTS index.
 struct Upsert<'t> {
     insert: CachedStatement<'t>,
     update: CachedStatement<'t>,
@@ -196,17 +181,19 @@ struct Upsert<'t> {
 }
 
 impl<'t> Upsert<'t> {
-    fn prepare(tx: &'t Transaction<'_>, table: &TableSql) -> Result<Self, StorageError> {
-        let fts = table.fts;
+    fn prepare(tx: &'t Transaction<'_>) -> Result<Self, StorageError> {
+        let prepare = |sql: &str| tx.prepare_cached(sql).map_err(db_err);
         Ok(Self {
-            insert: tx.prepare_cached(table.insert).map_err(db_err)?,
-            update: tx.prepare_cached(table.update).map_err(db_err)?,
-            unindex: tx
-                .prepare_cached(&format!("DELETE FROM {fts} WHERE rowid = ?1"))
-                .map_err(db_err)?,
-            index: tx
-                .prepare_cached(&format!("INSERT INTO {fts} (rowid, text) VALUES (?1, ?2)"))
-                .map_err(db_err)?,
+            insert: prepare(
+                "INSERT INTO records (collection, id, thread_id, trace_id, kind, ts, body)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (collection, id) DO NOTHING",
+            )?,
+            update: prepare(
+                "UPDATE records SET thread_id = ?3, trace_id = ?4, kind = ?5, ts = ?6, body = ?7
+                 WHERE collection = ?1 AND id = ?2 RETURNING seq",
+            )?,
+            unindex: prepare("DELETE FROM search_index WHERE rowid = ?1")?,
+            index: prepare("INSERT INTO search_index (rowid, text) VALUES (?1, ?2)")?,
         })
     }
 
@@ -333,7 +320,7 @@ fn apply(tx: &Transaction<'_>, op: &WriteOp, keys: &mut Keys) -> Result<bool, St
             Ok(true)
         }
         WriteOp::Set(collection, records) => {
-            let mut upsert = Upsert::prepare(tx, &RECORDS)?;
+            let mut upsert = Upsert::prepare(tx)?;
             for r in records {
                 let values: [&dyn ToSql; 7] = [
                     &collection.as_str(),
