@@ -21,15 +21,8 @@ pub fn to_html_highlighted(source: &str) -> String {
 
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
+    // Writing into a String cannot fail.
+    let _ = pulldown_cmark_escape::escape_html(&mut out, text);
     out
 }
 

@@ -140,10 +140,7 @@ pub fn Sidebar() -> impl IntoView {
     };
     let jump = move |hit: SearchResult| {
         store.focus.set(Some(hit.record_id));
-        // Re-selecting the open thread would rebuild its view for nothing.
-        if store.selected.get_untracked().as_deref() != Some(hit.thread_id.as_str()) {
-            store.selected.set(Some(hit.thread_id));
-        }
+        store.selected.set(Some(hit.thread_id));
         pane.set(Pane::Thread);
         hits.set(None);
         query.set(String::new());

@@ -430,11 +430,15 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     let stick = StoredValue::new(true);
     // (scroll height, scroll top) before older messages were put above the view.
     let anchor = StoredValue::new(None::<(i32, i32)>);
-    let total = move || {
-        let latest = history.get().and_then(|h| h.ok()).map(|h| h.messages);
-        earlier.with(|e| merged(&e.messages, latest.as_deref().unwrap_or_default()).len())
-    };
-    let hidden = move || total() > shown.get();
+    // Earlier pages and the newest one as one list, merged once per change (scrolling
+    // and the window checks read it often).
+    let messages = Memo::new(move |_| {
+        history.with(|loaded| match loaded {
+            Some(Ok(h)) => earlier.with(|e| merged(&e.messages, &h.messages)),
+            _ => Vec::new(),
+        })
+    });
+    let hidden = move || messages.with(Vec::len) > shown.get();
     let keep_position = move || {
         if let Some(el) = list.get_untracked() {
             anchor.set_value(Some((el.scroll_height(), el.scroll_top())));
@@ -488,16 +492,17 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
         let Some(target) = store.focus.get() else {
             return;
         };
-        let Some(Ok(h)) = history.get() else { return };
-        let all = earlier.with(|e| merged(&e.messages, &h.messages));
-        match focus_target(&all, &target) {
-            Some(message_id) => {
+        if !history.with(|loaded| matches!(loaded, Some(Ok(_)))) {
+            return;
+        }
+        let found = messages.with(|all| {
+            let id = focus_target(all, &target)?;
+            let at = all.iter().position(|m| m.message_id == id).unwrap_or(0);
+            Some((id, all.len() - at))
+        });
+        match found {
+            Some((message_id, from_end)) => {
                 store.focus.set(None);
-                let from_end = all.len()
-                    - all
-                        .iter()
-                        .position(|m| m.message_id == message_id)
-                        .unwrap_or(0);
                 if shown.get_untracked() < from_end {
                     shown.set(from_end);
                 }
@@ -639,7 +644,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                             </div>
                         }.into_any(),
                         Ok(h) => {
-                            let messages = earlier.with(|e| merged(&e.messages, &h.messages));
+                            let messages = messages.get();
                             let done = answered(&messages);
                             let live_now: Vec<String> = store.runs.with_untracked(|rs| rs.iter().map(|r| r.trace_id.clone()).collect());
                             let last_answer = messages.iter().rev()
