@@ -6,13 +6,40 @@
 //! nowhere in the data directory.
 
 use art_testkit::e2e::AppSession;
-use art_testkit::fake::FakeServer;
 use art_testkit::fake::scripts::{MODEL, Protocol, router, text_reply};
+use art_testkit::fake::{FakeServer, Reply};
 
 /// The Return key, as WebDriver types it.
 const ENTER: char = '\u{E006}';
 
 const PLAN: &str = r#"{"title": "Add two numbers", "intent": "Add 19 and 23", "plan": ["Add the numbers with the calculator", "Answer with the sum"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]}"#;
+
+/// A planning answer with no tool calls.
+fn plan_without_tools(intent: &str) -> String {
+    format!(r#"{{"title": "Reply", "intent": "{intent}", "plan": ["Answer"], "toolCalls": []}}"#)
+}
+
+/// A fake Ollama (model list and version routed) answering chats with `replies`.
+async fn fake_ollama(replies: Vec<Reply>) -> FakeServer {
+    FakeServer::start_at(0, Some(router(Protocol::Ollama)), replies)
+        .await
+        .unwrap()
+}
+
+/// The app, started and connected to its backend.
+async fn launched() -> AppSession {
+    let app = AppSession::launch().await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+    app
+}
+
+/// A new thread on the Ollama at `base_url` with the calculator, settings closed again.
+async fn new_thread(app: &AppSession, base_url: &str) {
+    app.click("#new-thread").await;
+    configure(app, base_url).await;
+    app.click("#settings-button").await;
+}
 
 async fn configure(app: &AppSession, base_url: &str) {
     app.click("#settings-button").await;
@@ -27,19 +54,12 @@ async fn configure(app: &AppSession, base_url: &str) {
 
 #[tokio::test(flavor = "current_thread")]
 async fn plan_tool_answer_restart_rename_search_delete() {
-    let ollama = FakeServer::start_at(
-        0,
-        Some(router(Protocol::Ollama)),
-        vec![
-            text_reply(Protocol::Ollama, PLAN, 24),
-            text_reply(Protocol::Ollama, "The sum of 19 and 23 is **42**.", 8),
-        ],
-    )
-    .await
-    .unwrap();
-    let app = AppSession::launch().await;
-    app.wait_for_text("#backend-status.ready", "connected")
-        .await;
+    let ollama = fake_ollama(vec![
+        text_reply(Protocol::Ollama, PLAN, 24),
+        text_reply(Protocol::Ollama, "The sum of 19 and 23 is **42**.", 8),
+    ])
+    .await;
+    let app = launched().await;
     app.click("#new-thread").await;
     app.wait_for("#thread").await;
     configure(&app, &ollama.url()).await;
@@ -137,12 +157,8 @@ async fn a_provider_that_is_not_running_is_explained() {
     let closed = FakeServer::start(vec![]).await;
     let url = closed.url();
     drop(closed);
-    let app = AppSession::launch().await;
-    app.wait_for_text("#backend-status.ready", "connected")
-        .await;
-    app.click("#new-thread").await;
-    configure(&app, &url).await;
-    app.click("#settings-button").await;
+    let app = launched().await;
+    new_thread(&app, &url).await;
     app.type_into("#composer-input", "Hello?").await;
     app.click("#send-button").await;
     let error = app.wait_for_text(".run-error", "ollama serve").await;
@@ -154,9 +170,7 @@ async fn a_provider_that_is_not_running_is_explained() {
 #[tokio::test(flavor = "current_thread")]
 async fn an_api_key_goes_to_the_keychain_and_nowhere_else() {
     const KEY: &str = "sk-e2e-SENTINEL-4f1c9a";
-    let app = AppSession::launch().await;
-    app.wait_for_text("#backend-status.ready", "connected")
-        .await;
+    let app = launched().await;
     app.click("#providers-button").await;
     let row = "[data-provider=\"openrouter\"]";
     app.wait_for_text(&format!("{row} .key-state"), "no key")
@@ -200,26 +214,15 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 
 #[tokio::test(flavor = "current_thread")]
 async fn stop_keeps_the_partial_answer_marked_stopped() {
-    const PLAN_NO_TOOLS: &str = r#"{"title": "Count", "intent": "Count slowly", "plan": ["Count to a hundred"], "toolCalls": []}"#;
     let counting: String = (1..=100).map(|n| format!("{n} ")).collect();
-    let ollama = FakeServer::start_at(
-        0,
-        Some(router(Protocol::Ollama)),
-        vec![
-            text_reply(Protocol::Ollama, PLAN_NO_TOOLS, 64),
-            // About 8 s if nobody stops it.
-            text_reply(Protocol::Ollama, &counting, 40)
-                .delayed(std::time::Duration::from_millis(60)),
-        ],
-    )
-    .await
-    .unwrap();
-    let app = AppSession::launch().await;
-    app.wait_for_text("#backend-status.ready", "connected")
-        .await;
-    app.click("#new-thread").await;
-    configure(&app, &ollama.url()).await;
-    app.click("#settings-button").await;
+    let ollama = fake_ollama(vec![
+        text_reply(Protocol::Ollama, &plan_without_tools("Count slowly"), 64),
+        // About 8 s if nobody stops it.
+        text_reply(Protocol::Ollama, &counting, 40).delayed(std::time::Duration::from_millis(60)),
+    ])
+    .await;
+    let app = launched().await;
+    new_thread(&app, &ollama.url()).await;
     app.type_into("#composer-input", "Count to a hundred, slowly.")
         .await;
     app.click("#send-button").await;
@@ -243,35 +246,22 @@ async fn stop_keeps_the_partial_answer_marked_stopped() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn regenerate_and_edit_replace_the_answer() {
-    let plan = |intent: &str| {
-        format!(
-            r#"{{"title": "Reply", "intent": "{intent}", "plan": ["Answer"], "toolCalls": []}}"#
-        )
-    };
-    let ollama = FakeServer::start_at(
-        0,
-        Some(router(Protocol::Ollama)),
-        vec![
-            text_reply(Protocol::Ollama, &plan("Greet"), 64),
-            text_reply(Protocol::Ollama, "First answer.", 8),
-            text_reply(Protocol::Ollama, &plan("Greet again"), 64),
-            text_reply(Protocol::Ollama, "Second answer.", 8),
-            text_reply(Protocol::Ollama, &plan("Add"), 64),
-            text_reply(
-                Protocol::Ollama,
-                "Three and four make 7.\n\n```python\nprint(3 + 4)  # 7\n```\n",
-                8,
-            ),
-        ],
-    )
-    .await
-    .unwrap();
-    let app = AppSession::launch().await;
-    app.wait_for_text("#backend-status.ready", "connected")
-        .await;
-    app.click("#new-thread").await;
-    configure(&app, &ollama.url()).await;
-    app.click("#settings-button").await;
+    let plan = plan_without_tools;
+    let ollama = fake_ollama(vec![
+        text_reply(Protocol::Ollama, &plan("Greet"), 64),
+        text_reply(Protocol::Ollama, "First answer.", 8),
+        text_reply(Protocol::Ollama, &plan("Greet again"), 64),
+        text_reply(Protocol::Ollama, "Second answer.", 8),
+        text_reply(Protocol::Ollama, &plan("Add"), 64),
+        text_reply(
+            Protocol::Ollama,
+            "Three and four make 7.\n\n```python\nprint(3 + 4)  # 7\n```\n",
+            8,
+        ),
+    ])
+    .await;
+    let app = launched().await;
+    new_thread(&app, &ollama.url()).await;
     app.type_into("#composer-input", "Say something.").await;
     app.click("#send-button").await;
     app.wait_for_text(".message.ai .answer", "First answer.")
@@ -314,21 +304,12 @@ async fn regenerate_and_edit_replace_the_answer() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_library_prompt_is_kept_edited_and_reaches_the_model() {
-    const PLAN_NO_TOOLS: &str =
-        r#"{"title": "Greet", "intent": "Greet", "plan": ["Greet"], "toolCalls": []}"#;
-    let ollama = FakeServer::start_at(
-        0,
-        Some(router(Protocol::Ollama)),
-        vec![
-            text_reply(Protocol::Ollama, PLAN_NO_TOOLS, 64),
-            text_reply(Protocol::Ollama, "Ahoy!", 8),
-        ],
-    )
-    .await
-    .unwrap();
-    let app = AppSession::launch().await;
-    app.wait_for_text("#backend-status.ready", "connected")
-        .await;
+    let ollama = fake_ollama(vec![
+        text_reply(Protocol::Ollama, &plan_without_tools("Greet"), 64),
+        text_reply(Protocol::Ollama, "Ahoy!", 8),
+    ])
+    .await;
+    let app = launched().await;
 
     // Create, with the empty name refused at its field first.
     app.click("#prompts-button").await;
