@@ -28,6 +28,7 @@ fn main() {
         "list_prompts",
         "save_prompt",
         "delete_prompt",
+        "export_traces",
     ];
     let attributes = tauri_build::Attributes::new()
         .app_manifest(tauri_build::AppManifest::new().commands(commands));

@@ -27,6 +27,7 @@ pub fn run() {
 
     let app_state = AppState::new(started, data_dir);
     let result = tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
         .manage(app_state)
         .setup(|app| {
             state::start_background_probes(app.handle());
@@ -57,6 +58,7 @@ pub fn run() {
             commands::prompts::list_prompts,
             commands::prompts::save_prompt,
             commands::prompts::delete_prompt,
+            commands::traces::export_traces,
         ])
         .run(tauri::generate_context!());
     if let Err(e) = result {

@@ -21,6 +21,8 @@ pub struct AppState {
     pub data_dir: Result<DataDir, IpcError>,
     /// The OS keychain.
     pub secrets: Arc<dyn SecretStore>,
+    /// Where exports go without asking (`--export-dir`).
+    pub export_dir: Option<PathBuf>,
     /// The framework over the data directory's database, or why it could not open.
     workbench: Result<Arc<Workbench>, IpcError>,
     /// Result of the keychain probe, computed once off the UI thread.
@@ -41,6 +43,7 @@ impl AppState {
             started,
             data_dir,
             secrets: Arc::new(KeychainStore::default()),
+            export_dir: export_dir(),
             workbench,
             keychain: OnceCell::new(),
         }
@@ -71,24 +74,32 @@ impl AppState {
     }
 }
 
-/// The `--data-dir <path>` (or `--data-dir=<path>`) command-line argument, if given.
-fn data_dir_argument(mut args: impl Iterator<Item = String>) -> Option<PathBuf> {
+/// The `--<name> <path>` (or `--<name>=<path>`) command-line argument, if given.
+fn path_argument(name: &str, mut args: impl Iterator<Item = String>) -> Option<PathBuf> {
+    let flag = format!("--{name}");
+    let prefix = format!("--{name}=");
     while let Some(arg) = args.next() {
-        if arg == "--data-dir" {
+        if arg == flag {
             return args.next().map(PathBuf::from);
         }
-        if let Some(value) = arg.strip_prefix("--data-dir=") {
+        if let Some(value) = arg.strip_prefix(&prefix) {
             return Some(PathBuf::from(value));
         }
     }
     None
 }
 
+/// `--export-dir DIR`: exports are written there without the save dialog (scripted use
+/// and end-to-end tests).
+pub fn export_dir() -> Option<PathBuf> {
+    path_argument("export-dir", std::env::args().skip(1))
+}
+
 /// Resolve and create the data directory (`--data-dir`, else `ART_WORKBENCH_DATA_DIR`,
 /// else the OS app-data directory), turning failures into the IPC error the UI will
 /// show: the app still opens, so the user can read what is wrong.
 pub fn prepare_data_dir() -> Result<DataDir, IpcError> {
-    let dir = match data_dir_argument(std::env::args().skip(1)) {
+    let dir = match path_argument("data-dir", std::env::args().skip(1)) {
         Some(path) => DataDir::resolve_from(Some(path)),
         None => DataDir::resolve(),
     }
@@ -128,16 +139,24 @@ mod tests {
     }
 
     #[test]
-    fn data_dir_argument_in_both_spellings() {
-        assert_eq!(data_dir_argument(args(&[])), None);
+    fn path_arguments_in_both_spellings() {
+        let data_dir = |list: &[&str]| path_argument("data-dir", args(list));
+        assert_eq!(data_dir(&[]), None);
         assert_eq!(
-            data_dir_argument(args(&["--data-dir", "/tmp/a"])),
+            data_dir(&["--data-dir", "/tmp/a"]),
             Some(PathBuf::from("/tmp/a"))
         );
         assert_eq!(
-            data_dir_argument(args(&["-x", "--data-dir=/tmp/b"])),
+            data_dir(&["-x", "--data-dir=/tmp/b"]),
             Some(PathBuf::from("/tmp/b"))
         );
-        assert_eq!(data_dir_argument(args(&["--data-dir"])), None);
+        assert_eq!(data_dir(&["--data-dir"]), None);
+        assert_eq!(
+            path_argument(
+                "export-dir",
+                args(&["--data-dir", "/a", "--export-dir", "/b"])
+            ),
+            Some(PathBuf::from("/b"))
+        );
     }
 }

@@ -8,12 +8,11 @@ use std::sync::{Arc, Mutex};
 use art::ArtInstance;
 use art::agent::CancellationToken;
 use art::paths::DataDir;
-use art::providers::factory::{BuiltinFactory, builtin_entries};
 use art::providers::http::HttpOptions;
-use art::providers::{ManagerOptions, ProviderEntry, ProviderManager};
+use art::providers::{ProviderEntry, ProviderManager};
 use art::secrets::{EnvFallback, KeychainStore};
 use art::sockets::All;
-use art::storage::sqlite::SqliteStorage;
+use art::standard::{OpenError, Standard};
 use art_types::{ErrorCode, IpcError, events};
 use tauri::{AppHandle, Emitter};
 
@@ -34,20 +33,15 @@ pub struct Workbench {
 impl Workbench {
     /// Open the database in `data_dir` and build the framework over it.
     pub fn open(data_dir: &DataDir) -> Result<Self, IpcError> {
-        let storage = SqliteStorage::open(data_dir.database_path()).map_err(|e| {
-            IpcError::new(ErrorCode::Storage, format!("cannot open the database: {e}"))
-                .with_details(serde_json::json!({ "path": data_dir.database_path() }))
+        let Standard {
+            art,
+            providers,
+            secrets,
+        } = Standard::open(data_dir).map_err(|e| match e {
+            OpenError::Storage(_) => IpcError::new(ErrorCode::Storage, e.to_string())
+                .with_details(serde_json::json!({ "path": data_dir.database_path() })),
+            OpenError::Tools(_) => IpcError::new(ErrorCode::Internal, e.to_string()),
         })?;
-        let secrets = Arc::new(EnvFallback::new(KeychainStore::default()));
-        let providers = Arc::new(ProviderManager::new(
-            builtin_entries(),
-            Arc::new(BuiltinFactory::default()),
-            secrets.clone(),
-            ManagerOptions::default(),
-        ));
-        let art = ArtInstance::builder(Arc::new(storage), providers.clone())
-            .build()
-            .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?;
         Ok(Self {
             art,
             providers,

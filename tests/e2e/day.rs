@@ -10,9 +10,9 @@ use art_testkit::fake::scripts::{MODEL, Protocol, router, text_reply};
 use art_testkit::fake::{FakeServer, Reply};
 
 /// The Return key, as WebDriver types it.
-const ENTER: char = '\u{E006}';
+pub(crate) const ENTER: char = '\u{E006}';
 
-const PLAN: &str = r#"{"title": "Add two numbers", "intent": "Add 19 and 23", "plan": ["Add the numbers with the calculator", "Answer with the sum"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]}"#;
+pub(crate) const PLAN: &str = r#"{"title": "Add two numbers", "intent": "Add 19 and 23", "plan": ["Add the numbers with the calculator", "Answer with the sum"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]}"#;
 
 /// A planning answer with no tool calls.
 fn plan_without_tools(intent: &str) -> String {
@@ -20,7 +20,7 @@ fn plan_without_tools(intent: &str) -> String {
 }
 
 /// A fake Ollama (model list and version routed) answering chats with `replies`.
-async fn fake_ollama(replies: Vec<Reply>) -> FakeServer {
+pub(crate) async fn fake_ollama(replies: Vec<Reply>) -> FakeServer {
     FakeServer::start_at(0, Some(router(Protocol::Ollama)), replies)
         .await
         .unwrap()
@@ -41,7 +41,7 @@ async fn new_thread(app: &AppSession, base_url: &str) {
     app.click("#settings-button").await;
 }
 
-async fn configure(app: &AppSession, base_url: &str) {
+pub(crate) async fn configure(app: &AppSession, base_url: &str) {
     app.click("#settings-button").await;
     app.select("#provider-select", "ollama").await;
     app.type_into("#base-url-input", base_url).await;
@@ -77,6 +77,7 @@ async fn plan_tool_answer_restart_rename_search_delete() {
         )
         .await;
     assert!(problem.contains('5'), "{problem}");
+    app.screenshot("thread-settings").await;
     app.type_into("#temperature", "").await;
     app.select("#state-saving", "implicit").await;
     app.click("#save-settings").await;

@@ -4,3 +4,4 @@
 mod day;
 mod long;
 mod shell;
+mod trace;

@@ -71,12 +71,33 @@ impl AppSession {
 
     /// Launch the app with `--data-dir <dir>` (which may be deliberately unusable).
     pub async fn launch_with(data_dir: tempfile::TempDir, dir_arg: &Path) -> Self {
+        Self::launch_args(
+            data_dir,
+            vec!["--data-dir".into(), dir_arg.display().to_string()],
+        )
+        .await
+    }
+
+    /// Launch the app with a fresh data directory, saving exports into `export_dir`
+    /// without the save dialog (`--export-dir`).
+    pub async fn launch_exporting(export_dir: &Path) -> Self {
+        let data_dir = tempfile::tempdir().expect("temp data dir");
+        let args = vec![
+            "--data-dir".into(),
+            data_dir.path().display().to_string(),
+            "--export-dir".into(),
+            export_dir.display().to_string(),
+        ];
+        Self::launch_args(data_dir, args).await
+    }
+
+    async fn launch_args(data_dir: tempfile::TempDir, args: Vec<String>) -> Self {
         let turn = ONE_AT_A_TIME.lock().await;
         let caps = serde_json::json!({
             "browserName": "wry",
             "tauri:options": {
                 "application": env("ART_E2E_APP"),
-                "args": ["--data-dir", dir_arg.display().to_string()],
+                "args": args,
             }
         });
         let serde_json::Value::Object(caps) = caps else {
@@ -131,6 +152,22 @@ impl AppSession {
             .execute(js, Vec::new())
             .await
             .expect("script ran");
+    }
+
+    /// Run `js` as an asynchronous script (it ends by calling its last argument with a
+    /// result) with `args` before that callback; returns the result.
+    pub async fn eval_async(&self, js: &str, args: Vec<serde_json::Value>) -> serde_json::Value {
+        match self.client.execute_async(js, args).await {
+            Ok(value) => value,
+            Err(e) => {
+                let shot = self.screenshot("failure").await;
+                panic!(
+                    "script failed: {e}
+screenshot: {}",
+                    shot.display()
+                )
+            }
+        }
     }
 
     /// Everything the window shows as text (for failure messages).

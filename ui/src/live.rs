@@ -61,6 +61,8 @@ pub struct RunView {
     pub thinking: String,
     /// The answer so far.
     pub answer: String,
+    /// The model has sent something (planning output included).
+    pub heard: bool,
     /// Tool calls in plan order.
     pub tools: Vec<ToolCard>,
     /// The error that ended (or hurt) the run: code and message.
@@ -84,6 +86,7 @@ impl RunView {
             plan: None,
             thinking: String::new(),
             answer: String::new(),
+            heard: false,
             tools: Vec::new(),
             error: None,
             finished: false,
@@ -94,6 +97,9 @@ impl RunView {
     /// Fold a batch of stream events in.
     pub fn apply_stream(&mut self, events: &[StreamEventKind]) {
         for event in events {
+            if matches!(event, StreamEventKind::Token { .. }) {
+                self.heard = true;
+            }
             match event {
                 StreamEventKind::Token { text, token_type } if token_type.is_thinking() => {
                     self.thinking.push_str(text);
@@ -104,6 +110,21 @@ impl RunView {
                     token_type: TokenType::FinalSynthesisLlmResponse | TokenType::LlmResponse,
                 } => self.answer.push_str(text),
                 _ => {}
+            }
+        }
+    }
+
+    /// What the run is doing now, in a few words (shown while it runs).
+    pub fn progress(&self) -> String {
+        if let Some(tool) = self.tools.iter().find(|t| t.state == ToolState::Running) {
+            return format!("Running the {} tool…", tool.tool_name);
+        }
+        match (self.plan.is_some(), self.heard) {
+            (true, _) => "Writing the answer…".into(),
+            (false, true) => "Planning…".into(),
+            (false, false) => {
+                "Waiting for the model… (a local model is loaded on first use, which can take a while)"
+                    .into()
             }
         }
     }
@@ -260,6 +281,32 @@ mod tests {
             metadata: Value::Null,
             span: None,
         }
+    }
+
+    #[test]
+    fn progress_says_what_the_run_waits_for() {
+        let mut run = RunView::new("t", "r");
+        assert!(
+            run.progress().starts_with("Waiting for the model"),
+            "{}",
+            run.progress()
+        );
+        run.apply_stream(&[StreamEventKind::Token {
+            text: "{\"plan".into(),
+            token_type: TokenType::AgentThoughtLlmResponse,
+        }]);
+        assert_eq!(run.progress(), "Planning…");
+        run.apply_observation(&obs(ObservationType::Plan, json!({ "plan": ["add"] })));
+        run.apply_observation(&obs(
+            ObservationType::ToolCall,
+            json!({ "callId": "c1", "toolName": "calculator", "arguments": {} }),
+        ));
+        assert_eq!(run.progress(), "Running the calculator tool…");
+        run.apply_observation(&obs(
+            ObservationType::ToolExecution,
+            json!({ "callId": "c1", "toolName": "calculator", "status": "success", "output": 4 }),
+        ));
+        assert_eq!(run.progress(), "Writing the answer…");
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod ipc;
 mod live;
 mod markdown;
 mod store;
+mod trace;
 mod views;
 
 fn main() {

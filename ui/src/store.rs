@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use art_types::{
-    ConversationMessage, MessageStatus, Observation, RunFinished, StreamBatch, ThreadSummary,
-    events,
+    ConversationMessage, ExportProgress, MessageStatus, Observation, RunFinished, StreamBatch,
+    ThreadSummary, events,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -28,6 +28,8 @@ pub struct Store {
     pub banner: RwSignal<Option<String>>,
     /// A message to bring into view once its thread is open (a search hit's id).
     pub focus: RwSignal<Option<String>>,
+    /// How far the running export is.
+    pub export_progress: RwSignal<Option<ExportProgress>>,
 }
 
 impl Store {
@@ -40,6 +42,7 @@ impl Store {
             versions: RwSignal::new(HashMap::new()),
             banner: RwSignal::new(None),
             focus: RwSignal::new(None),
+            export_progress: RwSignal::new(None),
         }
     }
 
@@ -119,6 +122,10 @@ impl Store {
             if m.status != MessageStatus::Streaming {
                 self.bump(&m.thread_id);
             }
+        })
+        .await?;
+        ipc::listen(events::EXPORT_PROGRESS, move |p: ExportProgress| {
+            self.export_progress.set(Some(p))
         })
         .await?;
         ipc::listen(events::RUN_FINISHED, move |done: RunFinished| {

@@ -6,11 +6,13 @@
 //!   builds and installs the `.deb` and checks the installed app, then prints
 //!   `N passed, M failed`.
 //! - `cargo xtask bundle [--debug]` builds the `.deb`.
+//! - `cargo xtask bench [NAME…]` runs the benchmarks (desktop, framework, adapters, export).
 //!
 //! Everything it installs is idempotent: a second run finds it and moves on. Anything it
 //! starts (Xvfb, a D-Bus session, gnome-keyring, tauri-driver) it stops again, also when
 //! interrupted (Ctrl-C) or terminated.
 
+mod bench;
 mod bundle;
 mod cmd;
 mod session;
@@ -26,7 +28,8 @@ fn usage() -> &'static str {
      commands:\n\
      \x20 run [--release] [-- ARGS]   install what is missing, build, open the app\n\
      \x20 test                        fmt, clippy, all tests (unit, integration, e2e, .deb)\n\
-     \x20 bundle [--debug]            build the .deb package\n"
+     \x20 bundle [--debug]            build the .deb package\n\
+     \x20 bench [NAME...]            benchmarks: desktop, framework, adapters, export (default: all)\n"
 }
 
 fn main() -> ExitCode {
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("run") => run(&args[1..]),
         Some("test") => test::run(),
+        Some("bench") => bench::run(&args[1..]),
         Some("bundle") => bundle::build(!args[1..].iter().any(|a| a == "--debug")).map(drop),
         Some("-h" | "--help" | "help") => {
             print!("{}", usage());

@@ -7,3 +7,4 @@ pub mod prompts;
 pub mod runs;
 pub mod settings;
 pub mod threads;
+pub mod traces;

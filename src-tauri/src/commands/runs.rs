@@ -214,21 +214,34 @@ pub fn cancel_run(state: State<'_, AppState>, trace_id: String) -> Result<(), Ip
     }
 }
 
-/// Observations of a thread (optionally one run, optionally some types), oldest first.
+/// Most runs one observation query may name (a page of history holds at most 500
+/// messages, so at most 500 runs).
+const MAX_RUNS: usize = 500;
+/// Most observations one query returns.
+const MAX_OBSERVATIONS: usize = 10_000;
+
+/// Observations of a thread (optionally only some runs, optionally some types), oldest
+/// first. A view of a long thread asks for the runs of the messages it shows.
 #[tauri::command]
 pub async fn list_observations(
     state: State<'_, AppState>,
     thread_id: String,
-    trace_id: Option<String>,
+    trace_ids: Option<Vec<String>>,
     types: Option<Vec<ObservationType>>,
 ) -> Result<Vec<Observation>, IpcError> {
     let wb = state.workbench()?;
+    let trace_ids = trace_ids.unwrap_or_default();
+    require(
+        trace_ids.len() <= MAX_RUNS,
+        "traceIds",
+        format!("ask for at most {MAX_RUNS} runs at a time"),
+    )?;
     let query = ObservationQuery {
         thread_id: Some(thread_id),
-        trace_id,
+        trace_ids,
         types: types.unwrap_or_default(),
         newest_first: false,
-        limit: Some(10_000),
+        limit: Some(MAX_OBSERVATIONS),
     };
     wb.art
         .observations

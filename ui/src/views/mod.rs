@@ -6,3 +6,4 @@ pub mod prompts;
 pub mod providers;
 pub mod settings;
 pub mod thread;
+pub mod trace;

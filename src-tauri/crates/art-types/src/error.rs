@@ -21,6 +21,8 @@ pub enum ErrorCode {
     NotFound,
     /// The database failed.
     Storage,
+    /// A file the user chose could not be written (an export: disk full, no permission).
+    FileWrite,
     /// A provider call failed; `details` carries its `class` and `code`.
     Provider,
     /// Anything else; `details` carries what is known.
@@ -37,6 +39,7 @@ impl ErrorCode {
             Self::IpcFailure => "IPC_FAILURE",
             Self::NotFound => "NOT_FOUND",
             Self::Storage => "STORAGE",
+            Self::FileWrite => "FILE_WRITE",
             Self::Provider => "PROVIDER",
             Self::Internal => "INTERNAL",
         }

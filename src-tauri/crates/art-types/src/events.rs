@@ -15,6 +15,8 @@ pub const OBSERVATION: &str = "art://observation";
 pub const MESSAGE: &str = "art://message";
 /// The thread list changed (created, renamed, deleted, new activity); payload `null`.
 pub const THREADS: &str = "art://threads";
+/// An export moved on; payload [`crate::ExportProgress`] (at most ten a second).
+pub const EXPORT_PROGRESS: &str = "art://export-progress";
 /// A run ended; payload [`RunFinished`].
 pub const RUN_FINISHED: &str = "art://run-finished";
 

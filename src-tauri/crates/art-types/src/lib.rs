@@ -10,6 +10,7 @@ pub mod agent;
 pub mod app;
 pub mod error;
 pub mod events;
+pub mod export;
 pub mod library;
 pub mod message;
 pub mod observation;
@@ -26,6 +27,7 @@ pub use agent::{
 pub use app::{AppInfo, KeychainStatus, ReadyEvent};
 pub use error::{ErrorCode, IpcError};
 pub use events::{RunFinished, StreamBatch};
+pub use export::{ExportDone, ExportProgress, ExportRequest, ExportScope};
 pub use library::SavedPrompt;
 pub use message::{ConversationMessage, MessageRole, MessageStatus};
 pub use observation::{Observation, ObservationType, Phase, SpanInfo};

@@ -12,6 +12,7 @@
 pub mod agent;
 pub mod clock;
 pub mod context;
+pub mod export;
 pub mod instance;
 pub mod observation;
 pub mod paths;
@@ -19,6 +20,7 @@ pub mod providers;
 pub mod reasoning;
 pub mod secrets;
 pub mod sockets;
+pub mod standard;
 pub mod storage;
 pub mod tools;
 

@@ -116,7 +116,7 @@ async fn kinds(h: &Harness, trace: &str) -> Vec<ObservationType> {
     h.art
         .observations
         .query(&ObservationQuery {
-            trace_id: Some(trace.into()),
+            trace_ids: vec![trace.into()],
             ..Default::default()
         })
         .await
@@ -254,7 +254,7 @@ async fn one_tool_then_two_in_order_with_results_in_history() {
         .art
         .observations
         .query(&ObservationQuery {
-            trace_id: Some(out.metadata.trace_id.clone()),
+            trace_ids: vec![out.metadata.trace_id.clone()],
             ..Default::default()
         })
         .await

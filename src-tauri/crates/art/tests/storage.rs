@@ -118,13 +118,52 @@ async fn conformance(store: &dyn StorageAdapter) {
         .unwrap();
     let kinds = Query {
         kinds: vec!["PLAN".into(), "ERROR".into()],
-        trace_id: Some("run-1".into()),
+        trace_ids: vec!["run-1".into()],
         ..Query::thread("t1")
     };
     assert_eq!(
         ids(&store.query(Collection::Observations, &kinds).await.unwrap()),
         ["o1", "o3"]
     );
+
+    // several runs at once (a page of history asks for the runs of its messages only)
+    let runs: Vec<Record> = (0..6)
+        .map(|i| Record {
+            trace_id: Some(format!("page-run-{}", i % 3)),
+            ..observation(&format!("p{i}"), "t4", 50 + i, "PLAN")
+        })
+        .collect();
+    store.set(Collection::Observations, runs).await.unwrap();
+    let two_runs = Query {
+        trace_ids: vec!["page-run-0".into(), "page-run-2".into(), "unknown".into()],
+        ..Query::thread("t4")
+    };
+    assert_eq!(
+        ids(&store
+            .query(Collection::Observations, &two_runs)
+            .await
+            .unwrap()),
+        ["p0", "p2", "p3", "p5"]
+    );
+    // counted, and scanned in batches in the same order (an export reads this way)
+    assert_eq!(
+        store
+            .count(Collection::Observations, &two_runs)
+            .await
+            .unwrap(),
+        4
+    );
+    let mut scan = store.scan(Collection::Observations, two_runs.clone(), 3);
+    let mut batches = Vec::new();
+    while let Some(batch) = scan.recv().await {
+        batches.push(ids(&batch.unwrap()).join(","));
+    }
+    assert_eq!(batches, ["p0,p2,p3", "p5"]);
+    // a consumer that stops early just drops the stream
+    let mut scan = store.scan(Collection::Observations, Query::thread("t4"), 1);
+    assert_eq!(scan.recv().await.unwrap().unwrap().len(), 1);
+    drop(scan);
+    store.delete_thread("t4").await.unwrap();
 
     // a burst of observations (written in multi-row chunks plus a remainder) all land,
     // in order, and a repeated id in the same burst replaces the earlier row

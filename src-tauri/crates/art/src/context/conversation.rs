@@ -225,6 +225,41 @@ impl ConversationManager {
         Ok(())
     }
 
+    /// Put back a thread exactly as it was exported (same ids, times and counts), with
+    /// its messages; nothing is broadcast. Fails when the thread already exists.
+    pub async fn restore(
+        &self,
+        thread: &ThreadSummary,
+        messages: &[ConversationMessage],
+    ) -> Result<(), ContextError> {
+        if self
+            .storage
+            .get(Collection::Threads, &thread.thread_id)
+            .await?
+            .is_some()
+        {
+            return Err(ContextError::InvalidInput(format!(
+                "thread {} is already in this database",
+                thread.thread_id
+            )));
+        }
+        if let Some(wrong) = messages.iter().find(|m| m.thread_id != thread.thread_id) {
+            return Err(ContextError::InvalidInput(format!(
+                "message {} belongs to thread {}, not {}",
+                wrong.message_id, wrong.thread_id, thread.thread_id
+            )));
+        }
+        let records = messages
+            .iter()
+            .map(message_record)
+            .collect::<Result<_, _>>()?;
+        self.storage.set(Collection::Messages, records).await?;
+        self.storage
+            .set(Collection::Threads, vec![thread_record(thread)?])
+            .await?;
+        Ok(())
+    }
+
     /// One message of a thread, if it is there.
     pub async fn message(
         &self,

@@ -96,6 +96,30 @@ impl StateManager {
         Ok(ThreadContext { config, state })
     }
 
+    /// What was saved for a thread: its configuration and its state, each `None` when
+    /// never saved (unlike [`Self::load_thread_context`], which fills in defaults).
+    pub async fn saved(
+        &self,
+        thread_id: &str,
+    ) -> Result<(Option<ThreadConfig>, Option<AgentState>), ContextError> {
+        let config = self
+            .storage
+            .get(Collection::ThreadConfigs, thread_id)
+            .await?;
+        let state = self
+            .storage
+            .get(Collection::ThreadStates, thread_id)
+            .await?;
+        Ok((
+            config
+                .map(|r| r.decode(Collection::ThreadConfigs))
+                .transpose()?,
+            state
+                .map(|r| r.decode(Collection::ThreadStates))
+                .transpose()?,
+        ))
+    }
+
     /// Save a thread's configuration.
     pub async fn set_thread_config(
         &self,

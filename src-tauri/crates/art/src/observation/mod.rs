@@ -11,7 +11,9 @@ use serde_json::Value;
 
 use crate::clock;
 use crate::sockets::Sockets;
-use crate::storage::{self, Collection, Order, Query, Record, StorageAdapter, StorageError};
+use crate::storage::{
+    self, Collection, Order, Query, Record, RecordStream, StorageAdapter, StorageError,
+};
 
 /// An observation before the manager stamps it.
 #[derive(Debug, Clone)]
@@ -52,8 +54,8 @@ impl NewObservation {
 pub struct ObservationQuery {
     /// Only this thread.
     pub thread_id: Option<String>,
-    /// Only this run.
-    pub trace_id: Option<String>,
+    /// Only these runs (empty: all).
+    pub trace_ids: Vec<String>,
     /// Only these types (empty: all).
     pub types: Vec<ObservationType>,
     /// Newest first instead of oldest first.
@@ -151,6 +153,34 @@ fn from_record(r: Record) -> Result<Observation, StorageError> {
     })
 }
 
+fn storage_query(query: &ObservationQuery) -> Query {
+    Query {
+        thread_id: query.thread_id.clone(),
+        trace_ids: query.trace_ids.clone(),
+        kinds: query.types.iter().map(|t| t.as_str().to_owned()).collect(),
+        order: if query.newest_first {
+            Order::Descending
+        } else {
+            Order::Ascending
+        },
+        limit: query.limit,
+        ..Query::default()
+    }
+}
+
+/// Observations as a scan reads them (see [`ObservationManager::scan`]).
+pub struct ObservationScan {
+    records: RecordStream,
+}
+
+impl ObservationScan {
+    /// The next batch; `None` at the end.
+    pub async fn next_batch(&mut self) -> Option<Result<Vec<Observation>, StorageError>> {
+        let batch = self.records.recv().await?;
+        Some(batch.and_then(|records| records.into_iter().map(from_record).collect()))
+    }
+}
+
 /// Observations per storage write in [`ObservationManager::record_all`].
 pub const WRITE_CHUNK: usize = 256;
 
@@ -213,22 +243,37 @@ impl ObservationManager {
         Ok(observations)
     }
 
+    /// Put back observations exactly as they were exported (same ids, times and
+    /// titles); nothing is broadcast.
+    pub async fn restore(&self, observations: &[Observation]) -> Result<(), StorageError> {
+        for chunk in observations.chunks(WRITE_CHUNK) {
+            let records = chunk.iter().map(to_record).collect::<Result<_, _>>()?;
+            self.storage.set(Collection::Observations, records).await?;
+        }
+        Ok(())
+    }
+
+    /// How many observations match `query` (its limit aside).
+    pub async fn count(&self, query: &ObservationQuery) -> Result<u64, StorageError> {
+        self.storage
+            .count(Collection::Observations, &storage_query(query))
+            .await
+    }
+
+    /// Observations matching `query` in batches of at most `batch`, read while the
+    /// caller works on the previous ones (memory stays bounded for millions).
+    pub fn scan(&self, query: &ObservationQuery, batch: usize) -> ObservationScan {
+        ObservationScan {
+            records: self
+                .storage
+                .scan(Collection::Observations, storage_query(query), batch),
+        }
+    }
+
     /// Observations matching `query`, oldest first unless asked otherwise.
     pub async fn query(&self, query: &ObservationQuery) -> Result<Vec<Observation>, StorageError> {
-        let q = Query {
-            thread_id: query.thread_id.clone(),
-            trace_id: query.trace_id.clone(),
-            kinds: query.types.iter().map(|t| t.as_str().to_owned()).collect(),
-            order: if query.newest_first {
-                Order::Descending
-            } else {
-                Order::Ascending
-            },
-            limit: query.limit,
-            ..Query::default()
-        };
         self.storage
-            .query(Collection::Observations, &q)
+            .query(Collection::Observations, &storage_query(query))
             .await?
             .into_iter()
             .map(from_record)

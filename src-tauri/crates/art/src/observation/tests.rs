@@ -62,7 +62,7 @@ async fn query_by_trace_and_types_in_order() {
     manager.record_all(news).await.unwrap();
     let found = manager
         .query(&ObservationQuery {
-            trace_id: Some("run-a".into()),
+            trace_ids: vec!["run-a".into()],
             types: vec![ObservationType::Plan, ObservationType::Intent],
             ..Default::default()
         })

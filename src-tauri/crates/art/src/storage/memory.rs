@@ -4,7 +4,10 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::{Collection, Order, Query, Record, SearchHit, StorageAdapter, StorageError};
+use super::{
+    Collection, Order, Query, Record, RecordStream, SCAN_QUEUE, SearchHit, StorageAdapter,
+    StorageError,
+};
 
 #[derive(Default)]
 struct Tables {
@@ -26,6 +29,26 @@ impl MemoryStorage {
 
     fn tables(&self) -> std::sync::MutexGuard<'_, Tables> {
         self.tables.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn matching(&self, collection: Collection, query: &Query) -> Vec<Record> {
+        let tables = self.tables();
+        let mut found: Vec<&(u64, Record)> = tables
+            .rows
+            .iter()
+            .filter(|((c, _), (_, r))| *c == collection && query.matches(r))
+            .map(|(_, v)| v)
+            .collect();
+        found.sort_by_key(|(seq, r)| (r.timestamp, *seq));
+        if query.order == Order::Descending {
+            found.reverse();
+        }
+        let limit = query.limit.unwrap_or(usize::MAX);
+        found
+            .into_iter()
+            .take(limit)
+            .map(|(_, r)| r.clone())
+            .collect()
     }
 }
 
@@ -75,23 +98,28 @@ impl StorageAdapter for MemoryStorage {
         collection: Collection,
         query: &Query,
     ) -> Result<Vec<Record>, StorageError> {
-        let tables = self.tables();
-        let mut found: Vec<&(u64, Record)> = tables
-            .rows
-            .iter()
-            .filter(|((c, _), (_, r))| *c == collection && query.matches(r))
-            .map(|(_, v)| v)
-            .collect();
-        found.sort_by_key(|(seq, r)| (r.timestamp, *seq));
-        if query.order == Order::Descending {
-            found.reverse();
-        }
-        let limit = query.limit.unwrap_or(usize::MAX);
-        Ok(found
-            .into_iter()
-            .take(limit)
-            .map(|(_, r)| r.clone())
-            .collect())
+        Ok(self.matching(collection, query))
+    }
+
+    async fn count(&self, collection: Collection, query: &Query) -> Result<u64, StorageError> {
+        let all = Query {
+            limit: None,
+            ..query.clone()
+        };
+        Ok(self.matching(collection, &all).len() as u64)
+    }
+
+    fn scan(&self, collection: Collection, query: Query, batch: usize) -> RecordStream {
+        let (sender, stream) = tokio::sync::mpsc::channel(SCAN_QUEUE);
+        let found = self.matching(collection, &query);
+        tokio::spawn(async move {
+            for chunk in found.chunks(batch.max(1)) {
+                if sender.send(Ok(chunk.to_vec())).await.is_err() {
+                    break;
+                }
+            }
+        });
+        stream
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), StorageError> {

@@ -109,8 +109,8 @@ pub enum Order {
 pub struct Query {
     /// Only this thread.
     pub thread_id: Option<String>,
-    /// Only this run.
-    pub trace_id: Option<String>,
+    /// Only these runs (empty: all).
+    pub trace_ids: Vec<String>,
     /// Only these kinds.
     pub kinds: Vec<String>,
     /// Only records strictly older than this (unix ms).
@@ -138,7 +138,11 @@ impl Query {
             want.as_ref().is_none_or(|w| have.as_ref() == Some(w))
         };
         eq(&self.thread_id, &record.thread_id)
-            && eq(&self.trace_id, &record.trace_id)
+            && (self.trace_ids.is_empty()
+                || record
+                    .trace_id
+                    .as_ref()
+                    .is_some_and(|t| self.trace_ids.contains(t)))
             && (self.kinds.is_empty()
                 || record.kind.as_ref().is_some_and(|k| self.kinds.contains(k)))
             && self.before.is_none_or(|b| record.timestamp < b)
@@ -193,6 +197,12 @@ pub enum StorageError {
     Closed,
 }
 
+/// Batches of records as a scan reads them (see [`StorageAdapter::scan`]).
+pub type RecordStream = tokio::sync::mpsc::Receiver<Result<Vec<Record>, StorageError>>;
+
+/// Batches a scan reads ahead of its consumer.
+pub const SCAN_QUEUE: usize = 4;
+
 /// Persistence used by the repositories (ART's StorageAdapter).
 #[async_trait::async_trait]
 pub trait StorageAdapter: Send + Sync {
@@ -208,6 +218,13 @@ pub trait StorageAdapter: Send + Sync {
         collection: Collection,
         query: &Query,
     ) -> Result<Vec<Record>, StorageError>;
+    /// How many records match a query (its order and limit aside).
+    async fn count(&self, collection: Collection, query: &Query) -> Result<u64, StorageError>;
+    /// Records matching a query, in batches of at most `batch`, read while the consumer
+    /// works: at most [`SCAN_QUEUE`] batches wait, so exporting millions of records
+    /// holds only a few thousand in memory. Dropping the stream stops the read. Needs
+    /// a Tokio runtime.
+    fn scan(&self, collection: Collection, query: Query, batch: usize) -> RecordStream;
     /// Remove every record of a thread in every collection (cascade delete).
     async fn delete_thread(&self, thread_id: &str) -> Result<(), StorageError>;
     /// Remove everything in a collection.

@@ -16,7 +16,10 @@ use std::thread::JoinHandle;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use tokio::sync::oneshot;
 
-use super::{Collection, Query, Record, SearchHit, StorageAdapter, StorageError, migrations};
+use super::{
+    Collection, Query, Record, RecordStream, SCAN_QUEUE, SearchHit, StorageAdapter, StorageError,
+    migrations,
+};
 use write::{Job, WriteOp};
 
 /// [`StorageAdapter`] over a SQLite file.
@@ -108,10 +111,11 @@ impl SqliteStorage {
         answer.await.map_err(|_| StorageError::Closed)?
     }
 
-    async fn read<T: Send + 'static>(
+    /// Run `work` on a pooled read-only connection, on a blocking thread.
+    fn reading<T: Send + 'static>(
         &self,
         work: impl FnOnce(&Connection) -> Result<T, StorageError> + Send + 'static,
-    ) -> Result<T, StorageError> {
+    ) -> tokio::task::JoinHandle<Result<T, StorageError>> {
         let readers = Arc::clone(&self.readers);
         let path = self.path.clone();
         tokio::task::spawn_blocking(move || {
@@ -129,8 +133,15 @@ impl SqliteStorage {
             readers.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
             result
         })
-        .await
-        .map_err(|e| StorageError::Database(format!("read task failed: {e}")))?
+    }
+
+    async fn read<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T, StorageError> + Send + 'static,
+    ) -> Result<T, StorageError> {
+        self.reading(work)
+            .await
+            .map_err(|e| StorageError::Database(format!("read task failed: {e}")))?
     }
 }
 
@@ -178,6 +189,30 @@ impl StorageAdapter for SqliteStorage {
         let query = query.clone();
         self.read(move |conn| read::query(conn, collection, &query))
             .await
+    }
+
+    async fn count(&self, collection: Collection, query: &Query) -> Result<u64, StorageError> {
+        let query = query.clone();
+        self.read(move |conn| read::count(conn, collection, &query))
+            .await
+    }
+
+    fn scan(&self, collection: Collection, query: Query, batch: usize) -> RecordStream {
+        let (sender, stream) = tokio::sync::mpsc::channel(SCAN_QUEUE);
+        let failed = sender.clone();
+        let reading = self.reading(move |conn| {
+            let mut deliver = |chunk| sender.blocking_send(Ok(chunk)).is_ok();
+            read::scan(conn, collection, &query, batch.max(1), &mut deliver)
+        });
+        tokio::spawn(async move {
+            let error = match reading.await {
+                Ok(Ok(())) => return,
+                Ok(Err(e)) => e,
+                Err(e) => StorageError::Database(format!("read task failed: {e}")),
+            };
+            let _ = failed.send(Err(error)).await;
+        });
+        stream
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), StorageError> {

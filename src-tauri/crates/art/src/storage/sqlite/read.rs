@@ -14,9 +14,11 @@ struct Source {
     select: &'static str,
     by_collection: bool,
     thread: &'static str,
-    trace: &'static str,
+    /// Any of some runs; `{}` stands for the list of placeholders.
+    traces: &'static str,
     id: &'static str,
-    kind: &'static str,
+    /// Any of some kinds; `{}` stands for the list of placeholders.
+    kinds: &'static str,
     ts: &'static str,
     seq: &'static str,
     /// The id as the table stores it.
@@ -27,9 +29,9 @@ const RECORDS: Source = Source {
     select: "SELECT id, thread_id, trace_id, kind, ts, body FROM records WHERE collection = ?",
     by_collection: true,
     thread: "thread_id = ?",
-    trace: "trace_id = ?",
+    traces: "trace_id IN ({})",
     id: "id = ?",
-    kind: "kind",
+    kinds: "kind IN ({})",
     ts: "ts",
     seq: "seq",
     id_value: |id| SqlValue::Text(id.to_owned()),
@@ -41,9 +43,9 @@ const OBSERVATIONS: Source = Source {
              WHERE TRUE",
     by_collection: false,
     thread: "o.thread = (SELECT key FROM keys WHERE value = ?)",
-    trace: "o.trace = (SELECT key FROM keys WHERE value = ?)",
+    traces: "o.trace IN (SELECT key FROM keys WHERE value IN ({}))",
     id: "o.id = ?",
-    kind: "o.kind",
+    kinds: "o.kind IN ({})",
     ts: "o.ts",
     seq: "o.seq",
     id_value: |id| ids::stored(id).to_value(),
@@ -95,11 +97,8 @@ pub(super) fn get(
     Ok(collect(conn, &sql, args)?.pop())
 }
 
-pub(super) fn query(
-    conn: &Connection,
-    collection: Collection,
-    query: &Query,
-) -> Result<Vec<Record>, StorageError> {
+/// The SQL and arguments of `query` over `collection`.
+fn statement(collection: Collection, query: &Query) -> (String, Vec<SqlValue>) {
     let (src, mut args) = source(collection);
     let mut sql = src.select.to_owned();
     let mut filter = |clause: &str, arg: SqlValue| {
@@ -110,20 +109,22 @@ pub(super) fn query(
     if let Some(thread) = &query.thread_id {
         filter(src.thread, thread.clone().into());
     }
-    if let Some(trace) = &query.trace_id {
-        filter(src.trace, trace.clone().into());
-    }
     if let Some(before) = query.before {
         filter(&format!("{} < ?", src.ts), before.into());
     }
     if let Some(after) = query.after {
         filter(&format!("{} > ?", src.ts), after.into());
     }
-    if !query.kinds.is_empty() {
-        let marks = vec!["?"; query.kinds.len()].join(", ");
-        sql.push_str(&format!(" AND {} IN ({marks})", src.kind));
-        args.extend(query.kinds.iter().cloned().map(Into::into));
-    }
+    let mut any_of = |clause: &str, values: &[String]| {
+        if !values.is_empty() {
+            let marks = vec!["?"; values.len()].join(", ");
+            sql.push_str(" AND ");
+            sql.push_str(&clause.replace("{}", &marks));
+            args.extend(values.iter().cloned().map(Into::into));
+        }
+    };
+    any_of(src.traces, &query.trace_ids);
+    any_of(src.kinds, &query.kinds);
     let direction = match query.order {
         Order::Ascending => "ASC",
         Order::Descending => "DESC",
@@ -137,7 +138,62 @@ pub(super) fn query(
         sql.push_str(" LIMIT ?");
         args.push(i64::try_from(limit).unwrap_or(i64::MAX).into());
     }
+    (sql, args)
+}
+
+pub(super) fn query(
+    conn: &Connection,
+    collection: Collection,
+    query: &Query,
+) -> Result<Vec<Record>, StorageError> {
+    let (sql, args) = statement(collection, query);
     collect(conn, &sql, args)
+}
+
+/// How many records match `query` (order and limit aside).
+pub(super) fn count(
+    conn: &Connection,
+    collection: Collection,
+    query: &Query,
+) -> Result<u64, StorageError> {
+    let all = Query {
+        limit: None,
+        ..query.clone()
+    };
+    let (sql, args) = statement(collection, &all);
+    let sql = format!("SELECT COUNT(*) FROM ({sql})");
+    let mut stmt = conn.prepare_cached(&sql).map_err(db_err)?;
+    let n: i64 = stmt
+        .query_row(params_from_iter(args), |row| row.get(0))
+        .map_err(db_err)?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// Hand the records of `query` to `deliver` in batches of `batch`, as they are read;
+/// stops early (without error) when `deliver` returns `false`.
+pub(super) fn scan(
+    conn: &Connection,
+    collection: Collection,
+    query: &Query,
+    batch: usize,
+    deliver: &mut dyn FnMut(Vec<Record>) -> bool,
+) -> Result<(), StorageError> {
+    let (sql, args) = statement(collection, query);
+    let mut stmt = conn.prepare(&sql).map_err(db_err)?;
+    let mut rows = stmt.query(params_from_iter(args)).map_err(db_err)?;
+    let mut chunk = Vec::with_capacity(batch);
+    while let Some(row) = rows.next().map_err(db_err)? {
+        chunk.push(row_to_record(row).map_err(db_err)?);
+        if chunk.len() == batch
+            && !deliver(std::mem::replace(&mut chunk, Vec::with_capacity(batch)))
+        {
+            return Ok(());
+        }
+    }
+    if !chunk.is_empty() {
+        deliver(chunk);
+    }
+    Ok(())
 }
 
 /// Turn user text into a safe FTS5 expression: every word a quoted prefix, all required.

@@ -1,0 +1,100 @@
+//! `art`: ART Workbench without the window, over the same data directory as the app.
+//!
+//! ```text
+//! art threads                                   list threads
+//! art run --thread ID "question"                run the agent, print plan, tools, answer
+//! art export --format otlp --thread ID -o FILE  export traces (jsonl | otlp | markdown)
+//! art import FILE                               import a native (jsonl) trace file
+//! ```
+
+mod export;
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use art::paths::DataDir;
+use art::standard::Standard;
+use clap::{Parser, Subcommand};
+
+/// ART Workbench on the command line: the same threads, agent and traces as the app.
+#[derive(Parser)]
+#[command(name = "art", version, about, long_about = None)]
+struct Cli {
+    /// Data directory (default: the app's, or ART_WORKBENCH_DATA_DIR).
+    #[arg(long, global = true, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List threads, most recently active first.
+    Threads,
+    /// Ask the agent in a thread; prints the plan, tool calls and the streamed answer.
+    ///
+    /// Exit status: 0 answered, 3 answered but a tool failed, 1 failed, 130 stopped
+    /// (Ctrl-C).
+    Run(run::Args),
+    /// Export threads or runs as native JSONL, OpenTelemetry (OTLP JSON) or Markdown.
+    Export(export::Args),
+    /// Import a native JSONL trace file (checked whole first: a bad line changes nothing).
+    Import {
+        /// The file written by `art export --format jsonl`.
+        file: PathBuf,
+    },
+}
+
+fn open(data_dir: Option<PathBuf>) -> anyhow::Result<Standard> {
+    let dir = DataDir::resolve_from(data_dir).context("no data directory")?;
+    dir.ensure().context("cannot use the data directory")?;
+    Standard::open(&dir).with_context(|| format!("in {}", dir.root().display()))
+}
+
+async fn threads(stack: &Standard) -> anyhow::Result<()> {
+    let threads = stack.art.conversation.list_threads().await?;
+    if threads.is_empty() {
+        println!("No threads yet. Start one in the app, or: art run --new \"question\"");
+    }
+    for t in threads {
+        println!(
+            "{}  {:>5} messages  {}",
+            t.thread_id, t.message_count, t.title
+        );
+    }
+    Ok(())
+}
+
+async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
+    let stack = open(cli.data_dir)?;
+    match cli.command {
+        Command::Threads => threads(&stack).await.map(|()| ExitCode::SUCCESS),
+        Command::Run(args) => run::run(&stack, args).await,
+        Command::Export(args) => export::export(&stack, args)
+            .await
+            .map(|()| ExitCode::SUCCESS),
+        Command::Import { file } => export::import(&stack, &file)
+            .await
+            .map(|()| ExitCode::SUCCESS),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("art: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(main_async(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("art: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,251 @@
+//! `art run`: one agent run in a thread, printed as it happens.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::bail;
+use art::agent::CancellationToken;
+use art::providers::factory::BASE_URL;
+use art::sockets::{ObservationFilter, StreamFilter};
+use art::standard::Standard;
+use art_types::{
+    AgentFinalResponse, AgentOptions, AgentProps, Observation, ObservationType, ProviderConfig,
+    RunStatus, StreamEvent, StreamEventKind, TokenType,
+};
+use serde_json::Value;
+
+/// Options of `art run`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The thread to ask in (see `art threads`).
+    #[arg(
+        long,
+        value_name = "ID",
+        conflicts_with = "new",
+        required_unless_present = "new"
+    )]
+    thread: Option<String>,
+    /// Start a new thread with this title instead.
+    #[arg(long, value_name = "TITLE")]
+    new: Option<String>,
+    /// Provider for this run (default: the thread's; with --new, saved as the new
+    /// thread's), e.g. ollama, openai.
+    #[arg(long, requires = "model")]
+    provider: Option<String>,
+    /// Model for this run (with --provider).
+    #[arg(long, requires = "provider")]
+    model: Option<String>,
+    /// Base URL of the provider for this run (with --provider).
+    #[arg(long, requires = "provider", value_name = "URL")]
+    base_url: Option<String>,
+    /// Tools the thread may use, comma-separated, e.g. `calculator,current_time`
+    /// (saved in the thread's settings).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    tools: Option<Vec<String>>,
+    /// Also print the model's thinking.
+    #[arg(long)]
+    thinking: bool,
+    /// The question.
+    question: String,
+}
+
+/// Prints what a run does.
+struct Printer {
+    thinking: bool,
+    answered: bool,
+}
+
+impl Printer {
+    fn stream(&mut self, event: &StreamEvent) {
+        if let StreamEventKind::Token { text, token_type } = &event.kind {
+            let answer = matches!(
+                token_type,
+                TokenType::FinalSynthesisLlmResponse | TokenType::LlmResponse
+            );
+            if answer {
+                self.answered = true;
+                print!("{text}");
+                let _ = std::io::stdout().flush();
+            } else if self.thinking && token_type.is_thinking() {
+                eprint!("{text}");
+            }
+        }
+    }
+
+    fn observation(&self, o: &Observation) {
+        let c = &o.content;
+        let text = |key: &str| {
+            c.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        match o.kind {
+            ObservationType::Plan => {
+                let intent = c.get("intent").and_then(Value::as_str);
+                println!(
+                    "Plan{}",
+                    intent.map(|i| format!(": {i}")).unwrap_or_default()
+                );
+                if let Some(Value::Array(steps)) = c.get("plan") {
+                    for (i, step) in steps.iter().enumerate() {
+                        let step = step
+                            .as_str()
+                            .map_or_else(|| step.to_string(), str::to_owned);
+                        println!("  {}. {step}", i + 1);
+                    }
+                } else if let Some(plan) = c.get("plan").and_then(Value::as_str) {
+                    for line in plan.lines().filter(|l| !l.trim().is_empty()) {
+                        println!("  {}", line.trim());
+                    }
+                }
+            }
+            ObservationType::ToolExecution => {
+                let args = c.get("arguments").map(Value::to_string).unwrap_or_default();
+                let outcome = match text("status").as_str() {
+                    "success" => format!(
+                        "ok → {}",
+                        c.get("output").map(Value::to_string).unwrap_or_default()
+                    ),
+                    _ => format!("error: {}", text("error")),
+                };
+                println!("Tool {} {args}: {outcome}", text("toolName"));
+            }
+            ObservationType::Error => eprintln!("Error {}: {}", text("code"), text("message")),
+            _ => {}
+        }
+    }
+}
+
+fn footer(out: &AgentFinalResponse) -> String {
+    let m = &out.metadata;
+    let model = out
+        .response
+        .metadata
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    format!(
+        "{model} · {} → {} tokens · {} LLM calls, {} tool calls · {:.1} s",
+        m.usage.input_tokens,
+        m.usage.output_tokens,
+        m.llm_calls,
+        m.tool_calls,
+        m.total_duration_ms as f64 / 1000.0
+    )
+}
+
+/// Save a thread's provider (a new thread's) and enabled tools (checked by name).
+async fn save_settings(
+    stack: &Standard,
+    thread_id: &str,
+    provider: Option<&ProviderConfig>,
+    tools: Option<Vec<String>>,
+) -> anyhow::Result<()> {
+    let art = &stack.art;
+    let mut config = art.state.load_thread_context(thread_id).await?.config;
+    if let Some(provider) = provider {
+        config.provider_config = provider.clone();
+    }
+    if let Some(tools) = tools {
+        let known: Vec<String> = art.tools.list().into_iter().map(|t| t.name).collect();
+        if let Some(unknown) = tools.iter().find(|t| !known.contains(t)) {
+            bail!(
+                "there is no tool named {unknown:?} (known: {})",
+                known.join(", ")
+            );
+        }
+        config.enabled_tools = tools;
+    }
+    art.state.set_thread_config(thread_id, &config).await?;
+    Ok(())
+}
+
+/// Run the agent once; the exit status says how it ended.
+pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
+    let art = &stack.art;
+    let thread_id = match (&args.thread, &args.new) {
+        (Some(id), _) => art.conversation.thread(id).await?.thread_id,
+        (None, Some(title)) => art.conversation.create_thread(Some(title)).await?.thread_id,
+        (None, None) => bail!("say which thread: --thread ID, or --new TITLE"),
+    };
+    let provider_config = args.provider.map(|provider_name| {
+        let mut adapter_options = serde_json::Map::new();
+        if let Some(url) = &args.base_url {
+            adapter_options.insert(BASE_URL.into(), Value::String(url.clone()));
+        }
+        ProviderConfig {
+            provider_name,
+            model_id: args.model.unwrap_or_default(),
+            adapter_options,
+        }
+    });
+    if args.new.is_some() || args.tools.is_some() {
+        let provider = provider_config.as_ref().filter(|_| args.new.is_some());
+        save_settings(stack, &thread_id, provider, args.tools).await?;
+    }
+    let props = AgentProps {
+        query: args.question,
+        thread_id: thread_id.clone(),
+        trace_id: Some(art::clock::new_id()),
+        options: AgentOptions {
+            provider_config,
+            ..AgentOptions::default()
+        },
+    };
+    let trace = props.trace_id.clone();
+    let mut stream = art.sockets.stream.subscribe(StreamFilter {
+        thread_id: Some(thread_id.clone()),
+        trace_id: trace.clone(),
+    });
+    let mut observations = art.sockets.observations.subscribe(ObservationFilter {
+        thread_id: Some(thread_id),
+        types: vec![
+            ObservationType::Plan,
+            ObservationType::ToolExecution,
+            ObservationType::Error,
+        ],
+    });
+    let cancel = CancellationToken::new();
+    let mut printer = Printer {
+        thinking: args.thinking,
+        answered: false,
+    };
+    let process = art.process(props, cancel.clone());
+    tokio::pin!(process);
+    let mut stopped = false;
+    let outcome = loop {
+        tokio::select! {
+            out = &mut process => break out,
+            Some(event) = stream.recv() => printer.stream(&event),
+            Some(o) = observations.recv() => printer.observation(&o),
+            _ = tokio::signal::ctrl_c(), if !stopped => {
+                stopped = true;
+                eprintln!("\nStopping…");
+                cancel.cancel();
+            }
+        }
+    };
+    while let Some(o) = observations.try_recv() {
+        printer.observation(&o);
+    }
+    while let Some(event) = stream.try_recv() {
+        printer.stream(&event);
+    }
+    let out = outcome?;
+    if printer.answered {
+        println!();
+    }
+    println!("\n{}", footer(&out));
+    Ok(match out.metadata.status {
+        _ if stopped => ExitCode::from(130),
+        RunStatus::Success => ExitCode::SUCCESS,
+        RunStatus::Partial => ExitCode::from(3),
+        RunStatus::Error => {
+            if let Some(e) = &out.metadata.error {
+                eprintln!("art: the run failed: {} ({})", e.message, e.code);
+            }
+            ExitCode::FAILURE
+        }
+    })
+}

@@ -1,0 +1,68 @@
+//! The framework as the desktop app and the `art` command line both use it: the
+//! database of a data directory, the built-in providers with keys from the OS keychain
+//! (or `<PROVIDER>_API_KEY`), and an [`ArtInstance`] over them.
+
+use std::sync::Arc;
+
+use crate::export::Redactor;
+use crate::instance::ArtInstance;
+use crate::paths::DataDir;
+use crate::providers::factory::{BuiltinFactory, builtin_entries};
+use crate::providers::{ManagerOptions, ProviderManager};
+use crate::secrets::{EnvFallback, KeychainStore};
+use crate::storage::StorageError;
+use crate::storage::sqlite::SqliteStorage;
+use crate::tools::RegistryError;
+
+/// Why the framework could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The database could not be opened or migrated.
+    #[error("cannot open the database: {0}")]
+    Storage(#[from] StorageError),
+    /// The built-in tools could not be registered (a bug).
+    #[error(transparent)]
+    Tools(#[from] RegistryError),
+}
+
+/// The framework over a data directory.
+pub struct Standard {
+    /// The framework.
+    pub art: ArtInstance,
+    /// Providers and their pooled adapters.
+    pub providers: Arc<ProviderManager>,
+    /// API keys: the OS keychain, with `<PROVIDER>_API_KEY` as a read-only fallback.
+    pub secrets: Arc<EnvFallback<KeychainStore>>,
+}
+
+impl Standard {
+    /// Open the database of `data_dir` and build the framework over it.
+    pub fn open(data_dir: &DataDir) -> Result<Self, OpenError> {
+        let storage = SqliteStorage::open(data_dir.database_path())?;
+        let secrets = Arc::new(EnvFallback::new(KeychainStore::default()));
+        let providers = Arc::new(ProviderManager::new(
+            builtin_entries(),
+            Arc::new(BuiltinFactory::default()),
+            secrets.clone(),
+            ManagerOptions::default(),
+        ));
+        let art = ArtInstance::builder(Arc::new(storage), providers.clone()).build()?;
+        Ok(Self {
+            art,
+            providers,
+            secrets,
+        })
+    }
+
+    /// A redactor for exports that knows every provider key (reads the keychain: may
+    /// block, call it off the async runtime's workers).
+    pub fn redactor(&self) -> Redactor {
+        let names: Vec<String> = self
+            .providers
+            .entries()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        Redactor::for_keys(self.secrets.as_ref(), names.iter().map(String::as_str))
+    }
+}

@@ -1,0 +1,243 @@
+//! The `art` command line, run as a real process on a temporary data directory against
+//! a fake Ollama over TCP: a run prints its plan, tool call and answer; threads are
+//! listed; exports are written and import into another data directory; mistakes get a
+//! clear message and a failing exit status.
+
+use std::path::Path;
+use std::process::Output;
+
+use art_testkit::fake::scripts::{MODEL, Protocol, router, text_reply};
+use art_testkit::fake::{FakeServer, Reply};
+
+const PLAN: &str = r#"{"title": "Add two numbers", "intent": "Add 19 and 23", "plan": ["Add with the calculator", "Answer"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]}"#;
+
+/// Run `art --data-dir DIR ARGS…` to its end.
+async fn art(dir: &Path, args: &[&str]) -> Output {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_art"));
+    command.arg("--data-dir").arg(dir).args(args);
+    tokio::task::spawn_blocking(move || command.output().expect("art runs"))
+        .await
+        .unwrap()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_threads_export_import() {
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, PLAN, 16),
+            text_reply(Protocol::Ollama, "The sum is 42.", 4),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let url = ollama.url();
+    let out = art(
+        data.path(),
+        &[
+            "run",
+            "--new",
+            "Sums",
+            "--provider",
+            "ollama",
+            "--model",
+            MODEL,
+            "--base-url",
+            &url,
+            "--tools",
+            "calculator",
+            "What is 19 + 23?",
+        ],
+    )
+    .await;
+    let printed = stdout(&out);
+    assert!(out.status.success(), "{printed}\n{}", stderr(&out));
+    assert!(printed.contains("Plan: Add 19 and 23"), "{printed}");
+    assert!(printed.contains("1. Add with the calculator"), "{printed}");
+    assert!(
+        printed.contains("Tool calculator {\"expression\":\"19 + 23\"}: ok → "),
+        "{printed}"
+    );
+    assert!(printed.contains("\"result\":42"), "{printed}");
+    assert!(printed.contains("The sum is 42."), "{printed}");
+
+    let out = art(data.path(), &["threads"]).await;
+    assert!(stdout(&out).contains("Sums"), "{}", stdout(&out));
+    let thread = stdout(&out).split_whitespace().next().unwrap().to_owned();
+
+    // Every format, to a file.
+    for (format, name) in [
+        ("jsonl", "t.jsonl"),
+        ("otlp", "t.otlp.jsonl"),
+        ("markdown", "t.md"),
+    ] {
+        let file = data.path().join(name);
+        let out = art(
+            data.path(),
+            &[
+                "export",
+                "--format",
+                format,
+                "--thread",
+                &thread,
+                "-o",
+                file.to_str().unwrap(),
+            ],
+        )
+        .await;
+        assert!(out.status.success(), "{format}: {}", stderr(&out));
+        assert!(stderr(&out).contains("observation(s)"), "{}", stderr(&out));
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.contains("19 + 23") || format == "otlp",
+            "{format}: {text}"
+        );
+        if format != "markdown" {
+            for line in text.lines() {
+                serde_json::from_str::<serde_json::Value>(line).expect("JSON lines");
+            }
+        }
+    }
+    let markdown = std::fs::read_to_string(data.path().join("t.md")).unwrap();
+    assert!(markdown.contains("**Tool `calculator`** (ok"), "{markdown}");
+
+    // Into another data directory, where it is listed.
+    let other = tempfile::tempdir().unwrap();
+    let file = data.path().join("t.jsonl");
+    let out = art(other.path(), &["import", file.to_str().unwrap()]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Imported 1 thread(s)"),
+        "{}",
+        stderr(&out)
+    );
+    let out = art(other.path(), &["threads"]).await;
+    assert!(stdout(&out).contains(&thread), "{}", stdout(&out));
+    // A second import of the same file is refused.
+    let out = art(other.path(), &["import", file.to_str().unwrap()]).await;
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("already in this database"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mistakes_get_clear_messages_and_failing_status() {
+    let data = tempfile::tempdir().unwrap();
+    let out = art(data.path(), &["run", "--thread", "nope", "hello"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("nope"), "{}", stderr(&out));
+
+    let out = art(
+        data.path(),
+        &["run", "--new", "T", "--tools", "hammer", "hi"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no tool named \"hammer\""),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = art(data.path(), &["import", "/no/such/file.jsonl"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("cannot import"), "{}", stderr(&out));
+
+    let out = art(data.path(), &["export", "--format", "otlp", "-o", "x"]).await;
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--thread"), "{}", stderr(&out));
+
+    let out = art(
+        data.path(),
+        &["export", "--format", "yaml", "--all", "-o", "x"],
+    )
+    .await;
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("yaml"), "{}", stderr(&out));
+
+    let target = data.path().join("x.json");
+    let out = art(
+        data.path(),
+        &[
+            "export",
+            "--format",
+            "otlp",
+            "--thread",
+            "nope",
+            "-o",
+            target.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no thread nope"), "{}", stderr(&out));
+    assert!(!target.exists(), "no half-written file");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_provider_is_a_failed_run() {
+    let down = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![Reply::error(
+            404,
+            r#"{"error":"model \"fake-model\" not found, try pulling it first"}"#,
+        )],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let url = down.url();
+    let out = art(
+        data.path(),
+        &[
+            "run",
+            "--new",
+            "Broken",
+            "--provider",
+            "ollama",
+            "--model",
+            MODEL,
+            "--base-url",
+            &url,
+            "hi",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stderr(&out).contains("not found"), "{}", stderr(&out));
+}
+
+#[test]
+fn every_command_has_help() {
+    for command in [
+        &["--help"][..],
+        &["run", "--help"],
+        &["export", "--help"],
+        &["import", "--help"],
+        &["threads", "--help"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_art"))
+            .args(command)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{command:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Usage"),
+            "{command:?}"
+        );
+    }
+}

@@ -1,0 +1,408 @@
+//! Desktop budgets of the UI, measured on the real app through WebDriver (`cargo xtask
+//! bench` builds the release app and provides the display, D-Bus session and
+//! tauri-driver; `ART_E2E_APP` names the binary):
+//!
+//! - **Opening a 5,000-message thread** (2,500 runs with plan and tool observations,
+//!   some answers with code): from the click in the sidebar to the frame after its
+//!   newest message is in the page — backend reads, IPC, rendering and layout.
+//! - **Streaming a 3,000-line answer at ~2,000 tokens/s** from a fake Ollama: every line
+//!   is on screen at the end, in order, and the memory of the app and its WebKit
+//!   processes grows by less than 50 MB.
+//!
+//! Prints one Markdown table; `cargo xtask bench` shows it and BENCHMARKS.md keeps it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use art::context::{ConversationManager, StateManager};
+use art::observation::{NewObservation, ObservationManager};
+use art::paths::DATABASE_FILE;
+use art::sockets::Sockets;
+use art::storage::sqlite::SqliteStorage;
+use art_testkit::e2e::AppSession;
+use art_testkit::fake::FakeServer;
+use art_testkit::fake::scripts::{MODEL, Protocol, router, text_reply};
+use art_types::{
+    ConversationMessage, MessageRole, MessageStatus, ObservationType, ProviderConfig,
+    StateSavingStrategy, ThreadConfig,
+};
+use serde_json::{Value, json};
+
+/// Runs (question + answer) in the long thread.
+const RUNS: usize = 2_500;
+/// Timed opens of the long thread.
+const OPENS: usize = 7;
+/// Lines of the streamed answer.
+const LINES: usize = 3_000;
+/// Streamed answers measured (each in its own thread).
+const STREAMS: usize = 3;
+/// Tokens per write and the pause between writes: 2,000 tokens/s.
+const TOKENS_PER_WRITE: usize = 20;
+const WRITE_EVERY: Duration = Duration::from_millis(10);
+
+const ENTER: char = '\u{E006}';
+
+/// Ids of the seeded threads.
+struct Seeded {
+    long: String,
+    short: String,
+    streams: Vec<String>,
+}
+
+fn message(thread: &str, i: usize, role: MessageRole, content: String) -> ConversationMessage {
+    ConversationMessage {
+        message_id: format!("m{i:04}"),
+        thread_id: thread.to_owned(),
+        role,
+        content,
+        timestamp: 1_700_000_000_000 + i as i64 * 1_000,
+        status: MessageStatus::Complete,
+        metadata: json!({ "traceId": format!("run{}", i / 2), "model": MODEL }),
+    }
+}
+
+fn answer(n: usize) -> String {
+    if n.is_multiple_of(10) {
+        format!(
+            "Answer {n}: here is the function.\n\n```rust\nfn double(x: u64) -> u64 {{\n    // run {n}\n    x * 2\n}}\n```\n\nIt returns **twice** its input."
+        )
+    } else {
+        format!(
+            "Answer {n}: the sum is **{}**, computed with the calculator.",
+            n * 2
+        )
+    }
+}
+
+/// The app's database with a 5,000-message thread, a short one, and threads set up to
+/// stream from the fake Ollama at `base_url`.
+async fn seed(dir: &Path, base_url: &str) -> Seeded {
+    let storage = Arc::new(SqliteStorage::open(dir.join(DATABASE_FILE)).expect("database"));
+    let sockets = Arc::new(Sockets::default());
+    let conversation = ConversationManager::new(storage.clone(), sockets.clone());
+    let observations = ObservationManager::new(storage.clone(), sockets);
+    let state = StateManager::new(storage, StateSavingStrategy::Explicit);
+    let new_thread = |title: &'static str| {
+        let conversation = &conversation;
+        async move {
+            let t = conversation
+                .create_thread(Some(title))
+                .await
+                .expect("thread");
+            t.thread_id
+        }
+    };
+    let long = new_thread("Long thread").await;
+    let messages: Vec<ConversationMessage> = (0..RUNS)
+        .flat_map(|n| {
+            [
+                message(
+                    &long,
+                    2 * n,
+                    MessageRole::User,
+                    format!("Question {n}: what is {n} + {n}?"),
+                ),
+                message(&long, 2 * n + 1, MessageRole::Ai, answer(n)),
+            ]
+        })
+        .collect();
+    conversation
+        .add_messages(&long, &messages)
+        .await
+        .expect("messages");
+    let news = (0..RUNS)
+        .flat_map(|n| {
+            let trace = format!("run{n}");
+            let plan = json!({ "title": "Add", "intent": format!("Add {n} and {n}"), "plan": ["Add with the calculator", "Answer"] });
+            let call = json!({ "callId": format!("c{n}"), "toolName": "calculator", "arguments": { "expression": format!("{n} + {n}") } });
+            let result = json!({ "callId": format!("c{n}"), "toolName": "calculator", "status": "success", "output": { "value": n * 2 } });
+            [
+                NewObservation::new(&long, &trace, ObservationType::Plan, plan),
+                NewObservation::new(&long, &trace, ObservationType::ToolCall, call),
+                NewObservation::new(&long, &trace, ObservationType::ToolExecution, result),
+            ]
+        })
+        .collect();
+    observations.record_all(news).await.expect("observations");
+
+    let short = new_thread("Short thread").await;
+    let hello = message(&short, 0, MessageRole::User, "Hello".into());
+    conversation
+        .add_messages(&short, &[hello])
+        .await
+        .expect("message");
+
+    let mut streams = Vec::new();
+    for _ in 0..STREAMS {
+        let thread = new_thread("Streaming").await;
+        let mut options = serde_json::Map::new();
+        options.insert("base_url".into(), Value::String(base_url.to_owned()));
+        let config = ThreadConfig {
+            provider_config: ProviderConfig {
+                provider_name: "ollama".into(),
+                model_id: MODEL.into(),
+                adapter_options: options,
+            },
+            ..ThreadConfig::default()
+        };
+        state
+            .set_thread_config(&thread, &config)
+            .await
+            .expect("config");
+        streams.push(thread);
+    }
+    Seeded {
+        long,
+        short,
+        streams,
+    }
+}
+
+/// The streamed answer: 3,000 lines, each carrying its marker `L0000`…, in paragraphs
+/// of ten lines with a Rust code block every 500 lines.
+fn long_answer() -> String {
+    let mut text = String::new();
+    for i in 0..LINES {
+        if i % 500 == 250 {
+            text.push_str("```rust\n");
+            for j in 0..10 {
+                text.push_str(&format!("let x{j} = {j} * 2; // L{:04}\n", i + j));
+            }
+            text.push_str("```\n\n");
+        }
+        if (250..260).contains(&(i % 500)) {
+            continue;
+        }
+        text.push_str(&format!(
+            "L{i:04} the agent streams this line of its long answer.\n"
+        ));
+        if i % 10 == 9 {
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// Open `short`, then time opening `long` until its newest message is painted (ms).
+async fn time_open(app: &AppSession, seeded: &Seeded) -> f64 {
+    app.click(&format!(
+        ".thread-item[data-thread-id=\"{}\"] .thread-title",
+        seeded.short
+    ))
+    .await;
+    app.wait_for("[data-message-id=\"m0000\"]").await;
+    let script = r#"
+        const [thread, last, done] = arguments;
+        const item = document.querySelector(`.thread-item[data-thread-id="${thread}"] .thread-title`);
+        const t0 = performance.now();
+        item.click();
+        const check = () => {
+            if (document.querySelector(`[data-message-id="${last}"]`)) {
+                requestAnimationFrame(() => setTimeout(() => done(performance.now() - t0), 0));
+            } else {
+                requestAnimationFrame(check);
+            }
+        };
+        check();
+    "#;
+    let last = format!("m{:04}", 2 * RUNS - 1);
+    let ms = app
+        .eval_async(script, vec![json!(seeded.long), json!(last)])
+        .await;
+    ms.as_f64().expect("a duration")
+}
+
+/// Resident memory (kB) of the app under test and every process it started (WebKit's
+/// web and network processes).
+fn app_rss_kb() -> u64 {
+    let app = std::fs::canonicalize(std::env::var("ART_E2E_APP").expect("ART_E2E_APP"))
+        .expect("app path");
+    let procs: Vec<(u32, u32, PathBuf)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let ppid = stat
+                .rsplit(')')
+                .next()?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+            Some((pid, ppid, exe))
+        })
+        .collect();
+    let mut ours: Vec<u32> = procs.iter().filter(|p| p.2 == app).map(|p| p.0).collect();
+    let mut i = 0;
+    while i < ours.len() {
+        let parent = ours[i];
+        ours.extend(procs.iter().filter(|p| p.1 == parent).map(|p| p.0));
+        i += 1;
+    }
+    ours.iter()
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
+        .filter_map(|status| {
+            let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .sum()
+}
+
+/// Lines whose markers the finished answer shows, in order.
+async fn shown_lines(app: &AppSession) -> Vec<usize> {
+    let script = r#"
+        const done = arguments[arguments.length - 1];
+        const answers = document.querySelectorAll('.message.ai .answer');
+        const text = answers.length ? answers[answers.length - 1].textContent : '';
+        done((text.match(/L\d{4}/g) || []).map(m => Number(m.slice(1))));
+    "#;
+    serde_json::from_value(app.eval_async(script, Vec::new()).await).expect("numbers")
+}
+
+struct Stream {
+    tokens: usize,
+    seconds: f64,
+    peak_growth_mb: f64,
+    settled_growth_mb: f64,
+}
+
+/// Ask in `thread` and follow the 3,000-line answer to its end.
+async fn stream(app: &AppSession, thread: &str, tokens: usize) -> Stream {
+    app.click(&format!(
+        ".thread-item[data-thread-id=\"{thread}\"] .thread-title"
+    ))
+    .await;
+    app.wait_for("#composer-input").await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let baseline = app_rss_kb();
+    app.type_into("#composer-input", &format!("Write the long answer{ENTER}"))
+        .await;
+    let started = Instant::now();
+    let mut peak = baseline;
+    // The run is over when the stored answer replaced the live card.
+    loop {
+        peak = peak.max(app_rss_kb());
+        let stored = app.count(".message.ai:not(.live) .answer-footer").await;
+        if stored > 0 && app.count(".message.ai.live").await == 0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the answer never finished"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let lines = shown_lines(app).await;
+    assert_eq!(
+        lines,
+        (0..LINES).collect::<Vec<_>>(),
+        "every line, in order"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let settled = app_rss_kb();
+    let mb = |kb: u64| kb.saturating_sub(baseline) as f64 / 1024.0;
+    Stream {
+        tokens,
+        seconds,
+        peak_growth_mb: mb(peak.max(settled)),
+        settled_growth_mb: mb(settled),
+    }
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// `[min – max]` with `decimals` digits.
+fn spread(xs: &[f64], decimals: usize) -> String {
+    let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = xs.iter().copied().fold(0.0, f64::max);
+    format!("[{min:.decimals$} – {max:.decimals$}]")
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let text = long_answer();
+    let plan =
+        r#"{"title": "Long answer", "intent": "Write it", "plan": ["Answer"], "toolCalls": []}"#;
+    let mut replies = Vec::new();
+    let mut tokens = 0;
+    for _ in 0..STREAMS {
+        replies.push(text_reply(Protocol::Ollama, plan, 4_096));
+        let mut reply = text_reply(Protocol::Ollama, &text, usize::MAX);
+        tokens = text.split_inclusive(' ').count();
+        // One NDJSON line per token: write TOKENS_PER_WRITE lines at a time.
+        let body: Vec<u8> = reply.chunks.concat();
+        let lines: Vec<&[u8]> = body.split_inclusive(|b| *b == b'\n').collect();
+        reply.chunks = lines
+            .chunks(TOKENS_PER_WRITE)
+            .map(<[&[u8]]>::concat)
+            .collect();
+        replies.push(reply.delayed(WRITE_EVERY));
+    }
+    let ollama = FakeServer::start_at(0, Some(router(Protocol::Ollama)), replies)
+        .await
+        .expect("fake Ollama");
+    let data = tempfile::tempdir().expect("data dir");
+    eprintln!("seeding {} messages…", 2 * RUNS);
+    let seeded = seed(data.path(), &ollama.url()).await;
+    let path = data.path().to_path_buf();
+    let app = AppSession::launch_with(data, &path).await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+
+    let mut opens = Vec::new();
+    for i in 0..OPENS {
+        let ms = time_open(&app, &seeded).await;
+        eprintln!("open {}: {ms:.1} ms", i + 1);
+        opens.push(ms);
+    }
+    app.screenshot("bench-long-thread").await;
+
+    let mut runs = Vec::new();
+    for (i, thread) in seeded.streams.iter().enumerate() {
+        let run = stream(&app, thread, tokens).await;
+        eprintln!(
+            "stream {}: {} tokens in {:.1} s, memory +{:.1} MB peak, +{:.1} MB after",
+            i + 1,
+            run.tokens,
+            run.seconds,
+            run.peak_growth_mb,
+            run.settled_growth_mb
+        );
+        runs.push(run);
+    }
+    app.screenshot("bench-long-answer").await;
+    app.close().await;
+
+    let rates: Vec<f64> = runs.iter().map(|r| r.tokens as f64 / r.seconds).collect();
+    let peaks: Vec<f64> = runs.iter().map(|r| r.peak_growth_mb).collect();
+    let settled: Vec<f64> = runs.iter().map(|r| r.settled_growth_mb).collect();
+    let verdict = |ok: bool| if ok { "met" } else { "missed" };
+    println!("| Budget | Measured (median [min – max]) | Verdict |");
+    println!("|---|---|---|");
+    println!(
+        "| Open a 5,000-message thread < 100 ms (click → newest message painted) | {:.0} ms {} over {OPENS} opens | {} |",
+        median(opens.clone()),
+        spread(&opens, 0),
+        verdict(median(opens) < 100.0)
+    );
+    println!(
+        "| Stream a 3,000-line answer at ~2,000 tokens/s: no line lost | {LINES} of {LINES} lines shown in order in each of {STREAMS} runs; {tokens} tokens at {:.0} tokens/s {} (send → stored answer shown) | met |",
+        median(rates.clone()),
+        spread(&rates, 0)
+    );
+    println!(
+        "| … memory growth < 50 MB (app + WebKit processes, RSS) | {:.1} MB peak {}, {:.1} MB two seconds after | {} |",
+        median(peaks.clone()),
+        spread(&peaks, 1),
+        median(settled),
+        verdict(median(peaks) < 50.0)
+    );
+}

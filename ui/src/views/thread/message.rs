@@ -1,0 +1,219 @@
+//! How one message of a thread looks: a question (with Edit & resend), an answer (the
+//! agent's run card, Markdown with highlighted code, a footer with model, tokens and
+//! timings, Copy, Regenerate) and the answer of a live run as it streams.
+
+use art_types::{ConversationMessage, MessageRole, MessageStatus};
+use leptos::prelude::*;
+use serde_json::Value;
+use wasm_bindgen::JsCast;
+
+use crate::components::run_card::RunCard;
+use crate::ipc;
+use crate::live::RunView;
+use crate::markdown;
+use crate::store::Store;
+
+/// Copy text to the clipboard through `navigator.clipboard.writeText`.
+fn copy(text: &str) {
+    let call = || -> Result<(), wasm_bindgen::JsValue> {
+        let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into())?;
+        let clipboard = js_sys::Reflect::get(&navigator, &"clipboard".into())?;
+        let write: js_sys::Function =
+            js_sys::Reflect::get(&clipboard, &"writeText".into())?.dyn_into()?;
+        write.call1(&clipboard, &text.into()).map(drop)
+    };
+    if call().is_err() {
+        ipc::web_log("the clipboard is not available");
+    }
+}
+
+/// Clicks on a code block's Copy button (answers are HTML, so one listener per answer
+/// serves all its blocks): copy the block's code and say so.
+pub fn copy_code(ev: leptos::ev::MouseEvent) {
+    use leptos::web_sys::Element;
+    let Some(target) = ev.target().and_then(|t| t.dyn_into::<Element>().ok()) else {
+        return;
+    };
+    let Ok(Some(button)) = target.closest(".code-copy") else {
+        return;
+    };
+    let code = button
+        .closest(".code-block")
+        .ok()
+        .flatten()
+        .and_then(|block| block.query_selector("code").ok().flatten())
+        .and_then(|code| code.text_content());
+    if let Some(code) = code {
+        copy(&code);
+        button.set_text_content(Some("Copied"));
+    }
+}
+
+/// Model, tokens, time to first token and duration of an answer.
+fn footer(m: &ConversationMessage) -> String {
+    let meta = &m.metadata;
+    let num = |p: &str| meta.pointer(p).and_then(Value::as_u64);
+    let mut parts = Vec::new();
+    if let Some(model) = meta.get("model").and_then(Value::as_str) {
+        parts.push(model.to_owned());
+    }
+    if let (Some(i), Some(o)) = (num("/usage/inputTokens"), num("/usage/outputTokens")) {
+        parts.push(format!("{i} → {o} tokens"));
+    }
+    if let Some(ttft) = num("/usage/timeToFirstTokenMs") {
+        parts.push(format!("first token {ttft} ms"));
+    }
+    if let Some(total) = num("/usage/totalGenerationTimeMs") {
+        parts.push(format!("{:.1} s", total as f64 / 1000.0));
+    }
+    if m.status == MessageStatus::Interrupted {
+        parts.push("stopped".into());
+    }
+    parts.join(" · ")
+}
+
+/// What a message offers besides Copy: Regenerate on the last answer, Edit & resend on
+/// questions (both only while the thread is idle).
+#[derive(Clone, Copy)]
+pub struct Actions {
+    /// Answer the last question again (on the last answer only).
+    pub regenerate: Option<Callback<()>>,
+    /// Replace a question (id, new text) and everything after it.
+    pub edit: Callback<(String, String)>,
+    /// No run of this thread in flight (a memo: changes only when that flips, so the
+    /// history is not re-rendered for every streamed token).
+    pub idle: Memo<bool>,
+}
+
+/// A question, with Edit & resend turning it into a small form.
+#[component]
+fn Question(
+    message: ConversationMessage,
+    edit: Callback<(String, String)>,
+    idle: Memo<bool>,
+) -> impl IntoView {
+    let editing = RwSignal::new(false);
+    let text = RwSignal::new(message.content.clone());
+    let original = StoredValue::new(message.content.clone());
+    let id = StoredValue::new(message.message_id.clone());
+    let resend = move || {
+        editing.set(false);
+        edit.run((id.get_value(), text.get_untracked()));
+    };
+    view! {
+        <article class="message user" data-message-id=message.message_id.clone()>
+            <Show when=move || editing.get()
+                fallback=move || view! {
+                    <div class="bubble">{original.get_value()}</div>
+                    <Show when=move || idle.get()>
+                        <button class="ghost small edit-button" title="Edit this message and send it again"
+                            on:click=move |_| editing.set(true)>"Edit"</button>
+                    </Show>
+                }>
+                <div class="edit-form">
+                    <textarea class="edit-input" rows="3" prop:value=move || text.get()
+                        on:input=move |ev| text.set(event_target_value(&ev))
+                        on:change=move |ev| text.set(event_target_value(&ev))
+                        on:keydown=move |ev: leptos::ev::KeyboardEvent| {
+                            if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+                                ev.prevent_default();
+                                resend();
+                            } else if ev.key() == "Escape" {
+                                editing.set(false);
+                            }
+                        }></textarea>
+                    <p class="muted small">"Sending again replaces this message and everything after it."</p>
+                    <div class="edit-actions">
+                        <button class="ghost small" on:click=move |_| { text.set(original.get_value()); editing.set(false); }>"Cancel"</button>
+                        <button class="primary small resend-button" on:click=move |_| resend()>"Send again"</button>
+                    </div>
+                </div>
+            </Show>
+        </article>
+    }
+}
+
+/// A stored message (TOOL and SYSTEM messages are shown in their run's card).
+pub fn message_view(m: ConversationMessage, run: Option<RunView>, actions: Actions) -> AnyView {
+    match m.role {
+        MessageRole::User => {
+            view! { <Question message=m edit=actions.edit idle=actions.idle /> }.into_any()
+        }
+        MessageRole::Ai => {
+            let html = markdown::to_html_highlighted(&m.content);
+            let text = m.content.clone();
+            let footer = footer(&m);
+            view! {
+                <article class="message ai" data-message-id=m.message_id.clone()>
+                    {run.map(|run| view! { <RunCard run=run /> })}
+                    <div class="answer markdown" inner_html=html on:click=copy_code></div>
+                    <footer class="answer-footer">
+                        <span class="muted small">{footer}</span>
+                        {actions.regenerate.map(|again| view! {
+                            <Show when=move || actions.idle.get()>
+                                <button id="regenerate-button" class="ghost small" title="Answer the last question again"
+                                    on:click=move |_| again.run(())>"Regenerate"</button>
+                            </Show>
+                        })}
+                        <button class="ghost small" on:click=move |_| copy(&text)>"Copy"</button>
+                    </footer>
+                </article>
+            }
+            .into_any()
+        }
+        // Tool calls and results are shown in the run card of their answer.
+        MessageRole::Tool | MessageRole::System => ().into_any(),
+    }
+}
+
+/// A live run's answer as it streams: stable blocks are rendered once and stay in the
+/// page untouched; only the last block is rendered again as tokens arrive.
+#[component]
+pub fn StreamingAnswer(trace_id: String) -> impl IntoView {
+    let store = expect_context::<Store>();
+    let text = Memo::new(move |_| {
+        store.runs.with(|runs| {
+            runs.iter()
+                .find(|r| r.trace_id == trace_id)
+                .map(|r| r.answer.clone())
+                .unwrap_or_default()
+        })
+    });
+    let renderer = StoredValue::new(markdown::Incremental::default());
+    let chunks = RwSignal::new(Vec::<String>::new());
+    let tail = RwSignal::new(String::new());
+    Effect::new(move |_| {
+        let step = text.with(|t| renderer.try_update_value(|r| r.advance(t)));
+        let Some(step) = step else { return };
+        if step.reset {
+            chunks.set(Vec::new());
+        }
+        if !step.chunks.is_empty() {
+            chunks.update(|c| c.extend(step.chunks));
+        }
+        tail.set(step.tail);
+    });
+    view! {
+        <div class="answer markdown" on:click=copy_code>
+            <For each=move || chunks.get().into_iter().enumerate() key=|(i, _)| *i
+                children=|(_, html)| view! { <div class="md-chunk" inner_html=html></div> } />
+            <div class="md-chunk" inner_html=move || tail.get()></div>
+        </div>
+    }
+}
+
+/// What a live run is doing now ("Running the calculator tool…"), kept current as its
+/// events arrive.
+#[component]
+pub fn Progress(trace_id: String) -> impl IntoView {
+    let store = expect_context::<Store>();
+    let text = Memo::new(move |_| {
+        store.runs.with(|runs| {
+            runs.iter()
+                .find(|r| r.trace_id == trace_id)
+                .map(RunView::progress)
+                .unwrap_or_default()
+        })
+    });
+    view! { <p class="muted small working"><span class="spinner"></span>{text}</p> }
+}

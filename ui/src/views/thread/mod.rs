@@ -1,0 +1,683 @@
+//! One thread: its history (each answer with the agent's work above it), the live run,
+//! and the composer (Enter sends, Shift+Enter breaks the line, Stop while running).
+//!
+//! Long threads stay light: history is fetched in pages (with the runs of each page's
+//! messages only) and only a [`window::Window`] of at most 100 messages is in the DOM.
+
+mod history;
+mod message;
+mod window;
+
+use art_types::{ConversationMessage, IpcError, MessageRole, MessageStatus};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use serde::Serialize;
+use wasm_bindgen::JsCast;
+
+use crate::components::run_card::RunCard;
+use crate::ipc::{self, ThreadArgs};
+use crate::live::{RunView, ToolState};
+use crate::store::Store;
+use crate::views::settings::ThreadSettings;
+use crate::views::trace::TracePanel;
+use history::{Earlier, Page, answered, focus_target, merged, trace_of};
+use message::{Actions, Progress, StreamingAnswer, message_view};
+use window::Window;
+
+/// Runs the trace panel shows (the newest).
+const TRACE_RUNS: usize = 20;
+
+/// Within this many pixels of an edge, the view follows new content (bottom) or
+/// slides the window (either edge).
+const EDGE_PX: i32 = 80;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SendArgs<'a> {
+    thread_id: &'a str,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EditArgs<'a> {
+    thread_id: &'a str,
+    message_id: &'a str,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TraceArgs<'a> {
+    trace_id: &'a str,
+}
+
+/// The newest `n` runs of `messages`, oldest first.
+fn recent(messages: &[ConversationMessage], n: usize) -> Vec<String> {
+    let mut runs: Vec<String> = Vec::new();
+    for m in messages.iter().rev() {
+        if let Some(t) = trace_of(m)
+            && !runs.contains(&t)
+        {
+            if runs.len() == n {
+                break;
+            }
+            runs.push(t);
+        }
+    }
+    runs.reverse();
+    runs
+}
+
+/// Where the newest page is.
+#[derive(Clone, PartialEq)]
+enum Loaded {
+    Loading,
+    Failed(String),
+    Ready,
+}
+
+/// One stored message as the list shows it.
+#[derive(Clone, PartialEq)]
+struct Row {
+    message: ConversationMessage,
+    /// What the agent did in its run (answers, and questions whose run never answered).
+    run: Option<RunView>,
+    /// Its run never answered: the run's card follows the question.
+    unanswered: bool,
+    /// The thread's last answer (offers Regenerate).
+    last_answer: bool,
+}
+
+impl Row {
+    /// Changes whenever what the row shows changes, so the list re-renders only those.
+    fn key(&self) -> String {
+        let m = &self.message;
+        let run = self
+            .run
+            .as_ref()
+            .map(|r| (r.plan.is_some(), r.tools.len(), r.error.is_some()));
+        format!(
+            "{}|{:?}|{}|{}|{}|{run:?}",
+            m.message_id,
+            m.status,
+            m.content.len(),
+            self.unanswered,
+            self.last_answer
+        )
+    }
+}
+
+/// The rows of `all[range]`: answers still streaming live are shown by their live card.
+fn rows(
+    all: &[ConversationMessage],
+    range: std::ops::Range<usize>,
+    runs: impl Fn(&str) -> Option<RunView>,
+    live: &[String],
+) -> Vec<Row> {
+    let done = answered(all);
+    let last_answer = all
+        .iter()
+        .rev()
+        .find(|m| m.role == MessageRole::Ai)
+        .map(|m| m.message_id.as_str());
+    all[range]
+        .iter()
+        .filter(|m| matches!(m.role, MessageRole::User | MessageRole::Ai))
+        .filter_map(|m| {
+            let trace = trace_of(m);
+            let is_live = trace.as_ref().is_some_and(|t| live.contains(t));
+            if m.role == MessageRole::Ai && m.status == MessageStatus::Streaming && is_live {
+                return None;
+            }
+            let unanswered = m.role == MessageRole::User
+                && trace
+                    .as_ref()
+                    .is_some_and(|t| !done.contains(t) && !is_live);
+            let shows_run = m.role == MessageRole::Ai || unanswered;
+            let run = trace
+                .filter(|_| shows_run)
+                .and_then(|t| runs(&t))
+                .filter(|r| r.plan.is_some() || !r.tools.is_empty() || r.error.is_some());
+            Some(Row {
+                message: m.clone(),
+                run,
+                unanswered,
+                last_answer: last_answer == Some(m.message_id.as_str()),
+            })
+        })
+        .collect()
+}
+
+/// Changes when a live run's card must be rebuilt: plan, tool calls and their results,
+/// thinking, error, end (not the answer, which streams in place).
+fn live_key(r: &RunView) -> String {
+    let done = r
+        .tools
+        .iter()
+        .filter(|t| t.state != ToolState::Running)
+        .count();
+    format!(
+        "{}|{}|{}|{done}|{}|{}|{}",
+        r.trace_id,
+        r.plan.is_some(),
+        r.tools.len(),
+        r.thinking.len(),
+        r.error.is_some(),
+        r.finished
+    )
+}
+
+/// The first message at least partly visible in `list`, and its distance from the
+/// list's top edge (the reading position to keep while the window slides).
+fn reading_position(list: &leptos::web_sys::HtmlElement) -> Option<(String, i32)> {
+    let top = list.scroll_top();
+    let items = list.children();
+    (0..items.length())
+        .filter_map(|i| {
+            items
+                .item(i)?
+                .dyn_into::<leptos::web_sys::HtmlElement>()
+                .ok()
+        })
+        .filter(|el| el.has_attribute("data-message-id"))
+        .find(|el| el.offset_top() + el.offset_height() > top)
+        .and_then(|el| Some((el.get_attribute("data-message-id")?, el.offset_top() - top)))
+}
+
+/// Scroll `list` so the message is where it was.
+fn restore_position(list: &leptos::web_sys::HtmlElement, (id, offset): &(String, i32)) {
+    let selector = format!("[data-message-id=\"{id}\"]");
+    if let Ok(Some(el)) = list.query_selector(&selector)
+        && let Ok(el) = el.dyn_into::<leptos::web_sys::HtmlElement>()
+    {
+        list.set_scroll_top(el.offset_top() - offset);
+    }
+}
+
+/// Scroll the message into view and flash it.
+fn reveal(message_id: &str) {
+    let selector = format!("[data-message-id=\"{message_id}\"]");
+    let Ok(Some(element)) = document().query_selector(&selector) else {
+        return;
+    };
+    element.scroll_into_view();
+    let classes = element.class_name();
+    if !classes.split_whitespace().any(|c| c == "focused") {
+        element.set_class_name(&format!("{classes} focused"));
+    }
+}
+
+/// The open thread.
+#[component]
+pub fn ThreadView(thread_id: String) -> impl IntoView {
+    let store = expect_context::<Store>();
+    let id = StoredValue::new(thread_id.clone());
+    let settings_open = RwSignal::new(false);
+    let trace_open = RwSignal::new(false);
+    let draft = RwSignal::new(String::new());
+    let problem = RwSignal::new(None::<String>);
+
+    // The newest page, reloaded when the thread's messages change; the page shown so
+    // far stays until the new one is there (no flash, the list is not rebuilt).
+    let latest = RwSignal::new(None::<Result<Page, IpcError>>);
+    let loads = StoredValue::new(0_u64);
+    Effect::new(move |_| {
+        let thread = id.get_value();
+        let _version = store.version(&thread);
+        let ticket = loads.get_value() + 1;
+        loads.set_value(ticket);
+        spawn_local(async move {
+            let page = history::newest(&thread).await;
+            // Only the last load counts; the view may be gone (`try_`).
+            if loads.try_get_value() == Some(ticket) {
+                latest.try_set(Some(page));
+            }
+        });
+    });
+    let earlier = RwSignal::new(Earlier::default());
+    let window = RwSignal::new(Window::newest());
+    // Earlier pages and the newest one as one list, merged once per change.
+    let messages = Memo::new(move |_| {
+        latest.with(|loaded| match loaded {
+            Some(Ok(page)) => earlier.with(|e| merged(&e.page.messages, &page.messages)),
+            _ => Vec::new(),
+        })
+    });
+    // Older messages may exist while the last page fetched was full.
+    let more = move || {
+        let latest_full = latest.with(|l| {
+            l.as_ref()
+                .and_then(|p| p.as_ref().ok())
+                .is_some_and(|p| p.messages.len() >= history::PAGE)
+        });
+        earlier.with(|e| !e.exhausted && (latest_full || !e.page.messages.is_empty()))
+    };
+    let list = NodeRef::<leptos::html::Div>::new();
+    // Follow the bottom while the reader is there.
+    let stick = StoredValue::new(true);
+    // The reading position to restore after the window slides.
+    let anchor = StoredValue::new(None::<(String, i32)>);
+    let slide_to = move |next: Window| {
+        if let Some(el) = list.get_untracked() {
+            anchor.set_value(reading_position(&el));
+        }
+        window.set(next);
+    };
+    // Fetch the page before the oldest loaded message; `then_up` slides the window
+    // onto it once it is there (the reader is at the top, waiting for it).
+    let load_earlier = move |then_up: bool| {
+        if earlier.with_untracked(|e| e.loading || e.exhausted) {
+            return;
+        }
+        let oldest = messages.with_untracked(|all| all.first().map(|m| m.timestamp));
+        let Some(oldest) = oldest else { return };
+        earlier.update(|e| e.loading = true);
+        let thread = id.get_value();
+        // The view may be gone when the page arrives: every signal below is touched
+        // with `try_`, which does nothing then.
+        spawn_local(async move {
+            match history::before(&thread, oldest).await {
+                Ok(page) => {
+                    earlier.try_update(|e| {
+                        e.loading = false;
+                        e.prepend(page);
+                    });
+                    if then_up
+                        && let Some(next) = window
+                            .try_with_untracked(|w| messages.with_untracked(|all| w.up(all)))
+                            .flatten()
+                    {
+                        slide_to(next);
+                    }
+                }
+                Err(err) => {
+                    earlier.try_update(|e| e.loading = false);
+                    problem.try_set(Some(err.message));
+                }
+            }
+        });
+    };
+    let go_up = move || match window.with_untracked(|w| messages.with_untracked(|all| w.up(all))) {
+        Some(next) => slide_to(next),
+        None => load_earlier(true),
+    };
+    let go_down = move || {
+        if let Some(next) = window.with_untracked(|w| messages.with_untracked(|all| w.down(all))) {
+            slide_to(next);
+        }
+    };
+    let to_latest = move || {
+        stick.set_value(true);
+        window.set(Window::newest());
+    };
+    let hidden_above = move || window.with(|w| messages.with(|all| w.range(all).start > 0));
+
+    // Runs of this thread seen live (changes only when one starts or is forgotten).
+    let live_ids = Memo::new(move |_| {
+        store.runs.with(|runs| {
+            runs.iter()
+                .filter(|r| r.thread_id == id.get_value())
+                .map(|r| r.trace_id.clone())
+                .collect::<Vec<_>>()
+        })
+    });
+    let shown_rows = Memo::new(move |_| {
+        let live = live_ids.get();
+        messages.with(|all| {
+            let range = window.with(|w| w.range(all));
+            latest.with(|l| {
+                let newest = l.as_ref().and_then(|p| p.as_ref().ok());
+                earlier.with(|e| {
+                    let run = |t: &str| {
+                        newest
+                            .and_then(|p| p.runs.get(t))
+                            .or_else(|| e.page.runs.get(t))
+                            .cloned()
+                    };
+                    rows(all, range, run, &live)
+                })
+            })
+        })
+    });
+    // After anything that changes the list: put the reader back where they were when
+    // the window slid, else follow the bottom while the reader is there.
+    Effect::new(move |_| {
+        shown_rows.track();
+        store.runs.track();
+        // The frame may come after the view is gone: `try_` everything.
+        request_animation_frame(move || {
+            let Some(el) = list.try_get_untracked().flatten() else {
+                return;
+            };
+            match anchor.try_update_value(Option::take).flatten() {
+                Some(position) => restore_position(&el, &position),
+                None if stick.try_get_value() == Some(true) => {
+                    el.set_scroll_top(el.scroll_height())
+                }
+                None => {}
+            }
+        });
+    });
+    // WebKit may deliver a scroll event to the list after its view is gone.
+    let on_scroll = move |_| {
+        let Some(el) = list.try_get_untracked().flatten() else {
+            return;
+        };
+        let from_bottom = el.scroll_height() - el.scroll_top() - el.client_height();
+        let at_end = window.with_untracked(Window::at_end);
+        stick.set_value(at_end && from_bottom < EDGE_PX);
+        if anchor.with_value(Option::is_some) {
+            return; // a slide is still being applied
+        }
+        if el.scroll_top() < EDGE_PX {
+            go_up();
+        } else if from_bottom < EDGE_PX && !at_end {
+            go_down();
+        }
+    };
+    // A search hit to bring into view: page back until it is loaded, move the window
+    // around it, then reveal it.
+    Effect::new(move |_| {
+        let Some(target) = store.focus.get() else {
+            return;
+        };
+        if !latest.with(|l| matches!(l, Some(Ok(_)))) {
+            return;
+        }
+        let found = messages.with(|all| {
+            let id = focus_target(all, &target)?;
+            let at = all.iter().position(|m| m.message_id == id)?;
+            Some((id, Window::around(all, at)))
+        });
+        match found {
+            Some((message_id, around)) => {
+                store.focus.set(None);
+                stick.set_value(false);
+                window.set(around);
+                request_animation_frame(move || reveal(&message_id));
+            }
+            None if more() => load_earlier(false),
+            None => store.focus.set(None),
+        }
+    });
+    let title = move || {
+        store.threads.with(|ts| {
+            ts.iter()
+                .find(|t| t.thread_id == id.get_value())
+                .map(|t| t.title.clone())
+                .unwrap_or_default()
+        })
+    };
+    // Live runs whose answer is not (yet) in the loaded history, newest last; a run
+    // that failed before answering stays here with its error.
+    let live = move || {
+        let done = messages.with(|all| answered(all));
+        store.runs.with(|runs| {
+            runs.iter()
+                .filter(|r| r.thread_id == id.get_value() && !done.contains(&r.trace_id))
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+    };
+    let running = move || live().into_iter().find(|r| !r.finished).map(|r| r.trace_id);
+    // Start a run through `command`: a new message, regenerate, or edit & resend.
+    let start = move |command: &'static str, text: String, message_id: Option<String>| {
+        problem.set(None);
+        let thread = id.get_value();
+        // The answer may come after the view is gone (another thread opened): only
+        // `try_` on the view's own signals from here.
+        spawn_local(async move {
+            let started = match (command, &message_id) {
+                ("edit_and_resend", Some(message_id)) => {
+                    let args = EditArgs {
+                        thread_id: &thread,
+                        message_id,
+                        text: &text,
+                    };
+                    ipc::invoke::<String, _>(command, &args).await
+                }
+                ("regenerate", _) => {
+                    ipc::invoke::<String, _>(command, &ThreadArgs { thread_id: &thread }).await
+                }
+                _ => {
+                    let args = SendArgs {
+                        thread_id: &thread,
+                        text: &text,
+                    };
+                    ipc::invoke::<String, _>(command, &args).await
+                }
+            };
+            match started {
+                Ok(trace) => {
+                    stick.try_set_value(true);
+                    window.try_set(Window::newest());
+                    if command == "send_message" {
+                        draft.try_set(String::new());
+                    } else {
+                        // Removed messages may sit in earlier pages: start again.
+                        earlier.try_set(Earlier::default());
+                        store.forget_finished(&thread, &trace);
+                    }
+                    store.with_run(&thread, &trace, |_| {});
+                }
+                Err(e) => {
+                    problem.try_set(Some(e.message));
+                }
+            }
+        });
+    };
+    let send = move || {
+        let text = draft.get_untracked();
+        if text.trim().is_empty() || running().is_some() {
+            return;
+        }
+        start("send_message", text, None);
+    };
+    let idle = Memo::new(move |_| running().is_none());
+    let edit = Callback::new(move |(message_id, text): (String, String)| {
+        start("edit_and_resend", text, Some(message_id))
+    });
+    let regenerate = Callback::new(move |()| start("regenerate", String::new(), None));
+    let stop = move |_| {
+        if let Some(trace) = running() {
+            spawn_local(async move {
+                if let Err(e) =
+                    ipc::invoke::<(), _>("cancel_run", &TraceArgs { trace_id: &trace }).await
+                {
+                    problem.try_set(Some(e.message));
+                }
+            });
+        }
+    };
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+            ev.prevent_default();
+            send();
+        }
+    };
+    // The thread's newest runs, for the trace panel.
+    let recent_runs = Signal::derive(move || recent(&messages.get(), TRACE_RUNS));
+    let status = Memo::new(move |_| {
+        latest.with(|l| match l {
+            None => Loaded::Loading,
+            Some(Err(e)) => Loaded::Failed(e.message.clone()),
+            Some(Ok(_)) => Loaded::Ready,
+        })
+    });
+    let empty = move || messages.with(Vec::is_empty) && live().is_empty();
+    view! {
+        <section class="pane thread" id="thread">
+            <header class="thread-header">
+                <h2 id="thread-title">{title}</h2>
+                <div class="thread-actions">
+                    <button id="trace-button" class="ghost" class:active=move || trace_open.get()
+                        title="What the agent did, as a timeline; export traces"
+                        on:click=move |_| trace_open.update(|o| *o = !*o)>
+                        "Trace"
+                    </button>
+                    <button id="settings-button" class="ghost" class:active=move || settings_open.get()
+                        on:click=move |_| settings_open.update(|o| *o = !*o)>
+                        "Settings"
+                    </button>
+                </div>
+            </header>
+            <Show when=move || settings_open.get()>
+                <ThreadSettings thread_id=id.get_value() on_close=Callback::new(move |()| settings_open.set(false)) />
+            </Show>
+            <Show when=move || trace_open.get()>
+                <TracePanel thread_id=id.get_value() traces=recent_runs />
+            </Show>
+            <div class="messages" id="messages" node_ref=list on:scroll=on_scroll>
+                <Show when=move || hidden_above() || more()>
+                    <button id="load-earlier" class="ghost small load-earlier"
+                        disabled=move || earlier.with(|e| e.loading)
+                        on:click=move |_| go_up()>"Load earlier messages"</button>
+                </Show>
+                {move || match status.get() {
+                    Loaded::Loading => view! { <p class="muted">"Loading…"</p> }.into_any(),
+                    Loaded::Failed(message) => view! { <p class="run-error">{message}</p> }.into_any(),
+                    Loaded::Ready => ().into_any(),
+                }}
+                <Show when=move || status.get() == Loaded::Ready && empty()>
+                    <div class="empty-thread">
+                        <p>"Ask anything. Open " <strong>"Settings"</strong>
+                           " to pick the provider and model, and the tools the agent may use."</p>
+                    </div>
+                </Show>
+                <For each=move || shown_rows.get() key=Row::key
+                    children=move |row| {
+                        let actions = Actions {
+                            regenerate: row.last_answer.then_some(regenerate),
+                            edit,
+                            idle,
+                        };
+                        match row.unanswered {
+                            true => {
+                                let card = row.run.map(|run| view! { <article class="message ai"><RunCard run=run /></article> });
+                                view! { {message_view(row.message, None, actions)} {card} }.into_any()
+                            }
+                            false => message_view(row.message, row.run, actions),
+                        }
+                    } />
+                // Keyed without the answer: a run's card is rebuilt when its plan, tools,
+                // thinking or state change, while the answer streams in place.
+                <For each=live key=live_key
+                    children=move |run| {
+                        let running = !run.finished;
+                        let trace = run.trace_id.clone();
+                        let answer_of = trace.clone();
+                        let progress_of = trace.clone();
+                        view! {
+                            <article class="message ai live" data-trace-id=trace>
+                                <RunCard run=run />
+                                <StreamingAnswer trace_id=answer_of />
+                                {running.then(|| view! { <Progress trace_id=progress_of /> })}
+                            </article>
+                        }
+                    } />
+            </div>
+            <Show when=move || !window.with(Window::at_end)>
+                <button id="jump-latest" class="jump-latest" title="Show the newest messages"
+                    on:click=move |_| to_latest()>"↓ Latest"</button>
+            </Show>
+            <footer class="composer">
+                {move || problem.get().map(|p| view! { <p class="composer-problem" id="composer-problem">{p}</p> })}
+                <textarea id="composer-input" rows="3" placeholder="Message (Enter to send, Shift+Enter for a new line)"
+                    prop:value=move || draft.get()
+                    on:input=move |ev| draft.set(event_target_value(&ev))
+                    on:keydown=on_key></textarea>
+                {move || match running() {
+                    Some(_) => view! { <button id="stop-button" class="danger" on:click=stop>"Stop"</button> }.into_any(),
+                    None => view! { <button id="send-button" class="primary" on:click=move |_| send()>"Send"</button> }.into_any(),
+                }}
+            </footer>
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn msg(id: &str, role: MessageRole, trace: &str, status: MessageStatus) -> ConversationMessage {
+        ConversationMessage {
+            message_id: id.into(),
+            thread_id: "t".into(),
+            role,
+            content: id.into(),
+            timestamp: 1,
+            status,
+            metadata: json!({ "traceId": trace }),
+        }
+    }
+
+    fn with_plan(trace: &str) -> Option<RunView> {
+        let mut run = RunView::new("t", trace);
+        run.plan = Some(Default::default());
+        Some(run)
+    }
+
+    #[test]
+    fn rows_put_cards_where_a_reader_expects_them() {
+        use MessageRole::{Ai, Tool, User};
+        use MessageStatus::{Complete, Streaming};
+        let all = [
+            msg("q1", User, "r1", Complete),
+            msg("t1", Tool, "r1", Complete),
+            msg("a1", Ai, "r1", Complete),
+            // failed before answering
+            msg("q2", User, "r2", Complete),
+            // still streaming, shown by its live card
+            msg("q3", User, "r3", Complete),
+            msg("a3", Ai, "r3", Streaming),
+        ];
+        let rows = rows(&all, 0..all.len(), with_plan, &["r3".into()]);
+        let shown: Vec<(&str, bool, bool, bool)> = rows
+            .iter()
+            .map(|r| {
+                let m = r.message.message_id.as_str();
+                (m, r.run.is_some(), r.unanswered, r.last_answer)
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("q1", false, false, false),
+                ("a1", true, false, false),
+                ("q2", true, true, false),
+                ("q3", false, false, false),
+            ]
+        );
+        // the streaming checkpoint is the last answer: once it is no longer live it shows
+        let rows = super::rows(&all, 0..all.len(), with_plan, &[]);
+        let last = rows.last().unwrap();
+        assert_eq!(last.message.message_id, "a3");
+        assert!(last.last_answer && last.run.is_some());
+        // a window of the middle only
+        let rows = super::rows(&all, 1..3, with_plan, &[]);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].message.message_id, "a1");
+    }
+
+    #[test]
+    fn a_row_is_re_rendered_only_when_what_it_shows_changes() {
+        let row = |status, run| Row {
+            message: msg("a1", MessageRole::Ai, "r1", status),
+            run,
+            unanswered: false,
+            last_answer: true,
+        };
+        let done = row(MessageStatus::Complete, with_plan("r1"));
+        assert_eq!(
+            done.key(),
+            row(MessageStatus::Complete, with_plan("r1")).key()
+        );
+        assert_ne!(
+            done.key(),
+            row(MessageStatus::Interrupted, with_plan("r1")).key()
+        );
+        assert_ne!(done.key(), row(MessageStatus::Complete, None).key());
+    }
+}
