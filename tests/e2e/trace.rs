@@ -26,10 +26,20 @@ async fn the_trace_panel_shows_the_run_and_exports_it() {
     app.wait_for_text(".message.ai .answer", "is 42").await;
 
     app.click("#trace-button").await;
-    let panel = app.wait_for_text("#trace-panel", "calculator").await;
-    for label in ["Run", "Plan", &format!("chat {MODEL}"), "Answer"] {
-        assert!(panel.contains(label), "{label} in {panel}");
+    app.wait_for_text("#trace-panel .trace-run-head", "1 tool call")
+        .await;
+    // One bar per span: the run, planning and its model call, the tool, the answer and
+    // its model call.
+    for label in ["Run", "Plan", "calculator", "Answer"] {
+        app.wait_for(&format!(".trace-label[title=\"{label}\"]"))
+            .await;
     }
+    assert_eq!(
+        app.count(&format!(".trace-label[title=\"chat {MODEL}\"]"))
+            .await,
+        2
+    );
+    assert_eq!(app.count(".trace-bar.bar-tool").await, 1);
     // The tool's bar shows its observation: arguments and result.
     app.click(".trace-row:has(.trace-label[title=\"calculator\"])")
         .await;

@@ -260,12 +260,7 @@ mod tests {
     /// Phase, span id, parent, start, end.
     type SpanAt<'a> = (Phase, &'a str, Option<&'a str>, i64, Option<i64>);
 
-    fn obs(
-        id: &str,
-        kind: ObservationType,
-        at: i64,
-        span: Option<SpanAt<'_>>,
-    ) -> Observation {
+    fn obs(id: &str, kind: ObservationType, at: i64, span: Option<SpanAt<'_>>) -> Observation {
         Observation {
             id: id.into(),
             thread_id: "t".into(),
