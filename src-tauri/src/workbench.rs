@@ -13,7 +13,7 @@ use art::providers::{ProviderEntry, ProviderManager};
 use art::secrets::{EnvFallback, KeychainStore};
 use art::sockets::All;
 use art::standard::{OpenError, Standard};
-use art_types::{ErrorCode, IpcError, events};
+use art_types::{ErrorCode, IpcError, MessageStatus, events};
 use tauri::{AppHandle, Emitter};
 
 /// Everything the thread, run and settings commands need.
@@ -136,7 +136,14 @@ impl Workbench {
         let emitter = app.clone();
         tauri::async_runtime::spawn(async move {
             while let Some(message) = messages.recv().await {
-                let _ = emitter.emit(events::MESSAGE, &message);
+                // Checkpoints of a streaming answer carry the whole answer so far, ten
+                // times a second; the UI shows the live answer from the stream batches
+                // instead. Not sending them matters: every Tauri event is a script the
+                // webview evaluates, and WebKit keeps memory in proportion to the script
+                // bytes it was given (tauri#12724).
+                if message.status != MessageStatus::Streaming {
+                    let _ = emitter.emit(events::MESSAGE, &message);
+                }
             }
         });
     }

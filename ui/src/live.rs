@@ -114,6 +114,23 @@ impl RunView {
         }
     }
 
+    /// A copy without the answer text (for views that show the rest: the answer can be
+    /// long, and streams).
+    pub fn without_answer(&self) -> Self {
+        Self {
+            thread_id: self.thread_id.clone(),
+            trace_id: self.trace_id.clone(),
+            plan: self.plan.clone(),
+            thinking: self.thinking.clone(),
+            answer: String::new(),
+            heard: self.heard,
+            tools: self.tools.clone(),
+            error: self.error.clone(),
+            finished: self.finished,
+            metadata: self.metadata.clone(),
+        }
+    }
+
     /// What the run is doing now, in a few words (shown while it runs).
     pub fn progress(&self) -> String {
         if let Some(tool) = self.tools.iter().find(|t| t.state == ToolState::Running) {

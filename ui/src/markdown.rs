@@ -19,6 +19,12 @@ pub fn to_html_highlighted(source: &str) -> String {
     render(source, true)
 }
 
+/// Whether `source` may have a fenced code block (the only kind that is highlighted):
+/// a cheap check, never false when there is one.
+pub fn has_code_block(source: &str) -> bool {
+    source.contains("```") || source.contains("~~~")
+}
+
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     // Writing into a String cannot fail.
@@ -204,6 +210,13 @@ impl Incremental {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fenced_blocks_are_noticed() {
+        assert!(has_code_block("text\n\n```rust\nfn main() {}\n```"));
+        assert!(has_code_block("~~~\ncode\n~~~"));
+        assert!(!has_code_block("plain **text** with `inline` code"));
+    }
 
     #[test]
     fn markdown_renders_and_markup_stays_text() {

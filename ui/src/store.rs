@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use art_types::{
-    ConversationMessage, ExportProgress, MessageStatus, Observation, RunFinished, StreamBatch,
-    ThreadSummary, events,
+    ConversationMessage, ExportProgress, Observation, RunFinished, StreamBatch, ThreadSummary,
+    events,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -117,11 +117,9 @@ impl Store {
             self.with_run(&o.thread_id, &o.trace_id, |run| run.apply_observation(&o));
         })
         .await?;
-        // Checkpoints of a streaming answer are shown live, not reloaded.
+        // (Checkpoints of a streaming answer are not sent: it is shown live.)
         ipc::listen(events::MESSAGE, move |m: ConversationMessage| {
-            if m.status != MessageStatus::Streaming {
-                self.bump(&m.thread_id);
-            }
+            self.bump(&m.thread_id)
         })
         .await?;
         ipc::listen(events::EXPORT_PROGRESS, move |p: ExportProgress| {

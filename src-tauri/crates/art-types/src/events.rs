@@ -11,7 +11,8 @@ pub const READY: &str = "art://ready";
 pub const STREAM: &str = "art://stream";
 /// An observation was recorded; payload [`crate::Observation`].
 pub const OBSERVATION: &str = "art://observation";
-/// A message was stored; payload [`crate::ConversationMessage`].
+/// A message was stored (not the checkpoints of an answer still streaming: those are
+/// shown from the stream); payload [`crate::ConversationMessage`].
 pub const MESSAGE: &str = "art://message";
 /// The thread list changed (created, renamed, deleted, new activity); payload `null`.
 pub const THREADS: &str = "art://threads";

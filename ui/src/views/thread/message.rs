@@ -133,6 +133,23 @@ fn Question(
     }
 }
 
+/// An answer's HTML: plain at once, then with its code blocks highlighted in a task of
+/// their own, after the page has been painted (highlighting is the slow part of showing
+/// a thread, and the first use of a grammar is slower still).
+fn highlighted_later(content: &str) -> RwSignal<String> {
+    let html = RwSignal::new(markdown::to_html(content));
+    if markdown::has_code_block(content) {
+        let content = content.to_owned();
+        set_timeout(
+            move || {
+                html.try_set(markdown::to_html_highlighted(&content));
+            },
+            std::time::Duration::ZERO,
+        );
+    }
+    html
+}
+
 /// A stored message (TOOL and SYSTEM messages are shown in their run's card).
 pub fn message_view(m: ConversationMessage, run: Option<RunView>, actions: Actions) -> AnyView {
     match m.role {
@@ -140,13 +157,13 @@ pub fn message_view(m: ConversationMessage, run: Option<RunView>, actions: Actio
             view! { <Question message=m edit=actions.edit idle=actions.idle /> }.into_any()
         }
         MessageRole::Ai => {
-            let html = markdown::to_html_highlighted(&m.content);
+            let html = highlighted_later(&m.content);
             let text = m.content.clone();
             let footer = footer(&m);
             view! {
                 <article class="message ai" data-message-id=m.message_id.clone()>
                     {run.map(|run| view! { <RunCard run=run /> })}
-                    <div class="answer markdown" inner_html=html on:click=copy_code></div>
+                    <div class="answer markdown" inner_html=move || html.get() on:click=copy_code></div>
                     <footer class="answer-footer">
                         <span class="muted small">{footer}</span>
                         {actions.regenerate.map(|again| view! {
@@ -171,19 +188,15 @@ pub fn message_view(m: ConversationMessage, run: Option<RunView>, actions: Actio
 #[component]
 pub fn StreamingAnswer(trace_id: String) -> impl IntoView {
     let store = expect_context::<Store>();
-    let text = Memo::new(move |_| {
-        store.runs.with(|runs| {
-            runs.iter()
-                .find(|r| r.trace_id == trace_id)
-                .map(|r| r.answer.clone())
-                .unwrap_or_default()
-        })
-    });
     let renderer = StoredValue::new(markdown::Incremental::default());
     let chunks = RwSignal::new(Vec::<String>::new());
     let tail = RwSignal::new(String::new());
+    // Fed straight from the run's text: no copy of the whole answer per batch.
     Effect::new(move |_| {
-        let step = text.with(|t| renderer.try_update_value(|r| r.advance(t)));
+        let step = store.runs.with(|runs| {
+            let run = runs.iter().find(|r| r.trace_id == trace_id)?;
+            renderer.try_update_value(|r| r.advance(&run.answer))
+        });
         let Some(step) = step else { return };
         if step.reset {
             chunks.set(Vec::new());
@@ -195,8 +208,11 @@ pub fn StreamingAnswer(trace_id: String) -> impl IntoView {
     });
     view! {
         <div class="answer markdown" on:click=copy_code>
-            <For each=move || chunks.get().into_iter().enumerate() key=|(i, _)| *i
-                children=|(_, html)| view! { <div class="md-chunk" inner_html=html></div> } />
+            <For each=move || 0..chunks.with(Vec::len) key=|i| *i
+                children=move |i| {
+                    let html = chunks.with_untracked(|c| c.get(i).cloned().unwrap_or_default());
+                    view! { <div class="md-chunk" inner_html=html></div> }
+                } />
             <div class="md-chunk" inner_html=move || tail.get()></div>
         </div>
     }

@@ -411,16 +411,24 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     };
     // Live runs whose answer is not (yet) in the loaded history, newest last; a run
     // that failed before answering stays here with its error.
-    let live = move || {
+    // (Without their answers, which stream into their own views: this changes only
+    // when a card does.)
+    let live = Memo::new(move |_| {
         let done = messages.with(|all| answered(all));
         store.runs.with(|runs| {
             runs.iter()
                 .filter(|r| r.thread_id == id.get_value() && !done.contains(&r.trace_id))
-                .cloned()
+                .map(RunView::without_answer)
                 .collect::<Vec<_>>()
         })
+    });
+    let running = move || {
+        live.with(|runs| {
+            runs.iter()
+                .find(|r| !r.finished)
+                .map(|r| r.trace_id.clone())
+        })
     };
-    let running = move || live().into_iter().find(|r| !r.finished).map(|r| r.trace_id);
     // Start a run through `command`: a new message, regenerate, or edit & resend.
     let start = move |command: &'static str, text: String, message_id: Option<String>| {
         problem.set(None);
@@ -505,7 +513,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             Some(Ok(_)) => Loaded::Ready,
         })
     });
-    let empty = move || messages.with(Vec::is_empty) && live().is_empty();
+    let empty = move || messages.with(Vec::is_empty) && live.with(Vec::is_empty);
     view! {
         <section class="pane thread" id="thread">
             <header class="thread-header">
@@ -562,7 +570,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                     } />
                 // Keyed without the answer: a run's card is rebuilt when its plan, tools,
                 // thinking or state change, while the answer streams in place.
-                <For each=live key=live_key
+                <For each=move || live.get() key=live_key
                     children=move |run| {
                         let running = !run.finished;
                         let trace = run.trace_id.clone();
@@ -578,7 +586,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                     } />
             </div>
             <Show when=move || !window.with(Window::at_end)>
-                <button id="jump-latest" class="jump-latest" title="Show the newest messages"
+                <button id="jump-latest" class="jump-latest primary small" title="Show the newest messages"
                     on:click=move |_| to_latest()>"↓ Latest"</button>
             </Show>
             <footer class="composer">
