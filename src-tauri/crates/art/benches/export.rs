@@ -180,7 +180,12 @@ fn main() {
         "| Export of {total} observations | median [min – max] of {REPEATS} | bytes | peak memory growth |"
     );
     println!("|---|---|---|---|");
-    for format in [Format::Jsonl, Format::Otlp] {
+    // `ART_BENCH_FORMATS=otlp` measures one format only (for profiling).
+    let only = std::env::var("ART_BENCH_FORMATS").unwrap_or_default();
+    let formats = [Format::Jsonl, Format::Otlp]
+        .into_iter()
+        .filter(|f| only.is_empty() || only.split(',').any(|o| o == f.as_str()));
+    for format in formats {
         let mut times = Vec::new();
         let mut bytes = 0;
         let before = rss_kb();

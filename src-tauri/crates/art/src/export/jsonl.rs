@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::{ExportError, Redactor, Scope, Sink, Summary, ThreadData, emit};
 use crate::context::ContextError;
 use crate::instance::ArtInstance;
+use crate::observation::StoredObservation;
 use crate::storage::StorageError;
 
 /// The `format` of the header.
@@ -130,15 +131,16 @@ enum LineRef<'a> {
     Message {
         message: &'a ConversationMessage,
     },
-    Observation {
-        observation: &'a Observation,
-    },
     End {
         threads: u64,
         messages: u64,
         observations: u64,
     },
 }
+
+/// How an observation line begins (then the observation's JSON, then `}`): what
+/// serialising [`Line::Observation`] gives.
+const OBSERVATION_LINE: &str = "{\"type\":\"observation\",\"observation\":";
 
 /// Writes the native format.
 pub(crate) struct Writer<'a> {
@@ -202,11 +204,16 @@ impl Sink for Writer<'_> {
         Ok(())
     }
 
-    fn observations(&mut self, batch: &[Observation]) -> Result<(), ExportError> {
-        for observation in batch {
-            self.write(&LineRef::Observation { observation })?;
+    fn observations(&mut self, batch: Vec<StoredObservation>) -> Result<(), ExportError> {
+        // The batch as one text (the stored JSON spliced into each line, no decoding),
+        // redacted and written in one go.
+        self.line.clear();
+        for observation in &batch {
+            self.line.push_str(OBSERVATION_LINE);
+            observation.write_json(&mut self.line)?;
+            self.line.push_str("}\n");
         }
-        Ok(())
+        emit(self.out, self.redactor, &self.line)
     }
 
     fn end_thread(&mut self) -> Result<(), ExportError> {

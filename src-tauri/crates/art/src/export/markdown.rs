@@ -10,6 +10,7 @@ use art_types::{ConversationMessage, MessageRole, MessageStatus, Observation, Ob
 use serde_json::Value;
 
 use super::{ExportError, Redactor, Sink, Summary, ThreadData, emit};
+use crate::observation::StoredObservation;
 
 /// One tool call of a run.
 #[derive(Default)]
@@ -232,12 +233,13 @@ impl Sink for Writer<'_> {
         Ok(())
     }
 
-    fn observations(&mut self, batch: &[Observation]) -> Result<(), ExportError> {
-        for o in batch {
+    fn observations(&mut self, batch: Vec<StoredObservation>) -> Result<(), ExportError> {
+        for stored in batch {
+            let o = stored.decode()?;
             self.runs
                 .entry(o.trace_id.clone())
                 .or_default()
-                .add(o, self.thinking);
+                .add(&o, self.thinking);
         }
         Ok(())
     }

@@ -18,12 +18,12 @@ mod redact;
 
 use std::io::Write;
 
-use art_types::{AgentState, ConversationMessage, Observation, ThreadConfig, ThreadSummary};
+use art_types::{AgentState, ConversationMessage, ThreadConfig, ThreadSummary};
 use serde_json::Value;
 
 use crate::context::{ContextError, MessageOptions};
 use crate::instance::ArtInstance;
-use crate::observation::ObservationQuery;
+use crate::observation::{ObservationQuery, StoredObservation};
 use crate::storage::StorageError;
 
 pub use redact::{REDACTED, Redactor};
@@ -150,8 +150,9 @@ pub struct ThreadData {
 pub(crate) trait Sink: Send {
     /// A thread begins.
     fn thread(&mut self, data: &ThreadData) -> Result<(), ExportError>;
-    /// Observations of the current thread, oldest first.
-    fn observations(&mut self, batch: &[Observation]) -> Result<(), ExportError>;
+    /// Observations of the current thread, oldest first (decoded by the sink if it
+    /// needs them decoded).
+    fn observations(&mut self, batch: Vec<StoredObservation>) -> Result<(), ExportError>;
     /// The current thread is done.
     fn end_thread(&mut self) -> Result<(), ExportError>;
     /// Everything is done.
@@ -263,8 +264,8 @@ async fn walk(
         let mut scan = art.observations.scan(query, BATCH);
         while let Some(batch) = scan.next_batch().await {
             let batch = batch?;
-            sink.observations(&batch)?;
             done += batch.len() as u64;
+            sink.observations(batch)?;
             progress(Progress { done, total });
         }
         sink.end_thread()?;

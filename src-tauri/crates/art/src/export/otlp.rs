@@ -20,6 +20,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::{ExportError, Redactor, Sink, Summary, ThreadData, emit};
+use crate::observation::StoredObservation;
 
 /// `service.name` of the resource.
 pub const SERVICE_NAME: &str = "art-workbench";
@@ -120,12 +121,18 @@ fn int(key: &'static str, value: u64) -> KeyValue {
 }
 
 fn nanos(ms: i64) -> String {
-    (i128::from(ms) * 1_000_000).max(0).to_string()
+    ms.max(0).saturating_mul(1_000_000).to_string()
 }
 
 fn digest_hex(text: &str, bytes: usize) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha256::digest(text.as_bytes());
-    digest[..bytes].iter().map(|b| format!("{b:02x}")).collect()
+    let mut out = String::with_capacity(bytes * 2);
+    for b in &digest[..bytes] {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
+    }
+    out
 }
 
 /// The 16-byte trace id of a run: its UUID when it is one, else a digest of its id.
@@ -277,12 +284,13 @@ impl Sink for Writer<'_> {
         Ok(())
     }
 
-    fn observations(&mut self, batch: &[Observation]) -> Result<(), ExportError> {
-        for o in batch {
+    fn observations(&mut self, batch: Vec<StoredObservation>) -> Result<(), ExportError> {
+        for stored in batch {
+            let o = stored.decode()?;
             if self.run.first().is_some_and(|r| r.trace_id != o.trace_id) {
                 self.flush_run()?;
             }
-            self.run.push(o.clone());
+            self.run.push(o);
         }
         Ok(())
     }

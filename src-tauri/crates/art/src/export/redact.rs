@@ -38,11 +38,11 @@ impl Redactor {
         Self {
             known,
             tokens: Regex::new(
-                r"(?:\bsk-[A-Za-z0-9_\-]{16,}|\bAIza[0-9A-Za-z_\-]{30,}|(?i:\bbearer\s+)[A-Za-z0-9._~+/\-]{8,}=*)",
+                r"(?:\bsk-[A-Za-z0-9_\-]{16,}|\bAIza[0-9A-Za-z_\-]{30,}|(?i:\bbearer[ \t]+)[A-Za-z0-9._~+/\-]{8,}=*)",
             )
             .expect("token pattern is valid"),
             fields: Regex::new(
-                r#"(?i)((?:authorization|proxy-authorization|x-api-key|x-goog-api-key|api[_-]?key|apikey|access[_-]?token)\\?"?\s*[:=]\s*\\?"?)([^"\\\s,;}]{6,})"#,
+                r#"(?i)((?:authorization|proxy-authorization|x-api-key|x-goog-api-key|api[_-]?key|apikey|access[_-]?token)\\?"?[ \t]*[:=][ \t]*\\?"?)([^"\\\s,;}]{6,})"#,
             )
             .expect("field pattern is valid"),
         }

@@ -175,9 +175,71 @@ pub struct ObservationScan {
 
 impl ObservationScan {
     /// The next batch; `None` at the end.
-    pub async fn next_batch(&mut self) -> Option<Result<Vec<Observation>, StorageError>> {
+    pub async fn next_batch(&mut self) -> Option<Result<Vec<StoredObservation>, StorageError>> {
         let batch = self.records.recv().await?;
-        Some(batch.and_then(|records| records.into_iter().map(from_record).collect()))
+        Some(batch.map(|records| records.into_iter().map(StoredObservation).collect()))
+    }
+}
+
+/// An observation as stored, decoded only when asked: an export of millions writes most
+/// of them as the JSON text they already are.
+pub struct StoredObservation(Record);
+
+/// How a body written by [`to_record`] begins: the rest of it is exactly the tail of the
+/// observation's own JSON (same fields, same order, same serialiser).
+const BODY_START: &str = "{\"title\":";
+
+/// Append `text` as a JSON string.
+fn push_json_str(out: &mut String, text: &str) {
+    if text.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(text);
+        out.push('"');
+    } else if let Ok(quoted) = serde_json::to_string(text) {
+        out.push_str(&quoted);
+    }
+}
+
+impl StoredObservation {
+    /// Its run.
+    pub fn trace_id(&self) -> Option<&str> {
+        self.0.trace_id.as_deref()
+    }
+
+    /// The observation.
+    pub fn decode(self) -> Result<Observation, StorageError> {
+        from_record(self.0)
+    }
+
+    /// Append the observation's JSON (exactly what serialising the decoded observation
+    /// gives) to `out`.
+    pub fn write_json(&self, out: &mut String) -> Result<(), StorageError> {
+        let r = &self.0;
+        let kind = r.kind.as_deref().and_then(ObservationType::parse);
+        match (&r.thread_id, &r.trace_id, kind, r.body.strip_prefix('{')) {
+            (Some(thread), Some(trace), Some(kind), Some(rest))
+                if r.body.starts_with(BODY_START) =>
+            {
+                out.push_str("{\"id\":");
+                push_json_str(out, &r.id);
+                out.push_str(",\"threadId\":");
+                push_json_str(out, thread);
+                out.push_str(",\"traceId\":");
+                push_json_str(out, trace);
+                out.push_str(",\"timestamp\":");
+                out.push_str(&r.timestamp.to_string());
+                out.push_str(",\"type\":\"");
+                out.push_str(kind.as_str());
+                out.push_str("\",");
+                out.push_str(rest);
+            }
+            // Older bodies: decode and serialise.
+            _ => {
+                let observation = from_record(r.clone())?;
+                out.push_str(&storage::encode(&observation)?);
+            }
+        }
+        Ok(())
     }
 }
 

@@ -71,3 +71,54 @@ async fn query_by_trace_and_types_in_order() {
     let kinds: Vec<_> = found.iter().map(|o| o.kind).collect();
     assert_eq!(kinds, [ObservationType::Intent, ObservationType::Plan]);
 }
+
+#[test]
+fn stored_json_is_exactly_the_observations_json() {
+    use art_types::{Phase, SpanInfo};
+    let full = Observation {
+        id: "o\"1".into(),
+        thread_id: "t".into(),
+        trace_id: "r\n".into(),
+        timestamp: 42,
+        kind: ObservationType::ToolExecution,
+        title: "Tool: \"calc\"".into(),
+        content: serde_json::json!({ "z": 1, "a": [1.5, "x\u{1}"], "nested": { "b": null } }),
+        metadata: serde_json::json!({ "model": "m" }),
+        span: Some(SpanInfo {
+            phase: Phase::Execution,
+            span_id: "s".into(),
+            parent_span_id: None,
+            start_ms: 40,
+            end_ms: Some(42),
+        }),
+    };
+    let bare = Observation {
+        metadata: Value::Null,
+        span: None,
+        ..full.clone()
+    };
+    for o in [full, bare] {
+        let stored = StoredObservation(to_record(&o).unwrap());
+        let mut fast = String::new();
+        stored.write_json(&mut fast).unwrap();
+        assert_eq!(fast, serde_json::to_string(&o).unwrap());
+        assert_eq!(stored.decode().unwrap(), o);
+    }
+    // A body of the older shape (the whole observation) takes the slow path, same text.
+    let o = Observation {
+        id: "o2".into(),
+        thread_id: "t".into(),
+        trace_id: "r".into(),
+        timestamp: 1,
+        kind: ObservationType::Plan,
+        title: "Plan".into(),
+        content: serde_json::json!("steps"),
+        metadata: Value::Null,
+        span: None,
+    };
+    let mut record = to_record(&o).unwrap();
+    record.body = serde_json::to_string(&o).unwrap();
+    let mut slow = String::new();
+    StoredObservation(record).write_json(&mut slow).unwrap();
+    assert_eq!(slow, serde_json::to_string(&o).unwrap());
+}

@@ -221,7 +221,8 @@ pub trait StorageAdapter: Send + Sync {
     /// How many records match a query (its order and limit aside).
     async fn count(&self, collection: Collection, query: &Query) -> Result<u64, StorageError>;
     /// Records matching a query, in batches of at most `batch`, read while the consumer
-    /// works: at most [`SCAN_QUEUE`] batches wait, so exporting millions of records
+    /// works (records with the same timestamp in an order that is stable for the same
+    /// data but, unlike [`Self::query`], not necessarily insertion order): at most [`SCAN_QUEUE`] batches wait, so exporting millions of records
     /// holds only a few thousand in memory. Dropping the stream stops the read. Needs
     /// a Tokio runtime.
     fn scan(&self, collection: Collection, query: Query, batch: usize) -> RecordStream;

@@ -21,6 +21,9 @@ struct Source {
     kinds: &'static str,
     ts: &'static str,
     seq: &'static str,
+    /// Tie-breaks after the timestamp in the order of its thread index, so a scan
+    /// reads the index in order instead of sorting each run of equal timestamps.
+    index_ties: &'static str,
     /// The id as the table stores it.
     id_value: fn(&str) -> SqlValue,
 }
@@ -34,6 +37,7 @@ const RECORDS: Source = Source {
     kinds: "kind IN ({})",
     ts: "ts",
     seq: "seq",
+    index_ties: "seq",
     id_value: |id| SqlValue::Text(id.to_owned()),
 };
 
@@ -48,6 +52,7 @@ const OBSERVATIONS: Source = Source {
     kinds: "o.kind IN ({})",
     ts: "o.ts",
     seq: "o.seq",
+    index_ties: "o.kind {dir}, o.seq",
     id_value: |id| ids::stored(id).to_value(),
 };
 
@@ -97,8 +102,17 @@ pub(super) fn get(
     Ok(collect(conn, &sql, args)?.pop())
 }
 
+/// How records with the same timestamp are ordered.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ties {
+    /// In insertion order.
+    Inserted,
+    /// In the thread index's order (cheaper; stable, but by kind first for observations).
+    Indexed,
+}
+
 /// The SQL and arguments of `query` over `collection`.
-fn statement(collection: Collection, query: &Query) -> (String, Vec<SqlValue>) {
+fn statement(collection: Collection, query: &Query, ties: Ties) -> (String, Vec<SqlValue>) {
     let (src, mut args) = source(collection);
     let mut sql = src.select.to_owned();
     let mut filter = |clause: &str, arg: SqlValue| {
@@ -129,10 +143,13 @@ fn statement(collection: Collection, query: &Query) -> (String, Vec<SqlValue>) {
         Order::Ascending => "ASC",
         Order::Descending => "DESC",
     };
+    let ties = match ties {
+        Ties::Inserted => src.seq.to_owned(),
+        Ties::Indexed => src.index_ties.replace("{dir}", direction),
+    };
     sql.push_str(&format!(
-        " ORDER BY {ts} {direction}, {seq} {direction}",
+        " ORDER BY {ts} {direction}, {ties} {direction}",
         ts = src.ts,
-        seq = src.seq
     ));
     if let Some(limit) = query.limit {
         sql.push_str(" LIMIT ?");
@@ -146,7 +163,7 @@ pub(super) fn query(
     collection: Collection,
     query: &Query,
 ) -> Result<Vec<Record>, StorageError> {
-    let (sql, args) = statement(collection, query);
+    let (sql, args) = statement(collection, query, Ties::Inserted);
     collect(conn, &sql, args)
 }
 
@@ -160,7 +177,7 @@ pub(super) fn count(
         limit: None,
         ..query.clone()
     };
-    let (sql, args) = statement(collection, &all);
+    let (sql, args) = statement(collection, &all, Ties::Indexed);
     let sql = format!("SELECT COUNT(*) FROM ({sql})");
     let mut stmt = conn.prepare_cached(&sql).map_err(db_err)?;
     let n: i64 = stmt
@@ -169,7 +186,8 @@ pub(super) fn count(
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
-/// Hand the records of `query` to `deliver` in batches of `batch`, as they are read;
+/// Hand the records of `query` to `deliver` in batches of `batch`, as they are read
+/// (records with the same timestamp in the thread index's order);
 /// stops early (without error) when `deliver` returns `false`.
 pub(super) fn scan(
     conn: &Connection,
@@ -178,7 +196,7 @@ pub(super) fn scan(
     batch: usize,
     deliver: &mut dyn FnMut(Vec<Record>) -> bool,
 ) -> Result<(), StorageError> {
-    let (sql, args) = statement(collection, query);
+    let (sql, args) = statement(collection, query, Ties::Indexed);
     let mut stmt = conn.prepare(&sql).map_err(db_err)?;
     let mut rows = stmt.query(params_from_iter(args)).map_err(db_err)?;
     let mut chunk = Vec::with_capacity(batch);
