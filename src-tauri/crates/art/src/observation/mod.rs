@@ -201,6 +201,30 @@ fn push_json_str(out: &mut String, text: &str) {
 }
 
 impl StoredObservation {
+    /// The record as stored.
+    pub fn record(&self) -> &Record {
+        &self.0
+    }
+
+    /// `new`, stamped as [`ObservationManager::record`] would, as stored.
+    #[cfg(test)]
+    pub(crate) fn for_tests(new: NewObservation) -> Self {
+        let o = Observation {
+            id: clock::new_id(),
+            timestamp: clock::now_ms(),
+            title: new
+                .title
+                .unwrap_or_else(|| default_title(new.kind).to_owned()),
+            thread_id: new.thread_id,
+            trace_id: new.trace_id,
+            kind: new.kind,
+            content: new.content,
+            metadata: new.metadata,
+            span: new.span,
+        };
+        Self(to_record(&o).expect("observations encode"))
+    }
+
     /// Its run.
     pub fn trace_id(&self) -> Option<&str> {
         self.0.trace_id.as_deref()

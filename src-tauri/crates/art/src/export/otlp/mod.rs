@@ -14,111 +14,21 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use art_types::{Observation, ObservationType, Phase};
-use serde::Serialize;
+use art_types::{ObservationType, Phase};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
+
+mod light;
+mod wire;
 
 use super::{ExportError, Redactor, Sink, Summary, ThreadData, emit};
 use crate::observation::StoredObservation;
+use light::{Meta, Obs, Tokens};
+use wire::*;
 
 /// `service.name` of the resource.
 pub const SERVICE_NAME: &str = "art-workbench";
-
-const SPAN_KIND_INTERNAL: i32 = 1;
-const SPAN_KIND_CLIENT: i32 = 3;
-const STATUS_UNSET: i32 = 0;
-const STATUS_ERROR: i32 = 2;
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct TracesData<'a> {
-    resource_spans: [ResourceSpans<'a>; 1],
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ResourceSpans<'a> {
-    resource: Resource,
-    scope_spans: [ScopeSpans<'a>; 1],
-}
-
-#[derive(Serialize)]
-struct Resource {
-    attributes: Vec<KeyValue>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ScopeSpans<'a> {
-    scope: InstrumentationScope,
-    spans: &'a [Span],
-}
-
-#[derive(Serialize)]
-struct InstrumentationScope {
-    name: &'static str,
-    version: &'static str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Span {
-    trace_id: String,
-    span_id: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    parent_span_id: String,
-    name: String,
-    kind: i32,
-    start_time_unix_nano: String,
-    end_time_unix_nano: String,
-    attributes: Vec<KeyValue>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    events: Vec<Event>,
-    status: Status,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Event {
-    time_unix_nano: String,
-    name: String,
-    attributes: Vec<KeyValue>,
-}
-
-#[derive(Serialize)]
-struct Status {
-    #[serde(skip_serializing_if = "String::is_empty")]
-    message: String,
-    code: i32,
-}
-
-#[derive(Serialize)]
-struct KeyValue {
-    key: &'static str,
-    value: AnyValue,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-enum AnyValue {
-    StringValue(String),
-    IntValue(String),
-}
-
-fn text(key: &'static str, value: impl Into<String>) -> KeyValue {
-    KeyValue {
-        key,
-        value: AnyValue::StringValue(value.into()),
-    }
-}
-
-fn int(key: &'static str, value: u64) -> KeyValue {
-    KeyValue {
-        key,
-        value: AnyValue::IntValue(value.to_string()),
-    }
-}
 
 fn nanos(ms: i64) -> String {
     ms.max(0).saturating_mul(1_000_000).to_string()
@@ -150,15 +60,9 @@ pub fn span_id(span: &str) -> String {
     digest_hex(span, 8)
 }
 
-fn str_at<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
-    value.pointer(pointer).and_then(Value::as_str)
-}
-
-fn json_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+/// A JSON value as attribute text: a string's own text, anything else as JSON.
+fn json_text(value: &RawValue) -> String {
+    serde_json::from_str::<String>(value.get()).unwrap_or_else(|_| value.get().to_owned())
 }
 
 /// The well-known `gen_ai.provider.name` of one of our providers.
@@ -172,14 +76,14 @@ fn provider_name(ours: &str) -> &str {
 /// One span being assembled from the observations of a run.
 #[derive(Default)]
 struct Draft<'a> {
-    parent: Option<String>,
+    parent: Option<&'a str>,
     phase: Option<Phase>,
     start_ms: Option<i64>,
     end_ms: Option<i64>,
     /// The observation that closed the span (its `end_ms` is set).
-    closing: Option<&'a Observation>,
+    closing: Option<&'a Obs>,
     /// Point observations inside the span.
-    events: Vec<&'a Observation>,
+    events: Vec<&'a Obs>,
     /// The latest time seen inside the span.
     last_ms: i64,
 }
@@ -203,7 +107,7 @@ pub(crate) struct Writer<'a> {
     thread_id: String,
     /// Observations of the run being gathered (a thread's runs never overlap, so its
     /// observations in time order come run by run).
-    run: Vec<Observation>,
+    run: Vec<Obs>,
 }
 
 impl<'a> Writer<'a> {
@@ -286,7 +190,7 @@ impl Sink for Writer<'_> {
 
     fn observations(&mut self, batch: Vec<StoredObservation>) -> Result<(), ExportError> {
         for stored in batch {
-            let o = stored.decode()?;
+            let o = Obs::decode(&stored, self.include_content)?;
             if self.run.first().is_some_and(|r| r.trace_id != o.trace_id) {
                 self.flush_run()?;
             }
@@ -306,8 +210,8 @@ impl Sink for Writer<'_> {
 }
 
 /// The spans of one run (its observations in time order), sorted by start.
-fn spans_of(run: &[Observation], context: &RunContext<'_>) -> Vec<Span> {
-    let mut drafts: HashMap<String, Draft<'_>> = HashMap::new();
+fn spans_of(run: &[Obs], context: &RunContext<'_>) -> Vec<Span> {
+    let mut drafts: HashMap<&str, Draft<'_>> = HashMap::new();
     let mut loose = Vec::new();
     let mut root_id = None;
     let mut run_end = i64::MIN;
@@ -318,10 +222,10 @@ fn spans_of(run: &[Observation], context: &RunContext<'_>) -> Vec<Span> {
             continue;
         };
         if info.parent_span_id.is_none() {
-            root_id.get_or_insert_with(|| info.span_id.clone());
+            root_id.get_or_insert(info.span_id.as_str());
         }
-        let draft = drafts.entry(info.span_id.clone()).or_default();
-        draft.parent = draft.parent.take().or_else(|| info.parent_span_id.clone());
+        let draft = drafts.entry(info.span_id.as_str()).or_default();
+        draft.parent = draft.parent.or(info.parent_span_id.as_deref());
         draft.phase.get_or_insert(info.phase);
         draft.start_ms = Some(
             draft
@@ -338,8 +242,9 @@ fn spans_of(run: &[Observation], context: &RunContext<'_>) -> Vec<Span> {
             None => draft.events.push(o),
         }
     }
-    let root_id = root_id.unwrap_or_else(|| format!("{}:root", context.trace_id));
-    let root = drafts.entry(root_id.clone()).or_default();
+    let made_up = format!("{}:root", context.trace_id);
+    let root_id = root_id.unwrap_or(made_up.as_str());
+    let root = drafts.entry(root_id).or_default();
     root.parent = None;
     root.phase = Some(Phase::Run);
     root.events.extend(loose);
@@ -352,26 +257,27 @@ fn spans_of(run: &[Observation], context: &RunContext<'_>) -> Vec<Span> {
     let model = run
         .iter()
         .find(|o| o.kind == ObservationType::LlmStreamStart)
-        .map(|o| &o.metadata);
-    let known: Vec<String> = drafts.keys().cloned().collect();
+        .map(|o| &o.meta);
+    // Each span's OTLP id, computed once.
+    let ids: HashMap<&str, String> = drafts.keys().map(|id| (*id, span_id(id))).collect();
     let mut spans: Vec<(i64, Span)> = drafts
         .iter()
         .map(|(id, draft)| {
             // A parent that was never seen (cut-off data) hangs under the root.
-            let parent = match &draft.parent {
+            let parent = match draft.parent {
                 None => None,
-                Some(p) if known.contains(p) => Some(p.clone()),
-                Some(_) => Some(root_id.clone()),
+                Some(p) if ids.contains_key(p) => Some(p),
+                Some(_) => Some(root_id),
             };
-            let parent = parent.filter(|p| *p != *id);
+            let parent = parent.filter(|p| p != id).and_then(|p| ids.get(p)).cloned();
             let is_root = *id == root_id;
             let end = draft
                 .end_ms
                 .unwrap_or(if is_root { run_end } else { draft.last_ms });
             let start = draft.start_ms.unwrap_or(end).min(end);
             let span = build_span(
-                id,
-                parent.as_deref(),
+                ids.get(id).cloned().unwrap_or_default(),
+                parent,
                 draft,
                 (start, end),
                 model,
@@ -394,12 +300,12 @@ fn fail(status: &mut Status, attributes: &mut Vec<KeyValue>, code: &str, message
 
 /// Name, kind, attributes and status of one span.
 fn build_span(
-    id: &str,
-    parent: Option<&str>,
+    id: String,
+    parent: Option<String>,
     draft: &Draft<'_>,
     (start_ms, end_ms): (i64, i64),
-    model: Option<&Value>,
-    run: &[Observation],
+    model: Option<&Meta>,
+    run: &[Obs],
     context: &RunContext<'_>,
 ) -> Span {
     let closing = draft.closing;
@@ -424,17 +330,16 @@ fn build_span(
         if let Some(model) = model {
             provider_attributes(&mut attributes, model);
         }
-        if let Some(usage) = closing.and_then(|o| o.content.pointer("/metadata/usage")) {
-            usage_attributes(&mut attributes, usage);
+        if let Some(tokens) = closing.and_then(Obs::run_tokens) {
+            usage_attributes(&mut attributes, tokens);
         }
         // The run failed if an unrecoverable ERROR was recorded.
-        let error = run.iter().find(|o| {
-            o.kind == ObservationType::Error
-                && o.metadata.get("recoverable") != Some(&Value::Bool(true))
-        });
+        let error = run
+            .iter()
+            .find(|o| o.kind == ObservationType::Error && o.meta.recoverable != Some(true));
         if let Some(error) = error {
-            let code = str_at(&error.content, "/code").unwrap_or("ERROR");
-            let message = str_at(&error.content, "/message").unwrap_or(&error.title);
+            let code = error.content.code.as_deref().unwrap_or("ERROR");
+            let message = error.content.message.as_deref().unwrap_or(&error.title);
             fail(&mut status, &mut attributes, code, message);
         }
         if context.include_content {
@@ -451,9 +356,9 @@ fn build_span(
         ("invoke_agent PESAgent".to_owned(), SPAN_KIND_INTERNAL)
     } else if is_llm {
         let meta = closing
-            .map(|o| &o.metadata)
-            .or_else(|| draft.events.first().map(|o| &o.metadata));
-        let model_id = meta.and_then(|m| str_at(m, "/model")).unwrap_or("unknown");
+            .map(|o| &o.meta)
+            .or_else(|| draft.events.first().map(|o| &o.meta));
+        let model_id = meta.and_then(|m| m.model.as_deref()).unwrap_or("unknown");
         attributes.push(text("gen_ai.operation.name", "chat"));
         attributes.push(text("openinference.span.kind", "LLM"));
         if let Some(meta) = meta {
@@ -463,25 +368,25 @@ fn build_span(
             .events
             .iter()
             .find(|o| o.kind == ObservationType::LlmStreamStart)
-            .and_then(|o| str_at(&o.content, "/stage"));
+            .and_then(|o| o.content.stage.as_deref());
         if let Some(stage) = stage {
             attributes.push(text("art.stage", stage));
         }
-        let usage = draft
+        let tokens = draft
             .events
             .iter()
             .find(|o| o.kind == ObservationType::LlmStreamMetadata)
-            .map(|o| &o.content)
-            .or_else(|| closing.and_then(|o| o.content.get("metadata")));
-        if let Some(usage) = usage {
-            usage_attributes(&mut attributes, usage);
-            if let Some(reason) = str_at(usage, "/stopReason") {
+            .and_then(|o| o.call_tokens())
+            .or_else(|| closing.and_then(Obs::call_tokens));
+        if let Some(tokens) = tokens {
+            usage_attributes(&mut attributes, tokens);
+            if let Some(reason) = tokens.stop {
                 attributes.push(text("gen_ai.response.finish_reasons", reason));
             }
         }
         if let Some(error) = closing.filter(|o| o.kind == ObservationType::LlmStreamError) {
-            let code = str_at(&error.content, "/code").unwrap_or("ERROR");
-            let message = str_at(&error.content, "/message").unwrap_or("");
+            let code = error.content.code.as_deref().unwrap_or("ERROR");
+            let message = error.content.message.as_deref().unwrap_or("");
             fail(&mut status, &mut attributes, code, message);
         }
         if context.include_content
@@ -496,24 +401,24 @@ fn build_span(
         (format!("chat {model_id}"), SPAN_KIND_CLIENT)
     } else if let Some(tool) = closing.filter(|o| o.kind == ObservationType::ToolExecution) {
         let c = &tool.content;
-        let name = str_at(c, "/toolName").unwrap_or("tool");
+        let name = c.tool_name.as_deref().unwrap_or("tool");
         attributes.push(text("gen_ai.operation.name", "execute_tool"));
         attributes.push(text("gen_ai.tool.name", name));
         attributes.push(text("gen_ai.tool.type", "function"));
-        if let Some(call) = str_at(c, "/callId") {
+        if let Some(call) = c.call_id.as_deref() {
             attributes.push(text("gen_ai.tool.call.id", call));
         }
         attributes.push(text("openinference.span.kind", "TOOL"));
-        if str_at(c, "/status") == Some("error") {
-            let code = str_at(&tool.metadata, "/errorCode").unwrap_or("TOOL_ERROR");
-            let message = str_at(c, "/error").unwrap_or("the tool failed");
+        if c.status.as_deref() == Some("error") {
+            let code = tool.meta.error_code.as_deref().unwrap_or("TOOL_ERROR");
+            let message = c.error.as_deref().unwrap_or("the tool failed");
             fail(&mut status, &mut attributes, code, message);
         }
         if context.include_content {
-            if let Some(arguments) = c.get("arguments") {
+            if let Some(arguments) = &c.arguments {
                 attributes.push(text("gen_ai.tool.call.arguments", json_text(arguments)));
             }
-            if let Some(output) = c.get("output").filter(|v| !v.is_null()) {
+            if let Some(output) = &c.output {
                 attributes.push(text("gen_ai.tool.call.result", json_text(output)));
             }
         }
@@ -532,42 +437,38 @@ fn build_span(
     if let Some(o) = closing {
         attributes.push(text("art.observation.id", o.id.clone()));
     }
-    let mut events: Vec<&Observation> = draft.events.clone();
+    let mut events: Vec<&Obs> = draft.events.clone();
     events.sort_by(|a, b| (a.timestamp, &a.id).cmp(&(b.timestamp, &b.id)));
     Span {
         trace_id: context.trace_id.clone(),
-        span_id: span_id(id),
-        parent_span_id: parent.map(span_id).unwrap_or_default(),
+        span_id: id,
+        parent_span_id: parent.unwrap_or_default(),
         name,
         kind,
         start_time_unix_nano: nanos(start_ms),
         end_time_unix_nano: nanos(end_ms),
         attributes,
-        events: events
-            .into_iter()
-            .map(|o| event(o, context.include_content))
-            .collect(),
+        events: events.into_iter().map(event).collect(),
         status,
     }
 }
 
-/// `gen_ai.provider.name` and `gen_ai.request.model` from `{provider, model}`.
-fn provider_attributes(attributes: &mut Vec<KeyValue>, meta: &Value) {
-    if let Some(provider) = str_at(meta, "/provider") {
+/// `gen_ai.provider.name` and `gen_ai.request.model` of a call.
+fn provider_attributes(attributes: &mut Vec<KeyValue>, meta: &Meta) {
+    if let Some(provider) = &meta.provider {
         attributes.push(text("gen_ai.provider.name", provider_name(provider)));
     }
-    if let Some(model) = str_at(meta, "/model") {
-        attributes.push(text("gen_ai.request.model", model));
+    if let Some(model) = &meta.model {
+        attributes.push(text("gen_ai.request.model", model.as_str()));
     }
 }
 
-/// `gen_ai.usage.*` from `{inputTokens, outputTokens}`.
-fn usage_attributes(attributes: &mut Vec<KeyValue>, usage: &Value) {
-    let number = |key: &str| usage.get(key).and_then(Value::as_u64);
-    if let Some(n) = number("inputTokens") {
+/// `gen_ai.usage.*`.
+fn usage_attributes(attributes: &mut Vec<KeyValue>, tokens: Tokens<'_>) {
+    if let Some(n) = tokens.input {
         attributes.push(int("gen_ai.usage.input_tokens", n));
     }
-    if let Some(n) = number("outputTokens") {
+    if let Some(n) = tokens.output {
         attributes.push(int("gen_ai.usage.output_tokens", n));
     }
 }
@@ -579,21 +480,22 @@ fn messages_json(role: &str, content: &str) -> String {
 }
 
 /// A point observation as a span event.
-fn event(o: &Observation, include_content: bool) -> Event {
+fn event(o: &Obs) -> Event {
     let mut attributes = vec![
         text("art.observation.id", o.id.clone()),
         text("art.observation.title", o.title.clone()),
     ];
     if o.kind == ObservationType::Error || o.kind == ObservationType::LlmStreamError {
-        if let Some(code) = str_at(&o.content, "/code") {
-            attributes.push(text("error.type", code));
+        if let Some(code) = &o.content.code {
+            attributes.push(text("error.type", code.as_str()));
         }
-        if let Some(message) = str_at(&o.content, "/message") {
-            attributes.push(text("exception.message", message));
+        if let Some(message) = &o.content.message {
+            attributes.push(text("exception.message", message.as_str()));
         }
     }
-    if include_content {
-        attributes.push(text("art.observation.content", o.content.to_string()));
+    // Kept only when content is exported.
+    if let Some(raw) = &o.raw {
+        attributes.push(text("art.observation.content", raw.as_str()));
     }
     Event {
         time_unix_nano: nanos(o.timestamp),
