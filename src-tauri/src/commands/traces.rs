@@ -1,8 +1,7 @@
 //! Trace export from the Trace panel: the user picks the file in the native save dialog
 //! (or, with `--export-dir DIR`, it goes there without asking), the export streams into
-//! it with progress events, and a failed export leaves no half-written file.
+//! it with progress events (a failed export leaves no half-written file).
 
-use std::io::BufWriter;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -21,7 +20,7 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 fn export_error(e: ExportError) -> IpcError {
     let code = match &e {
         ExportError::NotFound { .. } => ErrorCode::NotFound,
-        ExportError::Write(_) => ErrorCode::FileWrite,
+        ExportError::Write(_) | ExportError::Create { .. } => ErrorCode::FileWrite,
         ExportError::Storage(_) | ExportError::Context(_) => ErrorCode::Storage,
     };
     IpcError::new(code, e.to_string())
@@ -102,13 +101,6 @@ pub async fn export_traces(
         include_content: request.include_content,
         include_thinking: request.include_thinking,
     };
-    let file = std::fs::File::create(&path).map_err(|e| {
-        IpcError::new(
-            ErrorCode::FileWrite,
-            format!("cannot create {}: {e}", path.display()),
-        )
-    })?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
     let mut last = Instant::now() - PROGRESS_EVERY;
     let mut progress = |p: export::Progress| {
         if last.elapsed() >= PROGRESS_EVERY || p.done == p.total {
@@ -122,17 +114,16 @@ pub async fn export_traces(
             }
         }
     };
-    let written = export::export(
+    let written = export::export_to_file(
         &wb.art,
         &scope,
         format,
         options,
         &redactor,
-        &mut out,
+        &path,
         &mut progress,
     )
     .await;
-    drop(out);
     match written {
         Ok(summary) => Ok(Some(ExportDone {
             path: path.display().to_string(),
@@ -140,10 +131,6 @@ pub async fn export_traces(
             messages: summary.messages,
             observations: summary.observations,
         })),
-        Err(e) => {
-            // A half-written export is worse than none.
-            let _ = std::fs::remove_file(&path);
-            Err(export_error(e))
-        }
+        Err(e) => Err(export_error(e)),
     }
 }

@@ -128,6 +128,14 @@ pub enum ExportError {
     /// Reading threads or messages failed.
     #[error(transparent)]
     Context(#[from] ContextError),
+    /// The file could not be created.
+    #[error("cannot create {path}: {source}")]
+    Create {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
     /// Writing failed (disk full, permissions…).
     #[error("cannot write the export: {0}")]
     Write(#[from] std::io::Error),
@@ -184,6 +192,29 @@ pub async fn export(
             walk(art, scope, &mut sink, progress).await
         }
     }
+}
+
+/// [`export`] into a new file at `path`; a failed export leaves no half-written file.
+pub async fn export_to_file(
+    art: &ArtInstance,
+    scope: &Scope,
+    format: Format,
+    options: Options,
+    redactor: &Redactor,
+    path: &std::path::Path,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<Summary, ExportError> {
+    let file = std::fs::File::create(path).map_err(|source| ExportError::Create {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let written = export(art, scope, format, options, redactor, &mut out, progress).await;
+    drop(out);
+    if written.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    written
 }
 
 /// The thread of a run.

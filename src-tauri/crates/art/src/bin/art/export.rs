@@ -1,6 +1,5 @@
 //! `art export` and `art import`.
 
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -50,9 +49,6 @@ pub async fn export(stack: &Standard, args: Args) -> anyhow::Result<()> {
         include_thinking: args.thinking,
     };
     let redactor = stack.redactor();
-    let file = std::fs::File::create(&args.output)
-        .with_context(|| format!("cannot create {}", args.output.display()))?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} observations ({eta} left)")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -61,26 +57,18 @@ pub async fn export(stack: &Standard, args: Args) -> anyhow::Result<()> {
         bar.set_length(p.total);
         bar.set_position(p.done);
     };
-    let result = export::export(
+    let result = export::export_to_file(
         &stack.art,
         &scope,
         format,
         options,
         &redactor,
-        &mut out,
+        &args.output,
         &mut progress,
     )
     .await;
     bar.finish_and_clear();
-    let summary = match result {
-        Ok(summary) => summary,
-        Err(e) => {
-            drop(out);
-            // A half-written export is worse than none.
-            let _ = std::fs::remove_file(&args.output);
-            return Err(e.into());
-        }
-    };
+    let summary = result?;
     eprintln!(
         "Wrote {} thread(s), {} message(s), {} observation(s) to {}",
         summary.threads,
