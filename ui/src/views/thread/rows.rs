@@ -1,0 +1,202 @@
+//! What the thread view lists: one row per stored question or answer (with the run
+//! card where the reader expects it), the key that decides when a row is rendered again,
+//! and which runs are the thread's newest. Pure, unit-tested natively.
+
+use art_types::{ConversationMessage, MessageRole, MessageStatus};
+
+use super::history::{answered, trace_of};
+use crate::live::{RunView, ToolState};
+
+/// The newest `n` runs of `messages`, oldest first.
+pub(super) fn recent(messages: &[ConversationMessage], n: usize) -> Vec<String> {
+    let mut runs: Vec<String> = Vec::new();
+    for m in messages.iter().rev() {
+        if let Some(t) = trace_of(m)
+            && !runs.contains(&t)
+        {
+            if runs.len() == n {
+                break;
+            }
+            runs.push(t);
+        }
+    }
+    runs.reverse();
+    runs
+}
+
+/// One stored message as the list shows it.
+#[derive(Clone, PartialEq)]
+pub(super) struct Row {
+    pub(super) message: ConversationMessage,
+    /// What the agent did in its run (answers, and questions whose run never answered).
+    pub(super) run: Option<RunView>,
+    /// Its run never answered: the run's card follows the question.
+    pub(super) unanswered: bool,
+    /// The thread's last answer (offers Regenerate).
+    pub(super) last_answer: bool,
+}
+
+impl Row {
+    /// Changes whenever what the row shows changes, so the list re-renders only those.
+    pub(super) fn key(&self) -> String {
+        let m = &self.message;
+        let run = self
+            .run
+            .as_ref()
+            .map(|r| (r.plan.is_some(), r.tools.len(), r.error.is_some()));
+        format!(
+            "{}|{:?}|{}|{}|{}|{run:?}",
+            m.message_id,
+            m.status,
+            m.content.len(),
+            self.unanswered,
+            self.last_answer
+        )
+    }
+}
+
+/// The rows of `all[range]`: answers still streaming live are shown by their live card.
+pub(super) fn rows(
+    all: &[ConversationMessage],
+    range: std::ops::Range<usize>,
+    runs: impl Fn(&str) -> Option<RunView>,
+    live: &[String],
+) -> Vec<Row> {
+    let done = answered(all);
+    let last_answer = all
+        .iter()
+        .rev()
+        .find(|m| m.role == MessageRole::Ai)
+        .map(|m| m.message_id.as_str());
+    all[range]
+        .iter()
+        .filter(|m| matches!(m.role, MessageRole::User | MessageRole::Ai))
+        .filter_map(|m| {
+            let trace = trace_of(m);
+            let is_live = trace.as_ref().is_some_and(|t| live.contains(t));
+            if m.role == MessageRole::Ai && m.status == MessageStatus::Streaming && is_live {
+                return None;
+            }
+            let unanswered = m.role == MessageRole::User
+                && trace
+                    .as_ref()
+                    .is_some_and(|t| !done.contains(t) && !is_live);
+            let shows_run = m.role == MessageRole::Ai || unanswered;
+            let run = trace
+                .filter(|_| shows_run)
+                .and_then(|t| runs(&t))
+                .filter(|r| r.plan.is_some() || !r.tools.is_empty() || r.error.is_some());
+            Some(Row {
+                message: m.clone(),
+                run,
+                unanswered,
+                last_answer: last_answer == Some(m.message_id.as_str()),
+            })
+        })
+        .collect()
+}
+
+/// Changes when a live run's card must be rebuilt: plan, tool calls and their results,
+/// thinking, error, end (not the answer, which streams in place).
+pub(super) fn live_key(r: &RunView) -> String {
+    let done = r
+        .tools
+        .iter()
+        .filter(|t| t.state != ToolState::Running)
+        .count();
+    format!(
+        "{}|{}|{}|{done}|{}|{}|{}",
+        r.trace_id,
+        r.plan.is_some(),
+        r.tools.len(),
+        r.thinking.len(),
+        r.error.is_some(),
+        r.finished
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn msg(id: &str, role: MessageRole, trace: &str, status: MessageStatus) -> ConversationMessage {
+        ConversationMessage {
+            message_id: id.into(),
+            thread_id: "t".into(),
+            role,
+            content: id.into(),
+            timestamp: 1,
+            status,
+            metadata: json!({ "traceId": trace }),
+        }
+    }
+
+    fn with_plan(trace: &str) -> Option<RunView> {
+        let mut run = RunView::new("t", trace);
+        run.plan = Some(Default::default());
+        Some(run)
+    }
+
+    #[test]
+    fn rows_put_cards_where_a_reader_expects_them() {
+        use MessageRole::{Ai, Tool, User};
+        use MessageStatus::{Complete, Streaming};
+        let all = [
+            msg("q1", User, "r1", Complete),
+            msg("t1", Tool, "r1", Complete),
+            msg("a1", Ai, "r1", Complete),
+            // failed before answering
+            msg("q2", User, "r2", Complete),
+            // still streaming, shown by its live card
+            msg("q3", User, "r3", Complete),
+            msg("a3", Ai, "r3", Streaming),
+        ];
+        let rows = rows(&all, 0..all.len(), with_plan, &["r3".into()]);
+        let shown: Vec<(&str, bool, bool, bool)> = rows
+            .iter()
+            .map(|r| {
+                let m = r.message.message_id.as_str();
+                (m, r.run.is_some(), r.unanswered, r.last_answer)
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("q1", false, false, false),
+                ("a1", true, false, false),
+                ("q2", true, true, false),
+                ("q3", false, false, false),
+            ]
+        );
+        // the streaming checkpoint is the last answer: once it is no longer live it shows
+        let rows = super::rows(&all, 0..all.len(), with_plan, &[]);
+        let last = rows.last().unwrap();
+        assert_eq!(last.message.message_id, "a3");
+        assert!(last.last_answer && last.run.is_some());
+        // a window of the middle only
+        let rows = super::rows(&all, 1..3, with_plan, &[]);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].message.message_id, "a1");
+    }
+
+    #[test]
+    fn a_row_is_re_rendered_only_when_what_it_shows_changes() {
+        let row = |status, run| Row {
+            message: msg("a1", MessageRole::Ai, "r1", status),
+            run,
+            unanswered: false,
+            last_answer: true,
+        };
+        let done = row(MessageStatus::Complete, with_plan("r1"));
+        assert_eq!(
+            done.key(),
+            row(MessageStatus::Complete, with_plan("r1")).key()
+        );
+        assert_ne!(
+            done.key(),
+            row(MessageStatus::Interrupted, with_plan("r1")).key()
+        );
+        assert_ne!(done.key(), row(MessageStatus::Complete, None).key());
+    }
+}
