@@ -16,7 +16,12 @@ fn pretty(value: &Value) -> String {
 /// The agent's work for one run. `run` is a snapshot (re-rendered on change).
 #[component]
 pub fn RunCard(run: RunView) -> impl IntoView {
-    let plan = run.plan.clone().map(|plan| {
+    // A plan the model left empty (no title, intent or steps) says nothing: not shown.
+    let plan = run
+        .plan
+        .clone()
+        .filter(|p| p.title.is_some() || p.intent.is_some() || !p.steps.is_empty());
+    let plan = plan.map(|plan| {
         view! {
             <section class="card plan-card">
                 <header class="card-title">

@@ -111,7 +111,14 @@ impl Printer {
                 };
                 println!("Tool {} {args}: {outcome}", text("toolName"));
             }
-            ObservationType::Error => eprintln!("Error {}: {}", text("code"), text("message")),
+            ObservationType::Error => {
+                let message = Some(text("message")).filter(|m| !m.is_empty());
+                eprintln!(
+                    "Error {}: {}",
+                    text("code"),
+                    message.unwrap_or_else(|| o.title.clone())
+                );
+            }
             _ => {}
         }
     }
