@@ -88,9 +88,9 @@ pub async fn export_traces(
     else {
         return Ok(None);
     };
-    let names: Vec<String> = wb.providers.entries().into_iter().map(|e| e.name).collect();
+    let providers = std::sync::Arc::clone(&wb.providers);
     let redactor = wb
-        .keychain(move |secrets| Redactor::for_keys(secrets, names.iter().map(String::as_str)))
+        .keychain(move |secrets| Redactor::for_providers(&providers, secrets))
         .await?;
     let scope = match request.scope {
         ExportScope::Trace { id } => Scope::Trace(id),

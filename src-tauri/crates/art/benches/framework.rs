@@ -16,8 +16,8 @@ use art::observation::{NewObservation, ObservationManager, ObservationQuery};
 use art::sockets::{Sockets, StreamFilter};
 use art::storage::sqlite::SqliteStorage;
 use art_types::{
-    AgentProps, ConversationMessage, MessageRole, MessageStatus, ObservationType, ProviderConfig,
-    StreamEventKind, ThreadConfig, TokenType,
+    AgentProps, ConversationMessage, MessageRole, MessageStatus, ObservationType, StreamEventKind,
+    TokenType,
 };
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use scripted::{Script, ScriptedSource, plan_json};
@@ -215,14 +215,7 @@ fn agent_per_token(c: &mut Criterion) {
                             .await
                             .unwrap()
                             .thread_id;
-                        let config = ThreadConfig {
-                            provider_config: ProviderConfig {
-                                provider_name: "scripted".into(),
-                                model_id: "m".into(),
-                                ..Default::default()
-                            },
-                            ..Default::default()
-                        };
+                        let config = scripted::thread_config("m", &[]);
                         art.state.set_thread_config(&t, &config).await.unwrap();
                         t
                     });

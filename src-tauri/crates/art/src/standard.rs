@@ -57,12 +57,6 @@ impl Standard {
     /// A redactor for exports that knows every provider key (reads the keychain: may
     /// block, call it off the async runtime's workers).
     pub fn redactor(&self) -> Redactor {
-        let names: Vec<String> = self
-            .providers
-            .entries()
-            .into_iter()
-            .map(|e| e.name)
-            .collect();
-        Redactor::for_keys(self.secrets.as_ref(), names.iter().map(String::as_str))
+        Redactor::for_providers(&self.providers, self.secrets.as_ref())
     }
 }

@@ -16,7 +16,7 @@ use art::export::{self, Format, Options, Redactor, Scope};
 use art::storage::sqlite::SqliteStorage;
 use art_types::{
     AgentProps, ConversationMessage, MessageRole, MessageStatus, Observation, ObservationType,
-    Phase, ProviderConfig, SpanInfo, StreamEventKind, ThreadConfig, ThreadSummary, TokenType,
+    Phase, SpanInfo, StreamEventKind, ThreadSummary, TokenType,
 };
 use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
 use opentelemetry_proto::tonic::trace::v1::{Span, TracesData};
@@ -70,15 +70,7 @@ async fn known_run(dir: &Path) -> (ArtInstance, String, String) {
         .await
         .unwrap()
         .thread_id;
-    let config = ThreadConfig {
-        provider_config: ProviderConfig {
-            provider_name: "scripted".into(),
-            model_id: "test-model".into(),
-            ..Default::default()
-        },
-        enabled_tools: vec!["calculator".into()],
-        ..Default::default()
-    };
+    let config = scripted::thread_config("test-model", &["calculator"]);
     art.state.set_thread_config(&thread, &config).await.unwrap();
     let props = AgentProps {
         query: "What is 6*7?".into(),

@@ -14,8 +14,8 @@ use art::sockets::{All, StreamFilter};
 use art::storage::sqlite::{SqliteStorage, integrity_check};
 use art::tools::{ExecutionContext, ToolError, ToolExecutor};
 use art_types::{
-    AgentProps, ErrorClass, MessageRole, MessageStatus, ObservationType, PromptRole,
-    ProviderConfig, RunStatus, StreamEventKind, ThreadConfig, TokenType, ToolSchema,
+    AgentProps, ErrorClass, MessageRole, MessageStatus, ObservationType, PromptRole, RunStatus,
+    StreamEventKind, ThreadConfig, TokenType, ToolSchema,
 };
 use scripted::{Script, ScriptedSource, plan_json};
 use serde_json::{Value, json};
@@ -85,14 +85,8 @@ async fn harness_with(
         .unwrap()
         .thread_id;
     let config = ThreadConfig {
-        provider_config: ProviderConfig {
-            provider_name: "scripted".into(),
-            model_id: "test-model".into(),
-            ..Default::default()
-        },
-        enabled_tools: enabled.iter().map(|s| (*s).to_owned()).collect(),
         system_prompt: Some("Thread prompt.".into()),
-        ..Default::default()
+        ..scripted::thread_config("test-model", enabled)
     };
     art.state.set_thread_config(&thread, &config).await.unwrap();
     Harness {
@@ -543,15 +537,7 @@ async fn ans_survives_a_second_run_and_a_restart() {
             .await
             .unwrap()
             .thread_id;
-        let config = ThreadConfig {
-            provider_config: ProviderConfig {
-                provider_name: "scripted".into(),
-                model_id: "m".into(),
-                ..Default::default()
-            },
-            enabled_tools: vec!["calculator".into()],
-            ..Default::default()
-        };
+        let config = scripted::thread_config("m", &["calculator"]);
         art.state.set_thread_config(&thread, &config).await.unwrap();
         for q in ["21?", "double it"] {
             let p = AgentProps {

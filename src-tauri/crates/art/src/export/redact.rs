@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use regex::Regex;
 
+use crate::providers::ProviderManager;
 use crate::secrets::SecretStore;
 
 /// What a secret becomes.
@@ -59,6 +60,12 @@ impl Redactor {
             .filter_map(|account| store.get(account).ok().flatten())
             .map(|secret| secret.expose().to_owned());
         Self::new(keys)
+    }
+
+    /// A redactor for the keys of every provider `providers` knows, read from `store`.
+    pub fn for_providers(providers: &ProviderManager, store: &dyn SecretStore) -> Self {
+        let names: Vec<String> = providers.entries().into_iter().map(|e| e.name).collect();
+        Self::for_keys(store, names.iter().map(String::as_str))
     }
 
     /// `text` with every secret replaced (borrowed when there was none).

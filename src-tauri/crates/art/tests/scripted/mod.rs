@@ -9,7 +9,9 @@ use std::time::Duration;
 use art::reasoning::provider::{
     AdapterLease, CallOptions, EventStream, ProviderAdapter, ProviderError, ProviderSource,
 };
-use art_types::{ErrorClass, LlmMetadata, Prompt, ProviderConfig, StreamEventKind, TokenType};
+use art_types::{
+    ErrorClass, LlmMetadata, Prompt, ProviderConfig, StreamEventKind, ThreadConfig, TokenType,
+};
 use serde_json::{Value, json};
 
 /// What one call does.
@@ -70,6 +72,19 @@ impl Script {
     /// A call that fails before the first byte.
     pub fn fail_start(class: ErrorClass, message: &str) -> Self {
         Self::FailStart(ProviderError::new(class, "LLM_PROVIDER_ERROR", message))
+    }
+}
+
+/// A thread configuration on the scripted provider with `model` and the `tools` enabled.
+pub fn thread_config(model: &str, tools: &[&str]) -> ThreadConfig {
+    ThreadConfig {
+        provider_config: ProviderConfig {
+            provider_name: "scripted".into(),
+            model_id: model.into(),
+            ..Default::default()
+        },
+        enabled_tools: tools.iter().map(|t| (*t).to_owned()).collect(),
+        ..Default::default()
     }
 }
 
