@@ -620,3 +620,97 @@ async fn unknown_scopes_are_clear_errors() {
         assert!(err.to_string().contains("nope"), "{err}");
     }
 }
+
+/// Many threads with more observations than one read batch: `--all` exports each
+/// thread's observations whole, in time order, under that thread (the next thread's
+/// observations are read ahead while one is written), and OTLP has one line per run.
+#[tokio::test]
+async fn all_threads_export_whole_and_in_order() {
+    use art::observation::NewObservation;
+    let dir = tempfile::tempdir().unwrap();
+    let art = empty_instance(dir.path());
+    const THREADS: usize = 4;
+    const RUNS: usize = 3;
+    const PER_RUN: usize = 1_000; // 3,000 a thread: more than a read batch (2,048)
+    let mut threads = Vec::new();
+    for t in 0..THREADS {
+        let title = format!("Thread {t}");
+        let thread = art.conversation.create_thread(Some(&title)).await.unwrap();
+        let mut batch = Vec::new();
+        for r in 0..RUNS {
+            for n in 0..PER_RUN {
+                let trace = format!("{}-run-{r}", thread.thread_id);
+                let content = json!({ "n": n, "run": r });
+                batch.push(NewObservation::new(
+                    &thread.thread_id,
+                    &trace,
+                    ObservationType::Thoughts,
+                    content,
+                ));
+            }
+        }
+        art.observations.record_all(batch).await.unwrap();
+        threads.push(thread.thread_id);
+    }
+    let redactor = Redactor::new(Vec::new());
+    let jsonl = export_to_string(
+        &art,
+        &Scope::All,
+        Format::Jsonl,
+        Options::default(),
+        &redactor,
+    )
+    .await;
+    let mut seen: HashMap<String, Vec<(i64, i64)>> = HashMap::new();
+    let mut order = Vec::new();
+    for line in jsonl.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if v["type"] == "observation" {
+            let o = &v["observation"];
+            let thread = o["threadId"].as_str().unwrap().to_owned();
+            if order.last() != Some(&thread) {
+                order.push(thread.clone());
+            }
+            let key = (
+                o["content"]["run"].as_i64().unwrap(),
+                o["content"]["n"].as_i64().unwrap(),
+            );
+            seen.entry(thread).or_default().push(key);
+        }
+    }
+    assert_eq!(
+        order.len(),
+        THREADS,
+        "each thread's observations come together"
+    );
+    for thread in &threads {
+        let keys = &seen[thread];
+        assert_eq!(keys.len(), RUNS * PER_RUN, "{thread}");
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, &sorted, "in the order they were recorded");
+    }
+    let otlp = export_to_string(
+        &art,
+        &Scope::All,
+        Format::Otlp,
+        Options::default(),
+        &redactor,
+    )
+    .await;
+    assert_eq!(
+        otlp.lines().count(),
+        THREADS * RUNS,
+        "one TracesData per run"
+    );
+    for line in otlp.lines() {
+        let data: TracesData = serde_json::from_str(line).unwrap();
+        let spans = &data.resource_spans[0].scope_spans[0].spans;
+        assert_eq!(
+            spans.len(),
+            1,
+            "observations without spans hang on a made-up root"
+        );
+        assert_eq!(spans[0].events.len(), PER_RUN);
+    }
+}

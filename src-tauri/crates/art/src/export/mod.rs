@@ -274,7 +274,14 @@ async fn walk(
     let mut summary = Summary::default();
     let mut done = 0;
     progress(Progress { done, total });
-    for (thread, query) in threads.into_iter().zip(&queries) {
+    let mut next_scan = None;
+    for (i, (thread, query)) in threads.into_iter().zip(&queries).enumerate() {
+        let mut scan = next_scan
+            .take()
+            .unwrap_or_else(|| art.observations.scan(query, BATCH));
+        // The next thread's observations are read while this one's are written: no
+        // stall at each thread's start (the reader is bounded, so is the read-ahead).
+        next_scan = queries.get(i + 1).map(|q| art.observations.scan(q, BATCH));
         let mut messages = art
             .conversation
             .messages(&thread.thread_id, MessageOptions::default())
@@ -292,7 +299,6 @@ async fn walk(
         sink.thread(&data)?;
         summary.threads += 1;
         summary.messages += data.messages.len() as u64;
-        let mut scan = art.observations.scan(query, BATCH);
         while let Some(batch) = scan.next_batch().await {
             let batch = batch?;
             done += batch.len() as u64;

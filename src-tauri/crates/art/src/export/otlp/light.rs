@@ -1,45 +1,72 @@
 //! Observations as the OTLP exporter reads them: only the fields spans need, decoded
-//! straight from the stored JSON into a small struct (no `serde_json::Value` tree per
-//! observation, which was a quarter of an export's time). A field of an unexpected type
+//! straight from the stored JSON into a small struct that borrows its text from the
+//! stored record (no `serde_json::Value` tree and almost no allocation per observation:
+//! decoding and allocating were most of an export's time). A field of an unexpected type
 //! reads as absent: a trace is still written.
 
-use art_types::{ObservationType, SpanInfo};
+use std::borrow::Cow;
+
+use art_types::{ObservationType, Phase};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::observation::StoredObservation;
 use crate::storage::{Collection, StorageError};
 
+/// Text borrowed from the stored JSON (owned only when it had escapes).
+pub(super) type Text<'a> = Option<Cow<'a, str>>;
+
+/// Deserialize optional text borrowed where it can be (serde borrows a `Cow` only when
+/// it is the field's own type, not inside an `Option`).
+fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Text<'de>, D::Error> {
+    #[derive(Deserialize)]
+    struct Borrowed<'a>(#[serde(borrow)] Cow<'a, str>);
+    Ok(Option::<Borrowed<'de>>::deserialize(d)?.map(|b| b.0))
+}
+
 /// Token counts and stop reason, where a content carries them.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub(super) struct Usage {
+pub(super) struct Usage<'a> {
     pub(super) input_tokens: Option<u64>,
     pub(super) output_tokens: Option<u64>,
-    pub(super) stop_reason: Option<String>,
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) stop_reason: Text<'a>,
     /// FINAL_RESPONSE: `metadata.usage`.
-    pub(super) usage: Option<Box<Usage>>,
+    #[serde(borrow)]
+    pub(super) usage: Option<Box<Usage<'a>>>,
 }
 
 /// The parts of a content the spans use.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub(super) struct Content {
-    pub(super) tool_name: Option<String>,
-    pub(super) call_id: Option<String>,
-    pub(super) status: Option<String>,
-    pub(super) error: Option<String>,
-    pub(super) code: Option<String>,
-    pub(super) message: Option<String>,
-    pub(super) stage: Option<String>,
-    pub(super) arguments: Option<Box<RawValue>>,
-    pub(super) output: Option<Box<RawValue>>,
+pub(super) struct Content<'a> {
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) tool_name: Text<'a>,
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) call_id: Text<'a>,
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) status: Text<'a>,
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) error: Text<'a>,
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) code: Text<'a>,
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) message: Text<'a>,
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) stage: Text<'a>,
+    #[serde(borrow)]
+    pub(super) arguments: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub(super) output: Option<&'a RawValue>,
     /// LLM_STREAM_METADATA carries usage at the top.
     pub(super) input_tokens: Option<u64>,
     pub(super) output_tokens: Option<u64>,
-    pub(super) stop_reason: Option<String>,
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) stop_reason: Text<'a>,
     /// LLM_STREAM_END: `metadata`; FINAL_RESPONSE: `metadata` (with `usage`).
-    pub(super) metadata: Option<Usage>,
+    #[serde(borrow)]
+    pub(super) metadata: Option<Usage<'a>>,
 }
 
 /// Token counts and stop reason of a call or run.
@@ -50,7 +77,7 @@ pub(super) struct Tokens<'a> {
     pub(super) stop: Option<&'a str>,
 }
 
-impl Usage {
+impl Usage<'_> {
     fn tokens(&self) -> Tokens<'_> {
         Tokens {
             input: self.input_tokens,
@@ -63,74 +90,124 @@ impl Usage {
 /// The parts of an observation's metadata the spans use.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub(super) struct Meta {
-    pub(super) provider: Option<String>,
-    pub(super) model: Option<String>,
-    pub(super) error_code: Option<String>,
+pub(super) struct Meta<'a> {
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) provider: Text<'a>,
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) model: Text<'a>,
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) error_code: Text<'a>,
     pub(super) recoverable: Option<bool>,
 }
 
+/// Span information (`art_types::SpanInfo`, borrowed).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct SpanRef<'a> {
+    pub(super) phase: Phase,
+    #[serde(borrow)]
+    pub(super) span_id: Cow<'a, str>,
+    #[serde(default, borrow, deserialize_with = "text")]
+    pub(super) parent_span_id: Text<'a>,
+    pub(super) start_ms: i64,
+    #[serde(default)]
+    pub(super) end_ms: Option<i64>,
+}
+
 /// `raw` as a `T`, or `T`'s default when it does not fit.
-fn lenient<T: serde::de::DeserializeOwned + Default>(raw: &RawValue) -> T {
+fn lenient<'a, T: Deserialize<'a> + Default>(raw: &'a RawValue) -> T {
     serde_json::from_str(raw.get()).unwrap_or_default()
 }
 
+/// An observation's body with its content and metadata typed: one pass over the JSON
+/// when every field has the expected type (nearly always).
+#[derive(Deserialize)]
+struct TypedBody<'a> {
+    #[serde(borrow)]
+    title: Cow<'a, str>,
+    #[serde(default, borrow)]
+    content: Content<'a>,
+    #[serde(default, borrow)]
+    metadata: Option<Meta<'a>>,
+    #[serde(default, borrow)]
+    span: Option<SpanRef<'a>>,
+}
+
+/// An observation's body with content and metadata as raw JSON, read on their own.
 #[derive(Deserialize)]
 struct Body<'a> {
-    title: String,
+    #[serde(borrow)]
+    title: Cow<'a, str>,
     #[serde(borrow)]
     content: &'a RawValue,
     #[serde(default, borrow)]
     metadata: Option<&'a RawValue>,
-    #[serde(default)]
-    span: Option<SpanInfo>,
+    #[serde(default, borrow)]
+    span: Option<SpanRef<'a>>,
 }
 
 /// An observation, light.
 #[derive(Debug)]
-pub(super) struct Obs {
-    pub(super) id: String,
-    pub(super) trace_id: String,
+pub(super) struct Obs<'a> {
+    pub(super) id: &'a str,
     pub(super) timestamp: i64,
     pub(super) kind: ObservationType,
-    pub(super) title: String,
-    pub(super) span: Option<SpanInfo>,
-    pub(super) content: Content,
-    pub(super) meta: Meta,
+    pub(super) title: Cow<'a, str>,
+    pub(super) span: Option<SpanRef<'a>>,
+    pub(super) content: Content<'a>,
+    pub(super) meta: Meta<'a>,
     /// The content as JSON text (kept only when content is exported).
-    pub(super) raw: Option<String>,
+    pub(super) raw: Option<&'a str>,
 }
 
-impl Obs {
+/// The run an observation belongs to, or why it has none.
+pub(super) fn run_of(stored: &StoredObservation) -> Result<&str, StorageError> {
+    let r = stored.record();
+    r.trace_id
+        .as_deref()
+        .ok_or_else(|| corrupt(stored, "observation without a run".into()))
+}
+
+fn corrupt(stored: &StoredObservation, message: String) -> StorageError {
+    StorageError::Corrupt {
+        collection: Collection::Observations.as_str(),
+        id: stored.record().id.clone(),
+        message,
+    }
+}
+
+impl<'a> Obs<'a> {
     /// Decode what the spans need; `raw` keeps the content's JSON text too.
-    pub(super) fn decode(stored: &StoredObservation, raw: bool) -> Result<Self, StorageError> {
+    pub(super) fn decode(stored: &'a StoredObservation, raw: bool) -> Result<Self, StorageError> {
         let r = stored.record();
-        let corrupt = |message: String| StorageError::Corrupt {
-            collection: Collection::Observations.as_str(),
-            id: r.id.clone(),
-            message,
-        };
         let kind = r
             .kind
             .as_deref()
             .and_then(ObservationType::parse)
-            .ok_or_else(|| corrupt("unknown observation type".into()))?;
-        let trace_id = r
-            .trace_id
-            .clone()
-            .ok_or_else(|| corrupt("observation without a run".into()))?;
-        let body: Body<'_> = serde_json::from_str(&r.body).map_err(|e| corrupt(e.to_string()))?;
-        Ok(Self {
-            id: r.id.clone(),
-            trace_id,
+            .ok_or_else(|| corrupt(stored, "unknown observation type".into()))?;
+        let light = |title, span, content, meta, raw| Self {
+            id: &r.id,
             timestamp: r.timestamp,
             kind,
-            title: body.title,
-            span: body.span,
-            content: lenient(body.content),
-            meta: body.metadata.map(lenient).unwrap_or_default(),
-            raw: raw.then(|| body.content.get().to_owned()),
-        })
+            title,
+            span,
+            content,
+            meta,
+            raw,
+        };
+        if !raw && let Ok(body) = serde_json::from_str::<TypedBody<'a>>(&r.body) {
+            let meta = body.metadata.unwrap_or_default();
+            return Ok(light(body.title, body.span, body.content, meta, None));
+        }
+        let body: Body<'a> =
+            serde_json::from_str(&r.body).map_err(|e| corrupt(stored, e.to_string()))?;
+        Ok(light(
+            body.title,
+            body.span,
+            lenient(body.content),
+            body.metadata.map(lenient).unwrap_or_default(),
+            raw.then(|| body.content.get()),
+        ))
     }
 
     /// Input / output tokens and stop reason of an LLM call, wherever its kind keeps
@@ -162,18 +239,21 @@ mod tests {
     #[test]
     fn what_spans_need_is_read_and_odd_types_read_as_absent() {
         let content = serde_json::json!({
-            "toolName": "calculator", "callId": "c1", "status": "error", "error": "bad",
+            "toolName": "calculator", "callId": "c1", "status": "error", "error": "bad \"quoted\"",
             "arguments": { "expression": "1/0" }, "output": null,
             "metadata": { "inputTokens": 3, "usage": { "outputTokens": 9 } },
         });
         let mut new = NewObservation::new("t", "r", ObservationType::ToolExecution, content);
         new.metadata = serde_json::json!({ "errorCode": "TOOL_FAILED", "model": "m" });
         let stored = StoredObservation::for_tests(new);
+        assert_eq!(run_of(&stored).unwrap(), "r");
         let o = Obs::decode(&stored, true).unwrap();
         assert_eq!(o.content.tool_name.as_deref(), Some("calculator"));
-        assert_eq!(o.content.error.as_deref(), Some("bad"));
+        // Escaped text is unescaped (owned); plain text is borrowed.
+        assert_eq!(o.content.error.as_deref(), Some("bad \"quoted\""));
+        assert!(matches!(o.content.call_id, Some(Cow::Borrowed("c1"))));
         assert_eq!(
-            o.content.arguments.as_ref().unwrap().get(),
+            o.content.arguments.unwrap().get(),
             r#"{"expression":"1/0"}"#
         );
         assert!(o.content.output.is_none());

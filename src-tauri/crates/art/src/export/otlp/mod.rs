@@ -11,6 +11,7 @@
 //! the same data again gives the same bytes. What people and models wrote is included
 //! only with [`super::Options::include_content`].
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -27,23 +28,12 @@ use crate::observation::StoredObservation;
 use light::{Meta, Obs, Tokens};
 use wire::*;
 
+/// Lines are written out in chunks of about this many bytes: fewer, larger writes (a
+/// buffered writer passes them straight through) and one redaction pass per chunk.
+const CHUNK: usize = 1 << 20;
+
 /// `service.name` of the resource.
 pub const SERVICE_NAME: &str = "art-workbench";
-
-fn nanos(ms: i64) -> String {
-    ms.max(0).saturating_mul(1_000_000).to_string()
-}
-
-fn digest_hex(text: &str, bytes: usize) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(text.as_bytes());
-    let mut out = String::with_capacity(bytes * 2);
-    for b in &digest[..bytes] {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 0xf)]));
-    }
-    out
-}
 
 /// The 16-byte trace id of a run: its UUID when it is one, else a digest of its id.
 pub fn trace_id(run: &str) -> String {
@@ -51,18 +41,24 @@ pub fn trace_id(run: &str) -> String {
     if hex.len() == 32 && hex.chars().all(|c| c.is_ascii_hexdigit()) && hex != "0".repeat(32) {
         hex.to_ascii_lowercase()
     } else {
-        digest_hex(run, 16)
+        let id: [u8; 32] = hex_id(&Sha256::digest(run.as_bytes()));
+        String::from_utf8_lossy(&id).into_owned()
     }
+}
+
+/// The 8-byte span id of a span of the framework, as hex.
+fn span_hex(span: &str) -> SpanId {
+    hex_id(&Sha256::digest(span.as_bytes()))
 }
 
 /// The 8-byte span id of a span of the framework.
 pub fn span_id(span: &str) -> String {
-    digest_hex(span, 8)
+    String::from_utf8_lossy(&span_hex(span)).into_owned()
 }
 
 /// A JSON value as attribute text: a string's own text, anything else as JSON.
-fn json_text(value: &RawValue) -> String {
-    serde_json::from_str::<String>(value.get()).unwrap_or_else(|_| value.get().to_owned())
+fn json_text(value: &RawValue) -> Cow<'_, str> {
+    serde_json::from_str::<Cow<'_, str>>(value.get()).unwrap_or(Cow::Borrowed(value.get()))
 }
 
 /// The well-known `gen_ai.provider.name` of one of our providers.
@@ -74,24 +70,37 @@ fn provider_name(ours: &str) -> &str {
 }
 
 /// One span being assembled from the observations of a run.
-#[derive(Default)]
-struct Draft<'a> {
-    parent: Option<&'a str>,
+struct Draft<'r, 'a> {
+    parent: Option<&'r str>,
     phase: Option<Phase>,
     start_ms: Option<i64>,
     end_ms: Option<i64>,
     /// The observation that closed the span (its `end_ms` is set).
-    closing: Option<&'a Obs>,
+    closing: Option<&'r Obs<'a>>,
     /// Point observations inside the span.
-    events: Vec<&'a Obs>,
+    events: Vec<&'r Obs<'a>>,
     /// The latest time seen inside the span.
     last_ms: i64,
+}
+
+impl Default for Draft<'_, '_> {
+    fn default() -> Self {
+        Self {
+            parent: None,
+            phase: None,
+            start_ms: None,
+            end_ms: None,
+            closing: None,
+            events: Vec::new(),
+            last_ms: i64::MIN,
+        }
+    }
 }
 
 /// What the exporter knows of a run besides its observations.
 struct RunContext<'a> {
     thread_id: &'a str,
-    trace_id: String,
+    trace_id: &'a str,
     question: Option<&'a str>,
     answer: Option<&'a str>,
     include_content: bool,
@@ -107,7 +116,9 @@ pub(crate) struct Writer<'a> {
     thread_id: String,
     /// Observations of the run being gathered (a thread's runs never overlap, so its
     /// observations in time order come run by run).
-    run: Vec<Obs>,
+    run: Vec<StoredObservation>,
+    /// Lines not written out yet (the buffer is reused).
+    lines: Lines,
 }
 
 impl<'a> Writer<'a> {
@@ -123,48 +134,53 @@ impl<'a> Writer<'a> {
             texts: HashMap::new(),
             thread_id: String::new(),
             run: Vec::new(),
+            lines: Lines::default(),
         }
     }
 
     fn flush_run(&mut self) -> Result<(), ExportError> {
-        if self.run.is_empty() {
+        let Some(first) = self.run.first() else {
             return Ok(());
-        }
-        let run = std::mem::take(&mut self.run);
-        let trace = run[0].trace_id.clone();
+        };
+        let run_id = light::run_of(first)?;
+        let observations = self
+            .run
+            .iter()
+            .map(|stored| Obs::decode(stored, self.include_content))
+            .collect::<Result<Vec<_>, _>>()?;
         let (question, answer) = self
             .texts
-            .get(&trace)
+            .get(run_id)
             .map(|(q, a)| (q.as_deref(), a.as_deref()))
             .unwrap_or_default();
+        let trace = trace_id(run_id);
         let context = RunContext {
             thread_id: &self.thread_id,
-            trace_id: trace_id(&trace),
+            trace_id: &trace,
             question,
             answer,
             include_content: self.include_content,
         };
-        let spans = spans_of(&run, &context);
-        let data = TracesData {
-            resource_spans: [ResourceSpans {
-                resource: Resource {
-                    attributes: vec![
-                        text("service.name", SERVICE_NAME),
-                        text("service.version", crate::VERSION),
-                    ],
-                },
-                scope_spans: [ScopeSpans {
-                    scope: InstrumentationScope {
-                        name: "art",
-                        version: crate::VERSION,
-                    },
-                    spans: &spans,
-                }],
-            }],
-        };
-        let mut line = serde_json::to_string(&data).unwrap_or_default();
-        line.push('\n');
-        emit(self.out, self.redactor, &line)
+        let spans = spans_of(&observations, &context);
+        self.lines.begin(SERVICE_NAME, crate::VERSION);
+        for (i, span) in spans.iter().enumerate() {
+            self.lines.span(&trace, span, i == 0);
+        }
+        self.lines.end();
+        drop(spans);
+        drop(observations);
+        self.run.clear();
+        if self.lines.text().len() >= CHUNK {
+            self.write_lines()?;
+        }
+        Ok(())
+    }
+
+    /// Write out the lines gathered so far.
+    fn write_lines(&mut self) -> Result<(), ExportError> {
+        emit(self.out, self.redactor, self.lines.text())?;
+        self.lines.clear();
+        Ok(())
     }
 }
 
@@ -190,11 +206,15 @@ impl Sink for Writer<'_> {
 
     fn observations(&mut self, batch: Vec<StoredObservation>) -> Result<(), ExportError> {
         for stored in batch {
-            let o = Obs::decode(&stored, self.include_content)?;
-            if self.run.first().is_some_and(|r| r.trace_id != o.trace_id) {
+            let run = light::run_of(&stored)?;
+            let other_run = self
+                .run
+                .first()
+                .is_some_and(|first| first.record().trace_id.as_deref() != Some(run));
+            if other_run {
                 self.flush_run()?;
             }
-            self.run.push(o);
+            self.run.push(stored);
         }
         Ok(())
     }
@@ -204,14 +224,16 @@ impl Sink for Writer<'_> {
     }
 
     fn finish(&mut self, _summary: &Summary) -> Result<(), ExportError> {
+        self.write_lines()?;
         self.out.flush()?;
         Ok(())
     }
 }
 
 /// The spans of one run (its observations in time order), sorted by start.
-fn spans_of(run: &[Obs], context: &RunContext<'_>) -> Vec<Span> {
-    let mut drafts: HashMap<&str, Draft<'_>> = HashMap::new();
+fn spans_of<'r, 'a>(run: &'r [Obs<'a>], context: &RunContext<'r>) -> Vec<Span<'r>> {
+    // A run has a handful of spans: a list beats a map.
+    let mut drafts: Vec<(&'r str, Draft<'r, 'a>)> = Vec::with_capacity(8);
     let mut loose = Vec::new();
     let mut root_id = None;
     let mut run_end = i64::MIN;
@@ -221,10 +243,18 @@ fn spans_of(run: &[Obs], context: &RunContext<'_>) -> Vec<Span> {
             loose.push(o);
             continue;
         };
+        let id = info.span_id.as_ref();
         if info.parent_span_id.is_none() {
-            root_id.get_or_insert(info.span_id.as_str());
+            root_id.get_or_insert(id);
         }
-        let draft = drafts.entry(info.span_id.as_str()).or_default();
+        let at = match drafts.iter().position(|(k, _)| *k == id) {
+            Some(at) => at,
+            None => {
+                drafts.push((id, Draft::default()));
+                drafts.len() - 1
+            }
+        };
+        let draft = &mut drafts[at].1;
         draft.parent = draft.parent.or(info.parent_span_id.as_deref());
         draft.phase.get_or_insert(info.phase);
         draft.start_ms = Some(
@@ -243,8 +273,13 @@ fn spans_of(run: &[Obs], context: &RunContext<'_>) -> Vec<Span> {
         }
     }
     let made_up = format!("{}:root", context.trace_id);
-    let root_id = root_id.unwrap_or(made_up.as_str());
-    let root = drafts.entry(root_id).or_default();
+    // Each span's OTLP id, computed once (the root's too, made up or not).
+    let root_hex = span_hex(root_id.unwrap_or(made_up.as_str()));
+    let ids: Vec<SpanId> = drafts.iter().map(|(id, _)| span_hex(id)).collect();
+    let mut root = Draft::default();
+    if let Some(at) = root_id.and_then(|id| drafts.iter().position(|(k, _)| *k == id)) {
+        std::mem::swap(&mut root, &mut drafts[at].1);
+    }
     root.parent = None;
     root.phase = Some(Phase::Run);
     root.events.extend(loose);
@@ -258,56 +293,78 @@ fn spans_of(run: &[Obs], context: &RunContext<'_>) -> Vec<Span> {
         .iter()
         .find(|o| o.kind == ObservationType::LlmStreamStart)
         .map(|o| &o.meta);
-    // Each span's OTLP id, computed once.
-    let ids: HashMap<&str, String> = drafts.keys().map(|id| (*id, span_id(id))).collect();
-    let mut spans: Vec<(i64, Span)> = drafts
-        .iter()
-        .map(|(id, draft)| {
-            // A parent that was never seen (cut-off data) hangs under the root.
-            let parent = match draft.parent {
-                None => None,
-                Some(p) if ids.contains_key(p) => Some(p),
-                Some(_) => Some(root_id),
-            };
-            let parent = parent.filter(|p| p != id).and_then(|p| ids.get(p)).cloned();
-            let is_root = *id == root_id;
-            let end = draft
-                .end_ms
-                .unwrap_or(if is_root { run_end } else { draft.last_ms });
-            let start = draft.start_ms.unwrap_or(end).min(end);
-            let span = build_span(
-                ids.get(id).cloned().unwrap_or_default(),
-                parent,
-                draft,
-                (start, end),
-                model,
-                run,
-                context,
-            );
-            (start, span)
-        })
-        .collect();
-    spans.sort_by(|(a, x), (b, y)| (a, &x.name, &x.span_id).cmp(&(b, &y.name, &y.span_id)));
-    spans.into_iter().map(|(_, span)| span).collect()
+    let id_of = |id: &str| {
+        let at = drafts.iter().position(|(k, _)| *k == id)?;
+        Some(ids[at])
+    };
+    let mut spans = Vec::with_capacity(drafts.len() + 1);
+    spans.push(build_span(
+        root_hex,
+        None,
+        &root,
+        root.end_ms.unwrap_or(run_end),
+        model,
+        run,
+        context,
+    ));
+    for (at, (id, draft)) in drafts.iter().enumerate() {
+        if Some(*id) == root_id {
+            continue;
+        }
+        // A parent that was never seen (cut-off data), or the root, hangs under the root.
+        let parent = match draft.parent.and_then(id_of) {
+            Some(p) if draft.parent != Some(*id) => p,
+            _ => root_hex,
+        };
+        let end = draft.end_ms.unwrap_or(draft.last_ms);
+        spans.push(build_span(
+            ids[at],
+            Some(parent),
+            draft,
+            end,
+            model,
+            run,
+            context,
+        ));
+    }
+    spans.sort_by(|x, y| (x.start_ms, x.name, &x.span_id).cmp(&(y.start_ms, y.name, &y.span_id)));
+    spans
 }
 
 /// Mark a span failed with `code`.
-fn fail(status: &mut Status, attributes: &mut Vec<KeyValue>, code: &str, message: &str) {
-    status.code = STATUS_ERROR;
-    status.message = message.to_owned();
-    attributes.push(text("error.type", code));
+fn fail<'r>(span: &mut Span<'r>, code: &'r str, message: &'r str) {
+    span.status_code = STATUS_ERROR;
+    span.status_message = Cow::Borrowed(message);
+    span.attributes.push(text("error.type", code));
 }
 
-/// Name, kind, attributes and status of one span.
-fn build_span(
-    id: String,
-    parent: Option<String>,
-    draft: &Draft<'_>,
-    (start_ms, end_ms): (i64, i64),
-    model: Option<&Meta>,
-    run: &[Obs],
-    context: &RunContext<'_>,
-) -> Span {
+/// Name, kind, attributes and status of one span (`parent` is `None` for the root).
+fn build_span<'r>(
+    id: SpanId,
+    parent: Option<SpanId>,
+    draft: &Draft<'r, '_>,
+    end_ms: i64,
+    model: Option<&'r Meta<'_>>,
+    run: &'r [Obs<'_>],
+    context: &RunContext<'r>,
+) -> Span<'r> {
+    let start_ms = draft.start_ms.unwrap_or(end_ms).min(end_ms);
+    let mut events: Vec<&Obs<'_>> = draft.events.clone();
+    events.sort_by(|a, b| (a.timestamp, a.id).cmp(&(b.timestamp, b.id)));
+    let mut span = Span {
+        span_id: id,
+        parent,
+        name: ("", ""),
+        kind: SPAN_KIND_INTERNAL,
+        start_ms,
+        end_ms,
+        attributes: Vec::with_capacity(10),
+        events: events.into_iter().map(event).collect(),
+        status_code: STATUS_UNSET,
+        status_message: Cow::Borrowed(""),
+    };
+    span.attributes
+        .push(text("gen_ai.conversation.id", context.thread_id));
     let closing = draft.closing;
     let is_llm = closing.is_some_and(|o| {
         matches!(
@@ -318,153 +375,161 @@ fn build_span(
         .events
         .iter()
         .any(|o| o.kind == ObservationType::LlmStreamStart);
-    let mut attributes = vec![text("gen_ai.conversation.id", context.thread_id)];
-    let mut status = Status {
-        message: String::new(),
-        code: STATUS_UNSET,
-    };
-    let (name, kind) = if parent.is_none() {
-        attributes.push(text("gen_ai.operation.name", "invoke_agent"));
-        attributes.push(text("gen_ai.agent.name", "PESAgent"));
-        attributes.push(text("openinference.span.kind", "AGENT"));
-        if let Some(model) = model {
-            provider_attributes(&mut attributes, model);
-        }
-        if let Some(tokens) = closing.and_then(Obs::run_tokens) {
-            usage_attributes(&mut attributes, tokens);
-        }
-        // The run failed if an unrecoverable ERROR was recorded.
-        let error = run
-            .iter()
-            .find(|o| o.kind == ObservationType::Error && o.meta.recoverable != Some(true));
-        if let Some(error) = error {
-            let code = error.content.code.as_deref().unwrap_or("ERROR");
-            let message = error.content.message.as_deref().unwrap_or(&error.title);
-            fail(&mut status, &mut attributes, code, message);
-        }
-        if context.include_content {
-            if let Some(q) = context.question {
-                attributes.push(text("gen_ai.input.messages", messages_json("user", q)));
-            }
-            if let Some(a) = context.answer {
-                attributes.push(text(
-                    "gen_ai.output.messages",
-                    messages_json("assistant", a),
-                ));
-            }
-        }
-        ("invoke_agent PESAgent".to_owned(), SPAN_KIND_INTERNAL)
+    if parent.is_none() {
+        root_span(&mut span, closing, model, run, context);
     } else if is_llm {
-        let meta = closing
-            .map(|o| &o.meta)
-            .or_else(|| draft.events.first().map(|o| &o.meta));
-        let model_id = meta.and_then(|m| m.model.as_deref()).unwrap_or("unknown");
-        attributes.push(text("gen_ai.operation.name", "chat"));
-        attributes.push(text("openinference.span.kind", "LLM"));
-        if let Some(meta) = meta {
-            provider_attributes(&mut attributes, meta);
-        }
-        let stage = draft
-            .events
-            .iter()
-            .find(|o| o.kind == ObservationType::LlmStreamStart)
-            .and_then(|o| o.content.stage.as_deref());
-        if let Some(stage) = stage {
-            attributes.push(text("art.stage", stage));
-        }
-        let tokens = draft
-            .events
-            .iter()
-            .find(|o| o.kind == ObservationType::LlmStreamMetadata)
-            .and_then(|o| o.call_tokens())
-            .or_else(|| closing.and_then(Obs::call_tokens));
-        if let Some(tokens) = tokens {
-            usage_attributes(&mut attributes, tokens);
-            if let Some(reason) = tokens.stop {
-                attributes.push(text("gen_ai.response.finish_reasons", reason));
-            }
-        }
-        if let Some(error) = closing.filter(|o| o.kind == ObservationType::LlmStreamError) {
-            let code = error.content.code.as_deref().unwrap_or("ERROR");
-            let message = error.content.message.as_deref().unwrap_or("");
-            fail(&mut status, &mut attributes, code, message);
-        }
-        if context.include_content
-            && stage == Some("synthesis")
-            && let Some(a) = context.answer
-        {
-            attributes.push(text(
-                "gen_ai.output.messages",
-                messages_json("assistant", a),
-            ));
-        }
-        (format!("chat {model_id}"), SPAN_KIND_CLIENT)
+        llm_span(&mut span, draft, context);
     } else if let Some(tool) = closing.filter(|o| o.kind == ObservationType::ToolExecution) {
-        let c = &tool.content;
-        let name = c.tool_name.as_deref().unwrap_or("tool");
-        attributes.push(text("gen_ai.operation.name", "execute_tool"));
-        attributes.push(text("gen_ai.tool.name", name));
-        attributes.push(text("gen_ai.tool.type", "function"));
-        if let Some(call) = c.call_id.as_deref() {
-            attributes.push(text("gen_ai.tool.call.id", call));
-        }
-        attributes.push(text("openinference.span.kind", "TOOL"));
-        if c.status.as_deref() == Some("error") {
-            let code = tool.meta.error_code.as_deref().unwrap_or("TOOL_ERROR");
-            let message = c.error.as_deref().unwrap_or("the tool failed");
-            fail(&mut status, &mut attributes, code, message);
-        }
-        if context.include_content {
-            if let Some(arguments) = &c.arguments {
-                attributes.push(text("gen_ai.tool.call.arguments", json_text(arguments)));
-            }
-            if let Some(output) = &c.output {
-                attributes.push(text("gen_ai.tool.call.result", json_text(output)));
-            }
-        }
-        (format!("execute_tool {name}"), SPAN_KIND_INTERNAL)
+        tool_span(&mut span, tool, context);
     } else {
-        attributes.push(text("openinference.span.kind", "CHAIN"));
-        let name = match draft.phase {
+        span.attributes
+            .push(text("openinference.span.kind", "CHAIN"));
+        span.name.0 = match draft.phase {
             Some(Phase::Planning) => "plan",
             Some(Phase::Synthesis) => "synthesize",
             Some(Phase::Execution) => "execute",
             Some(Phase::Finalization) => "finalize",
             Some(Phase::Run) | None => "run",
         };
-        (name.to_owned(), SPAN_KIND_INTERNAL)
-    };
-    if let Some(o) = closing {
-        attributes.push(text("art.observation.id", o.id.clone()));
     }
-    let mut events: Vec<&Obs> = draft.events.clone();
-    events.sort_by(|a, b| (a.timestamp, &a.id).cmp(&(b.timestamp, &b.id)));
-    Span {
-        trace_id: context.trace_id.clone(),
-        span_id: id,
-        parent_span_id: parent.unwrap_or_default(),
-        name,
-        kind,
-        start_time_unix_nano: nanos(start_ms),
-        end_time_unix_nano: nanos(end_ms),
-        attributes,
-        events: events.into_iter().map(event).collect(),
-        status,
+    if let Some(o) = closing {
+        span.attributes.push(text("art.observation.id", o.id));
+    }
+    span
+}
+
+/// The run's own span: `invoke_agent PESAgent`.
+fn root_span<'r>(
+    span: &mut Span<'r>,
+    closing: Option<&'r Obs<'_>>,
+    model: Option<&'r Meta<'_>>,
+    run: &'r [Obs<'_>],
+    context: &RunContext<'r>,
+) {
+    span.name = ("invoke_agent PESAgent", "");
+    let attributes = &mut span.attributes;
+    attributes.push(text("gen_ai.operation.name", "invoke_agent"));
+    attributes.push(text("gen_ai.agent.name", "PESAgent"));
+    attributes.push(text("openinference.span.kind", "AGENT"));
+    if let Some(model) = model {
+        provider_attributes(attributes, model);
+    }
+    if let Some(tokens) = closing.and_then(Obs::run_tokens) {
+        usage_attributes(attributes, tokens);
+    }
+    // The run failed if an unrecoverable ERROR was recorded.
+    let error = run
+        .iter()
+        .find(|o| o.kind == ObservationType::Error && o.meta.recoverable != Some(true));
+    if let Some(error) = error {
+        let code = error.content.code.as_deref().unwrap_or("ERROR");
+        let message = error.content.message.as_deref().unwrap_or(&error.title);
+        fail(span, code, message);
+    }
+    if context.include_content {
+        if let Some(q) = context.question {
+            let messages = messages_json("user", q);
+            span.attributes
+                .push(text("gen_ai.input.messages", messages));
+        }
+        if let Some(a) = context.answer {
+            let messages = messages_json("assistant", a);
+            span.attributes
+                .push(text("gen_ai.output.messages", messages));
+        }
+    }
+}
+
+/// A model call: `chat {model}`.
+fn llm_span<'r>(span: &mut Span<'r>, draft: &Draft<'r, '_>, context: &RunContext<'r>) {
+    let closing = draft.closing;
+    let meta = closing
+        .map(|o| &o.meta)
+        .or_else(|| draft.events.first().map(|o| &o.meta));
+    let model_id = meta.and_then(|m| m.model.as_deref()).unwrap_or("unknown");
+    span.name = ("chat ", model_id);
+    span.kind = SPAN_KIND_CLIENT;
+    let attributes = &mut span.attributes;
+    attributes.push(text("gen_ai.operation.name", "chat"));
+    attributes.push(text("openinference.span.kind", "LLM"));
+    if let Some(meta) = meta {
+        provider_attributes(attributes, meta);
+    }
+    let stage = draft
+        .events
+        .iter()
+        .find(|o| o.kind == ObservationType::LlmStreamStart)
+        .and_then(|o| o.content.stage.as_deref());
+    if let Some(stage) = stage {
+        attributes.push(text("art.stage", stage));
+    }
+    let tokens = draft
+        .events
+        .iter()
+        .find(|o| o.kind == ObservationType::LlmStreamMetadata)
+        .and_then(|o| o.call_tokens())
+        .or_else(|| closing.and_then(Obs::call_tokens));
+    if let Some(tokens) = tokens {
+        usage_attributes(attributes, tokens);
+        if let Some(reason) = tokens.stop {
+            attributes.push(text("gen_ai.response.finish_reasons", reason));
+        }
+    }
+    if let Some(error) = closing.filter(|o| o.kind == ObservationType::LlmStreamError) {
+        let code = error.content.code.as_deref().unwrap_or("ERROR");
+        let message = error.content.message.as_deref().unwrap_or("");
+        fail(span, code, message);
+    }
+    if context.include_content
+        && stage == Some("synthesis")
+        && let Some(a) = context.answer
+    {
+        let messages = messages_json("assistant", a);
+        span.attributes
+            .push(text("gen_ai.output.messages", messages));
+    }
+}
+
+/// A tool call: `execute_tool {name}`.
+fn tool_span<'r>(span: &mut Span<'r>, tool: &'r Obs<'_>, context: &RunContext<'r>) {
+    let c = &tool.content;
+    let name = c.tool_name.as_deref().unwrap_or("tool");
+    span.name = ("execute_tool ", name);
+    let attributes = &mut span.attributes;
+    attributes.push(text("gen_ai.operation.name", "execute_tool"));
+    attributes.push(text("gen_ai.tool.name", name));
+    attributes.push(text("gen_ai.tool.type", "function"));
+    if let Some(call) = c.call_id.as_deref() {
+        attributes.push(text("gen_ai.tool.call.id", call));
+    }
+    attributes.push(text("openinference.span.kind", "TOOL"));
+    if context.include_content {
+        if let Some(arguments) = c.arguments {
+            attributes.push(text("gen_ai.tool.call.arguments", json_text(arguments)));
+        }
+        if let Some(output) = c.output {
+            attributes.push(text("gen_ai.tool.call.result", json_text(output)));
+        }
+    }
+    if c.status.as_deref() == Some("error") {
+        let code = tool.meta.error_code.as_deref().unwrap_or("TOOL_ERROR");
+        let message = c.error.as_deref().unwrap_or("the tool failed");
+        fail(span, code, message);
     }
 }
 
 /// `gen_ai.provider.name` and `gen_ai.request.model` of a call.
-fn provider_attributes(attributes: &mut Vec<KeyValue>, meta: &Meta) {
-    if let Some(provider) = &meta.provider {
+fn provider_attributes<'r>(attributes: &mut Vec<KeyValue<'r>>, meta: &'r Meta<'_>) {
+    if let Some(provider) = meta.provider.as_deref() {
         attributes.push(text("gen_ai.provider.name", provider_name(provider)));
     }
-    if let Some(model) = &meta.model {
-        attributes.push(text("gen_ai.request.model", model.as_str()));
+    if let Some(model) = meta.model.as_deref() {
+        attributes.push(text("gen_ai.request.model", model));
     }
 }
 
 /// `gen_ai.usage.*`.
-fn usage_attributes(attributes: &mut Vec<KeyValue>, tokens: Tokens<'_>) {
+fn usage_attributes(attributes: &mut Vec<KeyValue<'_>>, tokens: Tokens<'_>) {
     if let Some(n) = tokens.input {
         attributes.push(int("gen_ai.usage.input_tokens", n));
     }
@@ -480,26 +545,91 @@ fn messages_json(role: &str, content: &str) -> String {
 }
 
 /// A point observation as a span event.
-fn event(o: &Obs) -> Event {
-    let mut attributes = vec![
-        text("art.observation.id", o.id.clone()),
-        text("art.observation.title", o.title.clone()),
-    ];
+fn event<'r>(o: &'r Obs<'_>) -> Event<'r> {
+    let mut attributes = Vec::with_capacity(4);
+    attributes.push(text("art.observation.id", o.id));
+    attributes.push(text("art.observation.title", o.title.as_ref()));
     if o.kind == ObservationType::Error || o.kind == ObservationType::LlmStreamError {
-        if let Some(code) = &o.content.code {
-            attributes.push(text("error.type", code.as_str()));
+        if let Some(code) = o.content.code.as_deref() {
+            attributes.push(text("error.type", code));
         }
-        if let Some(message) = &o.content.message {
-            attributes.push(text("exception.message", message.as_str()));
+        if let Some(message) = o.content.message.as_deref() {
+            attributes.push(text("exception.message", message));
         }
     }
     // Kept only when content is exported.
-    if let Some(raw) = &o.raw {
-        attributes.push(text("art.observation.content", raw.as_str()));
+    if let Some(raw) = o.raw {
+        attributes.push(text("art.observation.content", raw));
     }
     Event {
-        time_unix_nano: nanos(o.timestamp),
-        name: o.kind.as_str().to_owned(),
+        time_ms: o.timestamp,
+        name: o.kind.as_str(),
         attributes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observation::NewObservation;
+    use art_types::SpanInfo;
+
+    fn stored(span: &str, parent: Option<&str>, end: Option<i64>) -> StoredObservation {
+        let mut new = NewObservation::new("t", "r", ObservationType::Thoughts, Value::Null);
+        new.span = Some(SpanInfo {
+            phase: Phase::Execution,
+            span_id: span.into(),
+            parent_span_id: parent.map(Into::into),
+            start_ms: 10,
+            end_ms: end,
+        });
+        StoredObservation::for_tests(new)
+    }
+
+    #[test]
+    fn odd_span_trees_still_have_one_root() {
+        // A second parentless span, a span that is its own parent, and one whose parent
+        // was never recorded (cut-off data): all hang under the first root.
+        let run = [
+            stored("root", None, Some(50)),
+            stored("other-root", None, Some(20)),
+            stored("self", Some("self"), Some(30)),
+            stored("orphan", Some("missing"), None),
+            stored("child", Some("self"), Some(25)),
+        ];
+        let obs: Vec<Obs<'_>> = run.iter().map(|s| Obs::decode(s, false).unwrap()).collect();
+        let trace = trace_id("r");
+        let context = RunContext {
+            thread_id: "t",
+            trace_id: &trace,
+            question: None,
+            answer: None,
+            include_content: false,
+        };
+        let spans = spans_of(&obs, &context);
+        assert_eq!(spans.len(), 5);
+        let root = span_hex("root");
+        let roots: Vec<_> = spans.iter().filter(|s| s.parent.is_none()).collect();
+        assert_eq!(roots.len(), 1);
+        assert_eq!(roots[0].span_id, root);
+        assert_eq!(roots[0].name.0, "invoke_agent PESAgent");
+        let parent_of = |id: &str| {
+            spans
+                .iter()
+                .find(|s| s.span_id == span_hex(id))
+                .unwrap()
+                .parent
+        };
+        for id in ["other-root", "self", "orphan"] {
+            assert_eq!(parent_of(id), Some(root), "{id}");
+        }
+        assert_eq!(parent_of("child"), Some(span_hex("self")));
+        // The orphan has no closing observation: it ends at its last point, with it as
+        // an event.
+        let orphan = spans
+            .iter()
+            .find(|s| s.span_id == span_hex("orphan"))
+            .unwrap();
+        assert_eq!(orphan.events.len(), 1);
     }
 }
