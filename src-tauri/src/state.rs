@@ -112,6 +112,17 @@ pub fn prepare_data_dir() -> Result<DataDir, IpcError> {
 pub fn start_background_probes(app: &AppHandle) {
     if let Ok(workbench) = app.state::<AppState>().workbench() {
         workbench.start_bridge(app);
+        // Answers a killed app left streaming are marked interrupted (the bridge is up,
+        // so an open thread view hears of it).
+        tauri::async_runtime::spawn(async move {
+            match workbench.art.conversation.recover_interrupted().await {
+                Ok(0) => {}
+                Ok(n) => {
+                    tracing::info!(answers = n, "answers cut off by a crash marked interrupted")
+                }
+                Err(e) => tracing::warn!("could not check for answers cut off by a crash: {e}"),
+            }
+        });
     }
     let app = app.clone();
     tauri::async_runtime::spawn(async move {

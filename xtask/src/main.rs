@@ -7,6 +7,7 @@
 //!   `N passed, M failed`.
 //! - `cargo xtask bundle [--debug]` builds the `.deb`.
 //! - `cargo xtask bench [NAME…]` runs the benchmarks (desktop, framework, adapters, export).
+//! - `cargo xtask stress [TRIALS]` runs the long reliability tests (200 SIGKILL trials).
 //!
 //! Everything it installs is idempotent: a second run finds it and moves on. Anything it
 //! starts (Xvfb, a D-Bus session, gnome-keyring, tauri-driver) it stops again, also when
@@ -17,6 +18,7 @@ mod bundle;
 mod cmd;
 mod session;
 mod setup;
+mod stress;
 mod test;
 mod ui;
 
@@ -29,7 +31,8 @@ fn usage() -> &'static str {
      \x20 run [--release] [-- ARGS]   install what is missing, build, open the app\n\
      \x20 test                        fmt, clippy, all tests (unit, integration, e2e, .deb)\n\
      \x20 bundle [--debug]            build the .deb package\n\
-     \x20 bench [NAME...]            benchmarks: desktop, framework, adapters, export (default: all)\n"
+     \x20 bench [NAME...]             benchmarks: desktop, framework, adapters, export (default: all)\n\
+     \x20 stress [TRIALS]             long reliability tests: SIGKILL trials (default: 200)\n"
 }
 
 fn main() -> ExitCode {
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
         Some("run") => run(&args[1..]),
         Some("test") => test::run(),
         Some("bench") => bench::run(&args[1..]),
+        Some("stress") => stress::run(&args[1..]),
         Some("bundle") => bundle::build(!args[1..].iter().any(|a| a == "--debug")).map(drop),
         Some("-h" | "--help" | "help") => {
             print!("{}", usage());

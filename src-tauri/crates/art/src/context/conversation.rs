@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use art_types::message::{TOOL_ARGUMENTS, TOOL_NAME};
-use art_types::{ConversationMessage, MessageRole, ThreadSummary};
+use art_types::{ConversationMessage, MessageRole, MessageStatus, ThreadSummary};
 
 use crate::clock;
 use crate::sockets::Sockets;
@@ -294,6 +294,29 @@ impl ConversationManager {
             Some(record) => Ok(Some(record.decode(Collection::Messages)?)),
             None => Ok(None),
         }
+    }
+
+    /// Mark answers a process left `Streaming` when it died mid-run (killed, crashed,
+    /// power cut) as `Interrupted`, keeping their text; returns how many. Call it when a
+    /// process opens the database, before it starts runs: only a thread's newest answer
+    /// can be one (each run checkpoints the answer it streams, and a thread runs one
+    /// answer at a time). A run live in another process is marked too, and puts its own
+    /// status back with its next checkpoint.
+    pub async fn recover_interrupted(&self) -> Result<usize, ContextError> {
+        let mut marked = 0;
+        for thread in self.list_threads().await? {
+            let Some(mut answer) = self.latest(&thread.thread_id, MessageRole::Ai).await? else {
+                continue;
+            };
+            if answer.status == MessageStatus::Streaming {
+                answer.status = MessageStatus::Interrupted;
+                let record = message_record(&answer)?;
+                self.storage.set(Collection::Messages, vec![record]).await?;
+                self.sockets.messages.notify(&answer);
+                marked += 1;
+            }
+        }
+        Ok(marked)
     }
 
     /// Remove a message and every later one of its thread (regenerate, edit & resend),

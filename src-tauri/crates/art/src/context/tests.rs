@@ -462,3 +462,34 @@ async fn the_prompt_library_saves_renames_and_deletes_with_clear_errors() {
     assert!(!library.delete(&pirate.prompt_id).await.unwrap());
     assert_eq!(library.get(&pirate.prompt_id).await.unwrap(), None);
 }
+
+#[tokio::test]
+async fn answers_left_streaming_by_a_dead_process_are_marked_interrupted() {
+    let (conv, _sockets, _storage) = setup();
+    let a = conv.create_thread(Some("a")).await.unwrap().thread_id;
+    let b = conv.create_thread(Some("b")).await.unwrap().thread_id;
+    let c = conv.create_thread(Some("c")).await.unwrap().thread_id;
+    let mut partial = msg(&a, "a2", 2, MessageRole::Ai, "The answer is");
+    partial.status = MessageStatus::Streaming;
+    conv.add_messages(&a, &[msg(&a, "a1", 1, MessageRole::User, "q"), partial])
+        .await
+        .unwrap();
+    conv.add_messages(&b, &[msg(&b, "b1", 1, MessageRole::Ai, "done")])
+        .await
+        .unwrap();
+    assert_eq!(conv.recover_interrupted().await.unwrap(), 1);
+    let kept = conv.messages(&a, MessageOptions::default()).await.unwrap();
+    assert_eq!(kept.len(), 2);
+    assert_eq!(kept[1].status, MessageStatus::Interrupted);
+    assert_eq!(kept[1].content, "The answer is", "the partial text is kept");
+    let other = conv.messages(&b, MessageOptions::default()).await.unwrap();
+    assert_eq!(other[0].status, MessageStatus::Complete);
+    assert!(
+        conv.messages(&c, MessageOptions::default())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Nothing left to do the second time.
+    assert_eq!(conv.recover_interrupted().await.unwrap(), 0);
+}

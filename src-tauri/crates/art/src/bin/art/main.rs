@@ -69,6 +69,11 @@ async fn threads(stack: &Standard) -> anyhow::Result<()> {
 
 async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
     let stack = open(cli.data_dir)?;
+    // Answers a killed process left streaming are marked interrupted first.
+    let recovered = stack.art.conversation.recover_interrupted().await?;
+    if recovered > 0 {
+        eprintln!("art: {recovered} answer(s) cut off by an earlier crash marked interrupted");
+    }
     match cli.command {
         Command::Threads => threads(&stack).await.map(|()| ExitCode::SUCCESS),
         Command::Run(args) => run::run(&stack, args).await,
