@@ -56,4 +56,31 @@ mod tests {
             );
         }
     }
+
+    proptest::proptest! {
+        /// Any lines (any text without a newline), with `\n` or `\r\n` endings, split
+        /// into any pieces: the same non-blank lines come out, whole and in order.
+        #[test]
+        fn any_lines_split_anywhere_come_out_whole(
+            lines in proptest::collection::vec("[^\r\n]{0,40}", 0..12),
+            crlf in proptest::bool::ANY,
+            cuts in proptest::collection::vec(0usize..400, 0..8),
+        ) {
+            let ending = if crlf { "\r\n" } else { "\n" };
+            let text: String = lines.iter().map(|l| format!("{l}{ending}")).collect();
+            let bytes = text.as_bytes();
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.sort_unstable();
+            let mut framer = LineFramer::default();
+            let mut out = Vec::new();
+            let mut from = 0;
+            for cut in cuts.into_iter().chain([bytes.len()]) {
+                out.extend(framer.push(&bytes[from..cut]));
+                from = cut;
+            }
+            out.extend(framer.finish());
+            let want: Vec<&String> = lines.iter().filter(|l| !l.trim().is_empty()).collect();
+            proptest::prop_assert_eq!(out.iter().collect::<Vec<_>>(), want);
+        }
+    }
 }

@@ -318,4 +318,35 @@ mod tests {
             "1.0"
         );
     }
+
+    proptest::proptest! {
+        /// Whatever text goes into a name or an attribute, the line is JSON that reads
+        /// back to the same text.
+        #[test]
+        fn any_text_reads_back_the_same(name in "\\PC*", value in ".*", message in "[\\x00-\\x7f]*") {
+            let mut lines = Lines::default();
+            lines.begin("svc", "1");
+            let span = Span {
+                span_id: hex_id(&[1; 8]),
+                parent: None,
+                name: ("chat ", &name),
+                kind: SPAN_KIND_CLIENT,
+                start_ms: 0,
+                end_ms: 1,
+                attributes: vec![text("v", value.as_str())],
+                events: Vec::new(),
+                status_code: STATUS_ERROR,
+                status_message: message.as_str().into(),
+            };
+            lines.span("ab", &span, true);
+            lines.end();
+            let v: serde_json::Value = serde_json::from_str(lines.text()).unwrap();
+            let s = &v["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+            let full_name = format!("chat {name}");
+            proptest::prop_assert_eq!(s["name"].as_str(), Some(full_name.as_str()));
+            proptest::prop_assert_eq!(s["attributes"][0]["value"]["stringValue"].as_str(), Some(value.as_str()));
+            let want = if message.is_empty() { None } else { Some(message.as_str()) };
+            proptest::prop_assert_eq!(s["status"]["message"].as_str(), want);
+        }
+    }
 }
