@@ -8,6 +8,7 @@
 //! - `cargo xtask bundle [--debug]` builds the `.deb`.
 //! - `cargo xtask bench [NAME…]` runs the benchmarks (desktop, framework, adapters, export).
 //! - `cargo xtask stress [TRIALS]` runs the long reliability tests (200 SIGKILL trials).
+//! - `cargo xtask fuzz [SECONDS]` runs every fuzz target (default 60 s each).
 //!
 //! Everything it installs is idempotent: a second run finds it and moves on. Anything it
 //! starts (Xvfb, a D-Bus session, gnome-keyring, tauri-driver) it stops again, also when
@@ -16,6 +17,7 @@
 mod bench;
 mod bundle;
 mod cmd;
+mod fuzz;
 mod session;
 mod setup;
 mod stress;
@@ -32,7 +34,8 @@ fn usage() -> &'static str {
      \x20 test                        fmt, clippy, all tests (unit, integration, e2e, .deb)\n\
      \x20 bundle [--debug]            build the .deb package\n\
      \x20 bench [NAME...]             benchmarks: desktop, framework, adapters, export (default: all)\n\
-     \x20 stress [TRIALS]             long reliability tests: SIGKILL trials (default: 200)\n"
+     \x20 stress [TRIALS]             long reliability tests: SIGKILL trials (default: 200)\n\
+     \x20 fuzz [SECONDS]              every fuzz target for SECONDS (default: 60)\n"
 }
 
 fn main() -> ExitCode {
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Some("test") => test::run(),
         Some("bench") => bench::run(&args[1..]),
         Some("stress") => stress::run(&args[1..]),
+        Some("fuzz") => fuzz::run(&args[1..]),
         Some("bundle") => bundle::build(!args[1..].iter().any(|a| a == "--debug")).map(drop),
         Some("-h" | "--help" | "help") => {
             print!("{}", usage());

@@ -217,6 +217,20 @@ fn wasm_target() -> Result<(), String> {
     )
 }
 
+/// The nightly toolchain (for `cargo fuzz`), installed with rustup when missing.
+pub fn nightly() -> Result<(), String> {
+    let toolchains = cmd::output(Command::new("rustup").args(["toolchain", "list"]))
+        .ok_or("rustup not found: install Rust with rustup (https://rustup.rs), then run again")?;
+    if toolchains.lines().any(|l| l.starts_with("nightly")) {
+        println!("    nightly toolchain: present");
+        return Ok(());
+    }
+    cmd::step(
+        "Installing the nightly toolchain",
+        Command::new("rustup").args(["toolchain", "install", "nightly", "--profile", "minimal"]),
+    )
+}
+
 /// Version of a crate as locked in Cargo.lock (the CLI must match it exactly).
 pub fn locked_version(krate: &str) -> Result<String, String> {
     let lock = std::fs::read_to_string(cmd::root().join("Cargo.lock"))
@@ -251,7 +265,12 @@ fn cargo_home_bin() -> Option<PathBuf> {
 
 /// A binary from a crate at an exact version: reuse a matching global install, else
 /// install into the project's tools folder.
-fn cargo_tool(krate: &str, version: &str, binary: &str, locked: bool) -> Result<PathBuf, String> {
+pub fn cargo_tool(
+    krate: &str,
+    version: &str,
+    binary: &str,
+    locked: bool,
+) -> Result<PathBuf, String> {
     let root = cmd::tools_dir();
     let local = root.join("bin").join(binary);
     if local.is_file() && installed_in(Some(&root), krate, version) {

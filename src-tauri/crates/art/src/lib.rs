@@ -13,6 +13,8 @@ pub mod agent;
 pub mod clock;
 pub mod context;
 pub mod export;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod instance;
 pub mod observation;
 pub mod paths;

@@ -11,10 +11,10 @@ pub mod gemini;
 pub mod http;
 pub mod manager;
 pub mod models;
-mod ndjson;
+pub(crate) mod ndjson;
 pub mod ollama;
 pub mod openai;
 mod signature;
-mod wire;
+pub(crate) mod wire;
 
 pub use manager::{AdapterFactory, ManagerOptions, ProviderEntry, ProviderManager};

@@ -4,8 +4,12 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 use art_types::ToolSchema;
+use serde_json::Value;
 
-use super::ToolExecutor;
+use super::{ToolError, ToolExecutor};
+
+/// Longest validation report kept in an error message.
+const MAX_VALIDATION_ERRORS: usize = 5;
 
 /// Why a tool could not be registered.
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +80,35 @@ impl ToolRegistry {
             tracing::warn!(tool = %name, "a tool with this name was already registered; replaced");
         }
         Ok(())
+    }
+
+    /// Check `arguments` against the input schema of tool `name`: `TOOL_NOT_FOUND`, or
+    /// `INVALID_TOOL_ARGUMENTS` naming where each problem is (the first few).
+    pub fn check_arguments(&self, name: &str, arguments: &Value) -> Result<(), ToolError> {
+        let entry = self.entry(name).ok_or_else(|| {
+            ToolError::new("TOOL_NOT_FOUND", format!("there is no tool named `{name}`"))
+        })?;
+        let problems: Vec<String> = entry
+            .validator
+            .iter_errors(arguments)
+            .take(MAX_VALIDATION_ERRORS)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                let at = if path.is_empty() {
+                    "arguments".to_owned()
+                } else {
+                    path
+                };
+                format!("{at}: {e}")
+            })
+            .collect();
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(ToolError::new(
+            "INVALID_TOOL_ARGUMENTS",
+            format!("invalid arguments for `{name}`: {}", problems.join("; ")),
+        ))
     }
 
     pub(crate) fn entry(&self, name: &str) -> Option<Entry> {

@@ -12,9 +12,6 @@ use super::{ExecutionContext, ToolError, ToolRegistry};
 use crate::clock;
 use crate::observation::{NewObservation, ObservationManager};
 
-/// Longest validation report kept in an error message.
-const MAX_VALIDATION_ERRORS: usize = 5;
-
 /// Executes tool calls.
 pub struct ToolSystem {
     registry: Arc<ToolRegistry>,
@@ -86,30 +83,8 @@ impl ToolSystem {
                 format!("there is no tool named `{}`", call.tool_name),
             )
         })?;
-        let problems: Vec<String> = entry
-            .validator
-            .iter_errors(&call.arguments)
-            .take(MAX_VALIDATION_ERRORS)
-            .map(|e| {
-                let path = e.instance_path().to_string();
-                let at = if path.is_empty() {
-                    "arguments".to_owned()
-                } else {
-                    path
-                };
-                format!("{at}: {e}")
-            })
-            .collect();
-        if !problems.is_empty() {
-            return Err(ToolError::new(
-                "INVALID_TOOL_ARGUMENTS",
-                format!(
-                    "invalid arguments for `{}`: {}",
-                    call.tool_name,
-                    problems.join("; ")
-                ),
-            ));
-        }
+        self.registry
+            .check_arguments(&call.tool_name, &call.arguments)?;
         let timeout = entry.tool.timeout();
         match tokio::time::timeout(timeout, entry.tool.execute(&call.arguments, context)).await {
             Ok(outcome) => outcome,

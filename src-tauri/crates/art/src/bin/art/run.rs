@@ -222,15 +222,19 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
     tokio::pin!(process);
     let mut stopped = false;
     let outcome = loop {
+        // In this order: an observation (a plan) is broadcast before the tokens that
+        // follow it, so preferring observations prints them in the order they happened;
+        // the run's end comes last, after what it sent.
         tokio::select! {
-            out = &mut process => break out,
-            Some(event) = stream.recv() => printer.stream(&event),
+            biased;
             Some(o) = observations.recv() => printer.observation(&o),
+            Some(event) = stream.recv() => printer.stream(&event),
             _ = tokio::signal::ctrl_c(), if !stopped => {
                 stopped = true;
                 eprintln!("\nStopping…");
                 cancel.cancel();
             }
+            out = &mut process => break out,
         }
     };
     while let Some(o) = observations.try_recv() {

@@ -1,0 +1,6 @@
+//! Fuzz target `sse_openai`: see `art::fuzzing`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let _ = art::fuzzing::sse(art::fuzzing::Sse::OpenAi, data);
+});

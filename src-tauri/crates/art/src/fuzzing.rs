@@ -1,0 +1,123 @@
+//! Entry points for the fuzz targets in `fuzz/` (feature `fuzzing`; `cargo xtask fuzz`).
+//! Each takes arbitrary bytes the way the app meets them — a provider's stream cut
+//! anywhere, a model's planning output, a tool call's arguments — and must return
+//! without panicking, whatever the input.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use art_types::StreamEventKind;
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use serde_json::Value;
+
+use crate::providers::wire::SseDecoder;
+use crate::providers::{anthropic, gemini, ndjson::LineFramer, ollama, openai};
+use crate::reasoning::{output_parser, think_tags};
+use crate::tools::{ToolRegistry, calculator, current_time};
+
+/// The SSE protocols.
+#[derive(Debug, Clone, Copy)]
+pub enum Sse {
+    /// OpenAI Chat Completions (also DeepSeek, OpenRouter).
+    OpenAi,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Gemini `streamGenerateContent`.
+    Gemini,
+}
+
+/// `bytes` in pieces: the first byte of `bytes` picks the piece size (1–64), like a
+/// network that splits anywhere, inside UTF-8 characters too.
+fn pieces(bytes: &[u8]) -> (Vec<Vec<u8>>, &[u8]) {
+    let Some((first, rest)) = bytes.split_first() else {
+        return (Vec::new(), bytes);
+    };
+    let size = usize::from(first % 64) + 1;
+    (rest.chunks(size).map(<[u8]>::to_vec).collect(), rest)
+}
+
+/// Frame `bytes` as Server-Sent Events and decode them with `protocol`'s decoder, as
+/// the adapter does; returns the events.
+pub fn sse(protocol: Sse, bytes: &[u8]) -> Vec<StreamEventKind> {
+    let mut decoder: Box<dyn SseDecoder> = match protocol {
+        Sse::OpenAi => Box::<openai::Decoder>::default(),
+        Sse::Anthropic => Box::<anthropic::Decoder>::default(),
+        Sse::Gemini => Box::<gemini::Decoder>::default(),
+    };
+    let (chunks, _) = pieces(bytes);
+    let stream = futures::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
+    let mut events = stream.eventsource();
+    let mut out = Vec::new();
+    futures::executor::block_on(async {
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(event) => out.extend(decoder.event(&event.event, &event.data)),
+                Err(_) => return,
+            }
+        }
+        out.extend(decoder.end_of_stream());
+    });
+    out
+}
+
+/// Frame `bytes` as NDJSON and decode each line as Ollama's chat stream.
+pub fn ndjson(bytes: &[u8]) -> Vec<StreamEventKind> {
+    let (chunks, _) = pieces(bytes);
+    let mut framer = LineFramer::default();
+    let mut calls = 0;
+    let mut out = Vec::new();
+    for chunk in chunks {
+        for line in framer.push(&chunk) {
+            out.extend(ollama::decode_line(&line, &mut calls));
+        }
+    }
+    for line in framer.finish() {
+        out.extend(ollama::decode_line(&line, &mut calls));
+    }
+    out
+}
+
+/// Parse `bytes` (lossily as text) as planning and as synthesis output.
+pub fn output_parser(bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    let _ = output_parser::parse_planning(&text);
+    let _ = output_parser::parse_synthesis(&text);
+}
+
+/// Split `bytes` (lossily as text) into thinking and answer, in pieces at character
+/// boundaries, and all at once.
+pub fn think_tags(bytes: &[u8]) {
+    let (_, rest) = pieces(bytes);
+    let text = String::from_utf8_lossy(rest);
+    let size = bytes.first().map_or(1, |b| usize::from(b % 16) + 1);
+    let mut matcher = think_tags::ThinkTagMatcher::new();
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        let _ = matcher.push(&text[start..end]);
+        start = end;
+    }
+    let _ = matcher.finish();
+    let _ = think_tags::split(&text);
+}
+
+/// Check `bytes` as a tool call's arguments (JSON, else a JSON string of the text)
+/// against each built-in tool's schema, and run the calculator when they pass.
+pub fn tool_arguments(bytes: &[u8]) {
+    let arguments: Value = serde_json::from_slice(bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()));
+    let registry = ToolRegistry::new();
+    let _ = registry.register(Arc::new(calculator::CalculatorTool::default()));
+    let _ = registry.register(Arc::new(current_time::CurrentTimeTool::default()));
+    for name in [calculator::NAME, current_time::NAME] {
+        let valid = registry.check_arguments(name, &arguments).is_ok();
+        if valid && name == calculator::NAME {
+            let expression = arguments["expression"].as_str().unwrap_or_default();
+            let _ = calculator::evaluate(expression, Some(1.0));
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! `cargo xtask fuzz [SECONDS]`: every fuzz target in `fuzz/` for SECONDS each (default
+//! 60) with cargo-fuzz on the nightly toolchain (both installed when missing), then a
+//! table of executions and crashes per target. Crashes are kept in
+//! `fuzz/artifacts/<target>/` to replay with `cargo +nightly fuzz run <target> <file>`.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::{cmd, setup};
+
+/// cargo-fuzz, pinned.
+const CARGO_FUZZ_VERSION: &str = "0.13.1";
+/// Seconds per target when none are given.
+const SECONDS: u64 = 60;
+
+/// Run every fuzz target.
+pub fn run(args: &[String]) -> Result<(), String> {
+    let seconds = match args.first() {
+        None => SECONDS,
+        Some(n) => n
+            .parse()
+            .map_err(|_| format!("SECONDS must be a number, not {n:?}"))?,
+    };
+    setup::nightly()?;
+    let cargo_fuzz = setup::cargo_tool("cargo-fuzz", CARGO_FUZZ_VERSION, "cargo-fuzz", true)?;
+    let fuzz_dir = cmd::root().join("fuzz");
+    // `cargo +nightly fuzz …` through rustup's cargo, with cargo-fuzz on the PATH.
+    let bin_dir = cargo_fuzz
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .map_err(|e| e.to_string())?;
+    let fuzz = |args: &[&str]| {
+        let mut command = Command::new("cargo");
+        command
+            .arg("+nightly")
+            .arg("fuzz")
+            .args(args)
+            .env("PATH", &path)
+            .env_remove("CARGO")
+            .current_dir(&fuzz_dir);
+        command
+    };
+    let list = cmd::output(&mut fuzz(&["list"])).ok_or("`cargo fuzz list` failed")?;
+    let targets: Vec<&str> = list
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut rows = Vec::new();
+    let mut failed = Vec::new();
+    for target in &targets {
+        cmd::say(&format!("Fuzzing {target} for {seconds} s"));
+        let corpus = fuzz_dir.join("corpus").join(target);
+        std::fs::create_dir_all(&corpus).map_err(|e| e.to_string())?;
+        let output = fuzz(&["run", target])
+            .arg(&corpus)
+            .args([
+                "--",
+                &format!("-max_total_time={seconds}"),
+                "-print_final_stats=1",
+            ])
+            .current_dir(&fuzz_dir)
+            .output()
+            .map_err(|e| format!("cannot run cargo fuzz: {e}"))?;
+        let log = String::from_utf8_lossy(&output.stderr);
+        let runs = log
+            .lines()
+            .find_map(|l| l.strip_prefix("stat::number_of_executed_units:"))
+            .map_or_else(|| "?".to_owned(), |n| n.trim().to_owned());
+        let crashed = !output.status.success();
+        if crashed {
+            let tail: Vec<&str> = log.lines().rev().take(30).collect();
+            eprintln!("{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+            failed.push(*target);
+        }
+        rows.push(format!(
+            "| {target} | {runs} | {} |",
+            if crashed { "**crash**" } else { "0" }
+        ));
+    }
+    println!("\n| Target | Executions ({seconds} s) | Crashes |\n|---|---|---|");
+    for row in rows {
+        println!("{row}");
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "crashes in {}: see fuzz/artifacts/",
+            failed.join(", ")
+        ))
+    }
+}
