@@ -2,6 +2,7 @@
 //! through WebDriver. Asserts what a user sees.
 
 mod day;
+mod doors;
 mod long;
 mod shell;
 mod trace;

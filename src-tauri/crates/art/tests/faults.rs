@@ -35,6 +35,9 @@ const PROVIDERS: &[(&str, Protocol, &str)] = &[
     ("ollama", Protocol::Ollama, ""),
 ];
 
+/// The API key every provider gets (and some faults repeat back).
+const KEY: &str = "sk-fault-matrix-key-000000";
+
 /// Longest a faulty run may take (retries and the idle timeout included).
 const BOUND: Duration = Duration::from_secs(10);
 
@@ -109,6 +112,16 @@ fn faults() -> Vec<Fault> {
                 vec![limited; 3]
             },
             code: |_| Some("RATE_LIMITED"),
+        },
+        Fault {
+            name: "401 whose message repeats the key",
+            replies: |_| {
+                let body = format!(
+                    r#"{{"error":{{"message":"Incorrect API key provided: {KEY}. Check it and try again.","type":"invalid_request_error"}}}}"#
+                );
+                vec![Reply::error(401, &body)]
+            },
+            code: |_| Some("AUTHENTICATION_FAILED"),
         },
         Fault {
             name: "500, 502, 503",
@@ -278,7 +291,7 @@ async fn case(provider: &str, protocol: Protocol, path: &str, fault: &Fault) -> 
                     error.code, error.message
                 ));
             }
-            if error.message.trim().is_empty() || error.message.contains("sk-fault") {
+            if error.message.trim().is_empty() || error.message.contains(KEY) {
                 return Err(format!("unclear or leaking message: {:?}", error.message));
             }
             if !has(ObservationType::Error) || !has(ObservationType::LlmStreamError) {
@@ -340,6 +353,15 @@ async fn case(provider: &str, protocol: Protocol, path: &str, fault: &Fault) -> 
     }
     if took > BOUND {
         return Err(format!("took {took:?}"));
+    }
+    // The key is in no file: not the database, not its WAL.
+    drop(art);
+    for entry in std::fs::read_dir(dir.path()).map_err(|e| e.to_string())? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let bytes = std::fs::read(&path).map_err(|e| e.to_string())?;
+        if bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()) {
+            return Err(format!("the key is in {}", path.display()));
+        }
     }
     Ok(())
 }

@@ -4,13 +4,10 @@
 
 use std::borrow::Cow;
 
-use regex::Regex;
-
 use crate::providers::ProviderManager;
-use crate::secrets::SecretStore;
+use crate::secrets::{SecretStore, scrub};
 
-/// What a secret becomes.
-pub const REDACTED: &str = "[REDACTED]";
+pub use crate::secrets::REDACTED;
 
 /// Shortest known secret replaced verbatim (shorter values would hit ordinary text).
 const MIN_SECRET: usize = 8;
@@ -18,12 +15,6 @@ const MIN_SECRET: usize = 8;
 /// Replaces secrets in text.
 pub struct Redactor {
     known: Vec<String>,
-    /// Key-shaped tokens: OpenAI / DeepSeek / OpenRouter / Anthropic (`sk-…`), Google
-    /// (`AIza…`), bearer tokens.
-    tokens: Regex,
-    /// A header or field naming a key, e.g. `"authorization": "…"`, `x-api-key: …`,
-    /// `apiKey=…`: the name stays, the value goes.
-    fields: Regex,
 }
 
 impl Redactor {
@@ -36,17 +27,7 @@ impl Redactor {
             .collect();
         // Longest first, so a key containing another is replaced whole.
         known.sort_by_key(|k| std::cmp::Reverse(k.len()));
-        Self {
-            known,
-            tokens: Regex::new(
-                r"(?:\bsk-[A-Za-z0-9_\-]{16,}|\bAIza[0-9A-Za-z_\-]{30,}|(?i:\bbearer[ \t]+)[A-Za-z0-9._~+/\-]{8,}=*)",
-            )
-            .expect("token pattern is valid"),
-            fields: Regex::new(
-                r#"(?i)((?:authorization|proxy-authorization|x-api-key|x-goog-api-key|api[_-]?key|apikey|access[_-]?token)\\?"?[ \t]*[:=][ \t]*\\?"?)([^"\\\s,;}]{6,})"#,
-            )
-            .expect("field pattern is valid"),
-        }
+        Self { known }
     }
 
     /// A redactor for the keys `store` holds for `accounts` (a key that cannot be read
@@ -76,13 +57,11 @@ impl Redactor {
                 out = Cow::Owned(out.replace(key.as_str(), REDACTED));
             }
         }
-        if let Cow::Owned(replaced) = self.tokens.replace_all(&out, REDACTED) {
-            out = Cow::Owned(replaced);
+        // Then anything key-shaped (the same scrub provider messages get).
+        match scrub(&out) {
+            Cow::Borrowed(_) => out,
+            Cow::Owned(scrubbed) => Cow::Owned(scrubbed),
         }
-        if let Cow::Owned(replaced) = self.fields.replace_all(&out, format!("${{1}}{REDACTED}")) {
-            out = Cow::Owned(replaced);
-        }
-        out
     }
 }
 

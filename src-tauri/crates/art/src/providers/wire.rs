@@ -192,11 +192,12 @@ pub fn receiver_stream(rx: mpsc::Receiver<Vec<StreamEventKind>>) -> EventStream 
     ))
 }
 
-/// A stream error event.
+/// A stream error event; anything key-shaped in `message` is replaced.
 pub fn error_event(class: ErrorClass, code: &str, message: impl Into<String>) -> StreamEventKind {
+    let message = message.into();
     StreamEventKind::Error(StreamError {
         class,
         code: code.into(),
-        message: message.into(),
+        message: crate::secrets::scrub(&message).into_owned(),
     })
 }

@@ -55,12 +55,14 @@ pub struct ProviderError {
 }
 
 impl ProviderError {
-    /// A provider error.
+    /// A provider error; anything key-shaped in `message` (providers may repeat the
+    /// key they were given) is replaced.
     pub fn new(class: ErrorClass, code: &str, message: impl Into<String>) -> Self {
+        let message = message.into();
         Self {
             class,
             code: code.to_owned(),
-            message: message.into(),
+            message: crate::secrets::scrub(&message).into_owned(),
         }
     }
 

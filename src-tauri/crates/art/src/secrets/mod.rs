@@ -10,10 +10,12 @@
 mod env;
 mod keychain;
 mod memory;
+mod scrub;
 
 pub use env::{EnvFallback, env_var_name};
 pub use keychain::KeychainStore;
 pub use memory::MemoryStore;
+pub use scrub::{REDACTED, scrub};
 
 use art_types::KeychainStatus;
 

@@ -1,0 +1,170 @@
+//! Bad input at every door: the page calls the app's IPC commands with missing,
+//! wrong-typed, unknown and oversized payloads (a 50 MB message, 10,000 enabled tools, a
+//! 5,000-character key). Every call is refused with an error that says what is wrong (our
+//! `{code, message}`, or Tauri's message naming the argument), the app keeps answering,
+//! and nothing was written: threads, messages, settings, prompts and keys are as before.
+
+use art_testkit::e2e::AppSession;
+use serde_json::{Value, json};
+
+/// Invoke each `[command, args]` of the list in order; resolve to one outcome each.
+const CALL_ALL: &str = r#"
+    const [cases, done] = arguments;
+    const invoke = window.__TAURI__.core.invoke;
+    const big = (n) => "x".repeat(n);
+    const expand = (v) => {
+        if (typeof v === "string" && v.startsWith("@big:")) return big(Number(v.slice(5)));
+        if (typeof v === "string" && v === "@tools") return Array.from({ length: 10000 }, (_, i) => "tool_" + i);
+        if (Array.isArray(v)) return v.map(expand);
+        if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, expand(x)]));
+        return v;
+    };
+    (async () => {
+        const out = [];
+        for (const [command, args] of cases) {
+            try {
+                const value = await invoke(command, expand(args));
+                out.push({ ok: true, value: JSON.stringify(value).slice(0, 200) });
+            } catch (error) {
+                out.push({ ok: false, error });
+            }
+        }
+        done(out);
+    })();
+"#;
+
+/// What the app holds, to compare before and after.
+const SNAPSHOT: &str = r#"
+    const [thread, done] = arguments;
+    const invoke = window.__TAURI__.core.invoke;
+    (async () => {
+        const threads = await invoke("list_threads");
+        const messages = await invoke("list_messages", { threadId: thread });
+        const config = await invoke("get_thread_config", { threadId: thread });
+        const prompts = await invoke("list_prompts");
+        const providers = await invoke("list_providers");
+        done(JSON.stringify({ threads, messages, config, prompts, providers }));
+    })().catch((e) => done("snapshot failed: " + JSON.stringify(e)));
+"#;
+
+#[tokio::test(flavor = "current_thread")]
+async fn every_command_refuses_bad_input_and_writes_nothing() {
+    let app = AppSession::launch().await;
+    app.wait_for("#new-thread").await;
+    let created = app
+        .eval_async(
+            r#"const [done] = arguments;
+               window.__TAURI__.core.invoke("create_thread", { title: "Doors" }).then((t) => done(t.threadId));"#,
+            Vec::new(),
+        )
+        .await;
+    let thread = created.as_str().expect("a thread id").to_owned();
+    let t = thread.as_str();
+    let before = app.eval_async(SNAPSHOT, vec![json!(t)]).await;
+    let many_runs: Vec<String> = (0..501).map(|i| format!("run-{i}")).collect();
+
+    let cases = json!([
+        ["rename_thread", {}],
+        ["rename_thread", { "threadId": 42, "title": "x" }],
+        ["rename_thread", { "threadId": t, "title": "" }],
+        ["rename_thread", { "threadId": "no-such-thread", "title": "x" }],
+        ["rename_thread", { "threadId": t, "title": "@big:100000" }],
+        ["delete_thread", { "threadId": ["x"] }],
+        ["list_messages", { "threadId": t, "limit": -1 }],
+        ["list_messages", { "threadId": t, "limit": 100000 }],
+        ["list_messages", { "threadId": t, "limit": "ten" }],
+        ["list_messages", { "threadId": "no-such-thread" }],
+        ["search", { "query": 5 }],
+        ["search", { "query": "@big:10000" }],
+        ["send_message", { "threadId": t }],
+        ["send_message", { "threadId": t, "text": "" }],
+        ["send_message", { "threadId": t, "text": "@big:50000000" }],
+        ["send_message", { "threadId": 7, "text": "hi" }],
+        ["send_message", { "threadId": "no-such-thread", "text": "hi" }],
+        ["regenerate", { "threadId": t }],
+        ["edit_and_resend", { "threadId": t, "messageId": "no-such-message", "text": "x" }],
+        ["cancel_run", {}],
+        ["list_observations", { "threadId": t, "traceIds": many_runs }],
+        ["list_observations", { "threadId": t, "types": ["NOT_A_TYPE"] }],
+        ["get_thread_config", { "threadId": 1 }],
+        ["get_thread_config", { "threadId": "no-such-thread" }],
+        ["set_thread_config", { "threadId": t, "config": 5 }],
+        ["set_thread_config", { "threadId": t, "config": { "providerConfig": "ollama" } }],
+        ["set_thread_config", { "threadId": t, "config": { "providerConfig": { "providerName": "ollama", "modelId": "m" }, "enabledTools": "@tools" } }],
+        ["set_thread_config", { "threadId": t, "config": { "providerConfig": { "providerName": "ollama", "modelId": "@big:5000" } } }],
+        ["set_thread_config", { "threadId": t, "config": { "providerConfig": { "providerName": "no-such-provider", "modelId": "m" } } }],
+        ["list_models", { "provider": "no-such-provider" }],
+        ["list_models", { "provider": 1 }],
+        ["set_api_key", { "provider": "openai" }],
+        ["set_api_key", { "provider": "openai", "key": "" }],
+        ["set_api_key", { "provider": "openai", "key": "@big:5000" }],
+        ["set_api_key", { "provider": "openai", "key": "two words" }],
+        ["set_api_key", { "provider": "no-such-provider", "key": "sk-abcdefgh12345678" }],
+        ["delete_api_key", { "provider": "no-such-provider" }],
+        ["save_prompt", { "name": "", "content": "x" }],
+        ["save_prompt", { "name": 5, "content": "x" }],
+        ["save_prompt", { "name": "big", "content": "@big:50000000" }],
+        ["delete_prompt", { "promptId": 3 }],
+        ["export_traces", { "request": {} }],
+        ["export_traces", { "request": { "format": "pdf", "scope": { "kind": "all" } } }],
+        ["export_traces", { "request": { "format": "jsonl", "scope": { "kind": "thread", "threadId": "no-such-thread" } } }],
+        ["export_traces", { "request": { "format": "jsonl", "scope": { "kind": "all" }, "path": "/etc/passwd" } }],
+    ]);
+    let count = cases.as_array().unwrap().len();
+    let outcomes = app.eval_async(CALL_ALL, vec![cases.clone()]).await;
+    let outcomes = outcomes.as_array().expect("one outcome per case");
+    assert_eq!(outcomes.len(), count);
+    let mut wrong = Vec::new();
+    for (case, outcome) in cases.as_array().unwrap().iter().zip(outcomes) {
+        let name = format!("{} {}", case[0], short(&case[1]));
+        if outcome["ok"] == true {
+            wrong.push(format!("{name}: accepted ({})", outcome["value"]));
+            continue;
+        }
+        let error = &outcome["error"];
+        let clear = match error {
+            // Ours: a stable code and a sentence.
+            Value::Object(e) => {
+                e.get("code")
+                    .and_then(Value::as_str)
+                    .is_some_and(|c| !c.is_empty())
+                    && e.get("message")
+                        .and_then(Value::as_str)
+                        .is_some_and(|m| m.len() > 10)
+            }
+            // Tauri's, before our code runs: it names the argument and what it expected.
+            Value::String(s) => s.contains("invalid args") || s.contains("missing"),
+            _ => false,
+        };
+        if !clear {
+            wrong.push(format!("{name}: unclear error {error}"));
+        }
+    }
+    let after = app.eval_async(SNAPSHOT, vec![json!(t)]).await;
+    let still = app
+        .eval_async(
+            r#"const [done] = arguments;
+               window.__TAURI__.core.invoke("app_info").then((i) => done(i.version), (e) => done("failed"));"#,
+            Vec::new(),
+        )
+        .await;
+    app.close().await;
+    assert!(
+        wrong.is_empty(),
+        "{} of {count} cases wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+    assert_eq!(after, before, "nothing was written");
+    assert_ne!(still, json!("failed"), "the app still answers");
+}
+
+/// A payload, short enough for a failure message.
+fn short(args: &Value) -> String {
+    let text = args.to_string();
+    if text.len() > 120 {
+        format!("{}…", &text[..120])
+    } else {
+        text
+    }
+}
