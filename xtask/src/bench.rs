@@ -45,7 +45,7 @@ fn desktop() -> Result<(), String> {
         .tauri_driver
         .clone()
         .ok_or("tauri-driver was not set up")?;
-    let session = Session::start(Wants::for_tests(driver))?;
+    let session = Session::start(Wants::for_benchmarks(driver))?;
     let app = cmd::target_dir().join("release/art-workbench");
     let mut bench = cmd::cargo(&["bench", "-p", "art-testkit", "--features", "e2e"]);
     bench.args(["--bench", "desktop"]);

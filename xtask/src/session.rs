@@ -29,6 +29,9 @@ pub struct Wants {
     pub always_dbus: bool,
     /// tauri-driver binary to start, for WebDriver tests.
     pub tauri_driver: Option<PathBuf>,
+    /// Apps started through tauri-driver log at debug level (tests that look for
+    /// secrets in the data directory then read everything the app could log).
+    pub debug_logs: bool,
 }
 
 impl Wants {
@@ -38,6 +41,7 @@ impl Wants {
             always_xvfb: false,
             always_dbus: false,
             tauri_driver: None,
+            debug_logs: false,
         }
     }
 
@@ -47,6 +51,15 @@ impl Wants {
             always_xvfb: true,
             always_dbus: true,
             tauri_driver: Some(tauri_driver),
+            debug_logs: true,
+        }
+    }
+
+    /// `cargo xtask bench desktop`: as for tests, with the app's usual logging.
+    pub fn for_benchmarks(tauri_driver: PathBuf) -> Self {
+        Self {
+            debug_logs: false,
+            ..Self::for_tests(tauri_driver)
         }
     }
 }
@@ -138,7 +151,7 @@ impl Session {
             session.start_dbus_and_keyring()?;
         }
         if let Some(driver) = &wants.tauri_driver {
-            session.start_tauri_driver(driver)?;
+            session.start_tauri_driver(driver, wants.debug_logs)?;
         }
         Ok(session)
     }
@@ -240,7 +253,7 @@ impl Session {
         Ok(())
     }
 
-    fn start_tauri_driver(&mut self, driver: &Path) -> Result<(), String> {
+    fn start_tauri_driver(&mut self, driver: &Path, debug_logs: bool) -> Result<(), String> {
         let port = free_port()?;
         let native_port = free_port()?;
         cmd::say(&format!("Starting tauri-driver on 127.0.0.1:{port}"));
@@ -254,6 +267,9 @@ impl Session {
             ])
             .stdout(Stdio::null());
         self.apply(&mut command);
+        if debug_logs {
+            command.env("ART_WORKBENCH_LOG", "debug");
+        }
         let mut sidecar = Sidecar::spawn("tauri-driver", &mut command)?;
         wait_until("tauri-driver", &mut sidecar, || {
             TcpStream::connect(("127.0.0.1", port)).is_ok()
