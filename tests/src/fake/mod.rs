@@ -134,6 +134,26 @@ struct Shared {
     requests: Mutex<Vec<Recorded>>,
     abandoned: AtomicUsize,
     first_bytes: Mutex<Vec<Instant>>,
+    /// Requests being answered now, and the most at once.
+    active: AtomicUsize,
+    most_active: AtomicUsize,
+}
+
+/// Counts a request as being answered until dropped.
+struct Answering<'a>(&'a Shared);
+
+impl<'a> Answering<'a> {
+    fn start(state: &'a Shared) -> Self {
+        let now = state.active.fetch_add(1, Ordering::SeqCst) + 1;
+        state.most_active.fetch_max(now, Ordering::SeqCst);
+        Self(state)
+    }
+}
+
+impl Drop for Answering<'_> {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// A running fake server; stops when dropped.
@@ -166,6 +186,8 @@ impl FakeServer {
             requests: Mutex::new(Vec::new()),
             abandoned: AtomicUsize::new(0),
             first_bytes: Mutex::new(Vec::new()),
+            active: AtomicUsize::new(0),
+            most_active: AtomicUsize::new(0),
         });
         let state = Arc::clone(&shared);
         let task = tokio::spawn(async move {
@@ -182,6 +204,12 @@ impl FakeServer {
     /// Base URL, e.g. `http://127.0.0.1:4321`.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The most requests this server was answering at the same time (how tests see a
+    /// client's concurrency limit from the outside).
+    pub fn most_concurrent(&self) -> usize {
+        self.shared.most_active.load(Ordering::SeqCst)
     }
 
     /// How many replies the client walked away from mid-body (the connection closed
@@ -263,6 +291,9 @@ async fn write_flushed(socket: &mut TcpStream, bytes: &[u8]) -> std::io::Result<
 
 async fn serve(mut socket: TcpStream, state: Arc<Shared>) -> std::io::Result<()> {
     let request = read_request(&mut socket).await?;
+    // Counted until just before the last piece is written: the client cannot have
+    // finished before that, so a request that arrives later was never at the same time.
+    let mut answering = Some(Answering::start(&state));
     let routed = state.router.as_ref().and_then(|route| route(&request));
     state
         .requests
@@ -302,6 +333,9 @@ async fn serve(mut socket: TcpStream, state: Arc<Shared>) -> std::io::Result<()>
         }
         if reply.ending != Ending::Complete && i == total / 2 {
             break;
+        }
+        if i + 1 == total {
+            answering.take();
         }
         let mut framed = format!("{:x}\r\n", chunk.len()).into_bytes();
         framed.extend_from_slice(chunk);

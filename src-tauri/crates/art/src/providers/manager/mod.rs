@@ -72,6 +72,8 @@ impl Default for ManagerOptions {
 
 struct Pooled {
     adapter: Arc<dyn ProviderAdapter>,
+    /// The model it serves (named in messages).
+    model: String,
     local: bool,
     active: usize,
     idle_since: Instant,
@@ -137,6 +139,7 @@ impl Inner {
                 signature.clone(),
                 Pooled {
                     adapter,
+                    model: wanted.model.to_owned(),
                     local: wanted.entry.is_local,
                     active: 0,
                     idle_since: Instant::now(),
@@ -298,9 +301,9 @@ impl ProviderSource for ProviderManager {
                     .pool
                     .iter()
                     .find(|(_, p)| p.local)
-                    .map(|(s, p)| (s.clone(), p.active));
+                    .map(|(s, p)| (s.clone(), p.active, p.model.clone()));
                 match current {
-                    Some((s, active)) if active > 0 && s == signature => Err(error(
+                    Some((s, active, _)) if active > 0 && s == signature => Err(error(
                         ErrorClass::Transient,
                         "LOCAL_INSTANCE_BUSY",
                         format!(
@@ -308,17 +311,18 @@ impl ProviderSource for ProviderManager {
                             entry.name
                         ),
                     )),
-                    Some((_, active)) if active > 0 => Err(error(
+                    Some((_, active, running)) if active > 0 => Err(error(
                         ErrorClass::Permanent,
                         "LOCAL_PROVIDER_CONFLICT",
                         format!(
-                            "{} is running another model right now; wait for it to finish before switching",
-                            entry.name
+                            "{} is running {running} for another answer right now; wait for it \
+                             to finish before switching to {}",
+                            entry.name, config.model_id
                         ),
                     )),
                     current => {
                         // An idle local instance of another config is unloaded first.
-                        if let Some((old, _)) = current.filter(|(s, _)| *s != signature)
+                        if let Some((old, _, _)) = current.filter(|(s, _, _)| *s != signature)
                             && let Some(old) = state.pool.remove(&old)
                         {
                             to_unload.push(old.adapter);
