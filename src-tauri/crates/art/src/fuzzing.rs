@@ -4,7 +4,7 @@
 //! without panicking, whatever the input.
 
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use art_types::StreamEventKind;
 use eventsource_stream::Eventsource;
@@ -110,11 +110,15 @@ pub fn think_tags(bytes: &[u8]) {
 pub fn tool_arguments(bytes: &[u8]) {
     let arguments: Value = serde_json::from_slice(bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()));
-    let registry = ToolRegistry::new();
-    let _ = registry.register(Arc::new(calculator::CalculatorTool::default()));
-    let _ = registry.register(Arc::new(current_time::CurrentTimeTool::default()));
+    // Built once: compiling the schemas is not what is being fuzzed.
+    static REGISTRY: LazyLock<ToolRegistry> = LazyLock::new(|| {
+        let registry = ToolRegistry::new();
+        let _ = registry.register(Arc::new(calculator::CalculatorTool::default()));
+        let _ = registry.register(Arc::new(current_time::CurrentTimeTool::default()));
+        registry
+    });
     for name in [calculator::NAME, current_time::NAME] {
-        let valid = registry.check_arguments(name, &arguments).is_ok();
+        let valid = REGISTRY.check_arguments(name, &arguments).is_ok();
         if valid && name == calculator::NAME {
             let expression = arguments["expression"].as_str().unwrap_or_default();
             let _ = calculator::evaluate(expression, Some(1.0));
