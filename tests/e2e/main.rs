@@ -4,5 +4,6 @@
 mod day;
 mod doors;
 mod long;
+mod secrets;
 mod shell;
 mod trace;
