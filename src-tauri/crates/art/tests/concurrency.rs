@@ -4,19 +4,21 @@
 //! each thread gets only its own answer; a second local model while Ollama is busy with
 //! another is refused with a message that says why.
 
+mod wire;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use art::ArtInstance;
 use art::agent::CancellationToken;
 use art::context::MessageOptions;
-use art::providers::factory::{BASE_URL, BuiltinFactory, builtin_entries};
+use art::providers::factory::{BuiltinFactory, builtin_entries};
 use art::providers::manager::{ManagerOptions, ProviderManager};
 use art::secrets::{MemoryStore, Secret, SecretStore};
 use art::storage::sqlite::SqliteStorage;
 use art_testkit::fake::FakeServer;
 use art_testkit::fake::scripts::{MODEL, Protocol, router, text_reply};
-use art_types::{AgentProps, MessageRole, ProviderConfig, RunStatus, ThreadConfig};
+use art_types::{MessageRole, RunStatus};
 use serde_json::json;
 
 /// Parallel calls allowed per API provider in these tests.
@@ -40,38 +42,6 @@ fn instance(dir: &tempfile::TempDir) -> ArtInstance {
     ));
     let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
     ArtInstance::builder(storage, providers).build().unwrap()
-}
-
-async fn thread(art: &ArtInstance, provider: &str, model: &str, base_url: &str) -> String {
-    let thread = art
-        .conversation
-        .create_thread(None)
-        .await
-        .unwrap()
-        .thread_id;
-    let mut provider_config = ProviderConfig {
-        provider_name: provider.into(),
-        model_id: model.into(),
-        ..Default::default()
-    };
-    provider_config
-        .adapter_options
-        .insert(BASE_URL.into(), json!(base_url));
-    let config = ThreadConfig {
-        provider_config,
-        ..Default::default()
-    };
-    art.state.set_thread_config(&thread, &config).await.unwrap();
-    thread
-}
-
-fn ask(thread: &str, query: &str) -> AgentProps {
-    AgentProps {
-        query: query.into(),
-        thread_id: thread.into(),
-        trace_id: None,
-        options: Default::default(),
-    }
 }
 
 /// The tag (`Tag-07`) a request's question carries.
@@ -100,11 +70,11 @@ async fn twenty_threads_stay_within_the_provider_limit_and_keep_their_own_answer
     let base_url = format!("{}/v1", server.url());
     let mut threads = Vec::new();
     for _ in 0..THREADS {
-        threads.push(thread(&art, "openai", "gpt-test", &base_url).await);
+        threads.push(wire::thread_at(&art, "openai", "gpt-test", &base_url, &[]).await);
     }
     let runs = threads.iter().enumerate().map(|(i, thread)| {
         let art = Arc::clone(&art);
-        let props = ask(thread, &format!("Say Tag-{i:02}"));
+        let props = wire::ask(thread, &format!("Say Tag-{i:02}"));
         tokio::spawn(async move { art.process(props, CancellationToken::new()).await })
     });
     let outs = futures::future::join_all(runs).await;
@@ -153,12 +123,12 @@ async fn a_second_local_model_while_ollama_is_busy_is_refused_clearly() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let art = Arc::new(instance(&dir));
-    let busy = thread(&art, "ollama", MODEL, &server.url()).await;
-    let other = thread(&art, "ollama", "another-model", &server.url()).await;
+    let busy = wire::thread_at(&art, "ollama", MODEL, &server.url(), &[]).await;
+    let other = wire::thread_at(&art, "ollama", "another-model", &server.url(), &[]).await;
     let first = {
         let art = Arc::clone(&art);
         tokio::spawn(async move {
-            art.process(ask(&busy, "Count to 40"), CancellationToken::new())
+            art.process(wire::ask(&busy, "Count to 40"), CancellationToken::new())
                 .await
         })
     };
@@ -178,7 +148,7 @@ async fn a_second_local_model_while_ollama_is_busy_is_refused_clearly() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let refused = art
-        .process(ask(&other, "Hello"), CancellationToken::new())
+        .process(wire::ask(&other, "Hello"), CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(refused.metadata.status, RunStatus::Error);

@@ -21,9 +21,10 @@ const PLAN: &str = r#"{"title": "Count", "intent": "Count to 150", "plan": ["Add
 const WORD_EVERY: Duration = Duration::from_millis(8);
 /// Words in the answer (about a second of streaming).
 const WORDS: usize = 120;
-/// The answer may lose at most the tokens of this window before the kill: the
-/// checkpoint interval (100 ms) plus the time a checkpoint takes to commit on a busy
-/// machine.
+/// The answer may lose at most the tokens of this window before the kill. The target is
+/// 100 ms (checkpoints every 80 ms, plus the gap to the next token and the commit); the
+/// test allows 50 ms more for a commit on a loaded CI machine, and reports the worst it
+/// saw.
 const WINDOW: Duration = Duration::from_millis(150);
 
 /// The answer: `w001 w002 …`, each word findable.

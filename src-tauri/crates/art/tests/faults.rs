@@ -5,6 +5,8 @@
 //! read, and a consistent thread: no answer left "streaming", and the next question in
 //! the same thread is answered.
 
+mod wire;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,17 +14,14 @@ use art::ArtInstance;
 use art::agent::CancellationToken;
 use art::context::MessageOptions;
 use art::observation::ObservationQuery;
-use art::providers::factory::{BASE_URL, BuiltinFactory, builtin_entries};
+use art::providers::factory::{BuiltinFactory, builtin_entries};
 use art::providers::http::HttpOptions;
 use art::providers::manager::{ManagerOptions, ProviderManager};
 use art::secrets::{MemoryStore, Secret, SecretStore};
 use art::storage::sqlite::SqliteStorage;
 use art_testkit::fake::scripts::{Protocol, text_reply};
 use art_testkit::fake::{Ending, FakeServer, Reply};
-use art_types::{
-    AgentProps, MessageRole, MessageStatus, ObservationType, ProviderConfig, RunStatus,
-    ThreadConfig,
-};
+use art_types::{MessageRole, MessageStatus, ObservationType, RunStatus};
 use serde_json::json;
 
 /// The providers, each with the wire protocol it speaks and its base URL's path.
@@ -206,9 +205,7 @@ async fn thread_for(
     base_url: &str,
 ) -> (ArtInstance, String) {
     let secrets = Arc::new(MemoryStore::new());
-    secrets
-        .set(provider, &Secret::new("sk-fault-matrix-key-000000"))
-        .unwrap();
+    secrets.set(provider, &Secret::new(KEY)).unwrap();
     let providers = Arc::new(ProviderManager::new(
         builtin_entries(),
         Arc::new(BuiltinFactory { http: http() }),
@@ -217,36 +214,8 @@ async fn thread_for(
     ));
     let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
     let art = ArtInstance::builder(storage, providers).build().unwrap();
-    let thread = art
-        .conversation
-        .create_thread(None)
-        .await
-        .unwrap()
-        .thread_id;
-    let mut provider_config = ProviderConfig {
-        provider_name: provider.into(),
-        model_id: "fake-model".into(),
-        ..Default::default()
-    };
-    provider_config
-        .adapter_options
-        .insert(BASE_URL.into(), json!(base_url));
-    let config = ThreadConfig {
-        provider_config,
-        enabled_tools: vec!["calculator".into()],
-        ..Default::default()
-    };
-    art.state.set_thread_config(&thread, &config).await.unwrap();
+    let thread = wire::thread_at(&art, provider, "fake-model", base_url, &["calculator"]).await;
     (art, thread)
-}
-
-fn ask(thread: &str, query: &str) -> AgentProps {
-    AgentProps {
-        query: query.into(),
-        thread_id: thread.into(),
-        trace_id: None,
-        options: Default::default(),
-    }
 }
 
 /// Run one provider × fault case; `Err` says what was wrong.
@@ -263,7 +232,10 @@ async fn case(provider: &str, protocol: Protocol, path: &str, fault: &Fault) -> 
     let (art, thread) = thread_for(&dir, provider, &format!("{}{path}", server.url())).await;
 
     let started = Instant::now();
-    let run = art.process(ask(&thread, "What is 19 + 23?"), CancellationToken::new());
+    let run = art.process(
+        wire::ask(&thread, "What is 19 + 23?"),
+        CancellationToken::new(),
+    );
     let out = tokio::time::timeout(BOUND, run)
         .await
         .map_err(|_| format!("no end within {BOUND:?} (a hang)"))?
@@ -340,7 +312,7 @@ async fn case(provider: &str, protocol: Protocol, path: &str, fault: &Fault) -> 
     // And it takes the next question.
     let next = tokio::time::timeout(
         BOUND,
-        art.process(ask(&thread, "And now?"), CancellationToken::new()),
+        art.process(wire::ask(&thread, "And now?"), CancellationToken::new()),
     )
     .await
     .map_err(|_| "the next question hung".to_owned())?

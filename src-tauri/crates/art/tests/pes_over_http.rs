@@ -1,12 +1,14 @@
 //! A whole PES run through the real provider stack: ProviderManager → OpenAI adapter →
 //! HTTP over TCP → the testkit's fake server; real SQLite, real tools, key from a store.
 
+mod wire;
+
 use std::sync::Arc;
 
 use art::ArtInstance;
 use art::agent::CancellationToken;
 use art::context::MessageOptions;
-use art::providers::factory::{BASE_URL, BuiltinFactory, builtin_entries};
+use art::providers::factory::{BuiltinFactory, builtin_entries};
 use art::providers::manager::{ManagerOptions, ProviderManager};
 use art::secrets::{MemoryStore, Secret, SecretStore};
 use art::storage::sqlite::SqliteStorage;
@@ -41,37 +43,8 @@ async fn calculator_thread(
     ));
     let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
     let art = ArtInstance::builder(storage, providers).build().unwrap();
-    let thread = art
-        .conversation
-        .create_thread(None)
-        .await
-        .unwrap()
-        .thread_id;
-    let mut provider_config = ProviderConfig {
-        provider_name: provider.into(),
-        model_id: model.into(),
-        ..Default::default()
-    };
-    provider_config
-        .adapter_options
-        .insert(BASE_URL.into(), json!(base_url));
-    let config = ThreadConfig {
-        provider_config,
-        enabled_tools: vec!["calculator".into()],
-        ..Default::default()
-    };
-    art.state.set_thread_config(&thread, &config).await.unwrap();
+    let thread = wire::thread_at(&art, provider, model, base_url, &["calculator"]).await;
     (art, thread)
-}
-
-/// Props for a question in `thread`.
-fn ask(thread: &str, query: &str) -> AgentProps {
-    AgentProps {
-        query: query.into(),
-        thread_id: thread.into(),
-        trace_id: None,
-        options: Default::default(),
-    }
 }
 
 #[tokio::test]
@@ -86,7 +59,7 @@ async fn plan_tool_and_answer_over_real_http() {
     let base_url = format!("{}/v1", server.url());
     let (art, thread) =
         calculator_thread(&dir, "openai", "gpt-test", "sk-SENTINEL-http", &base_url).await;
-    let props = ask(&thread, "What is 19 + 23?");
+    let props = wire::ask(&thread, "What is 19 + 23?");
     let out = art.process(props, CancellationToken::new()).await.unwrap();
     assert_eq!(out.metadata.status, RunStatus::Success);
     assert_eq!(out.response.content, "The sum is 42.");
@@ -194,7 +167,7 @@ async fn plan_tool_and_answer_over_every_wire_protocol() {
         let base_url = format!("{}{path}", server.url());
         let (art, thread) =
             calculator_thread(&dir, name, "fake-model", "SENTINEL-every-wire", &base_url).await;
-        let props = ask(&thread, "What is 19 + 23?");
+        let props = wire::ask(&thread, "What is 19 + 23?");
         let out = art.process(props, CancellationToken::new()).await.unwrap();
         assert_eq!(
             out.metadata.status,

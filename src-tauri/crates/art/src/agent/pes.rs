@@ -5,7 +5,7 @@
 //!    (call > thread > instance, appended to the agent's base prompt);
 //! 3. planning call → INTENT / TITLE / PLAN / TOOL_CALL observations;
 //! 4. tools run in order → TOOL_EXECUTION observations, results kept in history;
-//! 5. synthesis call streams the answer, checkpointed every 100 ms;
+//! 5. synthesis call streams the answer, checkpointed every 80 ms;
 //! 6. answer saved, state saved if modified, FINAL_RESPONSE recorded.
 //!
 //! Provider failures and cancellation end the run with status `error`, an ERROR

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
+use art::ArtInstance;
 use art::providers::anthropic::{AnthropicAdapter, AnthropicConfig};
+use art::providers::factory::BASE_URL;
 use art::providers::gemini::{GeminiAdapter, GeminiConfig};
 use art::providers::http::HttpOptions;
 use art::providers::ollama::OllamaAdapter;
@@ -12,7 +14,10 @@ use art::providers::openai::{OpenAiAdapter, OpenAiConfig};
 use art::reasoning::provider::{CallOptions, CallStage, ProviderAdapter};
 use art::secrets::Secret;
 use art_testkit::fake::scripts::Protocol;
-use art_types::{ParsedToolCall, PromptMessage, PromptRole, StreamEventKind, TokenType};
+use art_types::{
+    AgentProps, ParsedToolCall, PromptMessage, PromptRole, ProviderConfig, StreamEventKind,
+    ThreadConfig, TokenType,
+};
 use futures::StreamExt;
 
 /// Short backoff and idle timeout, so fault tests stay quick.
@@ -121,5 +126,46 @@ pub fn adapter(protocol: Protocol, url: String, http: HttpOptions) -> Box<dyn Pr
         Protocol::Ollama => {
             Box::new(OllamaAdapter::new(&url, "m", Default::default(), http).unwrap())
         }
+    }
+}
+
+/// A new thread of `art` on `provider` / `model` at `base_url`, with `tools` enabled.
+pub async fn thread_at(
+    art: &ArtInstance,
+    provider: &str,
+    model: &str,
+    base_url: &str,
+    tools: &[&str],
+) -> String {
+    let thread = art
+        .conversation
+        .create_thread(None)
+        .await
+        .unwrap()
+        .thread_id;
+    let mut provider_config = ProviderConfig {
+        provider_name: provider.into(),
+        model_id: model.into(),
+        ..Default::default()
+    };
+    provider_config
+        .adapter_options
+        .insert(BASE_URL.into(), serde_json::json!(base_url));
+    let config = ThreadConfig {
+        provider_config,
+        enabled_tools: tools.iter().map(|t| (*t).to_owned()).collect(),
+        ..Default::default()
+    };
+    art.state.set_thread_config(&thread, &config).await.unwrap();
+    thread
+}
+
+/// Props for `query` in `thread`.
+pub fn ask(thread: &str, query: &str) -> AgentProps {
+    AgentProps {
+        query: query.into(),
+        thread_id: thread.into(),
+        trace_id: None,
+        options: Default::default(),
     }
 }
