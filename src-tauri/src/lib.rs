@@ -25,15 +25,8 @@ pub fn run() {
         tracing::error!("data directory unusable: {e}");
     }
 
-    let app_state = AppState::new(started, data_dir);
-    let result = tauri::Builder::default()
-        .plugin(tauri_plugin_dialog::init())
-        .manage(app_state)
-        .setup(|app| {
-            state::start_background_probes(app.handle());
-            Ok(())
-        })
-        .invoke_handler(tauri::generate_handler![
+    let handlers: Box<dyn Fn(tauri::ipc::Invoke<tauri::Wry>) -> bool + Send + Sync> =
+        Box::new(tauri::generate_handler![
             commands::app::app_info,
             commands::app::ui_ready,
             commands::threads::list_threads,
@@ -59,7 +52,26 @@ pub fn run() {
             commands::prompts::save_prompt,
             commands::prompts::delete_prompt,
             commands::traces::export_traces,
-        ])
+        ]);
+    let app_state = AppState::new(started, data_dir);
+    let result = tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
+        .manage(app_state)
+        .setup(|app| {
+            state::start_background_probes(app.handle());
+            Ok(())
+        })
+        .invoke_handler(move |invoke| {
+            // Keys a command does not take are refused before it runs.
+            let message = &invoke.message;
+            if let tauri::ipc::InvokeBody::Json(payload) = message.payload()
+                && let Some(error) = commands::args::unexpected(message.command(), payload)
+            {
+                invoke.resolver.reject(error);
+                return true;
+            }
+            handlers(invoke)
+        })
         .run(tauri::generate_context!());
     if let Err(e) = result {
         tracing::error!("the app stopped with an error: {e}");

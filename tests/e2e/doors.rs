@@ -1,5 +1,5 @@
 //! Bad input at every door: the page calls the app's IPC commands with missing,
-//! wrong-typed, unknown and oversized payloads (a 50 MB message, 10,000 enabled tools, a
+//! wrong-typed, unexpected and oversized payloads (a 50 MB message, 10,000 enabled tools, a
 //! 5,000-character key). Every call is refused with an error that says what is wrong (our
 //! `{code, message}`, or Tauri's message naming the argument), the app keeps answering,
 //! and nothing was written: threads, messages, settings, prompts and keys are as before.
@@ -69,6 +69,9 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["rename_thread", { "threadId": t, "title": "" }],
         ["rename_thread", { "threadId": "no-such-thread", "title": "x" }],
         ["rename_thread", { "threadId": t, "title": "@big:100000" }],
+        ["rename_thread", { "threadId": t, "title": "Renamed", "extra": true }],
+        ["list_threads", { "bogus": 1 }],
+        ["set_thread_config", { "threadId": t, "config": {}, "apply": "now" }],
         ["delete_thread", { "threadId": ["x"] }],
         ["list_messages", { "threadId": t, "limit": -1 }],
         ["list_messages", { "threadId": t, "limit": 100000 }],

@@ -3,6 +3,7 @@
 //! `build.rs` and allowed in `capabilities/main.json`.
 
 pub mod app;
+pub mod args;
 pub mod prompts;
 pub mod runs;
 pub mod settings;
