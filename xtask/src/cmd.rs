@@ -83,3 +83,17 @@ pub fn find_on_path(program: &str) -> Option<PathBuf> {
         .map(|dir| dir.join(program))
         .find(|candidate| candidate.is_file())
 }
+
+/// The first of `args` as a number named `name` (e.g. `TRIALS`), or `default`.
+pub fn number_arg<T: std::str::FromStr>(
+    args: &[String],
+    name: &str,
+    default: T,
+) -> Result<T, String> {
+    match args.first() {
+        None => Ok(default),
+        Some(n) => n
+            .parse()
+            .map_err(|_| format!("{name} must be a number, not {n:?}")),
+    }
+}

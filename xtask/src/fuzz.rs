@@ -15,12 +15,7 @@ const SECONDS: u64 = 60;
 
 /// Run every fuzz target.
 pub fn run(args: &[String]) -> Result<(), String> {
-    let seconds = match args.first() {
-        None => SECONDS,
-        Some(n) => n
-            .parse()
-            .map_err(|_| format!("SECONDS must be a number, not {n:?}"))?,
-    };
+    let seconds = cmd::number_arg(args, "SECONDS", SECONDS)?;
     setup::nightly()?;
     let cargo_fuzz = setup::cargo_tool("cargo-fuzz", CARGO_FUZZ_VERSION, "cargo-fuzz", true)?;
     let fuzz_dir = cmd::root().join("fuzz");

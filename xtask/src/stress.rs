@@ -10,12 +10,7 @@ const TRIALS: u32 = 200;
 
 /// Run the long reliability tests.
 pub fn run(args: &[String]) -> Result<(), String> {
-    let trials = match args.first() {
-        None => TRIALS,
-        Some(n) => n
-            .parse()
-            .map_err(|_| format!("TRIALS must be a number, not {n:?}"))?,
-    };
+    let trials = cmd::number_arg(args, "TRIALS", TRIALS)?;
     let mut test = cmd::cargo(&["test", "-p", "art", "--test", "crash"]);
     test.args(["--", "--nocapture"])
         .env("ART_CRASH_TRIALS", trials.to_string());

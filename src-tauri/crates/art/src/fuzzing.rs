@@ -27,14 +27,19 @@ pub enum Sse {
     Gemini,
 }
 
-/// `bytes` in pieces: the first byte of `bytes` picks the piece size (1–64), like a
+/// The first byte of `bytes` as a piece size in `1..=max`, and the rest.
+fn size_and_rest(bytes: &[u8], max: u8) -> (usize, &[u8]) {
+    match bytes.split_first() {
+        Some((first, rest)) => (usize::from(first % max) + 1, rest),
+        None => (1, bytes),
+    }
+}
+
+/// The rest of `bytes` in pieces of the size its first byte picks (1–64), like a
 /// network that splits anywhere, inside UTF-8 characters too.
-fn pieces(bytes: &[u8]) -> (Vec<Vec<u8>>, &[u8]) {
-    let Some((first, rest)) = bytes.split_first() else {
-        return (Vec::new(), bytes);
-    };
-    let size = usize::from(first % 64) + 1;
-    (rest.chunks(size).map(<[u8]>::to_vec).collect(), rest)
+fn pieces(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let (size, rest) = size_and_rest(bytes, 64);
+    rest.chunks(size).map(<[u8]>::to_vec).collect()
 }
 
 /// Frame `bytes` as Server-Sent Events and decode them with `protocol`'s decoder, as
@@ -45,7 +50,7 @@ pub fn sse(protocol: Sse, bytes: &[u8]) -> Vec<StreamEventKind> {
         Sse::Anthropic => Box::<anthropic::Decoder>::default(),
         Sse::Gemini => Box::<gemini::Decoder>::default(),
     };
-    let (chunks, _) = pieces(bytes);
+    let chunks = pieces(bytes);
     let stream = futures::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
     let mut events = stream.eventsource();
     let mut out = Vec::new();
@@ -63,7 +68,7 @@ pub fn sse(protocol: Sse, bytes: &[u8]) -> Vec<StreamEventKind> {
 
 /// Frame `bytes` as NDJSON and decode each line as Ollama's chat stream.
 pub fn ndjson(bytes: &[u8]) -> Vec<StreamEventKind> {
-    let (chunks, _) = pieces(bytes);
+    let chunks = pieces(bytes);
     let mut framer = LineFramer::default();
     let mut calls = 0;
     let mut out = Vec::new();
@@ -88,9 +93,8 @@ pub fn output_parser(bytes: &[u8]) {
 /// Split `bytes` (lossily as text) into thinking and answer, in pieces at character
 /// boundaries, and all at once.
 pub fn think_tags(bytes: &[u8]) {
-    let (_, rest) = pieces(bytes);
+    let (size, rest) = size_and_rest(bytes, 16);
     let text = String::from_utf8_lossy(rest);
-    let size = bytes.first().map_or(1, |b| usize::from(b % 16) + 1);
     let mut matcher = think_tags::ThinkTagMatcher::new();
     let mut start = 0;
     while start < text.len() {

@@ -76,11 +76,12 @@ fn units(protocol: Protocol, body: &str) -> Vec<String> {
     body.split_inclusive(sep).map(str::to_owned).collect()
 }
 
-/// A reply of the same kind as `like` with `text` as its body, in pieces of 9 bytes.
-fn rebuilt(protocol: Protocol, text: &str) -> Reply {
+/// A streamed reply in `protocol`'s framing with `text` as its body, in pieces of
+/// `piece` bytes.
+fn rebuilt(protocol: Protocol, text: &str, piece: usize) -> Reply {
     match protocol {
-        Protocol::Ollama => Reply::ndjson(text, 9),
-        _ => Reply::sse(text, 9),
+        Protocol::Ollama => Reply::ndjson(text, piece),
+        _ => Reply::sse(text, piece),
     }
 }
 
@@ -141,7 +142,7 @@ fn faults() -> Vec<Fault> {
         },
         Fault {
             name: "an error in the stream",
-            replies: |p| vec![rebuilt(p, &error_in_stream(p))],
+            replies: |p| vec![rebuilt(p, &error_in_stream(p), 9)],
             code: |p| match p {
                 Protocol::Anthropic => Some("PROVIDER_OVERLOADED"),
                 Protocol::Ollama => Some("OLLAMA_ERROR"),
@@ -150,14 +151,14 @@ fn faults() -> Vec<Fault> {
         },
         Fault {
             name: "connection reset mid-stream",
-            replies: |p| vec![rebuilt(p, &first_half(p)).ending(Ending::Disconnect)],
+            replies: |p| vec![rebuilt(p, &first_half(p), 9).ending(Ending::Disconnect)],
             code: |_| Some("STREAM_INTERRUPTED"),
         },
         Fault {
             name: "stream ends without its terminator",
             replies: |p| {
                 let all = units(p, &body(&text_reply(p, ANSWER, 4096)));
-                vec![rebuilt(p, &all[..all.len() - 1].concat())]
+                vec![rebuilt(p, &all[..all.len() - 1].concat(), 9)]
             },
             code: |_| Some("STREAM_INTERRUPTED"),
         },
@@ -168,13 +169,13 @@ fn faults() -> Vec<Fault> {
                     Protocol::Ollama => "{\"message\": {\"content\": tru\n",
                     _ => "data: {\"choices\": [{\"delta\": tru\n\n",
                 };
-                vec![rebuilt(p, &(first_half(p) + garbage))]
+                vec![rebuilt(p, &(first_half(p) + garbage), 9)]
             },
             code: |_| Some("MALFORMED_STREAM"),
         },
         Fault {
             name: "a stall longer than the idle timeout",
-            replies: |p| vec![rebuilt(p, &first_half(p)).ending(Ending::Hang)],
+            replies: |p| vec![rebuilt(p, &first_half(p), 9).ending(Ending::Hang)],
             code: |_| Some("IDLE_TIMEOUT"),
         },
         Fault {
@@ -186,10 +187,7 @@ fn faults() -> Vec<Fault> {
                 } else {
                     text.replace('\n', "\r\n")
                 };
-                vec![match p {
-                    Protocol::Ollama => Reply::ndjson(&crlf, 1),
-                    _ => Reply::sse(&crlf, 1),
-                }]
+                vec![rebuilt(p, &crlf, 1)]
             },
             code: |_| None,
         },
