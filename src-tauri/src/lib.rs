@@ -4,7 +4,6 @@
 //! are thin: payload in, one call into `art`, DTO or `{code, message, details}` out.
 //! Nothing here talks to the network, the disk or the keychain except through `art`.
 
-mod bridge;
 mod commands;
 mod error;
 mod events;

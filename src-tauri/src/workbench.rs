@@ -122,7 +122,7 @@ impl Workbench {
         let mut observations = sockets.observations.subscribe(All);
         let mut messages = sockets.messages.subscribe(All);
         let emitter = app.clone();
-        tauri::async_runtime::spawn(crate::bridge::coalesce(stream, move |batch| {
+        tauri::async_runtime::spawn(art::sockets::coalesce::coalesce(stream, move |batch| {
             if let Err(e) = emitter.emit(events::STREAM, &batch) {
                 tracing::warn!("cannot emit a stream batch: {e}");
             }

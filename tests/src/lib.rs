@@ -1,10 +1,12 @@
 //! `art-testkit`: shared test machinery for ART Workbench.
 //!
+//! - [`bench`]: benchmark figures as data (median, range, budget) for BENCHMARKS.md.
 //! - [`fake`]: fake provider servers over real TCP, scripted reply by reply, with fault
 //!   injection (byte splits, delays, disconnects, silence); they record every request.
 //! - [`e2e`] (feature `e2e`): drives the real app binary through tauri-driver and
 //!   WebKitWebDriver, the way a user would, and saves screenshots as artifacts.
 
+pub mod bench;
 #[cfg(feature = "e2e")]
 pub mod e2e;
 pub mod fake;

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -133,7 +133,7 @@ struct Shared {
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Recorded>>,
     abandoned: AtomicUsize,
-    first_bytes: Mutex<Vec<Instant>>,
+    first_bytes: Mutex<Vec<(Instant, SystemTime)>>,
     /// Requests being answered now, and the most at once.
     active: AtomicUsize,
     most_active: AtomicUsize,
@@ -221,6 +221,22 @@ impl FakeServer {
     /// When the first body byte of each streamed reply was written, in reply order
     /// (benchmarks measure the time to first token a client adds on top).
     pub fn first_bytes(&self) -> Vec<Instant> {
+        self.first_bytes_both()
+            .into_iter()
+            .map(|(at, _)| at)
+            .collect()
+    }
+
+    /// [`Self::first_bytes`] on the wall clock, for clients in other processes (which
+    /// timestamp their first token on the same clock).
+    pub fn first_bytes_wall(&self) -> Vec<SystemTime> {
+        self.first_bytes_both()
+            .into_iter()
+            .map(|(_, at)| at)
+            .collect()
+    }
+
+    fn first_bytes_both(&self) -> Vec<(Instant, SystemTime)> {
         self.shared
             .first_bytes
             .lock()
@@ -345,7 +361,7 @@ async fn serve(mut socket: TcpStream, state: Arc<Shared>) -> std::io::Result<()>
             return Err(e);
         }
         if i == 0 {
-            let now = Instant::now();
+            let now = (Instant::now(), SystemTime::now());
             state
                 .first_bytes
                 .lock()

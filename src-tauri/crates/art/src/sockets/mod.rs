@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex, Weak};
 use art_types::{ConversationMessage, MessageRole, Observation, ObservationType, StreamEvent};
 use tokio::sync::mpsc;
 
+pub mod coalesce;
+
 /// Decides which items a subscriber receives.
 pub trait Filter<T>: Send + Sync + 'static {
     /// Whether `item` passes.

@@ -1,10 +1,11 @@
-//! From the framework's sockets to Tauri events: stream events coalesced per run into at
-//! most one batch per [`FRAME`] (a 60 Hz screen cannot show more, and IPC is not free),
-//! never dropping or reordering one; observations and messages forwarded as they come.
+//! Stream events coalesced per run into at most one batch per [`FRAME`] (a 60 Hz screen
+//! cannot show more, and IPC is not free), never dropping or reordering one: what the
+//! desktop bridge forwards to the UI as events, and what the headless pipeline benchmark
+//! measures.
 
 use std::time::Duration;
 
-use art::sockets::Subscription;
+use crate::sockets::Subscription;
 use art_types::{StreamBatch, StreamEvent};
 use tokio::time::Instant;
 
@@ -70,7 +71,7 @@ pub async fn coalesce(
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use art::sockets::{All, Sockets};
+    use crate::sockets::{All, Sockets};
     use art_types::{StreamEventKind, TokenType};
 
     use super::*;

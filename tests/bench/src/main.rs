@@ -1,0 +1,76 @@
+//! `art-bench`: ART Workbench's streaming benchmark against the clients users would pick
+//! instead, and the report that turns every benchmark's figures into BENCHMARKS.md.
+//! `cargo xtask bench` installs the Node and Python peers and runs this; by hand:
+//!
+//! ```text
+//! art-bench compare [--tokens N] [--runs R] [--peers DIR]   # figures → target/bench-results/stream.json
+//! art-bench client <name> <url> <model> <tokens>            # one Rust client, one stream (JSON line)
+//! art-bench report [--out FILE]                             # every results file → BENCHMARKS.md
+//! ```
+
+mod clients;
+mod compare;
+mod report;
+mod server;
+
+use std::path::PathBuf;
+
+const USAGE: &str = "usage: art-bench compare [--tokens N] [--runs R] [--peers DIR]\n\
+                     \x20      art-bench client <name> <url> <model> <tokens>\n\
+                     \x20      art-bench report [--out FILE]";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Err(e) = run(&args) {
+        eprintln!("art-bench: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// The value after `flag`, parsed.
+fn flag<T: std::str::FromStr>(args: &[String], flag: &str) -> Result<Option<T>, String> {
+    match args.iter().position(|a| a == flag) {
+        None => Ok(None),
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|v| v.parse().ok())
+            .map(Some)
+            .ok_or_else(|| format!("{flag} needs a valid value\n{USAGE}")),
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    match args.first().map(String::as_str) {
+        Some("compare") => {
+            let tokens = flag(args, "--tokens")?.unwrap_or(200_000);
+            let runs = flag(args, "--runs")?.unwrap_or(5);
+            let peers = flag::<PathBuf>(args, "--peers")?.map(|dir| compare::Peers { dir });
+            let results = runtime()?.block_on(compare::compare(tokens, runs, peers))?;
+            results.write().map_err(|e| e.to_string())?;
+            Ok(())
+        }
+        Some("client") => {
+            let [_, name, url, model, tokens] = args else {
+                return Err(USAGE.into());
+            };
+            let tokens = tokens
+                .parse()
+                .map_err(|_| format!("bad token count {tokens:?}"))?;
+            let sample = runtime()?.block_on(clients::run(name, url, model, tokens))?;
+            println!("{}", sample.to_json());
+            Ok(())
+        }
+        Some("report") => {
+            let out = flag::<PathBuf>(args, "--out")?.unwrap_or_else(|| "BENCHMARKS.md".into());
+            report::write(&art_testkit::bench::results_dir(), &out)
+        }
+        _ => Err(USAGE.into()),
+    }
+}

@@ -1,0 +1,125 @@
+//! The benchmark's fake provider: the testkit's [`FakeServer`] answering every chat
+//! request with the same long stream of small deltas, in OpenAI's SSE and in Ollama's
+//! NDJSON, shaped as the real services send them (ids, timestamps, finish reasons,
+//! usage), so each client parses what it would parse in use. A request carrying ART's
+//! planning prompt gets a short plan instead, so the agent pipeline reaches synthesis.
+
+use art_testkit::fake::scripts::MODEL;
+use art_testkit::fake::{FakeServer, Recorded, Reply};
+use serde_json::json;
+
+/// Bytes per write on the wire (a server flushing as fast as it can).
+const PIECE: usize = 16 * 1024;
+
+/// The text of token `i` of `tokens`: a short word and a space, the last without one.
+pub fn token(i: usize, tokens: usize) -> &'static str {
+    if i + 1 == tokens { "end" } else { "tok " }
+}
+
+/// The whole answer the clients must end up with.
+pub fn answer(tokens: usize) -> String {
+    (0..tokens).map(|i| token(i, tokens)).collect()
+}
+
+/// An OpenAI Chat Completions stream of `tokens` deltas, as api.openai.com frames it.
+pub fn openai_body(tokens: usize) -> String {
+    let chunk = |delta: serde_json::Value, finish: serde_json::Value| {
+        let chunk = json!({
+            "id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1_763_900_000,
+            "model": MODEL, "system_fingerprint": "fp_bench",
+            "choices": [{ "index": 0, "delta": delta, "logprobs": null, "finish_reason": finish }],
+        });
+        format!("data: {chunk}\n\n")
+    };
+    let mut body = chunk(json!({ "role": "assistant", "content": "" }), json!(null));
+    for i in 0..tokens {
+        body.push_str(&chunk(json!({ "content": token(i, tokens) }), json!(null)));
+    }
+    body.push_str(&chunk(json!({}), json!("stop")));
+    let usage = json!({
+        "id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1_763_900_000,
+        "model": MODEL, "choices": [],
+        "usage": { "prompt_tokens": 7, "completion_tokens": tokens, "total_tokens": tokens + 7 },
+    });
+    body.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+    body
+}
+
+/// An Ollama `/api/chat` stream of `tokens` deltas, as Ollama frames it.
+pub fn ollama_body(tokens: usize) -> String {
+    let line = |content: &str| {
+        let line = json!({
+            "model": MODEL, "created_at": "2026-11-23T09:00:00.000000Z",
+            "message": { "role": "assistant", "content": content }, "done": false,
+        });
+        format!("{line}\n")
+    };
+    let mut body: String = (0..tokens).map(|i| line(token(i, tokens))).collect();
+    let done = json!({
+        "model": MODEL, "created_at": "2026-11-23T09:00:01.000000Z",
+        "message": { "role": "assistant", "content": "" }, "done": true, "done_reason": "stop",
+        "total_duration": 1_000_000_000u64, "load_duration": 1_000_000u64,
+        "prompt_eval_count": 7, "prompt_eval_duration": 1_000_000u64,
+        "eval_count": tokens, "eval_duration": 900_000_000u64,
+    });
+    body.push_str(&format!("{done}\n"));
+    body
+}
+
+/// The plan ART's planning call gets: answer directly, no tools.
+const PLAN: &str =
+    r#"{"title": "Bench", "intent": "answer", "plan": "answer directly", "toolCalls": []}"#;
+
+/// Whether `request` is ART's planning call (its system prompt opens with this).
+fn is_planning(request: &Recorded) -> bool {
+    request.body.contains("Decide how to answer")
+}
+
+/// Start the server on a free port of 127.0.0.1, streaming `tokens` deltas per answer.
+pub async fn start(tokens: usize) -> FakeServer {
+    let openai = Reply::sse(&openai_body(tokens), PIECE);
+    let ollama = Reply::ndjson(&ollama_body(tokens), PIECE);
+    let openai_plan = Reply::sse(&openai_body_of(PLAN), PIECE);
+    let ollama_plan = Reply::ndjson(&ollama_body_of(PLAN), PIECE);
+    let router = move |request: &Recorded| {
+        let line = &request.request_line;
+        let planning = is_planning(request);
+        if line.contains("/chat/completions") {
+            Some(if planning { &openai_plan } else { &openai }.clone())
+        } else if line.contains("/api/chat") {
+            Some(if planning { &ollama_plan } else { &ollama }.clone())
+        } else {
+            None
+        }
+    };
+    FakeServer::start_at(0, Some(Box::new(router)), Vec::new())
+        .await
+        .expect("bind the benchmark server")
+}
+
+/// `text` as a one-delta OpenAI stream.
+fn openai_body_of(text: &str) -> String {
+    openai_body(1).replace("\"end\"", &serde_json::to_string(text).unwrap_or_default())
+}
+
+/// `text` as a one-delta Ollama stream.
+fn ollama_body_of(text: &str) -> String {
+    ollama_body(1).replace("\"end\"", &serde_json::to_string(text).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_carry_every_token_once() {
+        let body = openai_body(3);
+        assert_eq!(body.matches("\"content\":\"tok \"").count(), 2);
+        assert_eq!(body.matches("\"content\":\"end\"").count(), 1);
+        assert!(body.ends_with("data: [DONE]\n\n"));
+        let ollama = ollama_body(3);
+        assert_eq!(ollama.lines().count(), 4);
+        assert_eq!(answer(3), "tok tok end");
+        assert!(openai_body_of(PLAN).contains("toolCalls"));
+    }
+}
