@@ -200,7 +200,7 @@ pub fn results_dir() -> PathBuf {
     target.join("bench-results")
 }
 
-/// Cores, memory and CPU model of this machine.
+/// Cores, memory, CPU model and operating system of this machine.
 pub fn machine() -> Value {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
@@ -215,7 +215,18 @@ pub fn machine() -> Value {
         .find_map(|l| l.strip_prefix("model name"))
         .map(|v| v.trim_start_matches([' ', '\t', ':']).trim().to_owned())
         .unwrap_or_else(|| "unknown CPU".into());
-    json!({ "cores": cores, "memory_gib": (mem_kb as f64 / 1_048_576.0 * 10.0).round() / 10.0, "cpu": cpu })
+    let os = std::fs::read_to_string("/etc/os-release")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+        .map(|v| v.trim_matches('"').to_owned())
+        .unwrap_or_else(|| std::env::consts::OS.to_owned());
+    json!({
+        "cores": cores,
+        "memory_gib": (mem_kb as f64 / 1_048_576.0 * 10.0).round() / 10.0,
+        "cpu": cpu,
+        "os": os,
+    })
 }
 
 /// CPU time (user + system) of this process so far, from `/proc/self/stat` (10 ms ticks).

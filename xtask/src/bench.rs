@@ -1,20 +1,26 @@
-//! `cargo xtask bench [desktop | framework | adapters | export]…`: the benchmarks, each printing
-//! its figures (BENCHMARKS.md keeps them with this command). With no names, all run.
+//! `cargo xtask bench [NAME…]`: the benchmarks, then BENCHMARKS.md rewritten from their
+//! figures (`art-bench report`). With no names, all run; a named subset re-runs those and
+//! the report keeps the others' last figures (from `target/bench-results`).
 //!
-//! - `desktop`: the release app (built as the `.deb` is) through WebDriver — opening a
-//!   5,000-message thread, streaming a 3,000-line answer (`tests/benches/desktop.rs`);
-//! - `framework`: storage and agent budgets (`art/benches/framework.rs`, criterion);
-//! - `adapters`: every provider adapter over HTTP (`art/benches/adapters.rs`, criterion);
-//! - `export`: 1,000,000 observations to native JSONL and to OTLP (`art/benches/export.rs`).
+//! - `stream`: the streaming pipeline against its peers — async-openai and the official
+//!   `openai` / `ollama` clients for Node and Python, installed here (`tests/bench`);
+//! - `framework`: storage and agent budgets (`art/benches/framework.rs`);
+//! - `export`: 1,000,000 observations to native JSONL and to OTLP (`art/benches/export.rs`);
+//! - `desktop`: the release app (built as the `.deb` is) through WebDriver and started
+//!   directly: opening a long thread, streaming a long answer, start-up, idle memory and
+//!   binary size (`tests/benches/desktop.rs`);
+//! - `adapters`: every provider adapter over HTTP in one process (`art/benches/adapters.rs`).
+
+use std::time::Instant;
 
 use crate::session::{Session, Wants};
 use crate::setup::{self, Needs};
-use crate::{bundle, cmd};
+use crate::{bundle, cmd, peers};
 
 /// The benchmarks, in the order they run.
-const ALL: &[&str] = &["desktop", "framework", "adapters", "export"];
+const ALL: &[&str] = &["stream", "framework", "export", "desktop", "adapters"];
 
-/// Run the named benchmarks (all when none is named).
+/// Run the named benchmarks (all when none is named), then rewrite BENCHMARKS.md.
 pub fn run(names: &[String]) -> Result<(), String> {
     if let Some(bad) = names.iter().find(|n| !ALL.contains(&n.as_str())) {
         return Err(format!(
@@ -22,25 +28,65 @@ pub fn run(names: &[String]) -> Result<(), String> {
             ALL.join(", ")
         ));
     }
-    let wanted = |name: &str| names.is_empty() || names.iter().any(|n| n == name);
-    if wanted("desktop") {
-        desktop()?;
-    }
-    for bench in ["framework", "adapters", "export"] {
-        if wanted(bench) {
-            cmd::step(
-                &format!("Benchmark: {bench}"),
-                &mut cmd::cargo(&["bench", "-p", "art", "--bench", bench]),
-            )?;
+    let started = Instant::now();
+    let wanted: Vec<&str> = ALL
+        .iter()
+        .copied()
+        .filter(|a| names.is_empty() || names.iter().any(|n| n == a))
+        .collect();
+    let tools = setup::ensure(if wanted.contains(&"desktop") {
+        Needs::BENCH
+    } else {
+        Needs::PEERS
+    })?;
+    cmd::step(
+        "Building the benchmark runner (release)",
+        &mut cmd::cargo(&["build", "--release", "-p", "art-bench"]),
+    )?;
+    for (i, bench) in wanted.iter().enumerate() {
+        cmd::say(&format!(
+            "Benchmark {} of {}: {bench} ({:.0} min so far)",
+            i + 1,
+            wanted.len(),
+            started.elapsed().as_secs_f64() / 60.0
+        ));
+        match *bench {
+            "stream" => stream()?,
+            "desktop" => desktop(&tools)?,
+            other => cmd::step(
+                &format!("Benchmark: {other}"),
+                &mut cmd::cargo(&["bench", "-p", "art", "--bench", other]),
+            )?,
         }
     }
+    let mut report = std::process::Command::new(runner());
+    report
+        .args(["report", "--out"])
+        .arg(cmd::root().join("BENCHMARKS.md"));
+    cmd::step("Writing BENCHMARKS.md", &mut report)?;
+    cmd::say(&format!(
+        "Benchmarks done in {:.1} min: BENCHMARKS.md rewritten",
+        started.elapsed().as_secs_f64() / 60.0
+    ));
     Ok(())
 }
 
+/// The release `art-bench` binary.
+fn runner() -> std::path::PathBuf {
+    cmd::target_dir().join("release/art-bench")
+}
+
+/// Our pipeline and adapters against their peers, each client its own process.
+fn stream() -> Result<(), String> {
+    let dir = peers::install()?;
+    let mut compare = std::process::Command::new(runner());
+    compare.args(["compare", "--peers"]).arg(dir);
+    cmd::step("Benchmark: stream (ours and the peers)", &mut compare)
+}
+
 /// The release app under Xvfb with its own D-Bus session, driven by tauri-driver.
-fn desktop() -> Result<(), String> {
-    let tools = setup::ensure(Needs::TEST)?;
-    bundle::build_with(&tools, true)?;
+fn desktop(tools: &setup::Tools) -> Result<(), String> {
+    bundle::build_with(tools, true)?;
     let driver = tools
         .tauri_driver
         .clone()

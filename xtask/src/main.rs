@@ -6,7 +6,8 @@
 //!   builds and installs the `.deb` and checks the installed app, then prints
 //!   `N passed, M failed`.
 //! - `cargo xtask bundle [--debug]` builds the `.deb`.
-//! - `cargo xtask bench [NAME…]` runs the benchmarks (desktop, framework, adapters, export).
+//! - `cargo xtask bench [NAME…]` runs the benchmarks (stream, framework, export, desktop,
+//!   adapters) and rewrites BENCHMARKS.md from their figures.
 //! - `cargo xtask stress [TRIALS]` runs the long reliability tests (200 SIGKILL trials).
 //! - `cargo xtask fuzz [SECONDS]` runs every fuzz target (default 60 s each).
 //!
@@ -18,6 +19,7 @@ mod bench;
 mod bundle;
 mod cmd;
 mod fuzz;
+mod peers;
 mod session;
 mod setup;
 mod stress;
@@ -33,7 +35,8 @@ fn usage() -> &'static str {
      \x20 run [--release] [-- ARGS]   install what is missing, build, open the app\n\
      \x20 test                        fmt, clippy, all tests (unit, integration, e2e, .deb)\n\
      \x20 bundle [--debug]            build the .deb package\n\
-     \x20 bench [NAME...]             benchmarks: desktop, framework, adapters, export (default: all)\n\
+     \x20 bench [NAME...]             benchmarks (stream, framework, export, desktop, adapters;\n\
+     \x20                            default: all), then BENCHMARKS.md rewritten\n\
      \x20 stress [TRIALS]             long reliability tests: SIGKILL trials (default: 200)\n\
      \x20 fuzz [SECONDS]              every fuzz target for SECONDS (default: 60)\n"
 }

@@ -42,6 +42,8 @@ pub struct Needs {
     pub driver: bool,
     /// The Tauri CLI (npm) for bundling.
     pub tauri_cli: bool,
+    /// Node, npm and Python with `venv`, for the benchmark's peers.
+    pub peers: bool,
 }
 
 impl Needs {
@@ -49,16 +51,31 @@ impl Needs {
     pub const RUN: Self = Self {
         driver: false,
         tauri_cli: false,
+        peers: false,
     };
     /// `cargo xtask test`.
     pub const TEST: Self = Self {
         driver: true,
         tauri_cli: true,
+        peers: false,
+    };
+    /// `cargo xtask bench` without the desktop app: the peers' runtimes.
+    pub const PEERS: Self = Self {
+        driver: false,
+        tauri_cli: false,
+        peers: true,
+    };
+    /// `cargo xtask bench`: what the tests need, and the peers' runtimes.
+    pub const BENCH: Self = Self {
+        driver: true,
+        tauri_cli: true,
+        peers: true,
     };
     /// `cargo xtask bundle`.
     pub const BUNDLE: Self = Self {
         driver: false,
         tauri_cli: true,
+        peers: false,
     };
 }
 
@@ -106,6 +123,17 @@ pub fn ensure(needs: Needs) -> Result<Tools, String> {
     })
 }
 
+/// Whether `python3 -m venv` can make an environment with pip (Debian moves `ensurepip`,
+/// which it needs, into `python3-venv`).
+fn python_venv_works() -> bool {
+    Command::new("python3")
+        .args(["-m", "ensurepip", "--version"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 fn is_root() -> bool {
     cmd::output(Command::new("id").arg("-u")).as_deref() == Some("0")
 }
@@ -120,8 +148,11 @@ fn system_packages(needs: Needs) -> Result<(), String> {
         return Ok(());
     }
     let mut wanted: Vec<&str> = APT_PACKAGES.to_vec();
-    if needs.tauri_cli && !cmd::on_path("npm") {
+    if (needs.tauri_cli || needs.peers) && !cmd::on_path("npm") {
         wanted.extend(["nodejs", "npm"]);
+    }
+    if needs.peers && !python_venv_works() {
+        wanted.extend(["python3", "python3-venv"]);
     }
     if !cmd::on_path("dpkg-query") || !cmd::on_path("apt-get") {
         return Err(format!(

@@ -248,6 +248,7 @@ async fn run_once(
 
 /// Run every client `runs` times (after a warm-up round) and collect the figures.
 pub async fn compare(tokens: usize, runs: usize, peers: Option<Peers>) -> Result<Results, String> {
+    let mut results = Results::new("stream", "cargo xtask bench stream");
     let server = crate::server::start(tokens).await;
     let url = server.url();
     let clients = clients(peers.as_ref());
@@ -284,12 +285,12 @@ pub async fn compare(tokens: usize, runs: usize, peers: Option<Peers>) -> Result
             }
         }
     }
-    let mut results = Results::new("stream", "cargo xtask bench stream");
     results.note(&format!(
-        "{tokens} tokens of 3–4 characters each, streamed by a fake server on 127.0.0.1 \
+        "{} tokens of 3–4 characters each, streamed by a fake server on 127.0.0.1 \
          in 16 KiB writes as fast as it can; each client is its own process and times its own \
          loop (request sent → last token; CPU = user + system of the client process from the OS); \
-         median of {runs} rounds after a warm-up round, clients taking turns in each round."
+         median of {runs} rounds after a warm-up round, clients taking turns in each round.",
+        crate::report::format::number(tokens as f64)
     ));
     for (client, runs) in clients.iter().zip(&samples) {
         add_client_figures(&mut results, client, runs, tokens);

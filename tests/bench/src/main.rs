@@ -6,6 +6,7 @@
 //! art-bench compare [--tokens N] [--runs R] [--peers DIR]   # figures → target/bench-results/stream.json
 //! art-bench client <name> <url> <model> <tokens>            # one Rust client, one stream (JSON line)
 //! art-bench report [--out FILE]                             # every results file → BENCHMARKS.md
+//! art-bench serve [--tokens N]                               # the fake server alone (profiling)
 //! ```
 
 mod clients;
@@ -17,7 +18,8 @@ use std::path::PathBuf;
 
 const USAGE: &str = "usage: art-bench compare [--tokens N] [--runs R] [--peers DIR]\n\
                      \x20      art-bench client <name> <url> <model> <tokens>\n\
-                     \x20      art-bench report [--out FILE]";
+                     \x20      art-bench report [--out FILE]\n\
+                     \x20      art-bench serve [--tokens N]";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -70,6 +72,15 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("report") => {
             let out = flag::<PathBuf>(args, "--out")?.unwrap_or_else(|| "BENCHMARKS.md".into());
             report::write(&art_testkit::bench::results_dir(), &out)
+        }
+        Some("serve") => {
+            let tokens = flag(args, "--tokens")?.unwrap_or(200_000);
+            runtime()?.block_on(async {
+                let server = server::start(tokens).await;
+                println!("{}", server.url());
+                let _ = tokio::signal::ctrl_c().await;
+            });
+            Ok(())
         }
         _ => Err(USAGE.into()),
     }

@@ -1,12 +1,269 @@
-//! BENCHMARKS.md from the results files (placeholder while the streaming bench is built).
+//! BENCHMARKS.md, made from the results files every benchmark writes (see
+//! [`art_testkit::bench`]): the budgets at a glance, then each benchmark's figures with
+//! the command, machine and date that produced them, the peers side by side, and the
+//! hand-written notes of `tests/bench/notes.md` at the end.
 
+use std::fmt::Write as _;
 use std::path::Path;
+
+use serde_json::Value;
+
+pub mod format;
+
+use format::{date, number, spread};
+
+/// The benchmarks, in the order the report shows them, with their section titles.
+const SECTIONS: &[(&str, &str)] = &[
+    ("stream", "Streaming pipeline vs peers"),
+    ("framework", "Storage and agent"),
+    ("export", "Trace export"),
+    ("desktop", "Desktop app"),
+    ("adapters", "Provider adapters in one process"),
+];
+
+/// The hand-written part: how to read the numbers, how budgets were reached.
+const NOTES: &str = include_str!("../notes.md");
 
 /// Render every results file in `dir` into `out`.
 pub fn write(dir: &Path, out: &Path) -> Result<(), String> {
-    Err(format!(
-        "report from {} to {} is not written yet",
-        dir.display(),
-        out.display()
-    ))
+    let mut docs = Vec::new();
+    for (bench, _) in SECTIONS {
+        let path = dir.join(format!("{bench}.json"));
+        match std::fs::read_to_string(&path) {
+            Ok(text) => docs.push(
+                serde_json::from_str::<Value>(&text)
+                    .map_err(|e| format!("{}: {e}", path.display()))?,
+            ),
+            Err(_) => eprintln!("report: no figures for {bench} (not run yet)"),
+        }
+    }
+    let text = render(&docs);
+    std::fs::write(out, text).map_err(|e| format!("{}: {e}", out.display()))?;
+    eprintln!("report: {} written", out.display());
+    Ok(())
 }
+
+/// The whole report for the results `docs`.
+pub fn render(docs: &[Value]) -> String {
+    let mut md = String::from("# Benchmarks\n\n");
+    md.push_str(
+        "<!-- Made by `cargo xtask bench` (`art-bench report`) from the figures the benchmarks \
+         write to target/bench-results/. Edit the benches or tests/bench/notes.md, not this file. -->\n\n",
+    );
+    md.push_str(
+        "Every figure here comes from `cargo xtask bench`, which runs all the benchmarks, \
+         the peers included, and rewrites this file (`cargo xtask bench <name>` re-runs one; \
+         the others keep their last figures and dates). Each figure is the **median** of its \
+         runs, with [min – max]; the budgets are those of DESIGN.md §8.\n\n",
+    );
+    if let Some(first) = docs.first() {
+        let m = &first["machine"];
+        let _ = writeln!(
+            md,
+            "Machine: {} cores, {} GiB, {}; {}.\n",
+            m["cores"],
+            m["memory_gib"],
+            m["cpu"].as_str().unwrap_or("unknown CPU"),
+            m["os"].as_str().unwrap_or("unknown OS"),
+        );
+    }
+    md.push_str(&budgets(docs));
+    for (bench, title) in SECTIONS {
+        let Some(doc) = docs.iter().find(|d| d["bench"] == *bench) else {
+            let _ = writeln!(
+                md,
+                "## {title}\n\nNot measured yet: run `cargo xtask bench {bench}`.\n"
+            );
+            continue;
+        };
+        let _ = writeln!(md, "## {title}\n");
+        let _ = writeln!(
+            md,
+            "`{}` — {}, {:.0} s.\n",
+            doc["command"].as_str().unwrap_or_default(),
+            date(doc["started_unix"].as_u64().unwrap_or(0)),
+            doc["seconds"].as_f64().unwrap_or(0.0)
+        );
+        for note in doc["notes"].as_array().into_iter().flatten() {
+            let _ = writeln!(md, "{}\n", note.as_str().unwrap_or_default());
+        }
+        if *bench == "stream" {
+            md.push_str(&stream_tables(doc));
+        } else {
+            md.push_str(&figure_table(doc));
+        }
+    }
+    md.push_str(&noise(docs));
+    md.push_str(NOTES);
+    md
+}
+
+fn figures(doc: &Value) -> impl Iterator<Item = &Value> {
+    doc["figures"].as_array().into_iter().flatten()
+}
+
+/// `median unit [min – max]`.
+fn measured(f: &Value) -> String {
+    let unit = f["unit"].as_str().unwrap_or_default();
+    let n = f["values"].as_array().map_or(0, Vec::len);
+    let median = number(f["median"].as_f64().unwrap_or(0.0));
+    if n > 1 {
+        format!("**{median}** {unit} {}", spread(f))
+    } else {
+        format!("**{median}** {unit}")
+    }
+}
+
+/// `≤ 5 ms: met` for a figure with a budget, else `—`.
+fn verdict(f: &Value) -> String {
+    let median = f["median"].as_f64().unwrap_or(0.0);
+    let unit = f["unit"].as_str().unwrap_or_default();
+    let budget = &f["budget"];
+    let (limit, ok, sign) = if let Some(v) = budget["at_most"].as_f64() {
+        (v, median <= v, "≤")
+    } else if let Some(v) = budget["at_least"].as_f64() {
+        (v, median >= v, "≥")
+    } else {
+        return "—".into();
+    };
+    let word = if ok { "met" } else { "**missed**" };
+    format!("{sign} {} {unit}: {word}", number(limit))
+}
+
+/// Every budgeted figure of every benchmark in one table.
+fn budgets(docs: &[Value]) -> String {
+    let mut md =
+        String::from("## Budgets at a glance\n\n| Figure | Measured | Budget |\n|---|---|---|\n");
+    for doc in docs {
+        for f in figures(doc).filter(|f| !f["budget"].is_null()) {
+            let _ = writeln!(md, "| {} | {} | {} |", label_of(f), measured(f), verdict(f));
+        }
+    }
+    md.push('\n');
+    md
+}
+
+/// A figure's label, with the protocol for streaming figures.
+fn label_of(f: &Value) -> String {
+    let id = f["id"].as_str().unwrap_or_default();
+    let label = f["label"].as_str().unwrap_or_default();
+    let mut parts = id.split('/');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some("stream"), Some(wire), Some("ratio"), _) => format!("{label} ({wire})"),
+        (Some("stream"), Some(wire), _, Some(what))
+        | (Some("adapters"), Some(wire), Some(what), _) => {
+            let what = match what {
+                "tokens_per_s" => "throughput",
+                "cpu_us_per_token" => "CPU per token",
+                "ttft_added_ms" => "added time to first token",
+                other => other,
+            };
+            format!("{label} — {what} ({wire})")
+        }
+        _ => label.to_owned(),
+    }
+}
+
+/// One row per figure.
+fn figure_table(doc: &Value) -> String {
+    let mut md = String::from("| Figure | Measured | Runs | Budget |\n|---|---|---|---|\n");
+    for f in figures(doc) {
+        let runs = f["values"].as_array().map_or(0, Vec::len);
+        let _ = writeln!(
+            md,
+            "| {} | {} | {runs} | {} |",
+            label_of(f),
+            measured(f),
+            verdict(f)
+        );
+    }
+    md.push('\n');
+    md
+}
+
+/// Per protocol: one row per client, with our pipeline's CPU ratio to each peer.
+fn stream_tables(doc: &Value) -> String {
+    let mut md = String::new();
+    for (wire, title) in [
+        ("openai", "OpenAI Chat Completions (SSE)"),
+        ("ollama", "Ollama `/api/chat` (NDJSON)"),
+    ] {
+        let prefix = format!("stream/{wire}/");
+        let find = |key: &str, what: &str| {
+            figures(doc).find(|f| f["id"].as_str() == Some(&format!("{prefix}{key}/{what}")))
+        };
+        let mut clients: Vec<&str> = Vec::new();
+        for f in figures(doc) {
+            let id = f["id"].as_str().unwrap_or_default();
+            if let Some(key) = id
+                .strip_prefix(&prefix)
+                .and_then(|r| r.strip_suffix("/tokens_per_s"))
+            {
+                clients.push(key);
+            }
+        }
+        if clients.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            md,
+            "### {title}\n\n| Client | Tokens/s | CPU µs per token | Added time to first token | Our pipeline's CPU per token ÷ this client's |\n|---|---|---|---|---|"
+        );
+        for key in clients {
+            let cell = |what: &str| find(key, what).map_or("—".into(), measured);
+            let label = find(key, "tokens_per_s")
+                .and_then(|f| f["label"].as_str())
+                .unwrap_or(key);
+            let ratio = find("ratio", key).map_or("—".into(), |f| {
+                let v = verdict(f);
+                if v == "—" {
+                    measured(f)
+                } else {
+                    format!("{} ({v})", measured(f))
+                }
+            });
+            let _ = writeln!(
+                md,
+                "| {label} | {} | {} | {} | {ratio} |",
+                cell("tokens_per_s"),
+                cell("cpu_us_per_token"),
+                cell("ttft_added_ms")
+            );
+        }
+        md.push('\n');
+    }
+    md
+}
+
+/// How far repeat runs spread on this machine, from the figures themselves.
+fn noise(docs: &[Value]) -> String {
+    let mut spreads: Vec<(f64, String)> = docs
+        .iter()
+        .flat_map(figures)
+        .filter(|f| f["values"].as_array().is_some_and(|v| v.len() >= 5))
+        .filter_map(|f| {
+            let (median, min, max) = (
+                f["median"].as_f64()?,
+                f["min"].as_f64()?,
+                f["max"].as_f64()?,
+            );
+            (median.abs() > 0.0).then(|| ((max - min) / median.abs() * 100.0, label_of(f)))
+        })
+        .collect();
+    if spreads.is_empty() {
+        return String::new();
+    }
+    spreads.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let middle = spreads[spreads.len() / 2].0;
+    let (worst, worst_label) = spreads.last().cloned().unwrap_or_default();
+    format!(
+        "## How noisy this machine was\n\nAcross the {} figures above with at least 5 runs, \
+         the range (max − min) was **{middle:.0} %** of the median for the typical figure; \
+         the widest was {worst:.0} % ({worst_label}). Differences smaller than that range \
+         are not evidence of anything.\n\n",
+        spreads.len()
+    )
+}
+
+#[cfg(test)]
+mod tests;

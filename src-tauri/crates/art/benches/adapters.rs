@@ -5,14 +5,17 @@
 //! per adapter (median of 5 runs, min–max): tokens/s, CPU time per token (user + system
 //! of this process, from /proc/self/stat, so the in-process server is included: an upper
 //! bound), and the added time to first token (client's first token event minus the
-//! server's first body byte). Run: `cargo bench -p art --bench adapters`.
+//! server's first body byte). The OpenAI and Ollama adapters are also measured against
+//! their peers, each client in its own process (`cargo xtask bench stream`).
+//! Run: `cargo xtask bench adapters` (or `cargo bench -p art --bench adapters`).
 
 #[path = "../tests/wire/mod.rs"]
 mod wire;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use art::providers::http::HttpOptions;
+use art_testkit::bench::{Budget, Figure, Results, cpu_time};
 use art_testkit::fake::FakeServer;
 use art_testkit::fake::scripts::{Protocol, text_reply};
 use art_types::StreamEventKind;
@@ -20,24 +23,6 @@ use futures::StreamExt;
 
 const TOKENS: usize = 200_000;
 const RUNS: usize = 5;
-
-/// CPU time (user + system) of this process so far.
-fn cpu_time() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name (which may contain spaces) start at ") ".
-    let fields: Vec<&str> = stat
-        .rsplit_once(") ")
-        .map(|(_, r)| r.split(' ').collect())
-        .unwrap_or_default();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    // utime and stime are fields 14 and 15 (1-based), 11 and 12 after the name; 100 Hz.
-    Duration::from_millis((ticks(11) + ticks(12)) * 10)
-}
 
 struct Run {
     tokens_per_s: f64,
@@ -83,16 +68,6 @@ async fn run(protocol: Protocol, body: &str) -> Run {
     }
 }
 
-fn summary(mut values: Vec<f64>) -> String {
-    values.sort_by(f64::total_cmp);
-    format!(
-        "{:.3} [{:.3} – {:.3}]",
-        values[values.len() / 2],
-        values[0],
-        values[values.len() - 1]
-    )
-}
-
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -100,23 +75,45 @@ fn main() {
         .build()
         .unwrap();
     let body = "tok ".repeat(TOKENS - 1) + "end";
-    println!(
-        "adapter | tokens/s | CPU µs/token | added TTFT ms   ({TOKENS} tokens, median of {RUNS} [min – max])"
-    );
-    for (name, protocol) in [
-        ("openai", Protocol::OpenAi),
-        ("anthropic", Protocol::Anthropic),
-        ("gemini", Protocol::Gemini),
-        ("ollama", Protocol::Ollama),
+    let mut results = Results::new("adapters", "cargo xtask bench adapters");
+    results.note(&format!(
+        "{TOKENS} one-word tokens per stream from a fake server in the same process \
+         (16 KiB writes); CPU is the whole process's, server included (an upper bound); \
+         median of {RUNS} runs."
+    ));
+    for (name, label, protocol) in [
+        ("openai", "OpenAI (SSE)", Protocol::OpenAi),
+        ("anthropic", "Anthropic (SSE)", Protocol::Anthropic),
+        ("gemini", "Gemini (SSE)", Protocol::Gemini),
+        ("ollama", "Ollama (NDJSON)", Protocol::Ollama),
     ] {
+        eprintln!("adapters: {label}");
         let runs: Vec<Run> = (0..RUNS)
             .map(|_| rt.block_on(run(protocol, &body)))
             .collect();
-        println!(
-            "{name} | {} | {} | {}",
-            summary(runs.iter().map(|r| r.tokens_per_s).collect()),
-            summary(runs.iter().map(|r| r.cpu_us_per_token).collect()),
-            summary(runs.iter().map(|r| r.ttft_added_ms).collect()),
+        let id = format!("adapters/{name}");
+        let values = |f: fn(&Run) -> f64| runs.iter().map(f).collect::<Vec<_>>();
+        results.add(Figure::new(
+            &format!("{id}/tokens_per_s"),
+            label,
+            "tokens/s",
+            values(|r| r.tokens_per_s),
+        ));
+        results.add(Figure::new(
+            &format!("{id}/cpu_us_per_token"),
+            label,
+            "µs/token",
+            values(|r| r.cpu_us_per_token),
+        ));
+        results.add(
+            Figure::new(
+                &format!("{id}/ttft_added_ms"),
+                label,
+                "ms",
+                values(|r| r.ttft_added_ms),
+            )
+            .budget(Budget::AtMost(2.0)),
         );
     }
+    results.write().expect("write the results file");
 }

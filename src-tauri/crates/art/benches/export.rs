@@ -1,7 +1,7 @@
 //! Trace export budgets: 1,000,000 observations (100,000 runs of 10, in 100 threads) to
 //! OTLP JSON in < 3 s and to native JSONL in < 2 s, with memory bounded (the peak
 //! resident size grows by a small, fixed amount, not with the data).
-//! Run: `cargo bench -p art --bench export` (or `cargo xtask bench export`).
+//! Run: `cargo xtask bench export` (or `cargo bench -p art --bench export`).
 
 #[path = "../tests/scripted/mod.rs"]
 #[allow(dead_code)]
@@ -13,6 +13,7 @@ use std::time::Instant;
 use art::ArtInstance;
 use art::export::{self, Format, Options, Redactor, Scope};
 use art::storage::sqlite::SqliteStorage;
+use art_testkit::bench::{Budget, Figure, Results};
 use art_types::{Observation, ObservationType, Phase, SpanInfo, ThreadSummary};
 use serde_json::json;
 
@@ -174,12 +175,21 @@ fn main() {
     eprintln!("seeding {total} observations…");
     let seeding = Instant::now();
     rt.block_on(seed(&art));
-    eprintln!("seeded in {:.1} s", seeding.elapsed().as_secs_f64());
+    let seeded = seeding.elapsed().as_secs_f64();
+    eprintln!("seeded in {seeded:.1} s");
+    let mut results = Results::new("export", "cargo xtask bench export");
+    results.note(&format!(
+        "1,000,000 observations (100 threads × 1,000 runs × 10 observations shaped like a PES \
+         run) in a SQLite file, exported whole (`--all`) to a file on this machine's disk; \
+         median of {REPEATS}. Memory is the growth of the process's peak resident size."
+    ));
+    results.add(Figure::new(
+        "storage/restore_million",
+        "1,000,000 observations written with their threads (import path, one run)",
+        "obs/s",
+        vec![total as f64 / seeded],
+    ));
     let redactor = Redactor::new(Vec::new());
-    println!(
-        "| Export of {total} observations | median [min – max] of {REPEATS} | bytes | peak memory growth |"
-    );
-    println!("|---|---|---|---|");
     // `ART_BENCH_FORMATS=otlp` measures one format only (for profiling).
     let only = std::env::var("ART_BENCH_FORMATS").unwrap_or_default();
     let formats = [Format::Jsonl, Format::Otlp]
@@ -212,14 +222,28 @@ fn main() {
             bytes = std::fs::metadata(&path).unwrap().len();
         }
         let growth_mb = peak_kb().saturating_sub(before) as f64 / 1024.0;
-        times.sort_by(f64::total_cmp);
-        println!(
-            "| {} | {:.2} s [{:.2} – {:.2}] | {:.0} MB | {growth_mb:.1} MB |",
-            format.as_str(),
-            times[times.len() / 2],
-            times[0],
-            times[times.len() - 1],
-            bytes as f64 / 1e6
+        let (name, budget) = match format {
+            Format::Otlp => ("OTLP JSON", 3.0),
+            _ => ("native JSONL", 2.0),
+        };
+        let id = format!("export/{}", format.as_str());
+        let label = format!("Export of 1,000,000 observations to {name}");
+        results.add(
+            Figure::new(&format!("{id}/seconds"), &label, "s", times)
+                .budget(Budget::AtMost(budget)),
         );
+        results.add(Figure::new(
+            &format!("{id}/output_mb"),
+            &label,
+            "MB",
+            vec![bytes as f64 / 1e6],
+        ));
+        results.add(Figure::new(
+            &format!("{id}/memory_growth_mb"),
+            &label,
+            "MB",
+            vec![growth_mb],
+        ));
     }
+    results.write().expect("write the results file");
 }

@@ -1,13 +1,15 @@
 //! Framework budgets (DESIGN §8): batched observation inserts, a per-thread/type query
 //! among 1,000,000 observations, the last 100 messages of a 5,000-message thread, and
-//! the agent + socket overhead per streamed token. Run: `cargo bench -p art --bench framework`.
+//! the agent + socket overhead per streamed token. Each is timed over several runs after
+//! a warm-up; the figures go to the results file BENCHMARKS.md is made from.
+//! Run: `cargo xtask bench framework` (or `cargo bench -p art --bench framework`).
 
 #[path = "../tests/scripted/mod.rs"]
 #[allow(dead_code)]
 mod scripted;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use art::ArtInstance;
 use art::agent::CancellationToken;
@@ -15,11 +17,11 @@ use art::context::MessageOptions;
 use art::observation::{NewObservation, ObservationManager, ObservationQuery};
 use art::sockets::{Sockets, StreamFilter};
 use art::storage::sqlite::SqliteStorage;
+use art_testkit::bench::{Budget, Figure, Results};
 use art_types::{
     AgentProps, ConversationMessage, MessageRole, MessageStatus, ObservationType, StreamEventKind,
     TokenType,
 };
-use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use scripted::{Script, ScriptedSource, plan_json};
 use serde_json::json;
 
@@ -58,12 +60,33 @@ fn manager_at(path: &std::path::Path) -> ObservationManager {
     ObservationManager::new(storage, Arc::new(Sockets::default()))
 }
 
-fn insert_batched(c: &mut Criterion) {
+/// Time `work` on what `setup` makes, `runs` times after one warm-up (setup untimed).
+fn timed<T>(runs: usize, mut setup: impl FnMut() -> T, mut work: impl FnMut(T)) -> Vec<Duration> {
+    let mut once = || {
+        let input = setup();
+        let start = Instant::now();
+        work(input);
+        start.elapsed()
+    };
+    once();
+    (0..runs).map(|_| once()).collect()
+}
+
+/// Per-second rates of `count` items from durations.
+fn rates(count: usize, times: &[Duration]) -> Vec<f64> {
+    times
+        .iter()
+        .map(|t| count as f64 / t.as_secs_f64())
+        .collect()
+}
+
+/// Milliseconds from durations.
+fn ms(times: &[Duration]) -> Vec<f64> {
+    times.iter().map(|t| t.as_secs_f64() * 1e3).collect()
+}
+
+fn insert_batched(results: &mut Results) {
     let rt = runtime();
-    let mut group = c.benchmark_group("observations");
-    group
-        .sample_size(10)
-        .throughput(Throughput::Elements(10_000));
     let record = |manager: &ObservationManager, batches: Vec<Vec<NewObservation>>| {
         rt.block_on(async {
             for news in batches {
@@ -71,40 +94,49 @@ fn insert_batched(c: &mut Criterion) {
             }
         });
     };
-    // The app's case: a database in use, growing by 10,000 per iteration.
+    // The app's case: a database in use, growing by 10,000 per run.
     let dir = tempfile::tempdir().unwrap();
     let manager = manager_at(&dir.path().join("b.sqlite3"));
-    group.bench_function("insert 10k in batches of 1k", |b| {
-        b.iter_batched(
-            ten_batches,
-            |batches| record(&manager, batches),
-            BatchSize::PerIteration,
-        );
-    });
+    let times = timed(9, ten_batches, |batches| record(&manager, batches));
+    results.add(
+        Figure::new(
+            "storage/insert_in_use",
+            "Observations inserted in batches of 1,000 (database in use)",
+            "obs/s",
+            rates(10_000, &times),
+        )
+        .budget(Budget::AtLeast(200_000.0)),
+    );
     // First use: a brand-new file (the WAL and the database grow from nothing).
-    group.bench_function("insert 10k in batches of 1k, new file", |b| {
-        b.iter_batched(
-            || {
-                let dir = tempfile::tempdir().unwrap();
-                let manager = manager_at(&dir.path().join("b.sqlite3"));
-                (dir, manager, ten_batches())
-            },
-            |(dir, manager, batches)| {
-                record(&manager, batches);
-                // Closing (final checkpoint) happens outside the timed section.
-                (dir, manager)
-            },
-            BatchSize::PerIteration,
-        );
-    });
-    group.finish();
+    let mut kept = Vec::new();
+    let times = timed(
+        9,
+        || {
+            let dir = tempfile::tempdir().unwrap();
+            let manager = manager_at(&dir.path().join("b.sqlite3"));
+            (dir, manager, ten_batches())
+        },
+        |(dir, manager, batches)| {
+            record(&manager, batches);
+            // Closing (final checkpoint) happens outside the timed section.
+            kept.push((dir, manager));
+        },
+    );
+    drop(kept);
+    results.add(Figure::new(
+        "storage/insert_new_file",
+        "Observations inserted in batches of 1,000 (new file)",
+        "obs/s",
+        rates(10_000, &times),
+    ));
 }
 
-fn query_among_a_million(c: &mut Criterion) {
+fn query_among_a_million(results: &mut Results) {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
     let storage = Arc::new(SqliteStorage::open(dir.path().join("q.sqlite3")).unwrap());
     let manager = ObservationManager::new(storage, Arc::new(Sockets::default()));
+    eprintln!("  seeding 1,000,000 observations…");
     rt.block_on(async {
         // 1,000 threads × 1,000 observations.
         for thread in 0..1_000 {
@@ -122,15 +154,26 @@ fn query_among_a_million(c: &mut Criterion) {
         ],
         ..Default::default()
     };
-    c.bench_function("observations/query one thread's 3 types among 1M", |b| {
-        b.iter(|| {
+    let times = timed(
+        21,
+        || (),
+        |()| {
             let found = rt.block_on(manager.query(&query)).unwrap();
             assert_eq!(found.len(), 215);
-        });
-    });
+        },
+    );
+    results.add(
+        Figure::new(
+            "storage/query_thread_types",
+            "One thread's observations of 3 types among 1,000,000",
+            "ms",
+            ms(&times),
+        )
+        .budget(Budget::AtMost(5.0)),
+    );
 }
 
-fn last_100_messages(c: &mut Criterion) {
+fn last_100_messages(results: &mut Results) {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
     let storage = Arc::new(SqliteStorage::open(dir.path().join("m.sqlite3")).unwrap());
@@ -163,8 +206,10 @@ fn last_100_messages(c: &mut Criterion) {
         art.conversation.add_messages(&t, &messages).await.unwrap();
         t
     });
-    c.bench_function("messages/last 100 of a 5,000-message thread", |b| {
-        b.iter(|| {
+    let times = timed(
+        21,
+        || (),
+        |()| {
             let page = rt
                 .block_on(art.conversation.messages(
                     &thread,
@@ -175,84 +220,92 @@ fn last_100_messages(c: &mut Criterion) {
                 ))
                 .unwrap();
             assert_eq!(page.len(), 100);
-        });
-    });
+        },
+    );
+    results.add(
+        Figure::new(
+            "storage/last_100_messages",
+            "Last 100 messages of a 5,000-message thread",
+            "ms",
+            ms(&times),
+        )
+        .budget(Budget::AtMost(10.0)),
+    );
 }
 
 const TOKENS: usize = 20_000;
 
-fn agent_per_token(c: &mut Criterion) {
+fn agent_per_token(results: &mut Results) {
     let rt = runtime();
-    let mut group = c.benchmark_group("agent");
-    group
-        .sample_size(10)
-        .measurement_time(Duration::from_secs(20))
-        .throughput(Throughput::Elements(TOKENS as u64));
-    group.bench_function(
-        "PES run streaming 20k tokens (SQLite, sockets, checkpoints)",
-        |b| {
-            b.iter_batched(
-                || {
-                    let dir = tempfile::tempdir().unwrap();
-                    let storage =
-                        Arc::new(SqliteStorage::open(dir.path().join("a.sqlite3")).unwrap());
-                    let mut tokens: Vec<StreamEventKind> = (0..TOKENS)
-                        .map(|i| StreamEventKind::Token {
-                            text: format!("w{i} "),
-                            token_type: TokenType::LlmResponse,
-                        })
-                        .collect();
-                    tokens.push(StreamEventKind::End);
-                    let source = Arc::new(ScriptedSource::new(vec![
-                        Script::text(&plan_json("bench", &[])),
-                        Script::events(tokens),
-                    ]));
-                    let art = ArtInstance::builder(storage, source).build().unwrap();
-                    let thread = rt.block_on(async {
-                        let t = art
-                            .conversation
-                            .create_thread(None)
-                            .await
-                            .unwrap()
-                            .thread_id;
-                        let config = scripted::thread_config("m", &[]);
-                        art.state.set_thread_config(&t, &config).await.unwrap();
-                        t
-                    });
-                    (dir, art, thread)
-                },
-                |(dir, art, thread)| {
-                    rt.block_on(async {
-                        // A live subscriber, as the desktop bridge would be.
-                        let mut sub = art.sockets.stream.subscribe(StreamFilter::default());
-                        let props = AgentProps {
-                            query: "go".into(),
-                            thread_id: thread,
-                            trace_id: None,
-                            options: Default::default(),
-                        };
-                        let out = art.process(props, CancellationToken::new()).await.unwrap();
-                        assert!(
-                            out.response
-                                .content
-                                .ends_with(&format!("w{} ", TOKENS - 1).trim_end().to_owned())
-                        );
-                        while sub.try_recv().is_some() {}
-                    });
-                    dir
-                },
-                BatchSize::PerIteration,
-            );
+    let times = timed(
+        7,
+        || {
+            let dir = tempfile::tempdir().unwrap();
+            let storage = Arc::new(SqliteStorage::open(dir.path().join("a.sqlite3")).unwrap());
+            let mut tokens: Vec<StreamEventKind> = (0..TOKENS)
+                .map(|i| StreamEventKind::Token {
+                    text: format!("w{i} "),
+                    token_type: TokenType::LlmResponse,
+                })
+                .collect();
+            tokens.push(StreamEventKind::End);
+            let source = Arc::new(ScriptedSource::new(vec![
+                Script::text(&plan_json("bench", &[])),
+                Script::events(tokens),
+            ]));
+            let art = ArtInstance::builder(storage, source).build().unwrap();
+            let thread = rt.block_on(async {
+                let t = art
+                    .conversation
+                    .create_thread(None)
+                    .await
+                    .unwrap()
+                    .thread_id;
+                let config = scripted::thread_config("m", &[]);
+                art.state.set_thread_config(&t, &config).await.unwrap();
+                t
+            });
+            (dir, art, thread)
+        },
+        |(_dir, art, thread)| {
+            rt.block_on(async {
+                // A live subscriber, as the desktop bridge would be.
+                let mut sub = art.sockets.stream.subscribe(StreamFilter::default());
+                let props = AgentProps {
+                    query: "go".into(),
+                    thread_id: thread,
+                    trace_id: None,
+                    options: Default::default(),
+                };
+                let out = art.process(props, CancellationToken::new()).await.unwrap();
+                assert!(out.response.content.ends_with(&format!("w{}", TOKENS - 1)));
+                while sub.try_recv().is_some() {}
+            });
         },
     );
-    group.finish();
+    results.add(Figure::new(
+        "agent/in_process_tokens_per_s",
+        "PES run streaming 20,000 tokens from an in-process provider (SQLite, sockets, checkpoints)",
+        "tokens/s",
+        rates(TOKENS, &times),
+    ));
 }
 
-criterion_group!(
-    benches,
-    insert_batched,
-    query_among_a_million,
-    last_100_messages,
-    agent_per_token
-);
-criterion_main!(benches);
+fn main() {
+    // `cargo bench` passes `--bench`; a name filter is not supported (the benches share set-up).
+    let mut results = Results::new("framework", "cargo xtask bench framework");
+    results.note(
+        "SQLite in WAL mode in a temp dir on this machine's disk; the query benches run \
+         against a warm page cache (the realistic case for an open app). Median of 9 runs \
+         (inserts), 21 (queries) or 7 (agent) after a warm-up.",
+    );
+    eprintln!("framework: inserts");
+    insert_batched(&mut results);
+    eprintln!("framework: query among 1,000,000");
+    query_among_a_million(&mut results);
+    eprintln!("framework: last 100 messages");
+    last_100_messages(&mut results);
+    eprintln!("framework: agent per token");
+    agent_per_token(&mut results);
+    results.write().expect("write the results file");
+}

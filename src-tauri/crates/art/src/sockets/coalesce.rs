@@ -3,10 +3,12 @@
 //! desktop bridge forwards to the UI as events, and what the headless pipeline benchmark
 //! measures.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
+use art_types::{StreamBatch, StreamEvent, StreamEventKind, TokenType};
+
 use crate::sockets::Subscription;
-use art_types::{StreamBatch, StreamEvent};
 use tokio::time::Instant;
 
 /// Least time between two batches of the same stream.
@@ -27,18 +29,54 @@ fn push(batches: &mut Vec<StreamBatch>, event: StreamEvent) {
     }
 }
 
+/// The token type a run's stream switches to with `event`, if it starts a new stage
+/// (planning → answer, thinking → text): such a token goes out at once.
+fn new_stage(last: &HashMap<String, TokenType>, event: &StreamEvent) -> bool {
+    match &event.kind {
+        StreamEventKind::Token { token_type, .. } => last.get(&event.trace_id) != Some(token_type),
+        _ => false,
+    }
+}
+
+/// Remember the last token type of each batch's run (forgetting runs that ended).
+fn note_stages(last: &mut HashMap<String, TokenType>, batches: &[StreamBatch]) {
+    for batch in batches {
+        if batch
+            .events
+            .iter()
+            .any(|e| matches!(e, StreamEventKind::End | StreamEventKind::Error(_)))
+        {
+            last.remove(&batch.trace_id);
+            continue;
+        }
+        let token_type = batch.events.iter().rev().find_map(|e| match e {
+            StreamEventKind::Token { token_type, .. } => Some(*token_type),
+            _ => None,
+        });
+        if let Some(t) = token_type {
+            last.insert(batch.trace_id.clone(), t);
+        }
+    }
+}
+
 /// Forward everything `subscription` receives to `emit` in batches, until the socket
-/// closes. The first event after a quiet spell goes out at once (time to first token);
-/// while events keep coming, one batch per run per frame.
+/// closes. The first event after a quiet spell goes out at once (time to first token),
+/// and so does the first token of a new stage of a run (the answer's first token right
+/// after the plan); while events keep coming, one batch per run per frame.
 pub async fn coalesce(
     mut subscription: Subscription<StreamEvent>,
     mut emit: impl FnMut(StreamBatch),
 ) {
     let mut last_emit = Instant::now() - FRAME;
+    let mut stages: HashMap<String, TokenType> = HashMap::new();
     while let Some(first) = subscription.recv().await {
         let mut batches = Vec::new();
+        let deadline = if new_stage(&stages, &first) {
+            Instant::now()
+        } else {
+            last_emit + FRAME
+        };
         push(&mut batches, first);
-        let deadline = last_emit + FRAME;
         let mut open = true;
         loop {
             // What is already queued joins this batch even when the frame has passed.
@@ -57,6 +95,7 @@ pub async fn coalesce(
                 Err(_) => break,
             }
         }
+        note_stages(&mut stages, &batches);
         for batch in batches {
             emit(batch);
         }
@@ -140,14 +179,45 @@ mod tests {
             .filter(|(_, b)| b.trace_id == "a")
             .map(|(t, _)| *t)
             .collect();
-        // (The last batch goes out as soon as the socket closes, so it is left out.)
-        for pair in a_times[..a_times.len() - 1].windows(2) {
+        // (The last batch goes out as soon as the socket closes, so it is left out; so are
+        // a's first two: run b's first token starts a stage, which goes out at once and
+        // takes a's queued tokens with it.)
+        for pair in a_times[1..a_times.len() - 1].windows(2) {
             assert!(
                 pair[1] - pair[0] >= FRAME - Duration::from_millis(1),
                 "{:?}",
                 pair[1] - pair[0]
             );
         }
+    }
+
+    #[tokio::test]
+    async fn the_answers_first_token_right_after_the_plan_goes_out_at_once() {
+        let sockets = Arc::new(Sockets::default());
+        let subscription = sockets.stream.subscribe(All);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(coalesce(subscription, move |b| {
+            let _ = tx.send((Instant::now(), b));
+        }));
+        let mut plan = token("a", "plan");
+        plan.kind = StreamEventKind::Token {
+            text: "plan".into(),
+            token_type: TokenType::AgentThoughtLlmResponse,
+        };
+        sockets.stream.notify(&plan);
+        let (_, first) = rx.recv().await.unwrap();
+        assert_eq!(text(&[first], "a"), "plan");
+        // Well within the frame after the plan's batch: the answer does not wait for it.
+        let sent = Instant::now();
+        sockets.stream.notify(&token("a", "answer"));
+        let (at, batch) = rx.recv().await.unwrap();
+        assert_eq!(text(&[batch], "a"), "answer");
+        assert!(at - sent < Duration::from_millis(5), "{:?}", at - sent);
+        // More of the same stage within the frame waits for it again.
+        let sent = Instant::now();
+        sockets.stream.notify(&token("a", " more"));
+        let (at, _) = rx.recv().await.unwrap();
+        assert!(at - sent >= Duration::from_millis(8), "{:?}", at - sent);
     }
 
     #[tokio::test]
