@@ -3,13 +3,12 @@
 //! anywhere, a model's planning output, a tool call's arguments — and must return
 //! without panicking, whatever the input.
 
-use std::convert::Infallible;
 use std::sync::{Arc, LazyLock};
 
 use art_types::StreamEventKind;
-use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use serde_json::Value;
+use sse_stream::SseByteStream;
 
 use crate::providers::wire::SseDecoder;
 use crate::providers::{anthropic, gemini, ndjson::LineFramer, ollama, openai};
@@ -51,13 +50,17 @@ pub fn sse(protocol: Sse, bytes: &[u8]) -> Vec<StreamEventKind> {
         Sse::Gemini => Box::<gemini::Decoder>::default(),
     };
     let chunks = pieces(bytes);
-    let stream = futures::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
-    let mut events = stream.eventsource();
+    let stream = futures::stream::iter(
+        chunks
+            .into_iter()
+            .map(|c| Ok::<_, std::io::Error>(bytes::Bytes::from(c))),
+    );
+    let mut events = SseByteStream::new(stream);
     let mut out = Vec::new();
     futures::executor::block_on(async {
         while let Some(event) = events.next().await {
             match event {
-                Ok(event) => out.extend(decoder.event(&event.event, &event.data)),
+                Ok(event) => out.extend(crate::providers::wire::dispatch(&mut *decoder, &event)),
                 Err(_) => return,
             }
         }

@@ -86,7 +86,10 @@ fn message_record(m: &ConversationMessage) -> Result<Record, StorageError> {
             .map(str::to_owned),
         kind: Some(m.role.as_str().to_owned()),
         timestamp: m.timestamp,
-        search_text: Some(search_text(m)),
+        // An answer still streaming is checkpointed many times a second; indexing its
+        // whole text at each checkpoint would cost more than the stream. It becomes
+        // searchable when it ends (complete, failed, cancelled or recovered as interrupted).
+        search_text: (m.status != MessageStatus::Streaming).then(|| search_text(m)),
         body: storage::encode(m)?,
     })
 }

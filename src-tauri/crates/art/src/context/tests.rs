@@ -477,7 +477,11 @@ async fn answers_left_streaming_by_a_dead_process_are_marked_interrupted() {
     conv.add_messages(&b, &[msg(&b, "b1", 1, MessageRole::Ai, "done")])
         .await
         .unwrap();
+    // A streaming answer is not indexed at each checkpoint; recovery makes it searchable.
+    assert!(conv.search("answer", 10).await.unwrap().is_empty());
     assert_eq!(conv.recover_interrupted().await.unwrap(), 1);
+    let hits = conv.search("answer", 10).await.unwrap();
+    assert_eq!(hits.len(), 1);
     let kept = conv.messages(&a, MessageOptions::default()).await.unwrap();
     assert_eq!(kept.len(), 2);
     assert_eq!(kept[1].status, MessageStatus::Interrupted);

@@ -96,8 +96,81 @@ fn connection_hint(error: ProviderError, base: &str) -> ProviderError {
     }
 }
 
+/// A line that is only a piece of answer text, decoded without a JSON tree.
+mod plain {
+    use serde::Deserialize;
+    use serde_json::value::RawValue;
+
+    use crate::providers::wire::{Text, borrowed_text as text};
+
+    #[derive(Deserialize)]
+    struct Line<'a> {
+        #[serde(borrow, default)]
+        error: Option<&'a RawValue>,
+        #[serde(default)]
+        done: bool,
+        #[serde(borrow, default)]
+        message: Option<Message<'a>>,
+    }
+
+    #[derive(Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow, default, deserialize_with = "text")]
+        content: Text<'a>,
+        #[serde(borrow, default)]
+        thinking: Option<&'a RawValue>,
+        #[serde(borrow, default)]
+        tool_calls: Option<&'a RawValue>,
+    }
+
+    /// The text of a line that carries nothing else (not done, no error, thinking or
+    /// tool calls); `None` when the full decoder must look at it.
+    pub(super) fn text_of(line: &str) -> Option<Text<'_>> {
+        let line: Line = serde_json::from_str(line).ok()?;
+        if line.error.is_some() || line.done {
+            return None;
+        }
+        match line.message {
+            None => Some(None),
+            Some(m) if m.thinking.is_some() || m.tool_calls.is_some() => None,
+            Some(m) => Some(m.content),
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn only_text_lines_are_plain() {
+            let line = r#"{"model":"m","created_at":"t","message":{"role":"assistant","content":"Hi \"x\""},"done":false}"#;
+            assert_eq!(text_of(line).unwrap().as_deref(), Some("Hi \"x\""));
+            for full in [
+                r#"{"message":{"content":""},"done":true,"eval_count":3}"#,
+                r#"{"error":"model not found"}"#,
+                r#"{"message":{"content":"","thinking":"hm"},"done":false}"#,
+                r#"{"message":{"content":"","tool_calls":[]},"done":false}"#,
+                r#"{"message":{"content":1},"done":false}"#,
+                "{",
+            ] {
+                assert!(text_of(full).is_none(), "{full}");
+            }
+        }
+    }
+}
+
 /// Decode one NDJSON line.
 pub fn decode_line(line: &str, calls_seen: &mut usize) -> Vec<StreamEventKind> {
+    // Most lines carry a piece of text and nothing else: no JSON tree for those.
+    if let Some(text) = plain::text_of(line) {
+        return match text.filter(|t| !t.is_empty()) {
+            Some(text) => vec![StreamEventKind::Token {
+                text: text.into_owned(),
+                token_type: TokenType::LlmResponse,
+            }],
+            None => Vec::new(),
+        };
+    }
     let value = match parse_chunk("Ollama", line) {
         Ok(v) => v,
         Err(events) => return events,

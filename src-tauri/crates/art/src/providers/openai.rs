@@ -16,6 +16,8 @@ use super::wire::{SseDecoder, error_event, interrupted, parse_chunk, sse_stream}
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 use crate::secrets::Secret;
 
+mod fast;
+
 /// Where and how to reach an OpenAI-compatible API.
 #[derive(Debug, Clone)]
 pub struct OpenAiConfig {
@@ -118,6 +120,19 @@ pub struct Decoder {
 impl Decoder {
     /// Decode one chunk.
     pub fn feed(&mut self, data: &str) -> Vec<StreamEventKind> {
+        // Most chunks carry a piece of text and nothing else: no JSON tree for those.
+        if let Some(plain) = fast::plain(data) {
+            if let Some(reason) = plain.finish_reason {
+                self.metadata.stop_reason = Some(reason.into_owned());
+            }
+            return match plain.text.filter(|t| !t.is_empty()) {
+                Some(text) => vec![StreamEventKind::Token {
+                    text: text.into_owned(),
+                    token_type: TokenType::LlmResponse,
+                }],
+                None => Vec::new(),
+            };
+        }
         let chunk = match parse_chunk("the provider", data) {
             Ok(v) => v,
             Err(events) => return events,

@@ -4,13 +4,13 @@
 use std::time::Duration;
 
 use art_types::{ErrorClass, StreamError, StreamEventKind, ToolSchema};
-use eventsource_stream::{EventStreamError, Eventsource};
 use futures::{FutureExt, StreamExt};
 use serde_json::{Value, json};
+use sse_stream::{Error as SseError, Sse, SseByteStream};
 use tokio::sync::mpsc;
 
 use super::http;
-use crate::reasoning::provider::EventStream;
+use crate::reasoning::provider::{EventStream, ProviderError};
 
 /// Turns the server-sent events of one protocol into stream events.
 pub trait SseDecoder: Send + 'static {
@@ -31,6 +31,17 @@ pub fn parse_chunk(who: &str, data: &str) -> Result<Value, Vec<StreamEventKind>>
             format!("{who} sent data that is not JSON ({e})"),
         )]
     })
+}
+
+/// An optional string of a chunk, borrowed where it has no escapes.
+pub type Text<'a> = Option<std::borrow::Cow<'a, str>>;
+
+/// Deserialize a [`Text`] borrowing from the input (serde borrows a `Cow` only when told).
+pub fn borrowed_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Text<'de>, D::Error> {
+    use serde::Deserialize;
+    #[derive(Deserialize)]
+    struct Borrowed<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
+    Ok(Option::<Borrowed<'de>>::deserialize(d)?.map(|b| b.0))
 }
 
 /// Append `items` as a turn of `role` under `key` (`content`, `parts`), merging them into
@@ -73,7 +84,10 @@ pub fn sse_stream(
     idle_timeout: Duration,
     mut decoder: impl SseDecoder,
 ) -> EventStream {
-    let mut events = Box::pin(http::idle_guarded(response, idle_timeout).eventsource());
+    let mut events = Box::pin(SseByteStream::new(http::idle_guarded(
+        response,
+        idle_timeout,
+    )));
     let (tx, rx) = mpsc::channel::<Vec<StreamEventKind>>(16);
     tokio::spawn(async move {
         // The first event goes alone (time to first token); then everything already
@@ -92,15 +106,20 @@ pub fn sse_stream(
                         batch.input_over = true;
                         decoder.end_of_stream()
                     }
-                    Some(Err(EventStreamError::Transport(e))) => {
-                        vec![StreamEventKind::Error(e.into_stream_error())]
-                    }
+                    Some(Err(SseError::Body(e))) => match e.downcast::<ProviderError>() {
+                        Ok(e) => vec![StreamEventKind::Error(e.into_stream_error())],
+                        Err(e) => vec![error_event(
+                            ErrorClass::Transient,
+                            "STREAM_INTERRUPTED",
+                            e.to_string(),
+                        )],
+                    },
                     Some(Err(e)) => vec![error_event(
                         ErrorClass::Transient,
                         "MALFORMED_STREAM",
                         e.to_string(),
                     )],
-                    Some(Ok(event)) => decoder.event(&event.event, &event.data),
+                    Some(Ok(event)) => dispatch(&mut decoder, &event),
                 };
                 batch.extend(produced);
                 if !batch.done() && batch.len() < limit {
@@ -114,6 +133,15 @@ pub fn sse_stream(
         }
     });
     receiver_stream(rx)
+}
+
+/// Hand one SSE block to `decoder` as an EventSource would dispatch it: blocks without
+/// data (comments, keep-alives, a lone `retry:`) are skipped; no `event:` means `message`.
+pub fn dispatch(decoder: &mut (impl SseDecoder + ?Sized), event: &Sse) -> Vec<StreamEventKind> {
+    match event.data.as_deref() {
+        None | Some("") => Vec::new(),
+        Some(data) => decoder.event(event.event.as_deref().unwrap_or("message"), data),
+    }
 }
 
 /// At most this many events per hand-over to the consumer.
