@@ -1,21 +1,22 @@
 //! `cargo xtask bench [NAME…]`: the benchmarks, then BENCHMARKS.md rewritten from their
 //! figures (`art-bench report`). With no names, all run; a named subset re-runs those and
-//! the report keeps the others' last figures (from `target/bench-results`).
+//! the report keeps the others' last figures (from `target/bench-results`). Every bench is
+//! a subcommand of the one `art-bench` binary (`tests/bench`), built in the same release
+//! build as the app, so the framework and its dependencies compile once:
 //!
 //! - `stream`: the streaming pipeline against its peers — async-openai and the official
-//!   `openai` / `ollama` clients for Node and Python, installed here (`tests/bench`);
-//! - `framework`: storage and agent budgets (`art/benches/framework.rs`);
-//! - `export`: 1,000,000 observations to native JSONL and to OTLP (`art/benches/export.rs`);
-//! - `desktop`: the release app (built as the `.deb` is) through WebDriver and started
-//!   directly: opening a long thread, streaming a long answer, start-up, idle memory and
-//!   binary size (`tests/benches/desktop.rs`);
-//! - `adapters`: every provider adapter over HTTP in one process (`art/benches/adapters.rs`).
+//!   `openai` / `ollama` clients for Node and Python, installed here (`compare.rs`);
+//! - `framework`: storage and agent budgets (`framework.rs`);
+//! - `export`: 1,000,000 observations to native JSONL and to OTLP (`export.rs`);
+//! - `desktop`: the release app through WebDriver and started directly: opening a long
+//!   thread, streaming a long answer, start-up, idle memory and binary size (`desktop.rs`);
+//! - `adapters`: every provider adapter over HTTP in one process (`adapters.rs`).
 
 use std::time::Instant;
 
 use crate::session::{Session, Wants};
 use crate::setup::{self, Needs};
-use crate::{bundle, cmd, peers};
+use crate::{cmd, peers, ui};
 
 /// The benchmarks, in the order they run.
 const ALL: &[&str] = &["stream", "framework", "export", "desktop", "adapters"];
@@ -34,15 +35,9 @@ pub fn run(names: &[String]) -> Result<(), String> {
         .copied()
         .filter(|a| names.is_empty() || names.iter().any(|n| n == a))
         .collect();
-    let tools = setup::ensure(if wanted.contains(&"desktop") {
-        Needs::BENCH
-    } else {
-        Needs::PEERS
-    })?;
-    cmd::step(
-        "Building the benchmark runner (release)",
-        &mut cmd::cargo(&["build", "--release", "-p", "art-bench"]),
-    )?;
+    let with_app = wanted.contains(&"desktop");
+    let tools = setup::ensure(if with_app { Needs::BENCH } else { Needs::PEERS })?;
+    build(&tools, with_app)?;
     for (i, bench) in wanted.iter().enumerate() {
         cmd::say(&format!(
             "Benchmark {} of {}: {bench} ({:.0} min so far)",
@@ -53,10 +48,11 @@ pub fn run(names: &[String]) -> Result<(), String> {
         match *bench {
             "stream" => stream()?,
             "desktop" => desktop(&tools)?,
-            other => cmd::step(
-                &format!("Benchmark: {other}"),
-                &mut cmd::cargo(&["bench", "-p", "art", "--bench", other]),
-            )?,
+            other => {
+                let mut bench = std::process::Command::new(runner());
+                bench.arg(other);
+                cmd::step(&format!("Benchmark: {other}"), &mut bench)?
+            }
         }
     }
     let mut report = std::process::Command::new(runner());
@@ -69,6 +65,23 @@ pub fn run(names: &[String]) -> Result<(), String> {
         started.elapsed().as_secs_f64() / 60.0
     ));
     Ok(())
+}
+
+/// One release build of `art-bench` and, for the desktop bench, the app: the app as the
+/// Tauri CLI builds the `.deb`'s binary (`tauri/custom-protocol`: the UI from `ui/dist`,
+/// embedded), the UI built first. One cargo invocation, so shared crates compile once.
+fn build(tools: &setup::Tools, desktop: bool) -> Result<(), String> {
+    let mut args = vec!["build", "--release", "-p", "art-bench"];
+    if desktop {
+        ui::build(tools)?;
+        args.extend(["-p", "art-workbench", "--features", "tauri/custom-protocol"]);
+    }
+    let what = if desktop {
+        "Building the benchmarks and the app (release)"
+    } else {
+        "Building the benchmarks (release)"
+    };
+    cmd::step(what, &mut cmd::cargo(&args))
 }
 
 /// The release `art-bench` binary.
@@ -86,15 +99,14 @@ fn stream() -> Result<(), String> {
 
 /// The release app under Xvfb with its own D-Bus session, driven by tauri-driver.
 fn desktop(tools: &setup::Tools) -> Result<(), String> {
-    bundle::build_with(tools, true)?;
     let driver = tools
         .tauri_driver
         .clone()
         .ok_or("tauri-driver was not set up")?;
     let session = Session::start(Wants::for_benchmarks(driver))?;
     let app = cmd::target_dir().join("release/art-workbench");
-    let mut bench = cmd::cargo(&["bench", "-p", "art-testkit", "--features", "e2e"]);
-    bench.args(["--bench", "desktop"]);
+    let mut bench = std::process::Command::new(runner());
+    bench.arg("desktop");
     session.apply(&mut bench);
     if let Some(url) = session.webdriver_url() {
         bench.env("ART_E2E_WEBDRIVER", url);

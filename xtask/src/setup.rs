@@ -65,10 +65,10 @@ impl Needs {
         tauri_cli: false,
         peers: true,
     };
-    /// `cargo xtask bench`: what the tests need, and the peers' runtimes.
+    /// `cargo xtask bench`: tauri-driver for the desktop app, and the peers' runtimes.
     pub const BENCH: Self = Self {
         driver: true,
-        tauri_cli: true,
+        tauri_cli: false,
         peers: true,
     };
     /// `cargo xtask bundle`.

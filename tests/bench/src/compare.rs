@@ -52,7 +52,29 @@ pub struct Client {
     pub label: String,
     /// The protocol it speaks.
     pub wire: Wire,
+    /// Whether it gets the short answer ([`crate::server::SHORT_MODEL`]).
+    pub short: bool,
     program: Program,
+}
+
+impl Client {
+    /// How many tokens it is sent when the answer is `tokens` long.
+    pub fn tokens(&self, tokens: usize) -> usize {
+        if self.short {
+            crate::server::short(tokens)
+        } else {
+            tokens
+        }
+    }
+
+    /// The model it asks for.
+    fn model(&self) -> &'static str {
+        if self.short {
+            crate::server::SHORT_MODEL
+        } else {
+            MODEL
+        }
+    }
 }
 
 /// Where the Node and Python peers were installed (`cargo xtask bench` does that).
@@ -104,12 +126,14 @@ fn version_of(program: &Path, arg: &str) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
-/// Every client, ours first, for `peers` (Node and Python peers only when installed).
-pub fn clients(peers: Option<&Peers>) -> Vec<Client> {
+/// Every client, ours first, for `peers` (Node and Python peers only when installed) and
+/// an answer of `tokens` deltas (a client on the short answer says so in its label).
+pub fn clients(peers: Option<&Peers>, tokens: usize) -> Vec<Client> {
     let rust = |key, label: &str, wire, name| Client {
         key,
         label: label.into(),
         wire,
+        short: false,
         program: Program::Rust(name),
     };
     let mut all = vec![
@@ -153,21 +177,26 @@ pub fn clients(peers: Option<&Peers>) -> Vec<Client> {
                 key: "node-openai",
                 label: format!("openai {} (Node {node})", peers.node_package("openai")),
                 wire: Wire::OpenAi,
+                short: false,
                 program: Program::Node("openai_stream.mjs"),
             },
             Client {
                 key: "python-openai",
                 label: format!(
-                    "openai {} (Python {python})",
-                    peers.python_package("openai")
+                    "openai {} (Python {python}; {} tokens per stream)",
+                    peers.python_package("openai"),
+                    crate::report::format::number(crate::server::short(tokens) as f64)
                 ),
                 wire: Wire::OpenAi,
+                // ~6,500 tokens/s: six full answers would take three minutes.
+                short: true,
                 program: Program::Python("openai"),
             },
             Client {
                 key: "node-ollama",
                 label: format!("ollama {} (Node {node})", peers.node_package("ollama")),
                 wire: Wire::Ollama,
+                short: false,
                 program: Program::Node("ollama_stream.mjs"),
             },
             Client {
@@ -177,6 +206,7 @@ pub fn clients(peers: Option<&Peers>) -> Vec<Client> {
                     peers.python_package("ollama")
                 ),
                 wire: Wire::Ollama,
+                short: false,
                 program: Program::Python("ollama"),
             },
         ]);
@@ -194,22 +224,23 @@ async fn run_once(
     url: &str,
     tokens: usize,
 ) -> Result<Sample, String> {
+    let model = client.model();
     let mut command = match (&client.program, peers) {
         (Program::Rust(name), _) => {
             let me = std::env::current_exe().map_err(|e| e.to_string())?;
             let mut c = tokio::process::Command::new(me);
-            c.args(["client", name, url, MODEL, &tokens.to_string()]);
+            c.args(["client", name, url, model, &tokens.to_string()]);
             c
         }
         (Program::Node(script), Some(peers)) => {
             let mut c = tokio::process::Command::new("node");
-            c.arg(peers.dir.join(script)).args([url, MODEL]);
+            c.arg(peers.dir.join(script)).args([url, model]);
             c.current_dir(&peers.dir);
             c
         }
         (Program::Python(kind), Some(peers)) => {
             let mut c = tokio::process::Command::new(peers.python());
-            c.arg(peers.dir.join("stream.py")).args([kind, url, MODEL]);
+            c.arg(peers.dir.join("stream.py")).args([kind, url, model]);
             c.current_dir(&peers.dir);
             c
         }
@@ -251,7 +282,7 @@ pub async fn compare(tokens: usize, runs: usize, peers: Option<Peers>) -> Result
     let mut results = Results::new("stream", "cargo xtask bench stream");
     let server = crate::server::start(tokens).await;
     let url = server.url();
-    let clients = clients(peers.as_ref());
+    let clients = clients(peers.as_ref(), tokens);
     let mut samples: Vec<Vec<(Sample, f64)>> = vec![Vec::new(); clients.len()];
     for round in 0..=runs {
         let what = if round == 0 {
@@ -261,6 +292,7 @@ pub async fn compare(tokens: usize, runs: usize, peers: Option<Peers>) -> Result
         };
         eprintln!("stream: {what}");
         for (i, client) in clients.iter().enumerate() {
+            let tokens = client.tokens(tokens);
             let sample = run_once(client, peers.as_ref(), &url, tokens).await?;
             let served = server
                 .first_bytes_wall()
@@ -289,11 +321,14 @@ pub async fn compare(tokens: usize, runs: usize, peers: Option<Peers>) -> Result
         "{} tokens of 3–4 characters each, streamed by a fake server on 127.0.0.1 \
          in 16 KiB writes as fast as it can; each client is its own process and times its own \
          loop (request sent → last token; CPU = user + system of the client process from the OS); \
-         median of {runs} rounds after a warm-up round, clients taking turns in each round.",
+         median of {runs} rounds after a warm-up round, clients taking turns in each round. \
+         A client whose label gives a smaller count gets that many (the same deltas, a shorter \
+         answer): at its pace the full answer would take minutes per round; every figure is \
+         per token.",
         crate::report::format::number(tokens as f64)
     ));
     for (client, runs) in clients.iter().zip(&samples) {
-        add_client_figures(&mut results, client, runs, tokens);
+        add_client_figures(&mut results, client, runs, client.tokens(tokens));
     }
     add_ratios(&mut results, &clients, &samples);
     Ok(results)
@@ -336,6 +371,11 @@ fn add_client_figures(
     results.add(added);
 }
 
+/// A sample's CPU seconds per token.
+fn per_token(sample: &Sample) -> f64 {
+    sample.cpu_s / sample.tokens.max(1) as f64
+}
+
 /// Our pipeline's CPU per token over each peer's, round by round.
 fn add_ratios(results: &mut Results, clients: &[Client], samples: &[Vec<(Sample, f64)>]) {
     for wire in [Wire::OpenAi, Wire::Ollama] {
@@ -352,7 +392,7 @@ fn add_ratios(results: &mut Results, clients: &[Client], samples: &[Vec<(Sample,
             let ratios: Vec<f64> = samples[ours]
                 .iter()
                 .zip(runs)
-                .map(|((a, _), (b, _))| a.cpu_s / b.cpu_s)
+                .map(|((a, _), (b, _))| per_token(a) / per_token(b))
                 .collect();
             let budget = match peer.key {
                 "node-openai" | "node-ollama" => Some(Budget::AtMost(0.5)),

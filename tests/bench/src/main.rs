@@ -1,22 +1,38 @@
-//! `art-bench`: ART Workbench's streaming benchmark against the clients users would pick
-//! instead, and the report that turns every benchmark's figures into BENCHMARKS.md.
-//! `cargo xtask bench` installs the Node and Python peers and runs this; by hand:
+//! `art-bench`: every benchmark of ART Workbench — the streaming pipeline against the
+//! clients users would pick instead, storage, export, the desktop app, the adapters — and
+//! the report that turns their figures into BENCHMARKS.md. One binary, so `cargo xtask
+//! bench` compiles the framework once. It installs the peers, builds the release app and
+//! runs this; by hand:
 //!
 //! ```text
 //! art-bench compare [--tokens N] [--runs R] [--peers DIR]   # figures → target/bench-results/stream.json
+//! art-bench framework | export | adapters                   # figures → target/bench-results/<name>.json
+//! art-bench desktop                                         # needs ART_E2E_APP, a display, tauri-driver
 //! art-bench client <name> <url> <model> <tokens>            # one Rust client, one stream (JSON line)
 //! art-bench report [--out FILE]                             # every results file → BENCHMARKS.md
-//! art-bench serve [--tokens N]                               # the fake server alone (profiling)
+//! art-bench serve [--tokens N]                              # the fake server alone (profiling)
 //! ```
 
+mod adapters;
 mod clients;
 mod compare;
+mod desktop;
+mod export;
+mod framework;
 mod report;
 mod server;
+
+// The scripted model and the adapter helpers of the framework's own tests.
+#[path = "../../../src-tauri/crates/art/tests/scripted/mod.rs"]
+#[allow(dead_code)]
+mod scripted;
+#[path = "../../../src-tauri/crates/art/tests/wire/mod.rs"]
+mod wire;
 
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: art-bench compare [--tokens N] [--runs R] [--peers DIR]\n\
+                     \x20      art-bench framework | export | adapters | desktop\n\
                      \x20      art-bench client <name> <url> <model> <tokens>\n\
                      \x20      art-bench report [--out FILE]\n\
                      \x20      art-bench serve [--tokens N]";
@@ -58,6 +74,10 @@ fn run(args: &[String]) -> Result<(), String> {
             results.write().map_err(|e| e.to_string())?;
             Ok(())
         }
+        Some("framework") => framework::run(),
+        Some("export") => export::run(),
+        Some("adapters") => adapters::run(),
+        Some("desktop") => desktop::run(),
         Some("client") => {
             let [_, name, url, model, tokens] = args else {
                 return Err(USAGE.into());

@@ -75,19 +75,35 @@ fn is_planning(request: &Recorded) -> bool {
     request.body.contains("Decide how to answer")
 }
 
-/// Start the server on a free port of 127.0.0.1, streaming `tokens` deltas per answer.
+/// The model a client names to get the short answer, [`short`] deltas instead of all:
+/// for a client so slow that five full streams would take minutes. Its figures are per
+/// token, so they compare with the others'.
+pub const SHORT_MODEL: &str = "bench-short-answer";
+
+/// The length of the short answer for `tokens`.
+pub fn short(tokens: usize) -> usize {
+    (tokens / 5).max(1)
+}
+
+/// Start the server on a free port of 127.0.0.1, streaming `tokens` deltas per answer
+/// ([`short`] of them to requests for [`SHORT_MODEL`]).
 pub async fn start(tokens: usize) -> FakeServer {
     let openai = Reply::sse(&openai_body(tokens), PIECE);
     let ollama = Reply::ndjson(&ollama_body(tokens), PIECE);
+    let openai_short = Reply::sse(&openai_body(short(tokens)), PIECE);
+    let ollama_short = Reply::ndjson(&ollama_body(short(tokens)), PIECE);
     let openai_plan = Reply::sse(&openai_body_of(PLAN), PIECE);
     let ollama_plan = Reply::ndjson(&ollama_body_of(PLAN), PIECE);
     let router = move |request: &Recorded| {
         let line = &request.request_line;
         let planning = is_planning(request);
+        let short = request.body.contains(SHORT_MODEL);
         if line.contains("/chat/completions") {
-            Some(if planning { &openai_plan } else { &openai }.clone())
+            let full = if short { &openai_short } else { &openai };
+            Some(if planning { &openai_plan } else { full }.clone())
         } else if line.contains("/api/chat") {
-            Some(if planning { &ollama_plan } else { &ollama }.clone())
+            let full = if short { &ollama_short } else { &ollama };
+            Some(if planning { &ollama_plan } else { full }.clone())
         } else {
             None
         }

@@ -1,11 +1,7 @@
 //! Trace export budgets: 1,000,000 observations (100,000 runs of 10, in 100 threads) to
 //! OTLP JSON in < 3 s and to native JSONL in < 2 s, with memory bounded (the peak
 //! resident size grows by a small, fixed amount, not with the data).
-//! Run: `cargo xtask bench export` (or `cargo bench -p art --bench export`).
-
-#[path = "../tests/scripted/mod.rs"]
-#[allow(dead_code)]
-mod scripted;
+//! Run: `cargo xtask bench export` (or `art-bench export`).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -49,7 +45,7 @@ fn peak_kb() -> u64 {
 }
 
 /// One run as the PES agent records it: ten observations with span information.
-fn run(thread: &str, run: usize, t0: i64) -> Vec<Observation> {
+fn pes_run(thread: &str, run: usize, t0: i64) -> Vec<Observation> {
     let trace = format!("{thread}-run-{run}");
     let span = |phase, id: &str, parent: Option<&str>, start: i64, end: Option<i64>| {
         Some(SpanInfo {
@@ -155,13 +151,15 @@ async fn seed(art: &ArtInstance) {
         };
         art.conversation.restore(&summary, &[]).await.unwrap();
         let observations: Vec<Observation> = (0..RUNS_PER_THREAD)
-            .flat_map(|r| run(&thread, r, t0 + (r as i64) * 100))
+            .flat_map(|r| pes_run(&thread, r, t0 + (r as i64) * 100))
             .collect();
         art.observations.restore(&observations).await.unwrap();
     }
 }
 
-fn main() {
+/// Seed 1,000,000 observations, then time both export formats; figures go to `export.json`.
+pub fn run() -> Result<(), String> {
+    let mut results = Results::new("export", "cargo xtask bench export");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -169,7 +167,7 @@ fn main() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let storage = Arc::new(SqliteStorage::open(dir.path().join("export.sqlite3")).unwrap());
-    let source = Arc::new(scripted::ScriptedSource::new(Vec::new()));
+    let source = Arc::new(crate::scripted::ScriptedSource::new(Vec::new()));
     let art = ArtInstance::builder(storage, source).build().unwrap();
     let total = THREADS * RUNS_PER_THREAD * 10;
     eprintln!("seeding {total} observations…");
@@ -177,7 +175,6 @@ fn main() {
     rt.block_on(seed(&art));
     let seeded = seeding.elapsed().as_secs_f64();
     eprintln!("seeded in {seeded:.1} s");
-    let mut results = Results::new("export", "cargo xtask bench export");
     results.note(&format!(
         "1,000,000 observations (100 threads × 1,000 runs × 10 observations shaped like a PES \
          run) in a SQLite file, exported whole (`--all`) to a file on this machine's disk; \
@@ -234,16 +231,17 @@ fn main() {
         );
         results.add(Figure::new(
             &format!("{id}/output_mb"),
-            &label,
+            &format!("… size of the {name} file"),
             "MB",
             vec![bytes as f64 / 1e6],
         ));
         results.add(Figure::new(
             &format!("{id}/memory_growth_mb"),
-            &label,
+            "… memory growth while exporting it (peak resident size)",
             "MB",
             vec![growth_mb],
         ));
     }
-    results.write().expect("write the results file");
+    results.write().map_err(|e| e.to_string())?;
+    Ok(())
 }

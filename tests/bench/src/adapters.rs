@@ -7,10 +7,7 @@
 //! bound), and the added time to first token (client's first token event minus the
 //! server's first body byte). The OpenAI and Ollama adapters are also measured against
 //! their peers, each client in its own process (`cargo xtask bench stream`).
-//! Run: `cargo xtask bench adapters` (or `cargo bench -p art --bench adapters`).
-
-#[path = "../tests/wire/mod.rs"]
-mod wire;
+//! Run: `cargo xtask bench adapters` (or `art-bench adapters`).
 
 use std::time::Instant;
 
@@ -21,6 +18,8 @@ use art_testkit::fake::scripts::{Protocol, text_reply};
 use art_types::StreamEventKind;
 use futures::StreamExt;
 
+use crate::wire;
+
 const TOKENS: usize = 200_000;
 const RUNS: usize = 5;
 
@@ -30,7 +29,7 @@ struct Run {
     ttft_added_ms: f64,
 }
 
-async fn run(protocol: Protocol, body: &str) -> Run {
+async fn stream_once(protocol: Protocol, body: &str) -> Run {
     let server = FakeServer::start(vec![text_reply(protocol, body, 16 * 1024)]).await;
     let adapter = wire::adapter(protocol, server.url(), HttpOptions::default());
     let (cpu, wall) = (cpu_time(), Instant::now());
@@ -68,7 +67,8 @@ async fn run(protocol: Protocol, body: &str) -> Run {
     }
 }
 
-fn main() {
+/// Every adapter, `RUNS` streams each; figures go to `adapters.json`.
+pub fn run() -> Result<(), String> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -89,7 +89,7 @@ fn main() {
     ] {
         eprintln!("adapters: {label}");
         let runs: Vec<Run> = (0..RUNS)
-            .map(|_| rt.block_on(run(protocol, &body)))
+            .map(|_| rt.block_on(stream_once(protocol, &body)))
             .collect();
         let id = format!("adapters/{name}");
         let values = |f: fn(&Run) -> f64| runs.iter().map(f).collect::<Vec<_>>();
@@ -115,5 +115,6 @@ fn main() {
             .budget(Budget::AtMost(2.0)),
         );
     }
-    results.write().expect("write the results file");
+    results.write().map_err(|e| e.to_string())?;
+    Ok(())
 }

@@ -2,15 +2,12 @@
 //! among 1,000,000 observations, the last 100 messages of a 5,000-message thread, and
 //! the agent + socket overhead per streamed token. Each is timed over several runs after
 //! a warm-up; the figures go to the results file BENCHMARKS.md is made from.
-//! Run: `cargo xtask bench framework` (or `cargo bench -p art --bench framework`).
-
-#[path = "../tests/scripted/mod.rs"]
-#[allow(dead_code)]
-mod scripted;
+//! Run: `cargo xtask bench framework` (or `art-bench framework`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::scripted::{Script, ScriptedSource, plan_json};
 use art::ArtInstance;
 use art::agent::CancellationToken;
 use art::context::MessageOptions;
@@ -22,7 +19,6 @@ use art_types::{
     AgentProps, ConversationMessage, MessageRole, MessageStatus, ObservationType, StreamEventKind,
     TokenType,
 };
-use scripted::{Script, ScriptedSource, plan_json};
 use serde_json::json;
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -261,7 +257,7 @@ fn agent_per_token(results: &mut Results) {
                     .await
                     .unwrap()
                     .thread_id;
-                let config = scripted::thread_config("m", &[]);
+                let config = crate::scripted::thread_config("m", &[]);
                 art.state.set_thread_config(&t, &config).await.unwrap();
                 t
             });
@@ -291,8 +287,8 @@ fn agent_per_token(results: &mut Results) {
     ));
 }
 
-fn main() {
-    // `cargo bench` passes `--bench`; a name filter is not supported (the benches share set-up).
+/// Run every framework bench; the figures go to `framework.json`.
+pub fn run() -> Result<(), String> {
     let mut results = Results::new("framework", "cargo xtask bench framework");
     results.note(
         "SQLite in WAL mode in a temp dir on this machine's disk; the query benches run \
@@ -307,5 +303,6 @@ fn main() {
     last_100_messages(&mut results);
     eprintln!("framework: agent per token");
     agent_per_token(&mut results);
-    results.write().expect("write the results file");
+    results.write().map_err(|e| e.to_string())?;
+    Ok(())
 }

@@ -33,6 +33,8 @@ use art_types::{
 };
 use serde_json::{Value, json};
 
+mod memory;
+
 /// Runs (question + answer) in the long thread.
 const RUNS: usize = 2_500;
 /// Timed opens of the long thread.
@@ -244,77 +246,19 @@ async fn time_backend(app: &AppSession, seeded: &Seeded) -> f64 {
     ms.as_f64().expect("a duration")
 }
 
-/// Resident memory (kB) of the app under test and every process it started (WebKit's
-/// web and network processes).
-fn app_rss_kb() -> u64 {
-    app_processes().iter().map(|(_, kb)| kb).sum()
-}
-
 /// The app binary under test.
 fn app_binary() -> PathBuf {
     std::fs::canonicalize(std::env::var("ART_E2E_APP").expect("ART_E2E_APP")).expect("app path")
 }
 
-/// Name and resident memory (kB) of the app under test and each process it started.
-fn app_processes() -> Vec<(String, u64)> {
-    let app = app_binary();
-    tree(|_, exe| exe == app)
+/// The app under test and every process it started (WebKit's web and network processes).
+fn app_processes() -> Vec<memory::Usage> {
+    memory::running(&app_binary())
 }
 
-/// Name and resident memory (kB) of the processes `root` picks (by pid and executable)
-/// and all their descendants.
-fn tree(root: impl Fn(u32, &Path) -> bool) -> Vec<(String, u64)> {
-    let procs: Vec<(u32, u32, PathBuf)> = std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let ppid = stat
-                .rsplit(')')
-                .next()?
-                .split_whitespace()
-                .nth(1)?
-                .parse()
-                .ok()?;
-            let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
-            Some((pid, ppid, exe))
-        })
-        .collect();
-    let mut ours: Vec<u32> = procs
-        .iter()
-        .filter(|p| root(p.0, &p.2))
-        .map(|p| p.0)
-        .collect();
-    let mut i = 0;
-    while i < ours.len() {
-        let parent = ours[i];
-        ours.extend(procs.iter().filter(|p| p.1 == parent).map(|p| p.0));
-        i += 1;
-    }
-    ours.iter()
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
-        .filter_map(|status| {
-            let name = status
-                .lines()
-                .next()?
-                .strip_prefix("Name:")?
-                .trim()
-                .to_owned();
-            let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-            Some((name, line.split_whitespace().nth(1)?.parse::<u64>().ok()?))
-        })
-        .collect()
-}
-
-/// `name 123 MB, …` for the log.
-fn breakdown() -> String {
-    app_processes()
-        .iter()
-        .map(|(name, kb)| format!("{name} {:.0} MB", *kb as f64 / 1024.0))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// Resident memory (kB) of the app under test and every process it started.
+fn app_rss_kb() -> u64 {
+    app_processes().iter().map(|p| p.rss_kb).sum()
 }
 
 /// Lines whose markers the finished answer shows, in order.
@@ -344,7 +288,7 @@ async fn stream(app: &AppSession, thread: &str, tokens: usize) -> Stream {
     app.wait_for("#composer-input").await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let baseline = app_rss_kb();
-    eprintln!("before: {}", breakdown());
+    eprintln!("before: {}", memory::breakdown(&app_processes()));
     app.type_into("#composer-input", &format!("Write the long answer{ENTER}"))
         .await;
     let started = Instant::now();
@@ -371,7 +315,7 @@ async fn stream(app: &AppSession, thread: &str, tokens: usize) -> Stream {
     );
     tokio::time::sleep(Duration::from_secs(2)).await;
     let settled = app_rss_kb();
-    eprintln!("after: {}", breakdown());
+    eprintln!("after: {}", memory::breakdown(&app_processes()));
     let mb = |kb: u64| kb.saturating_sub(baseline) as f64 / 1024.0;
     Stream {
         tokens,
@@ -381,9 +325,9 @@ async fn stream(app: &AppSession, thread: &str, tokens: usize) -> Stream {
     }
 }
 
-/// Process start → "UI ready" in the app's log (ms), then the resident memory of the app
-/// and its WebKit processes after `IDLE` (MB). The app runs with a fresh data directory.
-async fn start_up() -> (f64, f64) {
+/// Process start → "UI ready" in the app's log (ms), then the memory of the app and its
+/// WebKit processes after [`memory::IDLE`]. The app runs with a fresh data directory.
+async fn start_up() -> (f64, memory::Totals) {
     use tokio::io::AsyncBufReadExt;
     let data = tempfile::tempdir().expect("data dir");
     let started = Instant::now();
@@ -411,26 +355,26 @@ async fn start_up() -> (f64, f64) {
     .expect("the app logged \"UI ready\" within 30 s");
     // Keep reading its log so the app never blocks on a full pipe.
     let drain = tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    tokio::time::sleep(IDLE).await;
-    let kb: u64 = processes_under(child.id().expect("pid"))
-        .iter()
-        .map(|(_, kb)| kb)
-        .sum();
+    tokio::time::sleep(memory::IDLE).await;
+    let processes = memory::under(child.id().expect("pid"));
+    eprintln!("idle: {}", memory::breakdown(&processes));
     let _ = child.kill().await;
     drain.abort();
-    (ready.as_secs_f64() * 1e3, kb as f64 / 1024.0)
+    (ready.as_secs_f64() * 1e3, memory::totals(&processes))
 }
 
-/// How long the app idles before its memory is read.
-const IDLE: Duration = Duration::from_secs(3);
-
-/// Name and resident memory (kB) of process `root` and its descendants.
-fn processes_under(root: u32) -> Vec<(String, u64)> {
-    tree(|pid, _| pid == root)
+/// Seed, launch the app through WebDriver, open, stream, then start it directly; figures
+/// go to `desktop.json`.
+pub fn run() -> Result<(), String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?
+        .block_on(measure())
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
+async fn measure() -> Result<(), String> {
+    let mut results = Results::new("desktop", "cargo xtask bench desktop");
     let text = long_answer();
     let plan =
         r#"{"title": "Long answer", "intent": "Write it", "plan": ["Answer"], "toolCalls": []}"#;
@@ -491,20 +435,43 @@ async fn main() {
     eprintln!("start-up: {STARTS} starts after a warm-up…");
     let mut starts = Vec::new();
     for i in 0..=STARTS {
-        let (ms, mb) = start_up().await;
-        eprintln!("start {i}: UI ready after {ms:.0} ms, {mb:.0} MB resident after {IDLE:?} idle");
+        let (ms, memory) = start_up().await;
+        eprintln!(
+            "start {i}: UI ready after {ms:.0} ms, {:.0} MB RSS / {:.0} MB PSS after {:?} idle",
+            memory.rss_mb,
+            memory.pss_mb,
+            memory::IDLE
+        );
         if i > 0 {
-            starts.push((ms, mb));
+            starts.push((ms, memory));
         }
     }
+    // The same wait as the app's: its median start-up, then the idle time.
+    let mut ready: Vec<f64> = starts.iter().map(|s| s.0).collect();
+    ready.sort_by(f64::total_cmp);
+    let wait = Duration::from_secs_f64(ready[ready.len() / 2] / 1e3) + memory::IDLE;
+    let mut blank = Vec::new();
+    match memory::mini_browser() {
+        Some(browser) => {
+            for i in 0..=STARTS {
+                let (totals, breakdown) = memory::blank_page(&browser, wait).await?;
+                eprintln!("blank WebKitGTK page {i}: {breakdown}");
+                if i > 0 {
+                    blank.push(totals);
+                }
+            }
+        }
+        None => eprintln!("no WebKitGTK MiniBrowser here: the blank-page baseline is left out"),
+    }
 
-    let mut results = Results::new("desktop", "cargo xtask bench desktop");
     results.note(&format!(
-        "The release app (built as the `.deb` is) under Xvfb in its own D-Bus session. \
+        "The release app (built as the Tauri CLI builds the `.deb`'s binary) under Xvfb in its \
+         own D-Bus session. \
          Opening and streaming are driven through WebDriver ({OPENS} opens of a {}-message \
          thread; {STREAMS} streams of a {LINES}-line answer, {tokens} tokens from a fake Ollama \
          paced at {TOKENS_PER_WRITE} tokens every {WRITE_EVERY:?}); start-up is the app started \
-         directly, {STARTS} times after a warm-up, each with a new data directory (page cache warm).",
+         directly, {STARTS} times after a warm-up, each with a new data directory (page cache warm); \
+         the baseline is WebKitGTK's MiniBrowser (same library) on `about:blank`, idle as long.",
         2 * RUNS
     ));
     results.add(
@@ -557,10 +524,30 @@ async fn main() {
             "desktop/idle_rss_mb",
             "Idle memory after start (app + WebKit processes, RSS)",
             "MB",
-            starts.iter().map(|s| s.1).collect(),
+            starts.iter().map(|s| s.1.rss_mb).collect(),
         )
         .budget(Budget::AtMost(150.0)),
     );
+    results.add(Figure::new(
+        "desktop/idle_pss_mb",
+        "… the same as PSS (shared pages split between the processes)",
+        "MB",
+        starts.iter().map(|s| s.1.pss_mb).collect(),
+    ));
+    if !blank.is_empty() {
+        results.add(Figure::new(
+            "desktop/blank_webkit_rss_mb",
+            "Baseline: WebKitGTK's MiniBrowser idle on a blank page (all its processes, RSS)",
+            "MB",
+            blank.iter().map(|b| b.rss_mb).collect(),
+        ));
+        results.add(Figure::new(
+            "desktop/blank_webkit_pss_mb",
+            "… the same as PSS",
+            "MB",
+            blank.iter().map(|b| b.pss_mb).collect(),
+        ));
+    }
     let size = std::fs::metadata(app_binary()).expect("app binary").len();
     results.add(
         Figure::new(
@@ -571,5 +558,6 @@ async fn main() {
         )
         .budget(Budget::AtMost(25.0)),
     );
-    results.write().expect("write the results file");
+    results.write().map_err(|e| e.to_string())?;
+    Ok(())
 }
