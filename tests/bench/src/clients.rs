@@ -136,7 +136,6 @@ impl Meter {
 /// Run client `name` against the server at `url` asking for `model`, which streams
 /// `tokens` deltas.
 pub async fn run(name: &str, url: &str, model: &str, tokens: usize) -> Result<Sample, String> {
-    let expected = crate::server::answer(tokens).len() as u64;
     match name {
         "art-openai" => {
             let adapter = OpenAiAdapter::new(OpenAiConfig {
@@ -154,8 +153,8 @@ pub async fn run(name: &str, url: &str, model: &str, tokens: usize) -> Result<Sa
                 .map_err(|e| e.to_string())?;
             adapter_alone(&adapter, model).await
         }
-        "art-pipeline-openai" => pipeline("openai", &format!("{url}/v1"), model, expected).await,
-        "art-pipeline-ollama" => pipeline("ollama", url, model, expected).await,
+        "art-pipeline-openai" => pipeline("openai", &format!("{url}/v1"), model, tokens).await,
+        "art-pipeline-ollama" => pipeline("ollama", url, model, tokens).await,
         "async-openai" => async_openai(url, model).await,
         other => Err(format!(
             "unknown client {other:?}: choose from {}",
@@ -189,13 +188,15 @@ async fn adapter_alone(adapter: &dyn ProviderAdapter, model: &str) -> Result<Sam
     Ok(meter.finish())
 }
 
-/// A PES run on a fresh SQLite file, its stream coalesced as the desktop bridge does.
+/// A PES run on a fresh SQLite file, its stream coalesced as the desktop bridge does; the
+/// server streams `tokens` deltas.
 async fn pipeline(
     provider: &str,
     base_url: &str,
     model: &str,
-    expected: u64,
+    tokens: usize,
 ) -> Result<Sample, String> {
+    let expected = crate::server::answer(tokens).len() as u64;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let secrets = Arc::new(MemoryStore::new());
     secrets
@@ -276,11 +277,21 @@ async fn pipeline(
         .wait_for(|chars| *chars >= expected)
         .await
         .map_err(|_| "the bridge stopped before the last token".to_owned())?;
-    let sample = {
+    let mut sample = {
         let mut meter = meter.lock().unwrap_or_else(|p| p.into_inner());
         std::mem::replace(&mut *meter, Meter::start()).finish()
     };
     bridge.abort();
+    if sample.chars != expected {
+        return Err(format!(
+            "the bridge delivered {} characters, not {expected}",
+            sample.chars
+        ));
+    }
+    // The agent merges tokens that arrive together, so the bridge sees fewer, longer
+    // tokens than the server sent; a token here is one of the server's deltas, as for
+    // every other client.
+    sample.tokens = tokens as u64;
     Ok(sample)
 }
 

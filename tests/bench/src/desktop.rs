@@ -14,26 +14,19 @@
 //!
 //! The figures go to the results file BENCHMARKS.md is made from (`cargo xtask bench`).
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use art::context::{ConversationManager, StateManager};
-use art::observation::{NewObservation, ObservationManager};
-use art::paths::DATABASE_FILE;
-use art::sockets::Sockets;
-use art::storage::sqlite::SqliteStorage;
 use art_testkit::bench::{Budget, Figure, Results};
 use art_testkit::e2e::AppSession;
 use art_testkit::fake::FakeServer;
-use art_testkit::fake::scripts::{MODEL, Protocol, router, text_reply};
-use art_types::{
-    ConversationMessage, MessageRole, MessageStatus, ObservationType, ProviderConfig,
-    StateSavingStrategy, ThreadConfig,
-};
-use serde_json::{Value, json};
+use art_testkit::fake::scripts::{Protocol, router, text_reply};
+use serde_json::json;
 
 mod memory;
+mod seed;
+
+use seed::{Seeded, long_answer, seed};
 
 /// Runs (question + answer) in the long thread.
 const RUNS: usize = 2_500;
@@ -50,147 +43,6 @@ const TOKENS_PER_WRITE: usize = 20;
 const WRITE_EVERY: Duration = Duration::from_millis(10);
 
 const ENTER: char = '\u{E006}';
-
-/// Ids of the seeded threads.
-struct Seeded {
-    long: String,
-    short: String,
-    streams: Vec<String>,
-}
-
-fn message(thread: &str, i: usize, role: MessageRole, content: String) -> ConversationMessage {
-    ConversationMessage {
-        message_id: format!("m{i:04}"),
-        thread_id: thread.to_owned(),
-        role,
-        content,
-        timestamp: 1_700_000_000_000 + i as i64 * 1_000,
-        status: MessageStatus::Complete,
-        metadata: json!({ "traceId": format!("run{}", i / 2), "model": MODEL }),
-    }
-}
-
-fn answer(n: usize) -> String {
-    if n.is_multiple_of(10) {
-        format!(
-            "Answer {n}: here is the function.\n\n```rust\nfn double(x: u64) -> u64 {{\n    // run {n}\n    x * 2\n}}\n```\n\nIt returns **twice** its input."
-        )
-    } else {
-        format!(
-            "Answer {n}: the sum is **{}**, computed with the calculator.",
-            n * 2
-        )
-    }
-}
-
-/// The app's database with a 5,000-message thread, a short one, and threads set up to
-/// stream from the fake Ollama at `base_url`.
-async fn seed(dir: &Path, base_url: &str) -> Seeded {
-    let storage = Arc::new(SqliteStorage::open(dir.join(DATABASE_FILE)).expect("database"));
-    let sockets = Arc::new(Sockets::default());
-    let conversation = ConversationManager::new(storage.clone(), sockets.clone());
-    let observations = ObservationManager::new(storage.clone(), sockets);
-    let state = StateManager::new(storage, StateSavingStrategy::Explicit);
-    let new_thread = |title: &'static str| {
-        let conversation = &conversation;
-        async move {
-            let t = conversation
-                .create_thread(Some(title))
-                .await
-                .expect("thread");
-            t.thread_id
-        }
-    };
-    let long = new_thread("Long thread").await;
-    let messages: Vec<ConversationMessage> = (0..RUNS)
-        .flat_map(|n| {
-            [
-                message(
-                    &long,
-                    2 * n,
-                    MessageRole::User,
-                    format!("Question {n}: what is {n} + {n}?"),
-                ),
-                message(&long, 2 * n + 1, MessageRole::Ai, answer(n)),
-            ]
-        })
-        .collect();
-    conversation
-        .add_messages(&long, &messages)
-        .await
-        .expect("messages");
-    let news = (0..RUNS)
-        .flat_map(|n| {
-            let trace = format!("run{n}");
-            let plan = json!({ "title": "Add", "intent": format!("Add {n} and {n}"), "plan": ["Add with the calculator", "Answer"] });
-            let call = json!({ "callId": format!("c{n}"), "toolName": "calculator", "arguments": { "expression": format!("{n} + {n}") } });
-            let result = json!({ "callId": format!("c{n}"), "toolName": "calculator", "status": "success", "output": { "value": n * 2 } });
-            [
-                NewObservation::new(&long, &trace, ObservationType::Plan, plan),
-                NewObservation::new(&long, &trace, ObservationType::ToolCall, call),
-                NewObservation::new(&long, &trace, ObservationType::ToolExecution, result),
-            ]
-        })
-        .collect();
-    observations.record_all(news).await.expect("observations");
-
-    let short = new_thread("Short thread").await;
-    let hello = message(&short, 0, MessageRole::User, "Hello".into());
-    conversation
-        .add_messages(&short, &[hello])
-        .await
-        .expect("message");
-
-    let mut streams = Vec::new();
-    for _ in 0..STREAMS {
-        let thread = new_thread("Streaming").await;
-        let mut options = serde_json::Map::new();
-        options.insert("base_url".into(), Value::String(base_url.to_owned()));
-        let config = ThreadConfig {
-            provider_config: ProviderConfig {
-                provider_name: "ollama".into(),
-                model_id: MODEL.into(),
-                adapter_options: options,
-            },
-            ..ThreadConfig::default()
-        };
-        state
-            .set_thread_config(&thread, &config)
-            .await
-            .expect("config");
-        streams.push(thread);
-    }
-    Seeded {
-        long,
-        short,
-        streams,
-    }
-}
-
-/// The streamed answer: 3,000 lines, each carrying its marker `L0000`…, in paragraphs
-/// of ten lines with a Rust code block every 500 lines.
-fn long_answer() -> String {
-    let mut text = String::new();
-    for i in 0..LINES {
-        if i % 500 == 250 {
-            text.push_str("```rust\n");
-            for j in 0..10 {
-                text.push_str(&format!("let x{j} = {j} * 2; // L{:04}\n", i + j));
-            }
-            text.push_str("```\n\n");
-        }
-        if (250..260).contains(&(i % 500)) {
-            continue;
-        }
-        text.push_str(&format!(
-            "L{i:04} the agent streams this line of its long answer.\n"
-        ));
-        if i % 10 == 9 {
-            text.push('\n');
-        }
-    }
-    text
-}
 
 /// Open `short`, then time opening `long` until the frame that shows its newest message
 /// (ms): backend, IPC, building the page and its layout.

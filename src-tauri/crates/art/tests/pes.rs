@@ -406,6 +406,59 @@ async fn planning_failure_is_an_error_response_with_the_user_message_kept() {
 }
 
 #[tokio::test]
+async fn tokens_that_arrive_together_reach_the_socket_merged_by_type_in_order() {
+    let token = |text: &str, token_type| StreamEventKind::Token {
+        text: text.into(),
+        token_type,
+    };
+    let answer = Script::events(vec![
+        token("Let me ", TokenType::LlmThinking),
+        token("see.", TokenType::LlmThinking),
+        token("Four", TokenType::LlmResponse),
+        token(" is ", TokenType::LlmResponse),
+        token("the answer.", TokenType::LlmResponse),
+        token(" Really.", TokenType::LlmThinking),
+    ]);
+    let h = harness(vec![Script::text(&plan_json("x", &[])), answer], &[]).await;
+    let mut events = h.art.sockets.stream.subscribe(StreamFilter {
+        thread_id: Some(h.thread.clone()),
+        trace_id: None,
+    });
+    let out = h
+        .art
+        .process(props(&h, "2+2?"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out.response.content, "Four is the answer.");
+    let mut synthesis = Vec::new();
+    while let Some(ev) = events.try_recv() {
+        if let StreamEventKind::Token { text, token_type } = ev.kind
+            && matches!(
+                token_type,
+                TokenType::FinalSynthesisLlmThinking | TokenType::FinalSynthesisLlmResponse
+            )
+        {
+            synthesis.push((token_type, text));
+        }
+    }
+    // The scripted stream hands every token over at once: one event per run of a type.
+    assert_eq!(
+        synthesis,
+        vec![
+            (
+                TokenType::FinalSynthesisLlmThinking,
+                "Let me see.".to_owned()
+            ),
+            (
+                TokenType::FinalSynthesisLlmResponse,
+                "Four is the answer.".to_owned()
+            ),
+            (TokenType::FinalSynthesisLlmThinking, " Really.".to_owned()),
+        ]
+    );
+}
+
+#[tokio::test]
 async fn synthesis_failure_mid_stream_keeps_the_partial_answer_interrupted() {
     let failing = Script::events(vec![
         StreamEventKind::Token {
@@ -693,18 +746,19 @@ async fn thinking_is_recorded_in_coalesced_chunks_not_per_token() {
         .collect();
     assert!(recorded.starts_with("t0 t1 ") && recorded.ends_with("u999 "));
     assert_eq!(recorded.matches(' ').count(), 2_000);
-    // Live, every thinking token still reached the stream socket, typed as planning thinking.
-    let mut live = 0;
+    // Live, every thinking token still reached the stream socket, in order, typed as
+    // planning thinking (tokens that arrived together travel as one event).
+    let mut live = String::new();
     while let Some(ev) = thinking_tokens.try_recv() {
         if let StreamEventKind::Token {
+            text,
             token_type: TokenType::AgentThoughtLlmThinking,
-            ..
         } = ev.kind
         {
-            live += 1;
+            live.push_str(&text);
         }
     }
-    assert!(live >= 1_000, "{live}");
+    assert_eq!(live, recorded);
 }
 
 #[tokio::test]

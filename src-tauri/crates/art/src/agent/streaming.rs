@@ -2,6 +2,11 @@
 //! come (thinking separated from text, `<think>` tags included), thinking is recorded
 //! in coalesced THOUGHTS observations, and the synthesis answer is checkpointed to the
 //! database while it streams. Cancellation drops the stream, which aborts the request.
+//!
+//! Tokens that have already arrived together (an adapter hands over everything one network
+//! read decoded) are handled as one: one socket event, one pass of the think-tag matcher,
+//! one checkpoint check. Tokens of different types are never merged, and nothing waits
+//! for more tokens, so the first token goes out as early as before.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,7 +15,7 @@ use art_types::{
     ConversationMessage, LlmMetadata, MessageStatus, ObservationType, ParsedToolCall, StreamError,
     StreamEvent, StreamEventKind, TokenType,
 };
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -28,6 +33,8 @@ pub const CHECKPOINT_EVERY: Duration = Duration::from_millis(80);
 const THOUGHTS_FLUSH_BYTES: usize = 2_048;
 /// …or this long has passed.
 const THOUGHTS_FLUSH_EVERY: Duration = Duration::from_millis(500);
+/// Tokens already waiting are merged up to this many bytes of text.
+const MERGE_BYTES: usize = 16 * 1024;
 
 /// How a stage's stream ended.
 #[derive(Debug)]
@@ -198,21 +205,30 @@ pub async fn consume(
     };
     let mut matcher = ThinkTagMatcher::new();
     let mut stream = stream;
+    // What the last merge read past: the next event, or the end (`Some(None)`).
+    let mut held: Option<Option<StreamEventKind>> = None;
     loop {
-        let next = tokio::select! {
-            biased;
-            () = cancel.cancelled() => {
-                c.result.ending = Ending::Cancelled;
-                break;
-            }
-            next = stream.next() => next,
+        let next = match held.take() {
+            Some(next) => next,
+            None => tokio::select! {
+                biased;
+                () = cancel.cancelled() => {
+                    c.result.ending = Ending::Cancelled;
+                    break;
+                }
+                next = stream.next() => next,
+            },
         };
         let Some(event) = next else { break };
         match event {
-            StreamEventKind::Token { text, token_type } => {
+            StreamEventKind::Token {
+                mut text,
+                token_type,
+            } => {
                 c.result.first_token_ms.get_or_insert_with(|| {
                     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
                 });
+                held = merge_ready(&mut stream, &mut text, token_type);
                 let segments = if token_type.is_thinking() {
                     vec![Segment::Thinking(text)]
                 } else {
@@ -254,6 +270,26 @@ pub async fn consume(
         Ending::Cancelled => {}
     }
     c.result
+}
+
+/// Append to `text` the tokens of `token_type` that are already waiting in `stream`
+/// (up to [`MERGE_BYTES`]); returns what stopped the merge if it was read: another event,
+/// or the end of the stream (`Some(None)`).
+fn merge_ready(
+    stream: &mut EventStream,
+    text: &mut String,
+    token_type: TokenType,
+) -> Option<Option<StreamEventKind>> {
+    while text.len() < MERGE_BYTES {
+        match stream.next().now_or_never()? {
+            Some(StreamEventKind::Token {
+                text: more,
+                token_type: same,
+            }) if same == token_type => text.push_str(&more),
+            other => return Some(other),
+        }
+    }
+    None
 }
 
 fn merge(into: &mut LlmMetadata, from: LlmMetadata) {
