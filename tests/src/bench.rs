@@ -116,17 +116,37 @@ pub struct Results {
     bench: String,
     command: String,
     started: SystemTime,
+    calibration_ms: f64,
     figures: Vec<Figure>,
     notes: Vec<String>,
 }
 
+/// Milliseconds this machine takes for a fixed CPU-bound loop right now (integer mixing,
+/// no memory traffic): its speed at the moment, so invocations can be compared. A
+/// benchmark that ran while this was slow ran on a slow machine. Lower is faster.
+pub fn calibrate() -> f64 {
+    let started = std::time::Instant::now();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for i in 0..std::hint::black_box(40_000_000u64) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x = x.wrapping_add(i);
+    }
+    std::hint::black_box(x);
+    started.elapsed().as_secs_f64() * 1e3
+}
+
 impl Results {
-    /// Results of `bench`, produced by `command` (as a reader would type it).
+    /// Results of `bench`, produced by `command` (as a reader would type it). Times the
+    /// [`calibrate`] loop first (and again when written).
     pub fn new(bench: &str, command: &str) -> Self {
+        let calibration_ms = calibrate();
         Self {
             bench: bench.into(),
             command: command.into(),
             started: SystemTime::now(),
+            calibration_ms,
             figures: Vec::new(),
             notes: Vec::new(),
         }
@@ -168,6 +188,7 @@ impl Results {
             "started_unix": unix(self.started).as_secs(),
             "seconds": self.started.elapsed().unwrap_or_default().as_secs_f64(),
             "machine": machine(),
+            "calibration_ms": [self.calibration_ms, calibrate()],
             "notes": self.notes,
             "figures": self.figures.iter().map(Figure::to_json).collect::<Vec<_>>(),
         });

@@ -79,10 +79,13 @@ pub fn render(docs: &[Value]) -> String {
         let _ = writeln!(md, "## {title}\n");
         let _ = writeln!(
             md,
-            "`{}` — {}, {:.0} s.\n",
+            "`{}` — {}, {:.0} s{}.\n",
             doc["command"].as_str().unwrap_or_default(),
             date(doc["started_unix"].as_u64().unwrap_or(0)),
-            doc["seconds"].as_f64().unwrap_or(0.0)
+            doc["seconds"].as_f64().unwrap_or(0.0),
+            calibration(doc)
+                .map(|(a, b)| format!("; calibration loop {a:.0} ms before, {b:.0} ms after"))
+                .unwrap_or_default()
         );
         for note in doc["notes"].as_array().into_iter().flatten() {
             let _ = writeln!(md, "{}\n", note.as_str().unwrap_or_default());
@@ -93,7 +96,7 @@ pub fn render(docs: &[Value]) -> String {
             md.push_str(&figure_table(doc));
         }
     }
-    md.push_str(&noise(docs));
+    md.push_str(&noise_and_speed(docs));
     md.push_str(NOTES);
     md
 }
@@ -231,6 +234,40 @@ fn stream_tables(doc: &Value) -> String {
             );
         }
         md.push('\n');
+    }
+    md
+}
+
+/// The calibration loop's time (ms) before and after a benchmark, if recorded.
+fn calibration(doc: &Value) -> Option<(f64, f64)> {
+    let times = doc["calibration_ms"].as_array()?;
+    Some((times.first()?.as_f64()?, times.get(1)?.as_f64()?))
+}
+
+/// How far repeat runs spread on this machine, from the figures themselves, and how its
+/// speed moved between the benchmarks (the calibration loop).
+fn noise_and_speed(docs: &[Value]) -> String {
+    let mut md = noise(docs);
+    let times: Vec<f64> = docs
+        .iter()
+        .filter_map(calibration)
+        .flat_map(|(a, b)| [a, b])
+        .collect();
+    let fastest = times.iter().copied().fold(f64::INFINITY, f64::min);
+    let slowest = times.iter().copied().fold(0.0, f64::max);
+    if !times.is_empty() && fastest > 0.0 {
+        if md.is_empty() {
+            md.push_str("## How noisy this machine was\n\n");
+        }
+        let _ = write!(
+            md,
+            "The machine's own speed moved too: a fixed CPU-bound loop, timed before and after \
+             each benchmark, took {fastest:.0}–{slowest:.0} ms in this report ({:.0} % apart). \
+             Compare it between invocations before reading a change in a figure as a change \
+             in the code: a figure measured while the loop was 30 % slower is slower for that \
+             reason alone.\n\n",
+            (slowest / fastest - 1.0) * 100.0
+        );
     }
     md
 }
