@@ -261,11 +261,13 @@ fn noise_and_speed(docs: &[Value]) -> String {
         }
         let _ = write!(
             md,
-            "The machine's own speed moved too: a fixed CPU-bound loop, timed before and after \
-             each benchmark, took {fastest:.0}–{slowest:.0} ms in this report ({:.0} % apart). \
-             Compare it between invocations before reading a change in a figure as a change \
-             in the code: a figure measured while the loop was 30 % slower is slower for that \
-             reason alone.\n\n",
+            "A fixed CPU-bound loop (registers only), timed before and after each benchmark, \
+             took {fastest:.0}–{slowest:.0} ms in this report ({:.0} % apart): compare it \
+             between invocations to see whether the CPU time this machine gave us changed. \
+             It measures the CPU only: contention for memory bandwidth and disk from \
+             neighbours, which moves the storage and export figures most (the same code's \
+             insert rate has read 240k/s and 157k/s in two invocations three hours apart), \
+             it may not see.\n\n",
             (slowest / fastest - 1.0) * 100.0
         );
     }
