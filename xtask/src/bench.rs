@@ -37,7 +37,7 @@ pub fn run(names: &[String]) -> Result<(), String> {
         .collect();
     let with_app = wanted.contains(&"desktop");
     let tools = setup::ensure(if with_app { Needs::BENCH } else { Needs::PEERS })?;
-    build(&tools, with_app)?;
+    build(with_app)?;
     for (i, bench) in wanted.iter().enumerate() {
         cmd::say(&format!(
             "Benchmark {} of {}: {bench} ({:.0} min so far)",
@@ -70,10 +70,10 @@ pub fn run(names: &[String]) -> Result<(), String> {
 /// One release build of `art-bench` and, for the desktop bench, the app: the app as the
 /// Tauri CLI builds the `.deb`'s binary (`tauri/custom-protocol`: the UI from `ui/dist`,
 /// embedded), the UI built first. One cargo invocation, so shared crates compile once.
-fn build(tools: &setup::Tools, desktop: bool) -> Result<(), String> {
+fn build(desktop: bool) -> Result<(), String> {
     let mut args = vec!["build", "--release", "-p", "art-bench"];
     if desktop {
-        ui::build(tools)?;
+        ui::build()?;
         args.extend(["-p", "art-workbench", "--features", "tauri/custom-protocol"]);
     }
     let what = if desktop {

@@ -18,7 +18,7 @@ pub fn build_with(tools: &Tools, release: bool) -> Result<PathBuf, String> {
         .tauri_cli
         .as_ref()
         .ok_or("the Tauri CLI was not set up")?;
-    ui::build(tools)?;
+    ui::build()?;
     let mut tauri = Command::new(cli);
     tauri
         .args(["build", "--bundles", "deb", "--ci"])

@@ -17,7 +17,7 @@ const SECONDS: u64 = 60;
 pub fn run(args: &[String]) -> Result<(), String> {
     let seconds = cmd::number_arg(args, "SECONDS", SECONDS)?;
     setup::nightly()?;
-    let cargo_fuzz = setup::cargo_tool("cargo-fuzz", CARGO_FUZZ_VERSION, "cargo-fuzz", true)?;
+    let cargo_fuzz = setup::cargo_tool("cargo-fuzz", CARGO_FUZZ_VERSION, "cargo-fuzz")?;
     let fuzz_dir = cmd::root().join("fuzz");
     // `cargo +nightly fuzz …` through rustup's cargo, with cargo-fuzz on the PATH.
     let bin_dir = cargo_fuzz

@@ -81,8 +81,8 @@ fn run(args: &[String]) -> Result<(), String> {
     if let Some(bad) = ours.iter().find(|a| *a != "--release") {
         return Err(format!("unknown option {bad:?} for `run`\n\n{}", usage()));
     }
-    let tools = setup::ensure(setup::Needs::RUN)?;
-    ui::build(&tools)?;
+    setup::ensure(setup::Needs::RUN)?;
+    ui::build()?;
     // The same flags as `cargo xtask test`, so switching between the two rebuilds nothing.
     let mut build = cmd::cargo(&["build"]);
     build.args(cmd::WORKSPACE);

@@ -1,5 +1,5 @@
 //! Installs what is missing, idempotently: Debian/Ubuntu packages, the wasm32 target,
-//! pinned CLIs (wasm-bindgen at the exact crate version, tauri-driver, the Tauri CLI).
+//! pinned CLIs (tauri-driver, the Tauri CLI). wasm-bindgen is a library of xtask (`ui.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -82,8 +82,6 @@ impl Needs {
 /// Paths of the tools found or installed.
 #[derive(Debug, Clone)]
 pub struct Tools {
-    /// `wasm-bindgen` of exactly the locked crate version.
-    pub wasm_bindgen: PathBuf,
     /// `tauri-driver`, when asked for.
     pub tauri_driver: Option<PathBuf>,
     /// The Tauri CLI entry point, when asked for.
@@ -95,18 +93,11 @@ pub fn ensure(needs: Needs) -> Result<Tools, String> {
     cmd::say("Checking prerequisites");
     system_packages(needs)?;
     wasm_target()?;
-    let wasm_bindgen = cargo_tool(
-        "wasm-bindgen-cli",
-        &locked_version("wasm-bindgen")?,
-        "wasm-bindgen",
-        false,
-    )?;
     let tauri_driver = if needs.driver {
         Some(cargo_tool(
             "tauri-driver",
             TAURI_DRIVER_VERSION,
             "tauri-driver",
-            true,
         )?)
     } else {
         None
@@ -117,7 +108,6 @@ pub fn ensure(needs: Needs) -> Result<Tools, String> {
         None
     };
     Ok(Tools {
-        wasm_bindgen,
         tauri_driver,
         tauri_cli,
     })
@@ -262,19 +252,6 @@ pub fn nightly() -> Result<(), String> {
     )
 }
 
-/// Version of a crate as locked in Cargo.lock (the CLI must match it exactly).
-pub fn locked_version(krate: &str) -> Result<String, String> {
-    let lock = std::fs::read_to_string(cmd::root().join("Cargo.lock"))
-        .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
-    let needle = format!("name = \"{krate}\"\nversion = \"");
-    let start = lock
-        .find(&needle)
-        .ok_or_else(|| format!("{krate} is not in Cargo.lock"))?
-        + needle.len();
-    let end = lock[start..].find('"').ok_or("malformed Cargo.lock")? + start;
-    Ok(lock[start..end].to_owned())
-}
-
 /// Whether `cargo install --list` under `root` (or the default root) has `krate` at `version`.
 fn installed_in(root: Option<&Path>, krate: &str, version: &str) -> bool {
     let mut list = cmd::cargo(&["install", "--list"]);
@@ -294,14 +271,9 @@ fn cargo_home_bin() -> Option<PathBuf> {
         .map(|home| home.join("bin"))
 }
 
-/// A binary from a crate at an exact version: reuse a matching global install, else
-/// install into the project's tools folder.
-pub fn cargo_tool(
-    krate: &str,
-    version: &str,
-    binary: &str,
-    locked: bool,
-) -> Result<PathBuf, String> {
+/// A binary from a crate at an exact version, built with its own lock file: reuse a
+/// matching global install, else install it into the project's tools folder.
+pub fn cargo_tool(krate: &str, version: &str, binary: &str) -> Result<PathBuf, String> {
     let root = cmd::tools_dir();
     let local = root.join("bin").join(binary);
     if local.is_file() && installed_in(Some(&root), krate, version) {
@@ -315,11 +287,8 @@ pub fn cargo_tool(
         println!("    {krate} {version}: present ({})", global.display());
         return Ok(global);
     }
-    let mut install = cmd::cargo(&["install", krate, "--version", version, "--root"]);
-    install.arg(&root);
-    if locked {
-        install.arg("--locked");
-    }
+    let mut install = cmd::cargo(&["install", krate, "--version", version, "--locked"]);
+    install.arg("--root").arg(&root);
     cmd::step(&format!("Installing {krate} {version}"), &mut install)?;
     Ok(local)
 }

@@ -98,7 +98,7 @@ fn count(summary: &str, label: &str) -> u64 {
 pub fn run() -> Result<(), String> {
     let started = Instant::now();
     let tools = setup::ensure(Needs::TEST)?;
-    ui::build(&tools)?;
+    ui::build()?;
     let mut report = Report::default();
 
     report.check("Formatting", &mut cmd::cargo(&["fmt", "--all", "--check"]));

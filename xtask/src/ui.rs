@@ -1,15 +1,21 @@
 //! Builds the Leptos UI into `ui/dist`: cargo (wasm32, release) → wasm-bindgen → static
 //! files. Tauri embeds `ui/dist` into the app binary.
 //!
+//! The JS bindings come from `wasm-bindgen-cli-support`, the library the `wasm-bindgen`
+//! CLI wraps, linked into xtask: no CLI to install (it took ~3.7 min to compile on a fresh
+//! clone, TLS and a test server included), and its version cannot drift from the UI's
+//! `wasm-bindgen`: both depend on `wasm-bindgen-shared` at exactly their own version, and
+//! that crate declares `links`, so Cargo allows only one version of it in the lock file.
+//!
 //! No wasm-opt pass: Debian's binaryen (108) corrupts wasm-bindgen's externref table
 //! initialisation (the UI fails at start with `__wbindgen_init_externref_table`), and
 //! the size it saves (~160 KB of a ~540 KB module) does not justify a newer toolchain.
 
 use std::path::Path;
-use std::process::Command;
+
+use wasm_bindgen_cli_support::Bindgen;
 
 use crate::cmd;
-use crate::setup::Tools;
 
 /// Static files copied next to the generated JS/wasm: (source, name in dist).
 const STATIC_FILES: &[(&str, &str)] = &[
@@ -20,7 +26,7 @@ const STATIC_FILES: &[(&str, &str)] = &[
 ];
 
 /// Build `ui/dist`.
-pub fn build(tools: &Tools) -> Result<(), String> {
+pub fn build() -> Result<(), String> {
     let root = cmd::root();
     cmd::step(
         "Building the UI (wasm32)",
@@ -43,20 +49,26 @@ pub fn build(tools: &Tools) -> Result<(), String> {
     std::fs::create_dir_all(&staging)
         .map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
     let wasm = cmd::target_dir().join("wasm32-unknown-unknown/release/art-ui.wasm");
-    cmd::step(
-        "Generating JS bindings",
-        Command::new(&tools.wasm_bindgen)
-            .args([
-                "--target",
-                "web",
-                "--no-typescript",
-                "--out-name",
-                "art_ui",
-                "--out-dir",
-            ])
-            .arg(&staging)
-            .arg(&wasm),
-    )?;
+    cmd::say(&format!(
+        "Generating JS bindings (wasm-bindgen): {}",
+        wasm.display()
+    ));
+    let fail = |e| {
+        format!(
+            "wasm-bindgen could not make the JS bindings of {}: {e:#}",
+            wasm.display()
+        )
+    };
+    Bindgen::new()
+        .input_path(&wasm)
+        .web(true)
+        .map_err(fail)?
+        .typescript(false)
+        // As the CLI does by default: `init()` finds `art_ui_bg.wasm` next to the script.
+        .omit_default_module_path(false)
+        .out_name("art_ui")
+        .generate(&staging)
+        .map_err(fail)?;
     for (from, to) in STATIC_FILES {
         std::fs::copy(root.join(from), staging.join(to))
             .map_err(|e| format!("cannot copy {from} into the UI bundle: {e}"))?;

@@ -82,7 +82,7 @@ pub const SHORT_MODEL: &str = "bench-short-answer";
 
 /// The length of the short answer for `tokens`.
 pub fn short(tokens: usize) -> usize {
-    (tokens / 5).max(1)
+    (tokens / 10).max(1)
 }
 
 /// Start the server on a free port of 127.0.0.1, streaming `tokens` deltas per answer
