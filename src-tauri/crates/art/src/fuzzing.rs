@@ -76,13 +76,11 @@ pub fn ndjson(bytes: &[u8]) -> Vec<StreamEventKind> {
     let mut calls = 0;
     let mut out = Vec::new();
     for chunk in chunks {
-        for line in framer.push(&chunk) {
-            out.extend(ollama::decode_line(&line, &mut calls));
-        }
+        framer.push_with(&chunk, |line| {
+            ollama::decode_line(line, &mut calls, &mut out)
+        });
     }
-    for line in framer.finish() {
-        out.extend(ollama::decode_line(&line, &mut calls));
-    }
+    framer.finish_with(|line| ollama::decode_line(line, &mut calls, &mut out));
     out
 }
 

@@ -1,38 +1,51 @@
 //! NDJSON framing: complete lines out of a byte stream split anywhere (inside UTF-8
 //! characters too). Blank lines are skipped; a last line without `\n` is kept.
+//!
+//! Lines are lent to a callback: a line that lies whole inside the bytes of one read is
+//! never copied, and a line split across reads is copied once.
 
 /// Incremental line splitter.
 #[derive(Debug, Default)]
 pub struct LineFramer {
+    /// The start of a line whose end has not arrived yet.
     pending: Vec<u8>,
 }
 
 impl LineFramer {
-    /// Add bytes; returns the lines completed by them (without `\r\n` / `\n`).
-    pub fn push(&mut self, bytes: &[u8]) -> Vec<String> {
-        self.pending.extend_from_slice(bytes);
-        let mut lines = Vec::new();
-        while let Some(end) = self.pending.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=end).collect();
-            push_line(&line[..line.len() - 1], &mut lines);
+    /// Add bytes; `line` gets each line they complete, in order (without `\r\n` / `\n`).
+    pub fn push_with(&mut self, bytes: &[u8], mut line: impl FnMut(&str)) {
+        let mut rest = bytes;
+        if !self.pending.is_empty() {
+            let Some(end) = memchr::memchr(b'\n', bytes) else {
+                self.pending.extend_from_slice(bytes);
+                return;
+            };
+            self.pending.extend_from_slice(&bytes[..end]);
+            lend(&self.pending, &mut line);
+            self.pending.clear();
+            rest = &bytes[end + 1..];
         }
-        lines
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', rest) {
+            lend(&rest[start..end], &mut line);
+            start = end + 1;
+        }
+        self.pending.extend_from_slice(&rest[start..]);
     }
 
     /// End of stream: whatever is left, as a last line.
-    pub fn finish(&mut self) -> Vec<String> {
+    pub fn finish_with(&mut self, mut line: impl FnMut(&str)) {
         let rest = std::mem::take(&mut self.pending);
-        let mut lines = Vec::new();
-        push_line(&rest, &mut lines);
-        lines
+        lend(&rest, &mut line);
     }
 }
 
-fn push_line(raw: &[u8], lines: &mut Vec<String>) {
+/// Hand `raw` (one line without its `\n`) to `line` as text, unless it is blank.
+fn lend(raw: &[u8], line: &mut impl FnMut(&str)) {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-    let line = String::from_utf8_lossy(raw);
-    if !line.trim().is_empty() {
-        lines.push(line.into_owned());
+    let text = String::from_utf8_lossy(raw);
+    if !text.trim().is_empty() {
+        line(&text);
     }
 }
 
@@ -46,9 +59,10 @@ mod tests {
         let bytes = text.as_bytes();
         for cut in 0..=bytes.len() {
             let mut f = LineFramer::default();
-            let mut lines = f.push(&bytes[..cut]);
-            lines.extend(f.push(&bytes[cut..]));
-            lines.extend(f.finish());
+            let mut lines = Vec::new();
+            f.push_with(&bytes[..cut], |l| lines.push(l.to_owned()));
+            f.push_with(&bytes[cut..], |l| lines.push(l.to_owned()));
+            f.finish_with(|l| lines.push(l.to_owned()));
             assert_eq!(
                 lines,
                 ["{\"a\":\"ünï 🌍\"}", "{\"b\":2}", "{\"c\":3}"],
@@ -75,10 +89,10 @@ mod tests {
             let mut out = Vec::new();
             let mut from = 0;
             for cut in cuts.into_iter().chain([bytes.len()]) {
-                out.extend(framer.push(&bytes[from..cut]));
+                framer.push_with(&bytes[from..cut], |l| out.push(l.to_owned()));
                 from = cut;
             }
-            out.extend(framer.finish());
+            framer.finish_with(|l| out.push(l.to_owned()));
             let want: Vec<&String> = lines.iter().filter(|l| !l.trim().is_empty()).collect();
             proptest::prop_assert_eq!(out.iter().collect::<Vec<_>>(), want);
         }

@@ -159,18 +159,23 @@ mod plain {
     }
 }
 
-/// Decode one NDJSON line.
-pub fn decode_line(line: &str, calls_seen: &mut usize) -> Vec<StreamEventKind> {
+/// Decode one NDJSON line into `out`.
+pub fn decode_line(line: &str, calls_seen: &mut usize, out: &mut impl Extend<StreamEventKind>) {
     // Most lines carry a piece of text and nothing else: no JSON tree for those.
     if let Some(text) = plain::text_of(line) {
-        return match text.filter(|t| !t.is_empty()) {
-            Some(text) => vec![StreamEventKind::Token {
+        if let Some(text) = text.filter(|t| !t.is_empty()) {
+            out.extend([StreamEventKind::Token {
                 text: text.into_owned(),
                 token_type: TokenType::LlmResponse,
-            }],
-            None => Vec::new(),
-        };
+            }]);
+        }
+        return;
     }
+    out.extend(decode_full(line, calls_seen));
+}
+
+/// Decode a line that may carry anything: an error, thinking, tool calls, the end.
+fn decode_full(line: &str, calls_seen: &mut usize) -> Vec<StreamEventKind> {
     let value = match parse_chunk("Ollama", line) {
         Ok(v) => v,
         Err(events) => return events,
@@ -302,24 +307,22 @@ impl ProviderAdapter for OllamaAdapter {
                 };
                 // The events of one network read go to the consumer as one batch.
                 let mut batch = Batch::default();
-                let (lines, ended) = match next {
-                    Some(Ok(chunk)) => (framer.push(&chunk), None),
-                    Some(Err(e)) => (
-                        Vec::new(),
-                        Some(StreamEventKind::Error(e.into_stream_error())),
-                    ),
+                let mut decode = |line: &str| decode_line(line, &mut calls_seen, &mut batch);
+                let ended = match next {
+                    Some(Ok(chunk)) => {
+                        framer.push_with(&chunk, &mut decode);
+                        None
+                    }
+                    Some(Err(e)) => Some(StreamEventKind::Error(e.into_stream_error())),
                     None => {
-                        let interrupted = error_event(
+                        framer.finish_with(&mut decode);
+                        Some(error_event(
                             ErrorClass::Transient,
                             "STREAM_INTERRUPTED",
                             "Ollama closed the connection before the answer was complete",
-                        );
-                        (framer.finish(), Some(interrupted))
+                        ))
                     }
                 };
-                for line in lines {
-                    batch.extend(decode_line(&line, &mut calls_seen));
-                }
                 batch.input_over = ended.is_some();
                 batch.extend(ended);
                 if batch.send(&tx).await.is_err() {

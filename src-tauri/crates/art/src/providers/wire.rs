@@ -156,6 +156,12 @@ pub struct Batch {
     pub input_over: bool,
 }
 
+impl Extend<StreamEventKind> for Batch {
+    fn extend<I: IntoIterator<Item = StreamEventKind>>(&mut self, events: I) {
+        Batch::extend(self, events);
+    }
+}
+
 impl Batch {
     /// Add events, up to and including the first END or error.
     pub fn extend(&mut self, events: impl IntoIterator<Item = StreamEventKind>) {
