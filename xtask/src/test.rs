@@ -3,7 +3,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::cmd::WORKSPACE;
 use crate::session::{Session, Wants};
@@ -15,7 +15,8 @@ const INSTALLED_APP: &str = "/usr/bin/art-workbench";
 
 #[derive(Default)]
 struct Report {
-    rows: Vec<(String, String)>,
+    /// Each step's name, verdict and how long it took.
+    rows: Vec<(String, String, Duration)>,
     passed: u64,
     failed: u64,
 }
@@ -23,27 +24,28 @@ struct Report {
 impl Report {
     /// A check that passes or fails as a whole (counts as one).
     fn check(&mut self, name: &str, command: &mut Command) -> bool {
+        let started = Instant::now();
         let ok = cmd::step(name, command)
             .map_err(|e| eprintln!("{e}"))
             .is_ok();
-        self.count_step(name, ok, String::new())
+        self.count_step(name, ok, started.elapsed())
     }
 
-    fn count_step(&mut self, name: &str, ok: bool, note: String) -> bool {
+    fn count_step(&mut self, name: &str, ok: bool, took: Duration) -> bool {
         if ok {
             self.passed += 1;
         } else {
             self.failed += 1;
         }
         let verdict = if ok { "ok" } else { "FAILED" };
-        self.rows
-            .push((name.to_owned(), format!("{verdict}{note}")));
+        self.rows.push((name.to_owned(), verdict.to_owned(), took));
         ok
     }
 
     /// A `cargo test` run: counts every test case it reports.
     fn tests(&mut self, name: &str, command: &mut Command) -> bool {
         cmd::say(&format!("{name}: {}", cmd::display(command)));
+        let started = Instant::now();
         let (passed, failed, ok) = run_counting(command);
         self.passed += passed;
         self.failed += failed;
@@ -55,12 +57,20 @@ impl Report {
         self.rows.push((
             name.to_owned(),
             format!("{verdict} ({passed} passed, {failed} failed)"),
+            started.elapsed(),
         ));
         ok
     }
 
+    /// A preparation step that succeeded (shown with its time, not counted as a test).
+    fn done(&mut self, name: &str, started: Instant) {
+        self.rows
+            .push((name.to_owned(), "ok".into(), started.elapsed()));
+    }
+
     fn skip(&mut self, name: &str) {
-        self.rows.push((name.to_owned(), "not run".into()));
+        self.rows
+            .push((name.to_owned(), "not run".into(), Duration::ZERO));
     }
 }
 
@@ -98,8 +108,11 @@ fn count(summary: &str, label: &str) -> u64 {
 pub fn run() -> Result<(), String> {
     let started = Instant::now();
     let tools = setup::ensure(Needs::TEST)?;
-    ui::build()?;
     let mut report = Report::default();
+    report.done("Tools (install what is missing)", started);
+    let ui_started = Instant::now();
+    ui::build()?;
+    report.done("UI (wasm32 release build, JS bindings)", ui_started);
 
     report.check("Formatting", &mut cmd::cargo(&["fmt", "--all", "--check"]));
     let mut clippy = cmd::cargo(&["clippy", "--all-targets"]);
@@ -122,8 +135,10 @@ pub fn run() -> Result<(), String> {
         let mut tests = e2e_command(&session, &debug_app, &artifacts.join("e2e-debug"), &[]);
         report.tests("Unit, integration and end-to-end tests", &mut tests);
 
+        let bundle_started = Instant::now();
         match bundle::build_with(&tools, true).and_then(|deb| bundle::install(&deb)) {
             Ok(()) => {
+                report.done("Release build, .deb bundle and install", bundle_started);
                 let mut installed = e2e_command(
                     &session,
                     &PathBuf::from(INSTALLED_APP),
@@ -134,7 +149,11 @@ pub fn run() -> Result<(), String> {
             }
             Err(e) => {
                 eprintln!("{e}");
-                report.count_step("Bundle and install the .deb", false, String::new());
+                report.count_step(
+                    "Release build, .deb bundle and install",
+                    false,
+                    bundle_started.elapsed(),
+                );
             }
         }
         drop(session);
@@ -143,15 +162,25 @@ pub fn run() -> Result<(), String> {
     }
 
     println!();
-    cmd::say(&format!("Summary ({:.0?})", started.elapsed()));
-    for (name, verdict) in &report.rows {
-        println!("    {name:<44} {verdict}");
+    cmd::say(&format!("Summary ({})", minutes(started.elapsed())));
+    for (name, verdict, took) in &report.rows {
+        println!("    {name:<44} {verdict:<28} {}", minutes(*took));
     }
     println!("{} passed, {} failed", report.passed, report.failed);
     if report.failed == 0 {
         Ok(())
     } else {
         Err(format!("{} failed", report.failed))
+    }
+}
+
+/// A step's duration as the summary shows it: `4.2 min`, or `12 s` under a minute.
+fn minutes(took: Duration) -> String {
+    let secs = took.as_secs_f64();
+    if secs < 60.0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{:.1} min", secs / 60.0)
     }
 }
 
@@ -171,7 +200,15 @@ fn e2e_command(session: &Session, app: &PathBuf, artifacts: &PathBuf, extra: &[&
 
 #[cfg(test)]
 mod tests {
-    use super::count;
+    use std::time::Duration;
+
+    use super::{count, minutes};
+
+    #[test]
+    fn durations_read_as_seconds_then_minutes() {
+        assert_eq!(minutes(Duration::from_millis(12_400)), "12 s");
+        assert_eq!(minutes(Duration::from_secs(252)), "4.2 min");
+    }
 
     #[test]
     fn counts_are_read_from_cargo_test_summaries() {

@@ -1,7 +1,9 @@
 //! Parse throughput of each adapter over real HTTP, and the time to first token it adds.
 //!
 //! A local fake server streams N one-word tokens in its provider's wire format as fast
-//! as TCP allows; the adapter's stream is consumed and the text accumulated. Reported
+//! as TCP allows, after a pause of [`FIRST_TOKEN_GAP`] behind its first piece (so the
+//! first token is not timed against the flood of the rest); the adapter's stream is
+//! consumed and the text accumulated. Reported
 //! per adapter (median of 5 runs, min–max): tokens/s, CPU time per token (user + system
 //! of this process, from /proc/self/stat, so the in-process server is included: an upper
 //! bound), and the added time to first token (client's first token event minus the
@@ -18,6 +20,7 @@ use art_testkit::fake::scripts::{Protocol, text_reply};
 use art_types::StreamEventKind;
 use futures::StreamExt;
 
+use crate::server::FIRST_TOKEN_GAP;
 use crate::wire;
 
 const TOKENS: usize = 200_000;
@@ -30,7 +33,8 @@ struct Run {
 }
 
 async fn stream_once(protocol: Protocol, body: &str) -> Run {
-    let server = FakeServer::start(vec![text_reply(protocol, body, 16 * 1024)]).await;
+    let reply = text_reply(protocol, body, 16 * 1024).pause_after_first(FIRST_TOKEN_GAP);
+    let server = FakeServer::start(vec![reply]).await;
     let adapter = wire::adapter(protocol, server.url(), HttpOptions::default());
     let (cpu, wall) = (cpu_time(), Instant::now());
     let mut stream = adapter
@@ -78,8 +82,9 @@ pub fn run() -> Result<(), String> {
     let mut results = Results::new("adapters", "cargo xtask bench adapters");
     results.note(&format!(
         "{TOKENS} one-word tokens per stream from a fake server in the same process \
-         (16 KiB writes); CPU is the whole process's, server included (an upper bound); \
-         median of {RUNS} runs."
+         (16 KiB writes, a {} ms pause after the first, included in the time); CPU is the \
+         whole process's, server included (an upper bound); median of {RUNS} runs.",
+        FIRST_TOKEN_GAP.as_millis()
     ));
     for (name, label, protocol) in [
         ("openai", "OpenAI (SSE)", Protocol::OpenAi),

@@ -319,13 +319,16 @@ pub async fn compare(tokens: usize, runs: usize, peers: Option<Peers>) -> Result
     }
     results.note(&format!(
         "{} tokens of 3–4 characters each, streamed by a fake server on 127.0.0.1 \
-         in 16 KiB writes as fast as it can; each client is its own process and times its own \
+         in 16 KiB writes as fast as it can after a {} ms pause behind the first (a model's \
+         pause after its first token; the time to first token is measured in it, the pause \
+         counts in the throughput); each client is its own process and times its own \
          loop (request sent → last token; CPU = user + system of the client process from the OS); \
          median of {runs} rounds after a warm-up round, clients taking turns in each round. \
          A client whose label gives a smaller count gets that many (the same deltas, a shorter \
          answer): at its pace the full answer would take minutes per round; every figure is \
          per token.",
-        crate::report::format::number(tokens as f64)
+        crate::report::format::number(tokens as f64),
+        crate::server::FIRST_TOKEN_GAP.as_millis()
     ));
     for (client, runs) in clients.iter().zip(&samples) {
         add_client_figures(&mut results, client, runs, client.tokens(tokens));

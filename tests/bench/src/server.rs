@@ -11,6 +11,11 @@ use serde_json::json;
 /// Bytes per write on the wire (a server flushing as fast as it can).
 const PIECE: usize = 16 * 1024;
 
+/// The server's pause after its first piece, as a model pauses after its first token.
+/// Without it the first token is timed while the server floods the 2 cores with the rest
+/// of the answer: that measured the flood (~2 ms for every client), not the client.
+pub const FIRST_TOKEN_GAP: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// The text of token `i` of `tokens`: a short word and a space, the last without one.
 pub fn token(i: usize, tokens: usize) -> &'static str {
     if i + 1 == tokens { "end" } else { "tok " }
@@ -88,10 +93,12 @@ pub fn short(tokens: usize) -> usize {
 /// Start the server on a free port of 127.0.0.1, streaming `tokens` deltas per answer
 /// ([`short`] of them to requests for [`SHORT_MODEL`]).
 pub async fn start(tokens: usize) -> FakeServer {
-    let openai = Reply::sse(&openai_body(tokens), PIECE);
-    let ollama = Reply::ndjson(&ollama_body(tokens), PIECE);
-    let openai_short = Reply::sse(&openai_body(short(tokens)), PIECE);
-    let ollama_short = Reply::ndjson(&ollama_body(short(tokens)), PIECE);
+    let answer = |reply: Reply| reply.pause_after_first(FIRST_TOKEN_GAP);
+    let openai = answer(Reply::sse(&openai_body(tokens), PIECE));
+    let ollama = answer(Reply::ndjson(&ollama_body(tokens), PIECE));
+    let openai_short = answer(Reply::sse(&openai_body(short(tokens)), PIECE));
+    let ollama_short = answer(Reply::ndjson(&ollama_body(short(tokens)), PIECE));
+    // The plan is one piece: nothing to pause for.
     let openai_plan = Reply::sse(&openai_body_of(PLAN), PIECE);
     let ollama_plan = Reply::ndjson(&ollama_body_of(PLAN), PIECE);
     let router = move |request: &Recorded| {
@@ -125,7 +132,58 @@ fn ollama_body_of(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
     use super::*;
+
+    /// The answer's second piece leaves the server no sooner than [`FIRST_TOKEN_GAP`]
+    /// after its first (a lower bound: scheduling can only make it later), and the whole
+    /// answer still arrives.
+    #[tokio::test]
+    async fn the_answer_pauses_after_its_first_piece() {
+        let tokens = 2_000;
+        let server = start(tokens).await;
+        let body = r#"{"model":"m","messages":[{"role":"user","content":"Hi"}],"stream":true}"#;
+        let address = server.url().trim_start_matches("http://").to_owned();
+        let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
+        let request = format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        socket.write_all(request.as_bytes()).await.unwrap();
+        let (mut received, mut buf) = (Vec::new(), [0u8; 4096]);
+        let mut second_piece_at = None;
+        loop {
+            let n = socket.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            received.extend_from_slice(&buf[..n]);
+            if received.len() > 2 * PIECE {
+                second_piece_at.get_or_insert_with(std::time::Instant::now);
+            }
+        }
+        let first_piece_at = server.first_bytes()[0];
+        assert!(second_piece_at.unwrap() - first_piece_at >= FIRST_TOKEN_GAP);
+        let text = String::from_utf8(received).unwrap();
+        let (head, chunked) = text.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 200"));
+        assert_eq!(unchunk(chunked), openai_body(tokens));
+    }
+
+    /// The body of a `Transfer-Encoding: chunked` message.
+    fn unchunk(mut rest: &str) -> String {
+        let mut body = String::new();
+        loop {
+            let (size, after) = rest.split_once("\r\n").unwrap();
+            let size = usize::from_str_radix(size, 16).unwrap();
+            if size == 0 {
+                return body;
+            }
+            body.push_str(&after[..size]);
+            rest = &after[size + 2..];
+        }
+    }
 
     #[test]
     fn bodies_carry_every_token_once() {

@@ -36,6 +36,10 @@ pub struct Reply {
     pub chunks: Vec<Vec<u8>>,
     /// Pause before each piece.
     pub delay: Duration,
+    /// Pause after the first piece, as a model pauses after its first token (the
+    /// benchmarks use it so a client's first token is timed apart from the rush of the
+    /// rest of the answer).
+    pub first_pause: Duration,
     /// How the body ends.
     pub ending: Ending,
 }
@@ -52,6 +56,7 @@ impl Reply {
                 .map(<[u8]>::to_vec)
                 .collect(),
             delay: Duration::ZERO,
+            first_pause: Duration::ZERO,
             ending: Ending::Complete,
         }
     }
@@ -75,6 +80,7 @@ impl Reply {
             headers: vec![("Content-Type".into(), "application/json".into())],
             chunks: vec![json.as_bytes().to_vec()],
             delay: Duration::ZERO,
+            first_pause: Duration::ZERO,
             ending: Ending::Complete,
         }
     }
@@ -88,6 +94,12 @@ impl Reply {
     /// Pause before each piece.
     pub fn delayed(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// Pause after the first piece (see [`Reply::first_pause`]).
+    pub fn pause_after_first(mut self, pause: Duration) -> Self {
+        self.first_pause = pause;
         self
     }
 
@@ -367,6 +379,9 @@ async fn serve(mut socket: TcpStream, state: Arc<Shared>) -> std::io::Result<()>
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .push(now);
+            if !reply.first_pause.is_zero() {
+                tokio::time::sleep(reply.first_pause).await;
+            }
         }
     }
     match reply.ending {
