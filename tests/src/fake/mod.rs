@@ -230,8 +230,9 @@ impl FakeServer {
         self.shared.abandoned.load(Ordering::SeqCst)
     }
 
-    /// When the first body byte of each streamed reply was written, in reply order
-    /// (benchmarks measure the time to first token a client adds on top).
+    /// When the first body byte of each streamed reply went out (taken just before its
+    /// write), in reply order (benchmarks measure the time to first token a client adds
+    /// on top).
     pub fn first_bytes(&self) -> Vec<Instant> {
         self.first_bytes_both()
             .into_iter()
@@ -368,20 +369,21 @@ async fn serve(mut socket: TcpStream, state: Arc<Shared>) -> std::io::Result<()>
         let mut framed = format!("{:x}\r\n", chunk.len()).into_bytes();
         framed.extend_from_slice(chunk);
         framed.extend_from_slice(b"\r\n");
-        if let Err(e) = write_flushed(&mut socket, &framed).await {
-            state.abandoned.fetch_add(1, Ordering::SeqCst);
-            return Err(e);
-        }
         if i == 0 {
+            // Taken as the first byte starts out: no client can see it any earlier.
             let now = (Instant::now(), SystemTime::now());
             state
                 .first_bytes
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .push(now);
-            if !reply.first_pause.is_zero() {
-                tokio::time::sleep(reply.first_pause).await;
-            }
+        }
+        if let Err(e) = write_flushed(&mut socket, &framed).await {
+            state.abandoned.fetch_add(1, Ordering::SeqCst);
+            return Err(e);
+        }
+        if i == 0 && !reply.first_pause.is_zero() {
+            tokio::time::sleep(reply.first_pause).await;
         }
     }
     match reply.ending {
