@@ -60,7 +60,7 @@ pub fn sse(protocol: Sse, bytes: &[u8]) -> Vec<StreamEventKind> {
     futures::executor::block_on(async {
         while let Some(event) = events.next().await {
             match event {
-                Ok(event) => out.extend(crate::providers::wire::dispatch(&mut *decoder, &event)),
+                Ok(event) => crate::providers::wire::dispatch(&mut *decoder, &event, &mut out),
                 Err(_) => return,
             }
         }

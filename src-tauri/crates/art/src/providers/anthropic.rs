@@ -233,8 +233,9 @@ impl Decoder {
     }
 }
 
-impl SseDecoder for Decoder {
-    fn event(&mut self, _name: &str, data: &str) -> Vec<StreamEventKind> {
+impl Decoder {
+    /// One event's payload decoded (its `type` names the event, as the `event:` line does).
+    pub fn decode(&mut self, data: &str) -> Vec<StreamEventKind> {
         let event = match parse_chunk("Anthropic", data) {
             Ok(v) => v,
             Err(events) => return events,
@@ -303,6 +304,12 @@ impl SseDecoder for Decoder {
             // `ping` and event types added after this adapter was written.
             _ => Vec::new(),
         }
+    }
+}
+
+impl SseDecoder for Decoder {
+    fn event(&mut self, _name: &str, data: &str, out: &mut Vec<StreamEventKind>) {
+        out.extend(self.decode(data));
     }
 
     fn end_of_stream(&mut self) -> Vec<StreamEventKind> {

@@ -214,8 +214,9 @@ impl Decoder {
     }
 }
 
-impl SseDecoder for Decoder {
-    fn event(&mut self, _name: &str, data: &str) -> Vec<StreamEventKind> {
+impl Decoder {
+    /// One chunk of the stream decoded.
+    pub fn decode(&mut self, data: &str) -> Vec<StreamEventKind> {
         let response = match parse_chunk("Gemini", data) {
             Ok(v) => v,
             Err(events) => return events,
@@ -271,6 +272,12 @@ impl SseDecoder for Decoder {
             .flatten()
             .filter_map(|part| self.part(part))
             .collect()
+    }
+}
+
+impl SseDecoder for Decoder {
+    fn event(&mut self, _name: &str, data: &str, out: &mut Vec<StreamEventKind>) {
+        out.extend(self.decode(data));
     }
 
     fn end_of_stream(&mut self) -> Vec<StreamEventKind> {

@@ -118,24 +118,27 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    /// Decode one chunk.
-    pub fn feed(&mut self, data: &str) -> Vec<StreamEventKind> {
+    /// Decode one chunk, appending its events to `out`.
+    pub fn feed(&mut self, data: &str, out: &mut Vec<StreamEventKind>) {
         // Most chunks carry a piece of text and nothing else: no JSON tree for those.
         if let Some(plain) = fast::plain(data) {
             if let Some(reason) = plain.finish_reason {
                 self.metadata.stop_reason = Some(reason.into_owned());
             }
-            return match plain.text.filter(|t| !t.is_empty()) {
-                Some(text) => vec![StreamEventKind::Token {
+            if let Some(text) = plain.text.filter(|t| !t.is_empty()) {
+                out.push(StreamEventKind::Token {
                     text: text.into_owned(),
                     token_type: TokenType::LlmResponse,
-                }],
-                None => Vec::new(),
-            };
+                });
+            }
+            return;
         }
         let chunk = match parse_chunk("the provider", data) {
             Ok(v) => v,
-            Err(events) => return events,
+            Err(events) => {
+                out.extend(events);
+                return;
+            }
         };
         if let Some(error) = chunk.get("error") {
             let message = error
@@ -143,13 +146,13 @@ impl Decoder {
                 .and_then(Value::as_str)
                 .unwrap_or("the provider reported an error")
                 .to_owned();
-            return vec![error_event(
+            out.push(error_event(
                 ErrorClass::Transient,
                 "PROVIDER_STREAM_ERROR",
                 message,
-            )];
+            ));
+            return;
         }
-        let mut out = Vec::new();
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.metadata.input_tokens = usage.get("prompt_tokens").and_then(Value::as_u64);
             self.metadata.output_tokens = usage.get("completion_tokens").and_then(Value::as_u64);
@@ -158,13 +161,13 @@ impl Decoder {
                 .and_then(Value::as_u64);
         }
         let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) else {
-            return out;
+            return;
         };
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
             self.metadata.stop_reason = Some(reason.to_owned());
         }
         let Some(delta) = choice.get("delta") else {
-            return out;
+            return;
         };
         for key in ["reasoning_content", "reasoning"] {
             if let Some(text) = delta
@@ -217,7 +220,6 @@ impl Decoder {
                 entry.arguments.push_str(args);
             }
         }
-        out
     }
 
     /// At `[DONE]`: the aggregated tool calls, the metadata, then END.
@@ -255,10 +257,10 @@ impl Decoder {
 }
 
 impl SseDecoder for Decoder {
-    fn event(&mut self, _name: &str, data: &str) -> Vec<StreamEventKind> {
+    fn event(&mut self, _name: &str, data: &str, out: &mut Vec<StreamEventKind>) {
         match data.trim() {
-            "[DONE]" => self.finish(),
-            _ => self.feed(data),
+            "[DONE]" => out.extend(self.finish()),
+            _ => self.feed(data, out),
         }
     }
 
@@ -353,8 +355,10 @@ mod tests {
             "{\"choices\": 5}",
             "{\"choices\":[{\"delta\":{\"tool_calls\":[7]}}]}",
         ] {
-            let _ = d.feed(junk);
+            d.feed(junk, &mut Vec::new());
         }
-        assert!(matches!(d.feed("{")[0], StreamEventKind::Error(_)));
+        let mut out = Vec::new();
+        d.feed("{", &mut out);
+        assert!(matches!(out[..], [StreamEventKind::Error(_)]));
     }
 }

@@ -14,8 +14,10 @@ use crate::reasoning::provider::{EventStream, ProviderError};
 
 /// Turns the server-sent events of one protocol into stream events.
 pub trait SseDecoder: Send + 'static {
-    /// One event: its `event:` name (`message` when absent) and `data:` payload.
-    fn event(&mut self, name: &str, data: &str) -> Vec<StreamEventKind>;
+    /// One event: its `event:` name (`message` when absent) and `data:` payload; what it
+    /// produces is appended to `out` (one buffer for the whole stream, not a list per
+    /// event).
+    fn event(&mut self, name: &str, data: &str, out: &mut Vec<StreamEventKind>);
     /// The server closed the stream after the last event: END (with what was pending)
     /// when the protocol allows ending this way, else an interruption error.
     fn end_of_stream(&mut self) -> Vec<StreamEventKind>;
@@ -90,6 +92,8 @@ pub fn sse_stream(
     )));
     let (tx, rx) = mpsc::channel::<Vec<StreamEventKind>>(16);
     tokio::spawn(async move {
+        // What the decoder produced for the current SSE block (kept for its capacity).
+        let mut decoded = Vec::new();
         // The first event goes alone (time to first token); then everything already
         // received goes in one batch: one hand-over per network read, not per token.
         let mut limit = 1;
@@ -101,27 +105,29 @@ pub fn sse_stream(
             let mut batch = Batch::default();
             let mut next = Some(next);
             while let Some(item) = next.take() {
-                let produced = match item {
+                match item {
                     None => {
                         batch.input_over = true;
-                        decoder.end_of_stream()
+                        decoded.extend(decoder.end_of_stream());
                     }
-                    Some(Err(SseError::Body(e))) => match e.downcast::<ProviderError>() {
-                        Ok(e) => vec![StreamEventKind::Error(e.into_stream_error())],
-                        Err(e) => vec![error_event(
-                            ErrorClass::Transient,
-                            "STREAM_INTERRUPTED",
-                            e.to_string(),
-                        )],
-                    },
-                    Some(Err(e)) => vec![error_event(
+                    Some(Err(SseError::Body(e))) => {
+                        decoded.push(match e.downcast::<ProviderError>() {
+                            Ok(e) => StreamEventKind::Error(e.into_stream_error()),
+                            Err(e) => error_event(
+                                ErrorClass::Transient,
+                                "STREAM_INTERRUPTED",
+                                e.to_string(),
+                            ),
+                        })
+                    }
+                    Some(Err(e)) => decoded.push(error_event(
                         ErrorClass::Transient,
                         "MALFORMED_STREAM",
                         e.to_string(),
-                    )],
-                    Some(Ok(event)) => dispatch(&mut decoder, &event),
-                };
-                batch.extend(produced);
+                    )),
+                    Some(Ok(event)) => dispatch(&mut decoder, &event, &mut decoded),
+                }
+                batch.extend(decoded.drain(..));
                 if !batch.done() && batch.len() < limit {
                     next = events.next().now_or_never();
                 }
@@ -135,12 +141,16 @@ pub fn sse_stream(
     receiver_stream(rx)
 }
 
-/// Hand one SSE block to `decoder` as an EventSource would dispatch it: blocks without
-/// data (comments, keep-alives, a lone `retry:`) are skipped; no `event:` means `message`.
-pub fn dispatch(decoder: &mut (impl SseDecoder + ?Sized), event: &Sse) -> Vec<StreamEventKind> {
-    match event.data.as_deref() {
-        None | Some("") => Vec::new(),
-        Some(data) => decoder.event(event.event.as_deref().unwrap_or("message"), data),
+/// Hand one SSE block to `decoder` as an EventSource would dispatch it, its events
+/// appended to `out`: blocks without data (comments, keep-alives, a lone `retry:`) are
+/// skipped; no `event:` means `message`.
+pub fn dispatch(
+    decoder: &mut (impl SseDecoder + ?Sized),
+    event: &Sse,
+    out: &mut Vec<StreamEventKind>,
+) {
+    if let Some(data) = event.data.as_deref().filter(|d| !d.is_empty()) {
+        decoder.event(event.event.as_deref().unwrap_or("message"), data, out);
     }
 }
 

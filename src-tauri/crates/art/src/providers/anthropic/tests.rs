@@ -121,10 +121,8 @@ fn thinking_leaves_room_for_the_answer_and_drops_sampling_parameters() {
 #[test]
 fn a_mid_stream_error_event_is_classified() {
     let mut decoder = Decoder::default();
-    let events = decoder.event(
-        "error",
-        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
-    );
+    let events = decoder
+        .decode(r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#);
     let [StreamEventKind::Error(e)] = events.as_slice() else {
         panic!("{events:?}")
     };

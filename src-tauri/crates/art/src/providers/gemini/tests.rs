@@ -96,11 +96,11 @@ fn generation_thinking_and_tools_use_gemini_names() {
 #[test]
 fn usage_is_cumulative_and_the_end_needs_a_finish_reason() {
     let mut decoder = Decoder::default();
-    decoder.event("message", r#"{"candidates":[{"content":{"parts":[{"text":"a"}]}}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":1}}"#);
+    decoder.decode(r#"{"candidates":[{"content":{"parts":[{"text":"a"}]}}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":1}}"#);
     assert!(
         matches!(decoder.end_of_stream().as_slice(), [StreamEventKind::Error(e)] if e.code == "STREAM_INTERRUPTED")
     );
-    decoder.event("message", r#"{"candidates":[{"content":{"parts":[{"text":"b"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":2}}"#);
+    decoder.decode(r#"{"candidates":[{"content":{"parts":[{"text":"b"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":2}}"#);
     let end = decoder.end_of_stream();
     let [StreamEventKind::Metadata(meta), StreamEventKind::End] = end.as_slice() else {
         panic!("{end:?}")
@@ -112,13 +112,12 @@ fn usage_is_cumulative_and_the_end_needs_a_finish_reason() {
 #[test]
 fn errors_and_blocked_prompts_end_the_stream() {
     let mut decoder = Decoder::default();
-    let events = decoder.event(
-        "message",
+    let events = decoder.decode(
         r#"{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}"#,
     );
     assert!(
         matches!(events.as_slice(), [StreamEventKind::Error(e)] if e.class == ErrorClass::Transient && e.message.contains("overloaded"))
     );
-    let events = decoder.event("message", r#"{"promptFeedback":{"blockReason":"SAFETY"}}"#);
+    let events = decoder.decode(r#"{"promptFeedback":{"blockReason":"SAFETY"}}"#);
     assert!(matches!(events.as_slice(), [StreamEventKind::Error(e)] if e.code == "PROMPT_BLOCKED"));
 }

@@ -3,7 +3,10 @@
 //! other chunk (errors, usage, tool calls, reasoning, unexpected types) is left to the
 //! full decoder, which handles every shape.
 
+use std::fmt;
+
 use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::providers::wire::{Text, borrowed_text as text};
@@ -14,8 +17,26 @@ struct Chunk<'a> {
     error: Option<&'a RawValue>,
     #[serde(borrow, default)]
     usage: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    choices: Vec<Choice<'a>>,
+    /// The first choice (a stream chunk has one); the rest are skipped, no list is built.
+    #[serde(borrow, default, deserialize_with = "first_choice")]
+    choices: Option<Choice<'a>>,
+}
+
+/// The first element of a `choices` array, borrowing from the input.
+fn first_choice<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Choice<'de>>, D::Error> {
+    struct First;
+    impl<'de> Visitor<'de> for First {
+        type Value = Option<Choice<'de>>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a list of choices")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let first = seq.next_element()?;
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(first)
+        }
+    }
+    d.deserialize_seq(First)
 }
 
 #[derive(Deserialize)]
@@ -51,7 +72,7 @@ pub(super) fn plain(data: &str) -> Option<Plain<'_>> {
     if chunk.error.is_some() || chunk.usage.is_some() {
         return None;
     }
-    let Some(choice) = chunk.choices.into_iter().next() else {
+    let Some(choice) = chunk.choices else {
         return Some(Plain {
             text: None,
             finish_reason: None,
