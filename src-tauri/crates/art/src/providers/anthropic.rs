@@ -231,11 +231,9 @@ impl Decoder {
             self.metadata.output_tokens = Some(n);
         }
     }
-}
 
-impl Decoder {
     /// One event's payload decoded (its `type` names the event, as the `event:` line does).
-    pub fn decode(&mut self, data: &str) -> Vec<StreamEventKind> {
+    fn decode(&mut self, data: &str) -> Vec<StreamEventKind> {
         let event = match parse_chunk("Anthropic", data) {
             Ok(v) => v,
             Err(events) => return events,

@@ -212,11 +212,9 @@ impl Decoder {
             token_type,
         })
     }
-}
 
-impl Decoder {
     /// One chunk of the stream decoded.
-    pub fn decode(&mut self, data: &str) -> Vec<StreamEventKind> {
+    fn decode(&mut self, data: &str) -> Vec<StreamEventKind> {
         let response = match parse_chunk("Gemini", data) {
             Ok(v) => v,
             Err(events) => return events,
