@@ -93,11 +93,11 @@ pub fn short(tokens: usize) -> usize {
 /// Start the server on a free port of 127.0.0.1, streaming `tokens` deltas per answer
 /// ([`short`] of them to requests for [`SHORT_MODEL`]).
 pub async fn start(tokens: usize) -> FakeServer {
-    let answer = |reply: Reply| reply.pause_after_first(FIRST_TOKEN_GAP);
-    let openai = answer(Reply::sse(&openai_body(tokens), PIECE));
-    let ollama = answer(Reply::ndjson(&ollama_body(tokens), PIECE));
-    let openai_short = answer(Reply::sse(&openai_body(short(tokens)), PIECE));
-    let ollama_short = answer(Reply::ndjson(&ollama_body(short(tokens)), PIECE));
+    let paused = |reply: Reply| reply.pause_after_first(FIRST_TOKEN_GAP);
+    let openai = paused(Reply::sse(&openai_body(tokens), PIECE));
+    let ollama = paused(Reply::ndjson(&ollama_body(tokens), PIECE));
+    let openai_short = paused(Reply::sse(&openai_body(short(tokens)), PIECE));
+    let ollama_short = paused(Reply::ndjson(&ollama_body(short(tokens)), PIECE));
     // The plan is one piece: nothing to pause for.
     let openai_plan = Reply::sse(&openai_body_of(PLAN), PIECE);
     let ollama_plan = Reply::ndjson(&ollama_body_of(PLAN), PIECE);

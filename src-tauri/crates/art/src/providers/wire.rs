@@ -166,15 +166,9 @@ pub struct Batch {
     pub input_over: bool,
 }
 
+/// Adding events keeps them up to and including the first END or error.
 impl Extend<StreamEventKind> for Batch {
     fn extend<I: IntoIterator<Item = StreamEventKind>>(&mut self, events: I) {
-        Batch::extend(self, events);
-    }
-}
-
-impl Batch {
-    /// Add events, up to and including the first END or error.
-    pub fn extend(&mut self, events: impl IntoIterator<Item = StreamEventKind>) {
         for event in events {
             if self.finished {
                 return;
@@ -183,7 +177,9 @@ impl Batch {
             self.events.push(event);
         }
     }
+}
 
+impl Batch {
     /// Whether the reader should stop after this batch.
     pub fn done(&self) -> bool {
         self.finished || self.input_over
