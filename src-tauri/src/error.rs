@@ -33,7 +33,7 @@ pub fn context_error(err: ContextError) -> IpcError {
     }
 }
 
-/// The database.
+/// A storage failure: a bad search query is the user's to fix, the rest is ours.
 pub fn storage_error(err: StorageError) -> IpcError {
     match err {
         StorageError::InvalidSearch(message) => IpcError::new(ErrorCode::InvalidInput, message)
@@ -48,7 +48,7 @@ pub fn provider_error(err: ProviderError) -> IpcError {
         .with_details(serde_json::json!({ "class": err.class, "code": err.code }))
 }
 
-/// The keychain.
+/// A keychain failure, saying that the key was stored nowhere else.
 pub fn secret_error(err: SecretError) -> IpcError {
     match err {
         SecretError::Unavailable { reason, hint } => IpcError::new(

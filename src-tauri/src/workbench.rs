@@ -18,7 +18,7 @@ use tauri::{AppHandle, Emitter};
 
 /// Everything the thread, run and settings commands need.
 pub struct Workbench {
-    /// The framework.
+    /// The agent, its managers and sockets over the data directory's database.
     pub art: ArtInstance,
     /// Providers and their pooled adapters.
     pub providers: Arc<ProviderManager>,

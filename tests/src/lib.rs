@@ -3,6 +3,9 @@
 //! - [`bench`]: benchmark figures as data (median, range, budget) for BENCHMARKS.md.
 //! - [`fake`]: fake provider servers over real TCP, scripted reply by reply, with fault
 //!   injection (byte splits, delays, disconnects, silence); they record every request.
+//! - [`fixtures`]: each provider's wire transcripts as constants.
+//! - [`framework`] (feature `framework`): a scripted provider and the adapters' test
+//!   helpers, for code written against the `art` framework.
 //! - [`e2e`] (feature `e2e`): drives the real app binary through tauri-driver and
 //!   WebKitWebDriver, the way a user would, and saves screenshots as artifacts.
 
@@ -10,3 +13,6 @@ pub mod bench;
 #[cfg(feature = "e2e")]
 pub mod e2e;
 pub mod fake;
+pub mod fixtures;
+#[cfg(feature = "framework")]
+pub mod framework;

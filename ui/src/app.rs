@@ -1,55 +1,20 @@
-//! The shell: sidebar on the left, the selected pane on the right, and the start-up
-//! handshake with the backend.
+//! The root component: sidebar on the left, the selected pane on the right, the start-up
+//! handshake with the backend and the keyboard shortcuts.
 
-use art_types::{AppInfo, IpcError, ReadyEvent, events};
+use art_types::commands as cmd;
+use art_types::{ReadyEvent, events};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::components::sidebar::Sidebar;
-use crate::ipc::{self, NoArgs};
+use crate::ipc;
+use crate::shell::{Connection, Pane, Shell};
 use crate::store::Store;
 use crate::views::about::About;
 use crate::views::home::Home;
 use crate::views::prompts::Prompts;
 use crate::views::providers::Providers;
 use crate::views::thread::ThreadView;
-
-/// Which view the main pane shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pane {
-    /// The start view (no thread selected).
-    Home,
-    /// Version, paths and keychain status.
-    About,
-    /// The open thread (`Store::selected`).
-    Thread,
-    /// Providers and their keys.
-    Providers,
-    /// The prompt library.
-    Prompts,
-}
-
-/// State of the connection to the backend, from the start-up handshake.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Connection {
-    /// Waiting for the backend's `art://ready` event.
-    Connecting,
-    /// The backend answered through the event channel.
-    Ready(ReadyEvent),
-    /// Subscribing or the handshake failed.
-    Failed(IpcError),
-}
-
-/// App-wide values shared with every view through context.
-#[derive(Clone, Copy)]
-pub struct Shell {
-    /// Selected pane.
-    pub pane: RwSignal<Pane>,
-    /// Backend connection state.
-    pub connection: RwSignal<Connection>,
-    /// `app_info`, fetched once on mount.
-    pub info: LocalResource<Result<AppInfo, IpcError>>,
-}
 
 /// Subscribe to backend events first, then ask the backend to announce itself: an event
 /// emitted before the UI listened would be lost, so the handshake goes in this order.
@@ -65,7 +30,7 @@ fn start_handshake(connection: RwSignal<Connection>, store: Store) {
         };
         store.reload_threads();
         let result = match subscribed {
-            Ok(()) => ipc::invoke::<(), _>("ui_ready", &NoArgs {}).await,
+            Ok(()) => ipc::call(&cmd::UiReady {}).await,
             Err(e) => Err(e),
         };
         if let Err(e) = result {
@@ -107,7 +72,7 @@ pub fn App() -> impl IntoView {
     let shell = Shell {
         pane: RwSignal::new(Pane::Home),
         connection: RwSignal::new(Connection::Connecting),
-        info: LocalResource::new(|| ipc::invoke::<AppInfo, _>("app_info", &NoArgs {})),
+        info: LocalResource::new(|| ipc::call(&cmd::AppInfo {})),
     };
     let store = Store::new();
     provide_context(shell);

@@ -4,6 +4,7 @@
 //! Every failure comes back as an [`IpcError`]: the backend's own `{code, message,
 //! details}` when it sent one, else an `IPC_FAILURE` wrapping whatever Tauri said.
 
+use art_types::commands::Command;
 use art_types::{ErrorCode, IpcError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -47,29 +48,18 @@ fn to_js<A: Serialize>(args: &A) -> Result<JsValue, IpcError> {
         })
 }
 
-/// Call a backend command with named arguments and decode its answer.
-pub async fn invoke<T: DeserializeOwned, A: Serialize>(cmd: &str, args: &A) -> Result<T, IpcError> {
-    let value = tauri_invoke(cmd, to_js(args)?)
+/// Call a backend command and decode its answer: `call(&SendMessage { … })` gives the
+/// run's trace id. The command's name and output type come from `art_types::commands`.
+pub async fn call<C: Command>(command: &C) -> Result<C::Output, IpcError> {
+    let value = tauri_invoke(C::NAME, to_js(command)?)
         .await
         .map_err(to_ipc_error)?;
     serde_wasm_bindgen::from_value(value).map_err(|e| {
         IpcError::new(
             ErrorCode::IpcFailure,
-            format!("unexpected answer from `{cmd}`: {e}"),
+            format!("unexpected answer from `{}`: {e}", C::NAME),
         )
     })
-}
-
-/// Arguments of a command that takes none.
-#[derive(Serialize)]
-pub struct NoArgs {}
-
-/// Arguments of a command about one thread (`threadId`).
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ThreadArgs<'a> {
-    /// The thread.
-    pub thread_id: &'a str,
 }
 
 /// Subscribe to a backend event for the life of the page. Resolves once the

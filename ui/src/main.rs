@@ -7,10 +7,11 @@ mod app;
 mod components;
 mod highlight;
 mod ipc;
-mod live;
 mod markdown;
+mod run_view;
+mod shell;
 mod store;
-mod trace;
+mod timeline;
 mod views;
 
 fn main() {

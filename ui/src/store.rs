@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use art_types::commands as cmd;
 use art_types::{
     ConversationMessage, ExportProgress, Observation, RunFinished, StreamBatch, ThreadSummary,
     events,
@@ -10,8 +11,8 @@ use art_types::{
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::ipc::{self, NoArgs};
-use crate::live::RunView;
+use crate::ipc;
+use crate::run_view::RunView;
 
 /// State shared by every view (through context).
 #[derive(Clone, Copy)]
@@ -86,7 +87,7 @@ impl Store {
     pub fn reload_threads(&self) {
         let store = *self;
         spawn_local(async move {
-            match ipc::invoke::<Vec<ThreadSummary>, _>("list_threads", &NoArgs {}).await {
+            match ipc::call(&cmd::ListThreads {}).await {
                 Ok(threads) => {
                     // A deleted thread cannot stay open.
                     if let Some(open) = store.selected.get_untracked()

@@ -1,5 +1,5 @@
 //! `cargo xtask stress [TRIALS]`: the long variants of the reliability tests. Today the
-//! crash-safety test (`art/tests/crash.rs`: `art run` killed with SIGKILL at a random
+//! crash-safety test (`art-cli/tests/cli/crash.rs`: `art run` killed with SIGKILL at a random
 //! moment, then the database, the answer and the thread are checked) with 200 trials
 //! instead of the suite's 20. It prints the trials' outcomes and the seed to replay them.
 
@@ -11,7 +11,7 @@ const TRIALS: u32 = 200;
 /// Run the long reliability tests.
 pub fn run(args: &[String]) -> Result<(), String> {
     let trials = cmd::number_arg(args, "TRIALS", TRIALS)?;
-    let mut test = cmd::cargo(&["test", "-p", "art", "--test", "crash"]);
+    let mut test = cmd::cargo(&["test", "-p", "art-cli", "--test", "cli", "crash::"]);
     test.args(["--", "--nocapture"])
         .env("ART_CRASH_TRIALS", trials.to_string());
     cmd::step(&format!("Stress: {trials} SIGKILL trials"), &mut test)

@@ -4,11 +4,11 @@
 
 use art::clock;
 use art::observation::ObservationQuery;
-use art_types::{
-    AgentProps, ErrorCode, IpcError, MessageRole, Observation, ObservationType, RunFinished,
-};
-use tauri::{AppHandle, Emitter, Manager, State};
+use art_types::commands::{CancelRun, EditAndResend, ListObservations, Regenerate, SendMessage};
+use art_types::{AgentProps, ErrorCode, IpcError, MessageRole, Observation, RunFinished};
+use tauri::{AppHandle, Emitter, Manager};
 
+use super::{Handler, workbench};
 use crate::error::{context_error, require};
 use crate::events::threads_changed;
 use crate::state::AppState;
@@ -105,29 +105,25 @@ fn launch(
     Ok(trace_id)
 }
 
-/// Start a run of the thread's agent on `text`; progress arrives as events.
-#[tauri::command]
-pub async fn send_message(
-    app: AppHandle,
-    state: State<'_, AppState>,
-    thread_id: String,
-    text: String,
-) -> Result<String, IpcError> {
-    let wb = state.workbench()?;
-    check_text(&text)?;
-    check_ready(&wb, &thread_id).await?;
-    launch(app, &wb, thread_id, text)
+impl Handler for SendMessage {
+    async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
+        let wb = workbench(&app)?;
+        check_text(&self.text)?;
+        check_ready(&wb, &self.thread_id).await?;
+        launch(app, &wb, self.thread_id, self.text)
+    }
 }
 
-/// Answer the last question again: the last user message and everything after it are
-/// replaced by a new run on the same text. Returns the new run's trace id.
-#[tauri::command]
-pub async fn regenerate(
-    app: AppHandle,
-    state: State<'_, AppState>,
-    thread_id: String,
-) -> Result<String, IpcError> {
-    let wb = state.workbench()?;
+impl Handler for Regenerate {
+    async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
+        regenerate(app, self.thread_id).await
+    }
+}
+
+/// The last user message and everything after it are replaced by a new run on the same
+/// text.
+async fn regenerate(app: AppHandle, thread_id: String) -> Result<String, IpcError> {
+    let wb = workbench(&app)?;
     check_ready(&wb, &thread_id).await?;
     let question = wb
         .art
@@ -144,17 +140,21 @@ pub async fn regenerate(
     replace_and_launch(app, &wb, thread_id, question.message_id, question.content).await
 }
 
-/// Edit a user message and send it again: it and everything after it are replaced by a
-/// new run on `text`. Returns the new run's trace id.
-#[tauri::command]
-pub async fn edit_and_resend(
-    app: AppHandle,
-    state: State<'_, AppState>,
-    thread_id: String,
-    message_id: String,
-    text: String,
-) -> Result<String, IpcError> {
-    let wb = state.workbench()?;
+impl Handler for EditAndResend {
+    async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
+        edit_and_resend(app, self).await
+    }
+}
+
+/// The edited user message and everything after it are replaced by a new run on the
+/// new text, once the message is found to be the user's.
+async fn edit_and_resend(app: AppHandle, args: EditAndResend) -> Result<String, IpcError> {
+    let EditAndResend {
+        thread_id,
+        message_id,
+        text,
+    } = args;
+    let wb = workbench(&app)?;
     check_text(&text)?;
     check_ready(&wb, &thread_id).await?;
     let role = wb
@@ -200,17 +200,16 @@ async fn replace_and_launch(
     launch(app, wb, thread_id, text)
 }
 
-/// Stop a run: it ends at its next step, keeping what was streamed (marked stopped).
-#[tauri::command]
-pub fn cancel_run(state: State<'_, AppState>, trace_id: String) -> Result<(), IpcError> {
-    let wb = state.workbench()?;
-    if wb.cancel_run(&trace_id) {
-        Ok(())
-    } else {
-        Err(IpcError::new(
-            ErrorCode::NotFound,
-            "that run is not running (it may have just finished)",
-        ))
+impl Handler for CancelRun {
+    async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
+        if workbench(&app)?.cancel_run(&self.trace_id) {
+            Ok(())
+        } else {
+            Err(IpcError::new(
+                ErrorCode::NotFound,
+                "that run is not running (it may have just finished)",
+            ))
+        }
     }
 }
 
@@ -220,32 +219,26 @@ const MAX_RUNS: usize = 500;
 /// Most observations one query returns.
 const MAX_OBSERVATIONS: usize = 10_000;
 
-/// Observations of a thread (optionally only some runs, optionally some types), oldest
-/// first. A view of a long thread asks for the runs of the messages it shows.
-#[tauri::command]
-pub async fn list_observations(
-    state: State<'_, AppState>,
-    thread_id: String,
-    trace_ids: Option<Vec<String>>,
-    types: Option<Vec<ObservationType>>,
-) -> Result<Vec<Observation>, IpcError> {
-    let wb = state.workbench()?;
-    let trace_ids = trace_ids.unwrap_or_default();
-    require(
-        trace_ids.len() <= MAX_RUNS,
-        "traceIds",
-        format!("ask for at most {MAX_RUNS} runs at a time"),
-    )?;
-    let query = ObservationQuery {
-        thread_id: Some(thread_id),
-        trace_ids,
-        types: types.unwrap_or_default(),
-        newest_first: false,
-        limit: Some(MAX_OBSERVATIONS),
-    };
-    wb.art
-        .observations
-        .query(&query)
-        .await
-        .map_err(|e| IpcError::new(ErrorCode::Storage, e.to_string()))
+impl Handler for ListObservations {
+    async fn handle(self, app: AppHandle) -> Result<Vec<Observation>, IpcError> {
+        let wb = workbench(&app)?;
+        let trace_ids = self.trace_ids.unwrap_or_default();
+        require(
+            trace_ids.len() <= MAX_RUNS,
+            "traceIds",
+            format!("ask for at most {MAX_RUNS} runs at a time"),
+        )?;
+        let query = ObservationQuery {
+            thread_id: Some(self.thread_id),
+            trace_ids,
+            types: self.types.unwrap_or_default(),
+            newest_first: false,
+            limit: Some(MAX_OBSERVATIONS),
+        };
+        wb.art
+            .observations
+            .query(&query)
+            .await
+            .map_err(|e| IpcError::new(ErrorCode::Storage, e.to_string()))
+    }
 }

@@ -6,26 +6,31 @@ use art::context::validate::{ConfigProblem, validate_thread_config};
 use art::providers::factory::BASE_URL;
 use art::providers::models::{list_models as fetch_models, ollama_doctor as run_doctor};
 use art::secrets::{Secret, SecretStore};
+use art_types::commands::{
+    DeleteApiKey, GetThreadConfig, ListModels, ListProviders, ListTools, OllamaDoctor, SetApiKey,
+    SetThreadConfig,
+};
 use art_types::{
     AdapterKind, DoctorReport, ErrorCode, IpcError, KeyState, ModelInfo, ProviderInfo,
     ThreadConfig, ToolSchema,
 };
-use tauri::State;
+use tauri::AppHandle;
 
+use super::{Handler, workbench};
 use crate::error::{context_error, provider_error, secret_error};
-use crate::state::AppState;
 use crate::workbench::Workbench;
 
 /// Longest API key accepted.
 const MAX_KEY: usize = 4096;
 
-/// A thread's settings (defaults when never saved).
-#[tauri::command]
-pub async fn get_thread_config(
-    state: State<'_, AppState>,
-    thread_id: String,
-) -> Result<ThreadConfig, IpcError> {
-    let wb = state.workbench()?;
+impl Handler for GetThreadConfig {
+    async fn handle(self, app: AppHandle) -> Result<ThreadConfig, IpcError> {
+        get_thread_config(app, self.thread_id).await
+    }
+}
+
+async fn get_thread_config(app: AppHandle, thread_id: String) -> Result<ThreadConfig, IpcError> {
+    let wb = workbench(&app)?;
     wb.art
         .conversation
         .thread(&thread_id)
@@ -40,15 +45,19 @@ pub async fn get_thread_config(
     Ok(context.config)
 }
 
-/// Save a thread's settings after checking every field; the error lists each problem
-/// (`details.problems[]` with `field` and `message`) and nothing is saved.
-#[tauri::command]
-pub async fn set_thread_config(
-    state: State<'_, AppState>,
+impl Handler for SetThreadConfig {
+    async fn handle(self, app: AppHandle) -> Result<ThreadConfig, IpcError> {
+        set_thread_config(app, self.thread_id, self.config).await
+    }
+}
+
+/// Every problem is listed in `details.problems[]`; nothing is saved unless none.
+async fn set_thread_config(
+    app: AppHandle,
     thread_id: String,
     config: ThreadConfig,
 ) -> Result<ThreadConfig, IpcError> {
-    let wb = state.workbench()?;
+    let wb = workbench(&app)?;
     wb.art
         .conversation
         .thread(&thread_id)
@@ -81,10 +90,10 @@ pub async fn set_thread_config(
     Ok(config)
 }
 
-/// Every tool with its schema.
-#[tauri::command]
-pub fn list_tools(state: State<'_, AppState>) -> Result<Vec<ToolSchema>, IpcError> {
-    Ok(state.workbench()?.art.tools.list())
+impl Handler for ListTools {
+    async fn handle(self, app: AppHandle) -> Result<Vec<ToolSchema>, IpcError> {
+        Ok(workbench(&app)?.art.tools.list())
+    }
 }
 
 async fn key_state(wb: &Workbench, name: &str, is_local: bool) -> KeyState {
@@ -104,38 +113,42 @@ async fn key_state(wb: &Workbench, name: &str, is_local: bool) -> KeyState {
     .unwrap_or_else(|e| KeyState::Unavailable { reason: e.message })
 }
 
-/// The providers, with their default base URL and whether a key is set.
-#[tauri::command]
-pub async fn list_providers(state: State<'_, AppState>) -> Result<Vec<ProviderInfo>, IpcError> {
-    let wb = state.workbench()?;
-    let mut out = Vec::new();
-    for entry in wb.providers.entries() {
-        out.push(ProviderInfo {
-            base_url: entry
-                .base_options
-                .get(BASE_URL)
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_owned(),
-            key: key_state(&wb, &entry.name, entry.is_local).await,
-            key_variable: art::secrets::env_var_name(&entry.name),
-            name: entry.name,
-            kind: entry.kind,
-            is_local: entry.is_local,
-        });
+impl Handler for ListProviders {
+    async fn handle(self, app: AppHandle) -> Result<Vec<ProviderInfo>, IpcError> {
+        let wb = workbench(&app)?;
+        let mut out = Vec::new();
+        for entry in wb.providers.entries() {
+            out.push(ProviderInfo {
+                base_url: entry
+                    .base_options
+                    .get(BASE_URL)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_owned(),
+                key: key_state(&wb, &entry.name, entry.is_local).await,
+                key_variable: art::secrets::env_var_name(&entry.name),
+                name: entry.name,
+                kind: entry.kind,
+                is_local: entry.is_local,
+            });
+        }
+        Ok(out)
     }
-    Ok(out)
 }
 
-/// The models a provider offers (a real call: Ollama's `/api/tags`, the `/models` of the
-/// APIs). `base_url` overrides the provider's default.
-#[tauri::command]
-pub async fn list_models(
-    state: State<'_, AppState>,
+impl Handler for ListModels {
+    async fn handle(self, app: AppHandle) -> Result<Vec<ModelInfo>, IpcError> {
+        list_models(app, self.provider, self.base_url).await
+    }
+}
+
+/// A real call: Ollama's `/api/tags`, the `/models` of the APIs.
+async fn list_models(
+    app: AppHandle,
     provider: String,
     base_url: Option<String>,
 ) -> Result<Vec<ModelInfo>, IpcError> {
-    let wb = state.workbench()?;
+    let wb = workbench(&app)?;
     let entry = wb.provider(&provider)?;
     let mut options = entry.base_options.clone();
     if let Some(base) = base_url.filter(|b| !b.trim().is_empty()) {
@@ -154,14 +167,18 @@ pub async fn list_models(
         .map_err(provider_error)
 }
 
-/// What is wrong with the local Ollama, and how to fix it.
-#[tauri::command]
-pub async fn ollama_doctor(
-    state: State<'_, AppState>,
+impl Handler for OllamaDoctor {
+    async fn handle(self, app: AppHandle) -> Result<DoctorReport, IpcError> {
+        ollama_doctor(app, self.base_url, self.model).await
+    }
+}
+
+async fn ollama_doctor(
+    app: AppHandle,
     base_url: Option<String>,
     model: Option<String>,
 ) -> Result<DoctorReport, IpcError> {
-    let wb = state.workbench()?;
+    let wb = workbench(&app)?;
     let entry = wb
         .providers
         .entries()
@@ -193,14 +210,15 @@ fn check_key(key: &str) -> Result<(), IpcError> {
     }
 }
 
-/// Store a provider's API key in the OS keychain (and nowhere else).
-#[tauri::command]
-pub async fn set_api_key(
-    state: State<'_, AppState>,
-    provider: String,
-    key: String,
-) -> Result<KeyState, IpcError> {
-    let wb = state.workbench()?;
+impl Handler for SetApiKey {
+    async fn handle(self, app: AppHandle) -> Result<KeyState, IpcError> {
+        set_api_key(app, self.provider, self.key).await
+    }
+}
+
+/// The key goes to the OS keychain and nowhere else.
+async fn set_api_key(app: AppHandle, provider: String, key: String) -> Result<KeyState, IpcError> {
+    let wb = workbench(&app)?;
     let entry = wb.provider(&provider)?;
     if entry.is_local {
         return Err(IpcError::new(
@@ -218,13 +236,14 @@ pub async fn set_api_key(
     Ok(key_state(&wb, &provider, false).await)
 }
 
-/// Remove a provider's API key from the keychain.
-#[tauri::command]
-pub async fn delete_api_key(
-    state: State<'_, AppState>,
-    provider: String,
-) -> Result<KeyState, IpcError> {
-    let wb = state.workbench()?;
+impl Handler for DeleteApiKey {
+    async fn handle(self, app: AppHandle) -> Result<KeyState, IpcError> {
+        delete_api_key(app, self.provider).await
+    }
+}
+
+async fn delete_api_key(app: AppHandle, provider: String) -> Result<KeyState, IpcError> {
+    let wb = workbench(&app)?;
     let entry = wb.provider(&provider)?;
     let account = provider.clone();
     wb.keychain(move |secrets| secrets.delete(&account))

@@ -6,12 +6,14 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use art::export::{self, ExportError, Format, Options, Redactor, Scope};
+use art_types::commands::ExportTraces;
 use art_types::{
     ErrorCode, ExportDone, ExportProgress, ExportRequest, ExportScope, IpcError, events,
 };
-use tauri::{AppHandle, Emitter, State};
+use tauri::{AppHandle, Emitter, Manager};
 use tauri_plugin_dialog::DialogExt;
 
+use super::{Handler, workbench};
 use crate::state::AppState;
 
 /// Progress events at most this often.
@@ -68,14 +70,19 @@ async fn destination(
         .transpose()
 }
 
-/// Export traces to a file the user chooses; `None` when they cancelled.
-#[tauri::command]
-pub async fn export_traces(
+impl Handler for ExportTraces {
+    async fn handle(self, app: AppHandle) -> Result<Option<ExportDone>, IpcError> {
+        export_traces(app, self.request).await
+    }
+}
+
+/// Export to the file the user chooses; `None` when they cancelled.
+async fn export_traces(
     app: AppHandle,
-    state: State<'_, AppState>,
     request: ExportRequest,
 ) -> Result<Option<ExportDone>, IpcError> {
-    let wb = state.workbench()?;
+    let wb = workbench(&app)?;
+    let state = app.state::<AppState>();
     let format = Format::parse(&request.format).ok_or_else(|| {
         IpcError::new(
             ErrorCode::InvalidInput,

@@ -21,7 +21,7 @@ use art_types::StreamEventKind;
 use futures::StreamExt;
 
 use crate::server::FIRST_TOKEN_GAP;
-use crate::wire;
+use art_testkit::framework::adapters as wire;
 
 const TOKENS: usize = 200_000;
 const RUNS: usize = 5;

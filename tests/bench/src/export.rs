@@ -167,7 +167,9 @@ pub fn run() -> Result<(), String> {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let storage = Arc::new(SqliteStorage::open(dir.path().join("export.sqlite3")).unwrap());
-    let source = Arc::new(crate::scripted::ScriptedSource::new(Vec::new()));
+    let source = Arc::new(art_testkit::framework::scripted::ScriptedSource::new(
+        Vec::new(),
+    ));
     let art = ArtInstance::builder(storage, source).build().unwrap();
     let total = THREADS * RUNS_PER_THREAD * 10;
     eprintln!("seeding {total} observations…");

@@ -7,7 +7,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::scripted::{Script, ScriptedSource, plan_json};
 use art::ArtInstance;
 use art::agent::CancellationToken;
 use art::context::MessageOptions;
@@ -15,6 +14,7 @@ use art::observation::{NewObservation, ObservationManager, ObservationQuery};
 use art::sockets::{Sockets, StreamFilter};
 use art::storage::sqlite::SqliteStorage;
 use art_testkit::bench::{Budget, Figure, Results};
+use art_testkit::framework::scripted::{Script, ScriptedSource, plan_json};
 use art_types::{
     AgentProps, ConversationMessage, MessageRole, MessageStatus, ObservationType, StreamEventKind,
     TokenType,
@@ -257,7 +257,7 @@ fn agent_per_token(results: &mut Results) {
                     .await
                     .unwrap()
                     .thread_id;
-                let config = crate::scripted::thread_config("m", &[]);
+                let config = art_testkit::framework::scripted::thread_config("m", &[]);
                 art.state.set_thread_config(&t, &config).await.unwrap();
                 t
             });

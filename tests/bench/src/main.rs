@@ -22,13 +22,6 @@ mod framework;
 mod report;
 mod server;
 
-// The scripted model and the adapter helpers of the framework's own tests.
-#[path = "../../../src-tauri/crates/art/tests/scripted/mod.rs"]
-#[allow(dead_code)]
-mod scripted;
-#[path = "../../../src-tauri/crates/art/tests/wire/mod.rs"]
-mod wire;
-
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: art-bench compare [--tokens N] [--runs R] [--peers DIR]\n\

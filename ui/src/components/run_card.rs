@@ -1,10 +1,11 @@
 //! What the agent did for one answer, shown inline above it: the plan card, the
 //! thinking (collapsible, live), one card per tool call, and errors in plain words.
 
+use art_types::FailureCode;
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::live::{RunView, ToolState, advice};
+use crate::run_view::{RunView, ToolState, advice};
 
 fn pretty(value: &Value) -> String {
     match value {
@@ -73,9 +74,9 @@ pub fn RunCard(run: RunView) -> impl IntoView {
         })
         .collect_view();
     let error = run.error.clone().map(|(code, message)| {
-        let stopped = code == "CANCELLED";
+        let stopped = code == FailureCode::Cancelled;
         view! {
-            <p class=if stopped { "run-note" } else { "run-error" } data-code=code.clone()>
+            <p class=if stopped { "run-note" } else { "run-error" } data-code=code.to_string()>
                 {if stopped { "Stopped.".to_owned() } else { advice(&code, &message) }}
             </p>
         }

@@ -1,26 +1,14 @@
 //! The left column: brand, "New thread", search, the thread list (most recent first,
 //! with rename and delete), and the footer with Providers, About and the backend status.
 
+use art_types::commands as cmd;
 use art_types::{SearchResult, ThreadSummary};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::Serialize;
 
-use crate::app::{Connection, Pane, Shell};
-use crate::ipc::{self, NoArgs, ThreadArgs};
+use crate::ipc;
+use crate::shell::{Connection, Pane, Shell};
 use crate::store::Store;
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RenameArgs<'a> {
-    thread_id: &'a str,
-    title: &'a str,
-}
-
-#[derive(Serialize)]
-struct SearchArgs<'a> {
-    query: &'a str,
-}
 
 /// One entry of the thread list: click to open; rename in place; delete with confirm.
 #[component]
@@ -39,11 +27,11 @@ fn ThreadItem(thread: ThreadSummary) -> impl IntoView {
         editing.set(false);
         let text = title.get_untracked();
         spawn_local(async move {
-            let args = RenameArgs {
-                thread_id: &id.get_value(),
-                title: &text,
+            let args = cmd::RenameThread {
+                thread_id: id.get_value(),
+                title: text,
             };
-            if let Err(e) = ipc::invoke::<ThreadSummary, _>("rename_thread", &args).await {
+            if let Err(e) = ipc::call(&args).await {
                 store.banner.set(Some(e.message));
                 store.reload_threads();
             }
@@ -51,14 +39,10 @@ fn ThreadItem(thread: ThreadSummary) -> impl IntoView {
     };
     let delete = move |_| {
         spawn_local(async move {
-            if let Err(e) = ipc::invoke::<(), _>(
-                "delete_thread",
-                &ThreadArgs {
-                    thread_id: &id.get_value(),
-                },
-            )
-            .await
-            {
+            let args = cmd::DeleteThread {
+                thread_id: id.get_value(),
+            };
+            if let Err(e) = ipc::call(&args).await {
                 store.banner.set(Some(e.message));
             }
         });
@@ -114,7 +98,7 @@ pub fn Sidebar() -> impl IntoView {
     };
     let new_thread = move |_| {
         spawn_local(async move {
-            match ipc::invoke::<ThreadSummary, _>("create_thread", &NoArgs {}).await {
+            match ipc::call(&cmd::CreateThread::default()).await {
                 Ok(thread) => {
                     store.threads.update(|ts| ts.insert(0, thread.clone()));
                     store.selected.set(Some(thread.thread_id));
@@ -131,8 +115,7 @@ pub fn Sidebar() -> impl IntoView {
             return;
         }
         spawn_local(async move {
-            match ipc::invoke::<Vec<SearchResult>, _>("search", &SearchArgs { query: &text }).await
-            {
+            match ipc::call(&cmd::Search { query: text }).await {
                 Ok(found) => hits.set(Some(found)),
                 Err(e) => store.banner.set(Some(e.message)),
             }

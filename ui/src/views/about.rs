@@ -3,8 +3,8 @@
 use art_types::{AppInfo, KeychainStatus};
 use leptos::prelude::*;
 
-use crate::app::Shell;
 use crate::components::error_card::ErrorCard;
+use crate::shell::Shell;
 
 /// About panel.
 #[component]

@@ -1,26 +1,13 @@
 //! The prompt library: named system prompts (create, edit, duplicate, delete) that a
 //! thread's settings can pick and then override.
 
+use art_types::commands as cmd;
 use art_types::{IpcError, SavedPrompt};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use crate::ipc::{self, NoArgs};
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SaveArgs<'a> {
-    prompt_id: Option<&'a str>,
-    name: &'a str,
-    content: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct IdArgs<'a> {
-    prompt_id: &'a str,
-}
+use crate::ipc;
 
 #[derive(Deserialize)]
 struct Field {
@@ -65,7 +52,7 @@ pub fn Prompts() -> impl IntoView {
 
     let reload = move |select: Option<String>| {
         spawn_local(async move {
-            match ipc::invoke::<Vec<SavedPrompt>, _>("list_prompts", &NoArgs {}).await {
+            match ipc::call(&cmd::ListPrompts {}).await {
                 Ok(list) => {
                     prompts.set(list);
                     if select.is_some() {
@@ -89,12 +76,12 @@ pub fn Prompts() -> impl IntoView {
         let id = if as_new { None } else { open.get_untracked() };
         let (n, c) = (name.get_untracked(), content.get_untracked());
         spawn_local(async move {
-            let args = SaveArgs {
-                prompt_id: id.as_deref(),
-                name: &n,
-                content: &c,
+            let args = cmd::SavePrompt {
+                prompt_id: id,
+                name: n,
+                content: c,
             };
-            match ipc::invoke::<SavedPrompt, _>("save_prompt", &args).await {
+            match ipc::call(&args).await {
                 Ok(p) => {
                     show(Some(p.clone()));
                     saved.set(true);
@@ -114,7 +101,7 @@ pub fn Prompts() -> impl IntoView {
             return;
         };
         spawn_local(async move {
-            match ipc::invoke::<(), _>("delete_prompt", &IdArgs { prompt_id: &id }).await {
+            match ipc::call(&cmd::DeletePrompt { prompt_id: id }).await {
                 Ok(()) => {
                     show(None);
                     reload(None);

@@ -2,23 +2,12 @@
 //! and is never shown again), a Test button (a real model-list call) and, for Ollama,
 //! the doctor's findings with how to fix each.
 
-use art_types::{DoctorReport, IpcError, KeyState, ModelInfo, ProviderInfo, Severity};
+use art_types::commands as cmd;
+use art_types::{DoctorReport, IpcError, KeyState, ProviderInfo, Severity};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::Serialize;
 
-use crate::ipc::{self, NoArgs};
-
-#[derive(Serialize)]
-struct KeyArgs<'a> {
-    provider: &'a str,
-    key: &'a str,
-}
-
-#[derive(Serialize)]
-struct ProviderArgs<'a> {
-    provider: &'a str,
-}
+use crate::ipc;
 
 fn key_label(state: &KeyState, variable: &str) -> String {
     match state {
@@ -55,50 +44,30 @@ fn ProviderRow(info: ProviderInfo) -> impl IntoView {
         let key = draft.get_untracked();
         let provider = name.get_value();
         spawn_local(async move {
-            show(
-                ipc::invoke(
-                    "set_api_key",
-                    &KeyArgs {
-                        provider: &provider,
-                        key: &key,
-                    },
-                )
-                .await,
-            );
+            show(ipc::call(&cmd::SetApiKey { provider, key }).await);
         });
     };
     let delete = move |_| {
         let provider = name.get_value();
         spawn_local(async move {
-            show(
-                ipc::invoke(
-                    "delete_api_key",
-                    &ProviderArgs {
-                        provider: &provider,
-                    },
-                )
-                .await,
-            );
+            show(ipc::call(&cmd::DeleteApiKey { provider }).await);
         });
     };
     let test = move |_| {
         note.set(Some((true, "Testing…".into())));
         let provider = name.get_value();
         spawn_local(async move {
-            let result = ipc::invoke::<Vec<ModelInfo>, _>(
-                "list_models",
-                &ProviderArgs {
-                    provider: &provider,
-                },
-            )
-            .await;
+            let args = cmd::ListModels {
+                provider: provider.clone(),
+                base_url: None,
+            };
+            let result = ipc::call(&args).await;
             note.try_set(Some(match result {
                 Ok(models) => (true, format!("Works: {} models available.", models.len())),
                 Err(e) => (false, e.message),
             }));
             if provider == "ollama"
-                && let Ok(report) =
-                    ipc::invoke::<DoctorReport, _>("ollama_doctor", &NoArgs {}).await
+                && let Ok(report) = ipc::call(&cmd::OllamaDoctor::default()).await
             {
                 doctor.try_set(Some(report));
             }
@@ -141,8 +110,7 @@ fn ProviderRow(info: ProviderInfo) -> impl IntoView {
 /// The providers page.
 #[component]
 pub fn Providers() -> impl IntoView {
-    let providers =
-        LocalResource::new(|| ipc::invoke::<Vec<ProviderInfo>, _>("list_providers", &NoArgs {}));
+    let providers = LocalResource::new(|| ipc::call(&cmd::ListProviders {}));
     view! {
         <section class="pane providers" id="providers">
             <h1>"Providers"</h1>

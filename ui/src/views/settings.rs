@@ -3,28 +3,15 @@
 //! generation parameters. Saved per thread; the backend validates and every problem is
 //! shown next to its field.
 
+use art_types::commands as cmd;
 use art_types::{
     IpcError, ModelInfo, ProviderInfo, SavedPrompt, StateSavingStrategy, ThreadConfig, ToolSchema,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use crate::ipc::{self, NoArgs, ThreadArgs};
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SaveArgs<'a> {
-    thread_id: &'a str,
-    config: &'a ThreadConfig,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ModelArgs<'a> {
-    provider: &'a str,
-    base_url: Option<&'a str>,
-}
+use crate::ipc;
 
 const BASE_URL: &str = "base_url";
 
@@ -103,11 +90,11 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
             })
             .flatten();
         spawn_local(async move {
-            let args = ModelArgs {
-                provider: &provider,
-                base_url: base.as_deref(),
+            let args = cmd::ListModels {
+                provider,
+                base_url: base,
             };
-            let answer = ipc::invoke::<Vec<ModelInfo>, _>("list_models", &args).await;
+            let answer = ipc::call(&args).await;
             if fetches.try_get_value() != Some(mine) {
                 return;
             }
@@ -125,16 +112,11 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
     };
     spawn_local(async move {
         let loaded: Result<_, IpcError> = async {
-            let c: ThreadConfig = ipc::invoke(
-                "get_thread_config",
-                &ThreadArgs {
-                    thread_id: &id.get_value(),
-                },
-            )
-            .await?;
-            let p: Vec<ProviderInfo> = ipc::invoke("list_providers", &NoArgs {}).await?;
-            let t: Vec<ToolSchema> = ipc::invoke("list_tools", &NoArgs {}).await?;
-            let l: Vec<SavedPrompt> = ipc::invoke("list_prompts", &NoArgs {}).await?;
+            let thread_id = id.get_value();
+            let c = ipc::call(&cmd::GetThreadConfig { thread_id }).await?;
+            let p = ipc::call(&cmd::ListProviders {}).await?;
+            let t = ipc::call(&cmd::ListTools {}).await?;
+            let l = ipc::call(&cmd::ListPrompts {}).await?;
             Ok((c, p, t, l))
         }
         .await;
@@ -215,15 +197,11 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
             return;
         }
         spawn_local(async move {
-            match ipc::invoke::<ThreadConfig, _>(
-                "set_thread_config",
-                &SaveArgs {
-                    thread_id: &id.get_value(),
-                    config: &c,
-                },
-            )
-            .await
-            {
+            let args = cmd::SetThreadConfig {
+                thread_id: id.get_value(),
+                config: c,
+            };
+            match ipc::call(&args).await {
                 Ok(stored) => {
                     problems.set(Vec::new());
                     config.set(Some(stored));

@@ -3,26 +3,14 @@
 //! observation type, and Export (format and scope; the backend asks where to save and
 //! reports progress).
 
+use art_types::commands as cmd;
 use art_types::{ExportDone, ExportRequest, ExportScope, IpcError, Observation, ObservationType};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::Serialize;
 
 use crate::ipc;
 use crate::store::Store;
-use crate::trace::{Bar, Timeline, timelines};
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RunsArgs<'a> {
-    thread_id: &'a str,
-    trace_ids: &'a [String],
-}
-
-#[derive(Serialize)]
-struct ExportArgs<'a> {
-    request: &'a ExportRequest,
-}
+use crate::timeline::{Bar, Timeline, timelines};
 
 fn pretty(o: &Observation) -> String {
     serde_json::to_string_pretty(&o.content).unwrap_or_default()
@@ -80,7 +68,7 @@ fn timeline_view(t: Timeline, index: usize, selected: RwSignal<Option<String>>) 
     let tools = t
         .bars
         .iter()
-        .filter(|b| b.kind == crate::trace::BarKind::Tool)
+        .filter(|b| b.kind == crate::timeline::BarKind::Tool)
         .count();
     view! {
         <section class="trace-run" data-trace-id=t.trace_id.clone()>
@@ -104,11 +92,12 @@ pub fn TracePanel(thread_id: String, traces: Signal<Vec<String>>) -> impl IntoVi
             if ids.is_empty() {
                 return Ok(Vec::new());
             }
-            let args = RunsArgs {
-                thread_id: &thread,
-                trace_ids: &ids,
+            let args = cmd::ListObservations {
+                thread_id: thread,
+                trace_ids: Some(ids),
+                types: None,
             };
-            ipc::invoke::<Vec<Observation>, _>("list_observations", &args).await
+            ipc::call(&args).await
         }
     });
     let hidden = RwSignal::new(Vec::<ObservationType>::new());
@@ -158,11 +147,7 @@ pub fn TracePanel(thread_id: String, traces: Signal<Vec<String>>) -> impl IntoVi
         outcome.set(None);
         store.export_progress.set(None);
         spawn_local(async move {
-            let done = ipc::invoke::<Option<ExportDone>, _>(
-                "export_traces",
-                &ExportArgs { request: &request },
-            )
-            .await;
+            let done = ipc::call(&cmd::ExportTraces { request }).await;
             exporting.try_set(false);
             outcome.try_set(Some(done));
         });

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::FailureCode;
 use crate::message::ConversationMessage;
 use crate::thread::ProviderConfig;
 
@@ -32,7 +33,7 @@ pub struct AgentProps {
     /// Run id; generated when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
-    /// Overrides.
+    /// This call's overrides of the thread's settings (provider, system prompt, …).
     #[serde(default)]
     pub options: AgentOptions,
 }
@@ -65,7 +66,7 @@ pub struct TokenUsage {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunError {
     /// Stable code.
-    pub code: String,
+    pub code: FailureCode,
     /// Message for people.
     pub message: String,
 }
@@ -74,11 +75,11 @@ pub struct RunError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExecutionMetadata {
-    /// Thread.
+    /// The thread the run answered in.
     pub thread_id: String,
-    /// Run id.
+    /// The run's id (its trace id in exports).
     pub trace_id: String,
-    /// Outcome.
+    /// Answered, answered with tool failures, failed or stopped.
     pub status: RunStatus,
     /// Wall time of the run.
     pub total_duration_ms: u64,

@@ -30,6 +30,19 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code.
+    pub const ALL: &'static [ErrorCode] = &[
+        Self::DataDirUnavailable,
+        Self::KeychainUnavailable,
+        Self::InvalidInput,
+        Self::IpcFailure,
+        Self::NotFound,
+        Self::Storage,
+        Self::FileWrite,
+        Self::Provider,
+        Self::Internal,
+    ];
+
     /// The wire form, e.g. `DATA_DIR_UNAVAILABLE`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -110,19 +123,25 @@ mod tests {
 
     #[test]
     fn serde_name_and_as_str_agree_for_every_code() {
-        for code in [
-            ErrorCode::DataDirUnavailable,
-            ErrorCode::KeychainUnavailable,
-            ErrorCode::InvalidInput,
-            ErrorCode::IpcFailure,
-            ErrorCode::NotFound,
-            ErrorCode::Storage,
-            ErrorCode::Provider,
-            ErrorCode::Internal,
-        ] {
+        for &code in ErrorCode::ALL {
+            // Exhaustive: a new variant stops this compiling until it is listed here, and
+            // the count below then asks for it in ALL too.
+            match code {
+                ErrorCode::DataDirUnavailable
+                | ErrorCode::KeychainUnavailable
+                | ErrorCode::InvalidInput
+                | ErrorCode::IpcFailure
+                | ErrorCode::NotFound
+                | ErrorCode::Storage
+                | ErrorCode::FileWrite
+                | ErrorCode::Provider
+                | ErrorCode::Internal => {}
+            }
             let wire = serde_json::to_value(code).unwrap();
             assert_eq!(wire, serde_json::Value::String(code.as_str().to_owned()));
+            assert_eq!(serde_json::from_value::<ErrorCode>(wire).unwrap(), code);
         }
+        assert_eq!(ErrorCode::ALL.len(), 9);
     }
 
     #[test]

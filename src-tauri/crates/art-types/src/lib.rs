@@ -8,9 +8,11 @@
 
 pub mod agent;
 pub mod app;
+pub mod commands;
 pub mod error;
 pub mod events;
 pub mod export;
+pub mod failure;
 pub mod library;
 pub mod message;
 pub mod observation;
@@ -28,6 +30,7 @@ pub use app::{AppInfo, KeychainStatus, ReadyEvent};
 pub use error::{ErrorCode, IpcError};
 pub use events::{RunFinished, StreamBatch};
 pub use export::{ExportDone, ExportProgress, ExportRequest, ExportScope};
+pub use failure::FailureCode;
 pub use library::SavedPrompt;
 pub use message::{ConversationMessage, MessageRole, MessageStatus};
 pub use observation::{Observation, ObservationType, Phase, SpanInfo};

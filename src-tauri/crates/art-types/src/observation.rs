@@ -131,7 +131,7 @@ pub struct Observation {
     pub trace_id: String,
     /// Unix ms when it was recorded.
     pub timestamp: i64,
-    /// Kind.
+    /// What happened (`PLAN`, `TOOL_EXECUTION`, …); decides the shape of `content`.
     #[serde(rename = "type")]
     pub kind: ObservationType,
     /// One line for people.

@@ -31,7 +31,7 @@ pub enum KeyState {
     NotSet,
     /// The keychain cannot be reached.
     Unavailable {
-        /// Why.
+        /// What the keychain said, for the user to act on.
         reason: String,
     },
 }

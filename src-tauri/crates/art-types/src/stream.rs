@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::FailureCode;
 use crate::tool::ParsedToolCall;
 
 /// What a token is: thinking or answer, and from which stage of the agent.
@@ -83,8 +84,8 @@ pub enum ErrorClass {
 pub struct StreamError {
     /// Class (retry policy and user message follow from it).
     pub class: ErrorClass,
-    /// Stable code, e.g. `LLM_PROVIDER_ERROR`.
-    pub code: String,
+    /// Stable code, e.g. `RATE_LIMITED`.
+    pub code: FailureCode,
     /// The message, keeping the provider's own words where it gave some.
     pub message: String,
 }
@@ -119,7 +120,7 @@ pub struct StreamEvent {
     pub thread_id: String,
     /// Run (trace) id.
     pub trace_id: String,
-    /// Body.
+    /// A token, a tool call, usage, an error or the end (flattened: `type` and `data`).
     #[serde(flatten)]
     pub kind: StreamEventKind,
 }

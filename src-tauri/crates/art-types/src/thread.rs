@@ -102,9 +102,9 @@ pub struct AgentState {
 /// Configuration and state of a thread, loaded at the start of a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ThreadContext {
-    /// Configuration.
+    /// The thread's settings (provider, model, prompts, tools), as the user saved them.
     pub config: ThreadConfig,
-    /// State.
+    /// What the agent keeps between runs (the calculator's `ans`, say).
     pub state: AgentState,
 }
 

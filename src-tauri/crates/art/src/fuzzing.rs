@@ -10,7 +10,7 @@ use futures::StreamExt;
 use serde_json::Value;
 use sse_stream::SseByteStream;
 
-use crate::providers::wire::SseDecoder;
+use crate::providers::sse::SseDecoder;
 use crate::providers::{anthropic, gemini, ndjson::LineFramer, ollama, openai};
 use crate::reasoning::{output_parser, think_tags};
 use crate::tools::{ToolRegistry, calculator, current_time};
@@ -60,7 +60,7 @@ pub fn sse(protocol: Sse, bytes: &[u8]) -> Vec<StreamEventKind> {
     futures::executor::block_on(async {
         while let Some(event) = events.next().await {
             match event {
-                Ok(event) => crate::providers::wire::dispatch(&mut *decoder, &event, &mut out),
+                Ok(event) => crate::providers::sse::dispatch(&mut *decoder, &event, &mut out),
                 Err(_) => return,
             }
         }

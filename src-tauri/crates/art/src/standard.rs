@@ -27,7 +27,7 @@ pub enum OpenError {
 
 /// The framework over a data directory.
 pub struct Standard {
-    /// The framework.
+    /// The agent, its managers and sockets over the data directory's database.
     pub art: ArtInstance,
     /// Providers and their pooled adapters.
     pub providers: Arc<ProviderManager>,

@@ -4,31 +4,15 @@
 
 use std::collections::{HashMap, HashSet};
 
-use art_types::{ConversationMessage, IpcError, MessageRole, MessageStatus, Observation};
-use serde::Serialize;
+use art_types::commands as cmd;
+use art_types::{ConversationMessage, IpcError, MessageRole, MessageStatus};
 use serde_json::Value;
 
 use crate::ipc;
-use crate::live::RunView;
+use crate::run_view::RunView;
 
 /// Messages per page of history.
 pub const PAGE: usize = 200;
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PageArgs<'a> {
-    thread_id: &'a str,
-    limit: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    before: Option<i64>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RunsArgs<'a> {
-    thread_id: &'a str,
-    trace_ids: &'a [String],
-}
 
 /// Stored messages, oldest first, and per run what the agent did.
 #[derive(Clone, Default)]
@@ -83,22 +67,23 @@ pub async fn before(thread_id: &str, before: i64) -> Result<Page, IpcError> {
 }
 
 async fn fetch(thread_id: &str, before: Option<i64>) -> Result<Page, IpcError> {
-    let args = PageArgs {
-        thread_id,
-        limit: PAGE,
+    let args = cmd::ListMessages {
+        thread_id: thread_id.to_owned(),
+        limit: Some(PAGE),
         before,
     };
-    let messages: Vec<ConversationMessage> = ipc::invoke("list_messages", &args).await?;
+    let messages = ipc::call(&args).await?;
     let mut trace_ids: Vec<String> = messages.iter().filter_map(trace_of).collect();
     trace_ids.sort_unstable();
     trace_ids.dedup();
     let mut runs: HashMap<String, RunView> = HashMap::new();
     if !trace_ids.is_empty() {
-        let args = RunsArgs {
-            thread_id,
-            trace_ids: &trace_ids,
+        let args = cmd::ListObservations {
+            thread_id: thread_id.to_owned(),
+            trace_ids: Some(trace_ids),
+            types: None,
         };
-        let observations: Vec<Observation> = ipc::invoke("list_observations", &args).await?;
+        let observations = ipc::call(&args).await?;
         for o in &observations {
             runs.entry(o.trace_id.clone())
                 .or_insert_with(|| RunView::new(&o.thread_id, &o.trace_id))

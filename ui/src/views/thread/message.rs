@@ -9,8 +9,8 @@ use wasm_bindgen::JsCast;
 
 use crate::components::run_card::RunCard;
 use crate::ipc;
-use crate::live::RunView;
 use crate::markdown;
+use crate::run_view::RunView;
 use crate::store::Store;
 
 /// Copy text to the clipboard through `navigator.clipboard.writeText`.

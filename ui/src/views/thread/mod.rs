@@ -11,13 +11,13 @@ mod scroll;
 mod window;
 
 use art_types::IpcError;
+use art_types::commands as cmd;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::Serialize;
 
 use crate::components::run_card::RunCard;
-use crate::ipc::{self, ThreadArgs};
-use crate::live::RunView;
+use crate::ipc;
+use crate::run_view::RunView;
 use crate::store::Store;
 use crate::views::settings::ThreadSettings;
 use crate::views::trace::TracePanel;
@@ -34,25 +34,11 @@ const TRACE_RUNS: usize = 20;
 /// slides the window (either edge).
 const EDGE_PX: i32 = 80;
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct SendArgs<'a> {
-    thread_id: &'a str,
-    text: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct EditArgs<'a> {
-    thread_id: &'a str,
-    message_id: &'a str,
-    text: &'a str,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct TraceArgs<'a> {
-    trace_id: &'a str,
+/// How a run starts: a new question, an edited one, or the last one answered again.
+enum Start {
+    Send(String),
+    Edit { message_id: String, text: String },
+    Regenerate,
 }
 
 /// Where the newest page is.
@@ -284,38 +270,32 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                 .map(|r| r.trace_id.clone())
         })
     };
-    // Start a run through `command`: a new message, regenerate, or edit & resend.
-    let start = move |command: &'static str, text: String, message_id: Option<String>| {
+    // Start a run: a new message, regenerate, or edit & resend.
+    let start = move |how: Start| {
         problem.set(None);
         let thread = id.get_value();
         // The answer may come after the view is gone (another thread opened): only
         // `try_` on the view's own signals from here.
         spawn_local(async move {
-            let started = match (command, &message_id) {
-                ("edit_and_resend", Some(message_id)) => {
-                    let args = EditArgs {
-                        thread_id: &thread,
+            let thread_id = thread.clone();
+            let new_question = matches!(how, Start::Send(_));
+            let started = match how {
+                Start::Send(text) => ipc::call(&cmd::SendMessage { thread_id, text }).await,
+                Start::Edit { message_id, text } => {
+                    let args = cmd::EditAndResend {
+                        thread_id,
                         message_id,
-                        text: &text,
+                        text,
                     };
-                    ipc::invoke::<String, _>(command, &args).await
+                    ipc::call(&args).await
                 }
-                ("regenerate", _) => {
-                    ipc::invoke::<String, _>(command, &ThreadArgs { thread_id: &thread }).await
-                }
-                _ => {
-                    let args = SendArgs {
-                        thread_id: &thread,
-                        text: &text,
-                    };
-                    ipc::invoke::<String, _>(command, &args).await
-                }
+                Start::Regenerate => ipc::call(&cmd::Regenerate { thread_id }).await,
             };
             match started {
                 Ok(trace) => {
                     stick.try_set_value(true);
                     window.try_set(Window::newest());
-                    if command == "send_message" {
+                    if new_question {
                         draft.try_set(String::new());
                     } else {
                         // Removed messages may sit in earlier pages: start again.
@@ -335,19 +315,17 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
         if text.trim().is_empty() || running().is_some() {
             return;
         }
-        start("send_message", text, None);
+        start(Start::Send(text));
     };
     let idle = Memo::new(move |_| running().is_none());
     let edit = Callback::new(move |(message_id, text): (String, String)| {
-        start("edit_and_resend", text, Some(message_id))
+        start(Start::Edit { message_id, text })
     });
-    let regenerate = Callback::new(move |()| start("regenerate", String::new(), None));
+    let regenerate = Callback::new(move |()| start(Start::Regenerate));
     let stop = move |_| {
         if let Some(trace) = running() {
             spawn_local(async move {
-                if let Err(e) =
-                    ipc::invoke::<(), _>("cancel_run", &TraceArgs { trace_id: &trace }).await
-                {
+                if let Err(e) = ipc::call(&cmd::CancelRun { trace_id: trace }).await {
                     problem.try_set(Some(e.message));
                 }
             });

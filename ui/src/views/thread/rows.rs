@@ -5,7 +5,7 @@
 use art_types::{ConversationMessage, MessageRole, MessageStatus};
 
 use super::history::{answered, trace_of};
-use crate::live::{RunView, ToolState};
+use crate::run_view::{RunView, ToolState};
 
 /// The newest `n` runs of `messages`, oldest first.
 pub(super) fn recent(messages: &[ConversationMessage], n: usize) -> Vec<String> {

@@ -18,8 +18,8 @@ use std::time::Instant;
 
 use art_types::{
     AgentFinalResponse, AgentProps, AgentState, ConversationMessage, ExecutionMetadata,
-    MessageRole, MessageStatus, ObservationType, ParsedToolCall, Phase, PromptMessage, PromptRole,
-    RunError, RunStatus, SpanInfo, StreamError, TokenUsage, ToolResult, ToolStatus,
+    FailureCode, MessageRole, MessageStatus, ObservationType, ParsedToolCall, Phase, PromptMessage,
+    PromptRole, RunError, RunStatus, SpanInfo, StreamError, TokenUsage, ToolResult, ToolStatus,
 };
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
@@ -186,14 +186,14 @@ impl PesAgent {
         let outcome = match prompts::validate(&prompt) {
             Err(e) => Err(StreamError {
                 class: art_types::ErrorClass::Permanent,
-                code: "INVALID_PROMPT".into(),
+                code: FailureCode::InvalidPrompt,
                 message: e.to_string(),
             }),
             Ok(()) => tokio::select! {
                 biased;
                 () = cancel.cancelled() => Err(StreamError {
                     class: art_types::ErrorClass::Cancelled,
-                    code: "CANCELLED".into(),
+                    code: FailureCode::Cancelled,
                     message: "the run was stopped".into(),
                 }),
                 started = self.engine.call(provider, &prompt, &options) => started.map_err(|e| e.into_stream_error()),
@@ -260,7 +260,7 @@ impl PesAgent {
             json!({ "code": error.code, "message": error.message, "phase": phase }),
             run.span(phase, &run.root_span, None, run.run_start_ms, false),
         );
-        obs.title = Some(if error.code == "CANCELLED" {
+        obs.title = Some(if error.code == FailureCode::Cancelled {
             "Run stopped".into()
         } else {
             "Run failed".into()
@@ -340,7 +340,7 @@ impl PesAgent {
         if !plan.problems.is_empty() {
             let mut o = point(
                 ObservationType::Error,
-                json!({ "code": "PLANNING_OUTPUT_UNPARSEABLE", "problems": plan.problems, "phase": Phase::Planning }),
+                json!({ "code": FailureCode::PlanningOutputUnparseable, "problems": plan.problems, "phase": Phase::Planning }),
             );
             o.title = Some("Could not fully read the plan".into());
             o.metadata = json!({ "recoverable": true });
@@ -421,15 +421,15 @@ fn tool_results_text(results: &[ToolResult]) -> String {
         .join("\n")
 }
 
-fn run_error(code: &str, message: impl Into<String>) -> RunError {
+fn run_error(code: FailureCode, message: impl Into<String>) -> RunError {
     RunError {
-        code: code.to_owned(),
+        code,
         message: message.into(),
     }
 }
 
 fn stage_error(error: &StreamError) -> RunError {
-    run_error(&error.code, error.message.clone())
+    run_error(error.code.clone(), error.message.clone())
 }
 
 #[async_trait::async_trait]
@@ -486,7 +486,7 @@ impl AgentCore for PesAgent {
             .unwrap_or_else(|| context.config.provider_config.clone());
         if provider.provider_name.trim().is_empty() || provider.model_id.trim().is_empty() {
             let error = run_error(
-                "PROVIDER_NOT_CONFIGURED",
+                FailureCode::ProviderNotConfigured,
                 "choose a provider and a model in the thread settings",
             );
             return self.fail(&run, error, Phase::Planning, None).await;
@@ -559,7 +559,7 @@ impl AgentCore for PesAgent {
                 return self
                     .fail(
                         &run,
-                        run_error("CANCELLED", "the run was stopped"),
+                        run_error(FailureCode::Cancelled, "the run was stopped"),
                         Phase::Planning,
                         None,
                     )
@@ -597,7 +597,7 @@ impl AgentCore for PesAgent {
             };
             results = tokio::select! {
                 biased;
-                () = cancel.cancelled() => return self.fail(&run, run_error("CANCELLED", "the run was stopped"), Phase::Execution, None).await,
+                () = cancel.cancelled() => return self.fail(&run, run_error(FailureCode::Cancelled, "the run was stopped"), Phase::Execution, None).await,
                 results = self.tools.execute_tools(&plan.tool_calls, &context.config.enabled_tools, &exec, Some(&root)) => results,
             };
             run.execution_ms = Some(ms_since(execution_started));
@@ -687,7 +687,7 @@ impl AgentCore for PesAgent {
                 return self
                     .fail(
                         &run,
-                        run_error("CANCELLED", "the run was stopped"),
+                        run_error(FailureCode::Cancelled, "the run was stopped"),
                         Phase::Synthesis,
                         Some(partial),
                     )

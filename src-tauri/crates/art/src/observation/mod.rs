@@ -18,17 +18,17 @@ use crate::storage::{
 /// An observation before the manager stamps it.
 #[derive(Debug, Clone)]
 pub struct NewObservation {
-    /// Thread.
+    /// The thread the run belongs to.
     pub thread_id: String,
-    /// Run.
+    /// The run it belongs to.
     pub trace_id: String,
-    /// Kind.
+    /// What happened; decides the shape of `content`.
     pub kind: ObservationType,
     /// Title; a default per kind when `None`.
     pub title: Option<String>,
-    /// Data.
+    /// What was observed (the plan, a tool's result, an error), as exports show it.
     pub content: Value,
-    /// Extra context.
+    /// Facts about the observation itself (durations, model, error codes).
     pub metadata: Value,
     /// Position in the span tree.
     pub span: Option<SpanInfo>,

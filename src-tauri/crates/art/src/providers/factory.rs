@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use art_types::{AdapterKind, ErrorClass};
+use art_types::{AdapterKind, ErrorClass, FailureCode};
 use serde_json::{Map, Value};
 
 use super::anthropic::{self, AnthropicAdapter, AnthropicConfig};
@@ -65,7 +65,7 @@ pub fn base_url(
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
         return Err(ProviderError::new(
             ErrorClass::Permanent,
-            "INVALID_BASE_URL",
+            FailureCode::InvalidBaseUrl,
             format!(
                 "the base URL of {} must start with http:// or https://, got {base_url:?}",
                 entry.name
@@ -83,7 +83,7 @@ pub fn require_key(
     secret.cloned().ok_or_else(|| {
         ProviderError::new(
             ErrorClass::Auth,
-            "API_KEY_MISSING",
+            FailureCode::ApiKeyMissing,
             format!(
                 "no API key is set for {}: add one in the provider settings",
                 entry.name
@@ -119,7 +119,7 @@ impl AdapterFactory for BuiltinFactory {
             AdapterKind::Anthropic => Arc::new(AnthropicAdapter::new(AnthropicConfig {
                 base_url,
                 api_key: require_key(entry, secret)?,
-                thinking_budget: super::wire::thinking_budget(options),
+                thinking_budget: super::request::thinking_budget(options),
                 http,
             })?),
             AdapterKind::Gemini => {

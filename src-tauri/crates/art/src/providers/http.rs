@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use art_types::ErrorClass;
+use art_types::{ErrorClass, FailureCode};
 use futures::{Stream, StreamExt};
 use serde_json::Value;
 
@@ -42,7 +42,13 @@ pub fn client(options: &HttpOptions) -> Result<reqwest::Client, ProviderError> {
     reqwest::Client::builder()
         .connect_timeout(options.connect_timeout)
         .build()
-        .map_err(|e| ProviderError::new(ErrorClass::Permanent, "HTTP_CLIENT", e.to_string()))
+        .map_err(|e| {
+            ProviderError::new(
+                ErrorClass::Permanent,
+                FailureCode::HttpClient,
+                e.to_string(),
+            )
+        })
 }
 
 /// `base` + `path` with exactly one slash between them.
@@ -70,20 +76,25 @@ pub fn classify(status: u16, body: &str) -> ProviderError {
     let lower = body.to_ascii_lowercase();
     let said = provider_message(body).unwrap_or_else(|| body.chars().take(300).collect());
     let (class, code) = match status {
-        401 | 403 => (ErrorClass::Auth, "AUTHENTICATION_FAILED"),
-        429 if lower.contains("insufficient_quota") => (ErrorClass::Permanent, "QUOTA_EXHAUSTED"),
-        429 => (ErrorClass::RateLimited, "RATE_LIMITED"),
+        401 | 403 => (ErrorClass::Auth, FailureCode::AuthenticationFailed),
+        429 if lower.contains("insufficient_quota") => {
+            (ErrorClass::Permanent, FailureCode::QuotaExhausted)
+        }
+        429 => (ErrorClass::RateLimited, FailureCode::RateLimited),
         400 | 413
             if lower.contains("context_length")
                 || lower.contains("maximum context")
                 || lower.contains("too long")
                 || lower.contains("maximum number of tokens") =>
         {
-            (ErrorClass::ContextLength, "CONTEXT_LENGTH_EXCEEDED")
+            (
+                ErrorClass::ContextLength,
+                FailureCode::ContextLengthExceeded,
+            )
         }
-        404 => (ErrorClass::Permanent, "NOT_FOUND"),
-        500..=599 => (ErrorClass::Transient, "PROVIDER_UNAVAILABLE"),
-        _ => (ErrorClass::Permanent, "REQUEST_REJECTED"),
+        404 => (ErrorClass::Permanent, FailureCode::NotFound),
+        500..=599 => (ErrorClass::Transient, FailureCode::ProviderUnavailable),
+        _ => (ErrorClass::Permanent, FailureCode::RequestRejected),
     };
     ProviderError::new(class, code, format!("HTTP {status}: {said}"))
 }
@@ -150,13 +161,13 @@ pub async fn send_with_retries(
             Err(e) if e.is_connect() || e.is_timeout() => (
                 ProviderError::new(
                     ErrorClass::Transient,
-                    "CONNECTION_FAILED",
+                    FailureCode::ConnectionFailed,
                     format!("cannot reach the provider: {e}"),
                 ),
                 None,
             ),
             Err(e) => (
-                ProviderError::new(ErrorClass::Transient, "HTTP_ERROR", e.to_string()),
+                ProviderError::new(ErrorClass::Transient, FailureCode::HttpError, e.to_string()),
                 None,
             ),
         };
@@ -185,7 +196,7 @@ pub fn idle_guarded(
             Err(_) => Some((
                 Err(ProviderError::new(
                     ErrorClass::Transient,
-                    "IDLE_TIMEOUT",
+                    FailureCode::IdleTimeout,
                     format!("the provider sent nothing for {} s", idle.as_secs()),
                 )),
                 None,
@@ -195,7 +206,7 @@ pub fn idle_guarded(
             Ok(Some(Err(e))) => Some((
                 Err(ProviderError::new(
                     ErrorClass::Transient,
-                    "STREAM_INTERRUPTED",
+                    FailureCode::StreamInterrupted,
                     format!("the connection broke: {e}"),
                 )),
                 None,
@@ -227,8 +238,8 @@ mod tests {
             r#"{"error":{"message":"Incorrect API key","type":"invalid_request_error"}}"#,
         );
         assert_eq!(
-            (e.class, e.code.as_str()),
-            (ErrorClass::Auth, "AUTHENTICATION_FAILED")
+            (e.class, e.code.clone()),
+            (ErrorClass::Auth, FailureCode::AuthenticationFailed)
         );
         assert!(e.message.contains("Incorrect API key"));
         assert_eq!(
@@ -237,7 +248,7 @@ mod tests {
                 r#"{"error":{"code":"insufficient_quota","message":"q"}}"#
             )
             .code,
-            "QUOTA_EXHAUSTED"
+            FailureCode::QuotaExhausted
         );
         assert_eq!(classify(429, "{}").class, ErrorClass::RateLimited);
         assert_eq!(

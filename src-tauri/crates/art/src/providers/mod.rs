@@ -14,7 +14,9 @@ pub mod models;
 pub(crate) mod ndjson;
 pub mod ollama;
 pub mod openai;
+pub(crate) mod request;
 mod signature;
-pub(crate) mod wire;
+pub(crate) mod sse;
+pub(crate) mod stream;
 
 pub use manager::{AdapterFactory, ManagerOptions, ProviderEntry, ProviderManager};

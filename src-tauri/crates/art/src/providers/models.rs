@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use art_types::{AdapterKind, DoctorFinding, DoctorReport, ErrorClass, ModelInfo, Severity};
+use art_types::{
+    AdapterKind, DoctorFinding, DoctorReport, ErrorClass, FailureCode, ModelInfo, Severity,
+};
 use serde_json::{Map, Value};
 
 use super::anthropic;
@@ -32,7 +34,7 @@ async fn get_json(
     response.json().await.map_err(|e| {
         ProviderError::new(
             ErrorClass::Permanent,
-            "UNEXPECTED_RESPONSE",
+            FailureCode::UnexpectedResponse,
             format!("{url} did not answer with JSON: {e}"),
         )
     })
@@ -242,7 +244,7 @@ pub async fn ollama_doctor(
             let local = ["://127.0.0.1", "://localhost", "://[::1]"]
                 .iter()
                 .any(|h| root.contains(h));
-            let (code, fix) = if local && e.code == "CONNECTION_FAILED" {
+            let (code, fix) = if local && e.code == FailureCode::ConnectionFailed {
                 (
                     "OLLAMA_NOT_RUNNING",
                     "Start Ollama with `ollama serve` (or open the Ollama app), or correct the port in the base URL.",

@@ -4,7 +4,8 @@
 //! frees the model with `keep_alive: 0` (how the local singleton switches models).
 
 use art_types::{
-    ErrorClass, LlmMetadata, ParsedToolCall, Prompt, PromptRole, StreamEventKind, TokenType,
+    ErrorClass, FailureCode, LlmMetadata, ParsedToolCall, Prompt, PromptRole, StreamEventKind,
+    TokenType,
 };
 use futures::StreamExt;
 use serde_json::{Map, Value, json};
@@ -12,7 +13,7 @@ use tokio::sync::mpsc;
 
 use super::http::{self, HttpOptions};
 use super::ndjson::LineFramer;
-use super::wire::{Batch, error_event, parse_chunk};
+use super::stream::{Batch, error_event, parse_chunk};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 
 /// Default address of a local Ollama.
@@ -83,10 +84,10 @@ pub fn translate(prompt: &Prompt) -> Vec<Value> {
 }
 
 fn connection_hint(error: ProviderError, base: &str) -> ProviderError {
-    if error.code == "CONNECTION_FAILED" {
+    if error.code == FailureCode::ConnectionFailed {
         ProviderError::new(
             ErrorClass::Transient,
-            "OLLAMA_NOT_RUNNING",
+            FailureCode::OllamaNotRunning,
             format!(
                 "Ollama is not reachable at {base}: start it with `ollama serve` (or check the base URL and port)"
             ),
@@ -101,7 +102,7 @@ mod plain {
     use serde::Deserialize;
     use serde_json::value::RawValue;
 
-    use crate::providers::wire::{Text, borrowed_text as text};
+    use crate::providers::stream::{Text, borrowed_text as text};
 
     #[derive(Deserialize)]
     struct Line<'a> {
@@ -185,7 +186,11 @@ fn decode_full(line: &str, calls_seen: &mut usize) -> Vec<StreamEventKind> {
             .as_str()
             .map(str::to_owned)
             .unwrap_or_else(|| error.to_string());
-        return vec![error_event(ErrorClass::Transient, "OLLAMA_ERROR", message)];
+        return vec![error_event(
+            ErrorClass::Transient,
+            FailureCode::OllamaError,
+            message,
+        )];
     }
     let mut out = Vec::new();
     let message = value.get("message");
@@ -284,7 +289,7 @@ impl ProviderAdapter for OllamaAdapter {
             body[key] = value;
         }
         if !options.tools.is_empty() {
-            body["tools"] = super::wire::function_tools(&options.tools);
+            body["tools"] = super::request::function_tools(&options.tools);
         }
         let url = http::join(&self.base_url, "api/chat");
         let response = http::send_with_retries(&self.http, || {
@@ -318,7 +323,7 @@ impl ProviderAdapter for OllamaAdapter {
                         framer.finish_with(&mut decode);
                         Some(error_event(
                             ErrorClass::Transient,
-                            "STREAM_INTERRUPTED",
+                            FailureCode::StreamInterrupted,
                             "Ollama closed the connection before the answer was complete",
                         ))
                     }
@@ -330,7 +335,7 @@ impl ProviderAdapter for OllamaAdapter {
                 }
             }
         });
-        Ok(super::wire::receiver_stream(rx))
+        Ok(super::stream::receiver_stream(rx))
     }
 
     async fn unload(&self) {

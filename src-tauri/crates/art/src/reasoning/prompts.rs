@@ -14,9 +14,9 @@ pub enum PromptError {
     /// A placeholder had no value.
     #[error("prompt fragment `{fragment}` needs a value for `{{{{{key}}}}}`")]
     MissingValue {
-        /// Fragment.
+        /// The fragment's name.
         fragment: String,
-        /// Placeholder.
+        /// The placeholder left without a value.
         key: String,
     },
     /// A `{{` without its `}}`.

@@ -7,7 +7,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use art_types::{
-    ErrorClass, GenerationParams, Prompt, ProviderConfig, StreamError, StreamEventKind, ToolSchema,
+    ErrorClass, FailureCode, GenerationParams, Prompt, ProviderConfig, StreamError,
+    StreamEventKind, ToolSchema,
 };
 use futures::Stream;
 
@@ -30,11 +31,11 @@ pub enum CallStage {
 pub struct CallOptions {
     /// Thread of the run.
     pub thread_id: String,
-    /// Run id.
+    /// The run the call belongs to.
     pub trace_id: String,
-    /// Stage.
+    /// Planning or synthesis: decides the token types of what streams back.
     pub stage: CallStage,
-    /// Model id.
+    /// The provider's name for the model (`gpt-4o`, `llama3.2:3b`).
     pub model_id: String,
     /// Sampling parameters.
     pub generation: GenerationParams,
@@ -49,7 +50,7 @@ pub struct ProviderError {
     /// Class (decides retry and the user message).
     pub class: ErrorClass,
     /// Stable code, e.g. `UNKNOWN_PROVIDER`.
-    pub code: String,
+    pub code: FailureCode,
     /// Message for people, keeping the provider's own words.
     pub message: String,
 }
@@ -57,11 +58,11 @@ pub struct ProviderError {
 impl ProviderError {
     /// A provider error; anything key-shaped in `message` (providers may repeat the
     /// key they were given) is replaced.
-    pub fn new(class: ErrorClass, code: &str, message: impl Into<String>) -> Self {
+    pub fn new(class: ErrorClass, code: FailureCode, message: impl Into<String>) -> Self {
         let message = message.into();
         Self {
             class,
-            code: code.to_owned(),
+            code,
             message: crate::secrets::scrub(&message).into_owned(),
         }
     }
@@ -98,7 +99,7 @@ pub trait ProviderAdapter: Send + Sync {
 /// An adapter lent for one call; whatever `release` holds is dropped when the lease is
 /// (that is how the lender learns the call is over).
 pub struct AdapterLease {
-    /// The adapter.
+    /// The adapter to make the call with, for as long as the lease is held.
     pub adapter: Arc<dyn ProviderAdapter>,
     /// Dropped when the call ends, errs, or its stream is dropped.
     pub release: Box<dyn Send + Sync>,

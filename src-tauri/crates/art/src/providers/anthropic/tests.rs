@@ -1,4 +1,4 @@
-use art_types::{FunctionCall, PromptMessage, ReasoningBlock, ToolCallRequest};
+use art_types::{FailureCode, FunctionCall, PromptMessage, ReasoningBlock, ToolCallRequest};
 
 use super::*;
 use crate::reasoning::provider::CallStage;
@@ -127,11 +127,11 @@ fn a_mid_stream_error_event_is_classified() {
         panic!("{events:?}")
     };
     assert_eq!(
-        (e.class, e.code.as_str()),
-        (ErrorClass::Transient, "PROVIDER_OVERLOADED")
+        (e.class, e.code.clone()),
+        (ErrorClass::Transient, FailureCode::ProviderOverloaded)
     );
     assert!(e.message.contains("Overloaded"));
     assert!(
-        matches!(decoder.end_of_stream().as_slice(), [StreamEventKind::Error(e)] if e.code == "STREAM_INTERRUPTED")
+        matches!(decoder.end_of_stream().as_slice(), [StreamEventKind::Error(e)] if e.code == FailureCode::StreamInterrupted)
     );
 }

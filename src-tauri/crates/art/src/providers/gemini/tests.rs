@@ -1,4 +1,4 @@
-use art_types::{FunctionCall, PromptMessage, ToolCallRequest, ToolSchema};
+use art_types::{FailureCode, FunctionCall, PromptMessage, ToolCallRequest, ToolSchema};
 
 use super::*;
 use crate::reasoning::provider::CallStage;
@@ -98,7 +98,7 @@ fn usage_is_cumulative_and_the_end_needs_a_finish_reason() {
     let mut decoder = Decoder::default();
     decoder.decode(r#"{"candidates":[{"content":{"parts":[{"text":"a"}]}}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":1}}"#);
     assert!(
-        matches!(decoder.end_of_stream().as_slice(), [StreamEventKind::Error(e)] if e.code == "STREAM_INTERRUPTED")
+        matches!(decoder.end_of_stream().as_slice(), [StreamEventKind::Error(e)] if e.code == FailureCode::StreamInterrupted)
     );
     decoder.decode(r#"{"candidates":[{"content":{"parts":[{"text":"b"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":2}}"#);
     let end = decoder.end_of_stream();
@@ -119,5 +119,7 @@ fn errors_and_blocked_prompts_end_the_stream() {
         matches!(events.as_slice(), [StreamEventKind::Error(e)] if e.class == ErrorClass::Transient && e.message.contains("overloaded"))
     );
     let events = decoder.decode(r#"{"promptFeedback":{"blockReason":"SAFETY"}}"#);
-    assert!(matches!(events.as_slice(), [StreamEventKind::Error(e)] if e.code == "PROMPT_BLOCKED"));
+    assert!(
+        matches!(events.as_slice(), [StreamEventKind::Error(e)] if e.code == FailureCode::PromptBlocked)
+    );
 }

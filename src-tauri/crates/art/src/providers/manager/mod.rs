@@ -16,7 +16,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use art_types::{ErrorClass, ProviderConfig};
+use art_types::{ErrorClass, FailureCode, ProviderConfig};
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
@@ -101,7 +101,7 @@ pub struct ProviderManager {
     inner: Arc<Inner>,
 }
 
-fn error(class: ErrorClass, code: &str, message: impl Into<String>) -> ProviderError {
+fn error(class: ErrorClass, code: FailureCode, message: impl Into<String>) -> ProviderError {
     ProviderError::new(class, code, message)
 }
 
@@ -258,7 +258,7 @@ impl ProviderSource for ProviderManager {
         let entry = inner.entries.get(&config.provider_name).ok_or_else(|| {
             error(
                 ErrorClass::Permanent,
-                "UNKNOWN_PROVIDER",
+                FailureCode::UnknownProvider,
                 format!("there is no provider named `{}`", config.provider_name),
             )
         })?;
@@ -272,14 +272,18 @@ impl ProviderSource for ProviderManager {
                 Err(SecretError::Unavailable { reason, hint }) => {
                     return Err(error(
                         ErrorClass::Auth,
-                        "KEYCHAIN_UNAVAILABLE",
+                        FailureCode::KeychainUnavailable,
                         format!(
                             "cannot read the API key: the OS keychain is unavailable ({reason}). {hint}"
                         ),
                     ));
                 }
                 Err(other) => {
-                    return Err(error(ErrorClass::Auth, "KEYCHAIN_ERROR", other.to_string()));
+                    return Err(error(
+                        ErrorClass::Auth,
+                        FailureCode::KeychainError,
+                        other.to_string(),
+                    ));
                 }
             }
         };
@@ -305,7 +309,7 @@ impl ProviderSource for ProviderManager {
                 match current {
                     Some((s, active, _)) if active > 0 && s == signature => Err(error(
                         ErrorClass::Transient,
-                        "LOCAL_INSTANCE_BUSY",
+                        FailureCode::LocalInstanceBusy,
                         format!(
                             "{} is busy with another request; try again when it finishes",
                             entry.name
@@ -313,7 +317,7 @@ impl ProviderSource for ProviderManager {
                     )),
                     Some((_, active, running)) if active > 0 => Err(error(
                         ErrorClass::Permanent,
-                        "LOCAL_PROVIDER_CONFLICT",
+                        FailureCode::LocalProviderConflict,
                         format!(
                             "{} is running {running} for another answer right now; wait for it \
                              to finish before switching to {}",
@@ -370,7 +374,7 @@ impl ProviderSource for ProviderManager {
                     }
                     return Err(error(
                         ErrorClass::RateLimited,
-                        "API_QUEUE_TIMEOUT",
+                        FailureCode::ApiQueueTimeout,
                         format!(
                             "{} already has {} requests running and this one waited {} s for a turn",
                             entry.name,

@@ -1,6 +1,6 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use art_types::{Prompt, StreamEventKind};
+use art_types::{FailureCode, Prompt, StreamEventKind};
 
 use super::*;
 use crate::reasoning::provider::{CallOptions, EventStream};
@@ -154,7 +154,7 @@ async fn limit_queues_fifo_and_the_queue_timeout_fires() {
         .await
         .err()
         .expect("queue timeout");
-    assert_eq!(err.code, "API_QUEUE_TIMEOUT");
+    assert_eq!(err.code, FailureCode::ApiQueueTimeout);
     assert!(started.elapsed() >= Duration::from_millis(180));
 
     // FIFO: two waiters, released one slot at a time, get in arrival order.
@@ -193,7 +193,7 @@ async fn local_singleton_conflict_busy_and_evict_idle_first() {
             .err()
             .unwrap()
             .code,
-        "LOCAL_INSTANCE_BUSY"
+        FailureCode::LocalInstanceBusy
     );
     assert_eq!(
         m.acquire(&config("ollama", "qwen"))
@@ -201,7 +201,7 @@ async fn local_singleton_conflict_busy_and_evict_idle_first() {
             .err()
             .unwrap()
             .code,
-        "LOCAL_PROVIDER_CONFLICT"
+        FailureCode::LocalProviderConflict
     );
     drop(llama);
     // Idle with a different model: the old one is unloaded before the new one starts.
@@ -230,6 +230,6 @@ async fn idle_adapters_are_evicted_after_the_timeout() {
 async fn unknown_provider_is_a_clear_error() {
     let (m, _, _) = manager(quick());
     let err = m.acquire(&config("nope", "x")).await.err().unwrap();
-    assert_eq!(err.code, "UNKNOWN_PROVIDER");
+    assert_eq!(err.code, FailureCode::UnknownProvider);
     assert!(err.message.contains("nope"));
 }

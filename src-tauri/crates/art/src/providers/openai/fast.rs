@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::providers::wire::{Text, borrowed_text as text};
+use crate::providers::stream::{Text, borrowed_text as text};
 
 #[derive(Deserialize)]
 struct Chunk<'a> {

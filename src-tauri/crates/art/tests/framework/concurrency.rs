@@ -4,7 +4,7 @@
 //! each thread gets only its own answer; a second local model while Ollama is busy with
 //! another is refused with a message that says why.
 
-mod wire;
+use art_testkit::framework::adapters as wire;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +18,7 @@ use art::secrets::{MemoryStore, Secret, SecretStore};
 use art::storage::sqlite::SqliteStorage;
 use art_testkit::fake::FakeServer;
 use art_testkit::fake::scripts::{MODEL, Protocol, router, text_reply};
-use art_types::{MessageRole, RunStatus};
+use art_types::{FailureCode, MessageRole, RunStatus};
 use serde_json::json;
 
 /// Parallel calls allowed per API provider in these tests.
@@ -153,7 +153,7 @@ async fn a_second_local_model_while_ollama_is_busy_is_refused_clearly() {
         .unwrap();
     assert_eq!(refused.metadata.status, RunStatus::Error);
     let error = refused.metadata.error.unwrap();
-    assert_eq!(error.code, "LOCAL_PROVIDER_CONFLICT");
+    assert_eq!(error.code, FailureCode::LocalProviderConflict);
     assert!(
         error.message.contains(MODEL),
         "names the busy model: {}",

@@ -22,7 +22,7 @@ const SECTIONS: &[(&str, &str)] = &[
 ];
 
 /// The hand-written part: how to read the numbers, how budgets were reached.
-const NOTES: &str = include_str!("../notes.md");
+const NOTES: &str = include_str!("../../notes.md");
 
 /// Render every results file in `dir` into `out`.
 pub fn write(dir: &Path, out: &Path) -> Result<(), String> {

@@ -7,15 +7,15 @@
 //! that closes before is interrupted.
 
 use art_types::{
-    ErrorClass, LlmMetadata, ParsedToolCall, Prompt, PromptMessage, PromptRole, StreamEventKind,
-    TokenType,
+    ErrorClass, FailureCode, LlmMetadata, ParsedToolCall, Prompt, PromptMessage, PromptRole,
+    StreamEventKind, TokenType,
 };
 use serde_json::{Map, Value, json};
 
 use super::http::{self, HttpOptions};
-use super::wire::{
-    SseDecoder, error_event, interrupted, parse_chunk, push_merged, sse_stream, thinking_budget,
-};
+use super::request::{push_merged, thinking_budget};
+use super::sse::{SseDecoder, interrupted, sse_stream};
+use super::stream::{error_event, parse_chunk};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 use crate::secrets::Secret;
 
@@ -235,7 +235,7 @@ impl Decoder {
             };
             return vec![error_event(
                 class,
-                "PROVIDER_STREAM_ERROR",
+                FailureCode::ProviderStreamError,
                 format!("{status}: {message}"),
             )];
         }
@@ -245,7 +245,7 @@ impl Decoder {
         {
             return vec![error_event(
                 ErrorClass::Permanent,
-                "PROMPT_BLOCKED",
+                FailureCode::PromptBlocked,
                 format!("Gemini refused the prompt ({reason})"),
             )];
         }
@@ -308,7 +308,7 @@ impl ProviderAdapter for GeminiAdapter {
         {
             return Err(ProviderError::new(
                 ErrorClass::Permanent,
-                "INVALID_MODEL",
+                FailureCode::InvalidModel,
                 format!(
                     "{:?} is not a Gemini model id (e.g. gemini-2.5-flash)",
                     options.model_id

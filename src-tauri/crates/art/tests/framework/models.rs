@@ -1,7 +1,7 @@
 //! Model lists from every provider kind, and the Ollama doctor, against fake servers
 //! over real TCP (the testkit's routers answer the list and version endpoints).
 
-mod wire;
+use art_testkit::framework::adapters as wire;
 
 use art::providers::factory::{BASE_URL, builtin_entries};
 use art::providers::manager::ProviderEntry;
@@ -9,7 +9,7 @@ use art::providers::models::{list_models, ollama_doctor};
 use art::secrets::Secret;
 use art_testkit::fake::scripts::{Protocol, router};
 use art_testkit::fake::{FakeServer, Reply};
-use art_types::{DoctorReport, Severity};
+use art_types::{DoctorReport, FailureCode, Severity};
 use serde_json::{Map, Value};
 use wire::fast;
 
@@ -78,7 +78,7 @@ async fn a_missing_key_is_a_typed_error_naming_the_provider() {
     )
     .await
     .unwrap_err();
-    assert_eq!(err.code, "API_KEY_MISSING");
+    assert_eq!(err.code, FailureCode::ApiKeyMissing);
     assert!(err.message.contains("anthropic"));
 }
 

@@ -3,7 +3,8 @@
 //! reasoning, usage, and the fault list (auth, rate limit with Retry-After, 5xx,
 //! quota, mid-stream error, disconnect, silence).
 
-mod wire;
+use art_testkit::fixtures;
+use art_testkit::framework::adapters as wire;
 
 use std::time::Duration;
 
@@ -12,12 +13,12 @@ use art::providers::openai::{OpenAiAdapter, OpenAiConfig};
 use art::reasoning::provider::ProviderAdapter;
 use art::secrets::Secret;
 use art_testkit::fake::{Ending, FakeServer, Reply};
-use art_types::{ErrorClass, StreamEventKind, TokenType};
+use art_types::{ErrorClass, FailureCode, StreamEventKind, TokenType};
 use wire::{collect, fast, options, prompt, text_of};
 
-const TEXT: &str = include_str!("../../../../tests/fixtures/openai/text.sse");
-const TOOLS: &str = include_str!("../../../../tests/fixtures/openai/tool_calls.sse");
-const REASONING: &str = include_str!("../../../../tests/fixtures/openai/reasoning.sse");
+const TEXT: &str = fixtures::openai::TEXT;
+const TOOLS: &str = fixtures::openai::TOOL_CALLS;
+const REASONING: &str = fixtures::openai::REASONING;
 const KEY: &str = "sk-SENTINEL-openai-test-key";
 
 fn adapter(server: &FakeServer, http: HttpOptions) -> OpenAiAdapter {
@@ -157,7 +158,7 @@ async fn quota_exhaustion_is_never_retried() {
         .await
         .err()
         .unwrap();
-    assert_eq!(err.code, "QUOTA_EXHAUSTED");
+    assert_eq!(err.code, FailureCode::QuotaExhausted);
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -192,7 +193,7 @@ async fn a_silent_server_hits_the_idle_timeout() {
     };
     let events = collect(&adapter(&server, http), "gpt-test").await;
     assert!(
-        matches!(events.last(), Some(StreamEventKind::Error(e)) if e.code == "IDLE_TIMEOUT"),
+        matches!(events.last(), Some(StreamEventKind::Error(e)) if e.code == FailureCode::IdleTimeout),
         "{events:?}"
     );
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -220,5 +221,5 @@ async fn nothing_listening_is_a_connection_error() {
         .await
         .err()
         .expect("no server");
-    assert_eq!(err.code, "CONNECTION_FAILED");
+    assert_eq!(err.code, FailureCode::ConnectionFailed);
 }

@@ -7,12 +7,14 @@
 use std::collections::BTreeMap;
 
 use art_types::{
-    ErrorClass, LlmMetadata, ParsedToolCall, Prompt, PromptRole, StreamEventKind, TokenType,
+    ErrorClass, FailureCode, LlmMetadata, ParsedToolCall, Prompt, PromptRole, StreamEventKind,
+    TokenType,
 };
 use serde_json::{Value, json};
 
 use super::http::{self, HttpOptions};
-use super::wire::{SseDecoder, error_event, interrupted, parse_chunk, sse_stream};
+use super::sse::{SseDecoder, interrupted, sse_stream};
+use super::stream::{error_event, parse_chunk};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 use crate::secrets::Secret;
 
@@ -98,7 +100,7 @@ pub fn request_body(prompt: &Prompt, options: &CallOptions) -> Value {
         body["max_tokens"] = json!(n);
     }
     if !options.tools.is_empty() {
-        body["tools"] = super::wire::function_tools(&options.tools);
+        body["tools"] = super::request::function_tools(&options.tools);
     }
     body
 }
@@ -148,7 +150,7 @@ impl Decoder {
                 .to_owned();
             out.push(error_event(
                 ErrorClass::Transient,
-                "PROVIDER_STREAM_ERROR",
+                FailureCode::ProviderStreamError,
                 message,
             ));
             return;

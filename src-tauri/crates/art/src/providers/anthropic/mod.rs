@@ -8,13 +8,15 @@
 use std::collections::BTreeMap;
 
 use art_types::{
-    ErrorClass, LlmMetadata, ParsedToolCall, Prompt, PromptMessage, PromptRole, StreamEventKind,
-    TokenType,
+    ErrorClass, FailureCode, LlmMetadata, ParsedToolCall, Prompt, PromptMessage, PromptRole,
+    StreamEventKind, TokenType,
 };
 use serde_json::{Value, json};
 
 use super::http::{self, HttpOptions};
-use super::wire::{SseDecoder, error_event, interrupted, parse_chunk, push_merged, sse_stream};
+use super::request::push_merged;
+use super::sse::{SseDecoder, interrupted, sse_stream};
+use super::stream::{error_event, parse_chunk};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 use crate::secrets::Secret;
 
@@ -289,9 +291,9 @@ impl Decoder {
                     .and_then(Value::as_str)
                     .unwrap_or("Anthropic reported an error");
                 let code = if kind == "overloaded_error" {
-                    "PROVIDER_OVERLOADED"
+                    FailureCode::ProviderOverloaded
                 } else {
-                    "PROVIDER_STREAM_ERROR"
+                    FailureCode::ProviderStreamError
                 };
                 vec![error_event(
                     error_class(kind),

@@ -5,7 +5,7 @@
 //! read, and a consistent thread: no answer left "streaming", and the next question in
 //! the same thread is answered.
 
-mod wire;
+use art_testkit::framework::adapters as wire;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,7 +21,7 @@ use art::secrets::{MemoryStore, Secret, SecretStore};
 use art::storage::sqlite::SqliteStorage;
 use art_testkit::fake::scripts::{Protocol, text_reply};
 use art_testkit::fake::{Ending, FakeServer, Reply};
-use art_types::{MessageRole, MessageStatus, ObservationType, RunStatus};
+use art_types::{FailureCode, MessageRole, MessageStatus, ObservationType, RunStatus};
 use serde_json::json;
 
 /// The providers, each with the wire protocol it speaks and its base URL's path.
@@ -58,7 +58,7 @@ fn http() -> HttpOptions {
 struct Fault {
     name: &'static str,
     replies: fn(Protocol) -> Vec<Reply>,
-    code: fn(Protocol) -> Option<&'static str>,
+    code: fn(Protocol) -> Option<FailureCode>,
 }
 
 /// The events (SSE) or lines (NDJSON) of a streamed answer, as the body text.
@@ -111,7 +111,7 @@ fn faults() -> Vec<Fault> {
                     .header("retry-after", "0");
                 vec![limited; 3]
             },
-            code: |_| Some("RATE_LIMITED"),
+            code: |_| Some(FailureCode::RateLimited),
         },
         Fault {
             name: "401 whose message repeats the key",
@@ -121,7 +121,7 @@ fn faults() -> Vec<Fault> {
                 );
                 vec![Reply::error(401, &body)]
             },
-            code: |_| Some("AUTHENTICATION_FAILED"),
+            code: |_| Some(FailureCode::AuthenticationFailed),
         },
         Fault {
             name: "500, 502, 503",
@@ -130,7 +130,7 @@ fn faults() -> Vec<Fault> {
                     .map(|s| Reply::error(s, r#"{"error":{"message":"upstream failed"}}"#))
                     .to_vec()
             },
-            code: |_| Some("PROVIDER_UNAVAILABLE"),
+            code: |_| Some(FailureCode::ProviderUnavailable),
         },
         Fault {
             name: "529 overloaded",
@@ -138,21 +138,21 @@ fn faults() -> Vec<Fault> {
                 let overloaded = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
                 vec![Reply::error(529, overloaded); 3]
             },
-            code: |_| Some("PROVIDER_UNAVAILABLE"),
+            code: |_| Some(FailureCode::ProviderUnavailable),
         },
         Fault {
             name: "an error in the stream",
             replies: |p| vec![rebuilt(p, &error_in_stream(p), 9)],
             code: |p| match p {
-                Protocol::Anthropic => Some("PROVIDER_OVERLOADED"),
-                Protocol::Ollama => Some("OLLAMA_ERROR"),
-                _ => Some("PROVIDER_STREAM_ERROR"),
+                Protocol::Anthropic => Some(FailureCode::ProviderOverloaded),
+                Protocol::Ollama => Some(FailureCode::OllamaError),
+                _ => Some(FailureCode::ProviderStreamError),
             },
         },
         Fault {
             name: "connection reset mid-stream",
             replies: |p| vec![rebuilt(p, &first_half(p), 9).ending(Ending::Disconnect)],
-            code: |_| Some("STREAM_INTERRUPTED"),
+            code: |_| Some(FailureCode::StreamInterrupted),
         },
         Fault {
             name: "stream ends without its terminator",
@@ -160,7 +160,7 @@ fn faults() -> Vec<Fault> {
                 let all = units(p, &body(&text_reply(p, ANSWER, 4096)));
                 vec![rebuilt(p, &all[..all.len() - 1].concat(), 9)]
             },
-            code: |_| Some("STREAM_INTERRUPTED"),
+            code: |_| Some(FailureCode::StreamInterrupted),
         },
         Fault {
             name: "a malformed JSON chunk",
@@ -171,12 +171,12 @@ fn faults() -> Vec<Fault> {
                 };
                 vec![rebuilt(p, &(first_half(p) + garbage), 9)]
             },
-            code: |_| Some("MALFORMED_STREAM"),
+            code: |_| Some(FailureCode::MalformedStream),
         },
         Fault {
             name: "a stall longer than the idle timeout",
             replies: |p| vec![rebuilt(p, &first_half(p), 9).ending(Ending::Hang)],
-            code: |_| Some("IDLE_TIMEOUT"),
+            code: |_| Some(FailureCode::IdleTimeout),
         },
         Fault {
             name: "one byte at a time (inside UTF-8 too), CRLF line endings",

@@ -3,8 +3,7 @@
 //! golden transcript, secrets redacted in every format, and imports that refuse bad
 //! files without writing anything.
 
-#[allow(dead_code)]
-mod scripted;
+use art_testkit::framework::scripted;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -482,7 +481,7 @@ async fn markdown_transcript_matches_the_golden_file() {
     let scope = Scope::Thread("thread-1".into());
     let text = export_to_string(&art, &scope, Format::Markdown, options, &redactor).await;
     let text = text.replace(art::VERSION, "VERSION");
-    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/transcript.md");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/framework/golden/transcript.md");
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&golden, &text).unwrap();
     }

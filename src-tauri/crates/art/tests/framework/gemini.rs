@@ -4,19 +4,20 @@
 //! RetryInfo delay retried, 400 not, mid-stream error, no finish reason, disconnect,
 //! silence).
 
-mod wire;
+use art_testkit::fixtures;
+use art_testkit::framework::adapters as wire;
 
 use art::providers::gemini::{GeminiAdapter, GeminiConfig};
 use art::providers::http::HttpOptions;
 use art::reasoning::provider::ProviderAdapter;
 use art::secrets::Secret;
 use art_testkit::fake::{Ending, FakeServer, Reply};
-use art_types::{ErrorClass, StreamEventKind, TokenType};
+use art_types::{ErrorClass, FailureCode, StreamEventKind, TokenType};
 use serde_json::json;
 use wire::{collect, fast, final_error, options, prompt, text_of, tool_calls};
 
-const TEXT: &str = include_str!("../../../../tests/fixtures/gemini/text.sse");
-const CALLS: &str = include_str!("../../../../tests/fixtures/gemini/function_call.sse");
+const TEXT: &str = fixtures::gemini::TEXT;
+const CALLS: &str = fixtures::gemini::FUNCTION_CALL;
 const KEY: &str = "AIza-SENTINEL-gemini-test-key";
 const MODEL: &str = "gemini-test";
 
@@ -143,7 +144,7 @@ async fn a_model_id_that_would_change_the_url_is_refused() {
         .await
         .err()
         .expect("refused");
-    assert_eq!(err.code, "INVALID_MODEL");
+    assert_eq!(err.code, FailureCode::InvalidModel);
     assert!(server.requests().is_empty());
 }
 
@@ -165,15 +166,15 @@ async fn errors_missing_finish_reason_disconnects_and_silence_end_cleanly() {
     let adapter = adapter(&server, fast());
     let started = std::time::Instant::now();
     for expected in [
-        "PROVIDER_STREAM_ERROR",
-        "STREAM_INTERRUPTED",
-        "STREAM_INTERRUPTED",
-        "IDLE_TIMEOUT",
+        FailureCode::ProviderStreamError,
+        FailureCode::StreamInterrupted,
+        FailureCode::StreamInterrupted,
+        FailureCode::IdleTimeout,
     ] {
         let events = collect(&adapter, MODEL).await;
         let error = final_error(&events).unwrap_or_else(|| panic!("{expected}: {events:?}"));
         assert_eq!(
-            (error.class, error.code.as_str()),
+            (error.class, error.code.clone()),
             (ErrorClass::Transient, expected)
         );
     }

@@ -10,7 +10,8 @@ use art::reasoning::provider::{
     AdapterLease, CallOptions, EventStream, ProviderAdapter, ProviderError, ProviderSource,
 };
 use art_types::{
-    ErrorClass, LlmMetadata, Prompt, ProviderConfig, StreamEventKind, ThreadConfig, TokenType,
+    ErrorClass, FailureCode, LlmMetadata, Prompt, ProviderConfig, StreamEventKind, ThreadConfig,
+    TokenType,
 };
 use serde_json::{Value, json};
 
@@ -20,7 +21,9 @@ pub enum Script {
     FailStart(ProviderError),
     /// Stream these events, waiting `delay` before each.
     Events {
+        /// What the stream yields, in order (END or an error last, or it just stops).
         events: Vec<StreamEventKind>,
+        /// The pause before each event (a slow model).
         delay: Duration,
     },
 }
@@ -71,7 +74,11 @@ impl Script {
 
     /// A call that fails before the first byte.
     pub fn fail_start(class: ErrorClass, message: &str) -> Self {
-        Self::FailStart(ProviderError::new(class, "LLM_PROVIDER_ERROR", message))
+        Self::FailStart(ProviderError::new(
+            class,
+            FailureCode::LlmProviderError,
+            message,
+        ))
     }
 }
 
@@ -175,7 +182,7 @@ impl ProviderSource for ScriptedSource {
         if config.provider_name != "scripted" {
             return Err(ProviderError::new(
                 ErrorClass::Permanent,
-                "UNKNOWN_PROVIDER",
+                FailureCode::UnknownProvider,
                 format!("no provider {}", config.provider_name),
             ));
         }

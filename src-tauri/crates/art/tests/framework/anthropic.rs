@@ -3,19 +3,20 @@
 //! signature, `tool_use` input assembled from JSON fragments, and the faults (401, 529
 //! retried, mid-stream `error` event, no `message_stop`, disconnect, silence).
 
-mod wire;
+use art_testkit::fixtures;
+use art_testkit::framework::adapters as wire;
 
 use art::providers::anthropic::{AnthropicAdapter, AnthropicConfig};
 use art::providers::http::HttpOptions;
 use art::reasoning::provider::ProviderAdapter;
 use art::secrets::Secret;
 use art_testkit::fake::{Ending, FakeServer, Reply};
-use art_types::{ErrorClass, StreamEventKind, TokenType};
+use art_types::{ErrorClass, FailureCode, StreamEventKind, TokenType};
 use serde_json::json;
 use wire::{collect, fast, final_error, options, prompt, text_of, tool_calls};
 
-const TEXT: &str = include_str!("../../../../tests/fixtures/anthropic/text.sse");
-const TOOLS: &str = include_str!("../../../../tests/fixtures/anthropic/thinking_tool_use.sse");
+const TEXT: &str = fixtures::anthropic::TEXT;
+const TOOLS: &str = fixtures::anthropic::THINKING_TOOL_USE;
 const KEY: &str = "sk-ant-SENTINEL-anthropic-test-key";
 const MODEL: &str = "claude-test";
 
@@ -165,8 +166,8 @@ async fn a_mid_stream_error_event_ends_the_stream_with_that_error() {
     assert_eq!(text_of(&events, TokenType::LlmResponse), "Héllo, wörld 🌍");
     let error = final_error(&events).expect("error event");
     assert_eq!(
-        (error.class, error.code.as_str()),
-        (ErrorClass::Transient, "PROVIDER_OVERLOADED")
+        (error.class, error.code.clone()),
+        (ErrorClass::Transient, FailureCode::ProviderOverloaded)
     );
 }
 
@@ -181,11 +182,15 @@ async fn no_message_stop_disconnects_and_silence_are_errors_not_hangs() {
     .await;
     let adapter = adapter(&server, fast());
     let started = std::time::Instant::now();
-    for expected in ["STREAM_INTERRUPTED", "STREAM_INTERRUPTED", "IDLE_TIMEOUT"] {
+    for expected in [
+        FailureCode::StreamInterrupted,
+        FailureCode::StreamInterrupted,
+        FailureCode::IdleTimeout,
+    ] {
         let events = collect(&adapter, MODEL).await;
         let error = final_error(&events).unwrap_or_else(|| panic!("{events:?}"));
         assert_eq!(
-            (error.class, error.code.as_str()),
+            (error.class, error.code.clone()),
             (ErrorClass::Transient, expected)
         );
     }

@@ -1,6 +1,7 @@
 //! The Ollama native adapter against the testkit's fake server over real TCP.
 
-mod wire;
+use art_testkit::fixtures;
+use art_testkit::framework::adapters as wire;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,14 +14,14 @@ use art::reasoning::provider::{CallOptions, CallStage, ProviderAdapter, Provider
 use art::secrets::MemoryStore;
 use art_testkit::fake::{Ending, FakeServer, Reply};
 use art_types::{
-    ErrorClass, PromptMessage, PromptRole, ProviderConfig, StreamEventKind, TokenType,
+    ErrorClass, FailureCode, PromptMessage, PromptRole, ProviderConfig, StreamEventKind, TokenType,
 };
 use futures::StreamExt;
 use serde_json::{Map, json};
 use wire::{fast, text_of};
 
-const CHAT: &str = include_str!("../../../../tests/fixtures/ollama/chat.ndjson");
-const TOOL_CALL: &str = include_str!("../../../../tests/fixtures/ollama/tool_call.ndjson");
+const CHAT: &str = fixtures::ollama::CHAT;
+const TOOL_CALL: &str = fixtures::ollama::TOOL_CALL;
 
 fn options() -> CallOptions {
     CallOptions {
@@ -155,7 +156,7 @@ async fn an_error_line_after_http_200_ends_the_stream() {
     );
     let events: Vec<_> = a.call(&prompt(), &options()).await.unwrap().collect().await;
     assert!(
-        matches!(events.last(), Some(StreamEventKind::Error(e)) if e.code == "STREAM_INTERRUPTED"),
+        matches!(events.last(), Some(StreamEventKind::Error(e)) if e.code == FailureCode::StreamInterrupted),
         "{events:?}"
     );
 }
@@ -197,7 +198,7 @@ async fn ollama_not_running_says_how_to_start_it() {
     )
     .unwrap();
     let err = a.call(&prompt(), &options()).await.err().unwrap();
-    assert_eq!(err.code, "OLLAMA_NOT_RUNNING");
+    assert_eq!(err.code, FailureCode::OllamaNotRunning);
     assert!(err.message.contains("ollama serve"));
 }
 

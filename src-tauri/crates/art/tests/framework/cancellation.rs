@@ -1,7 +1,7 @@
 //! Dropping a stream aborts the request, for every adapter: the fake server sees the
 //! connection close under its next write, long before the reply would have ended.
 
-mod wire;
+use art_testkit::framework::adapters as wire;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,8 @@
 //! Pure data (no DOM), so it is unit-tested natively.
 
 use art_types::{
-    ExecutionMetadata, Observation, ObservationType, StreamEventKind, TokenType, ToolStatus,
+    ExecutionMetadata, FailureCode, Observation, ObservationType, StreamEventKind, TokenType,
+    ToolStatus,
 };
 use serde_json::Value;
 
@@ -66,7 +67,7 @@ pub struct RunView {
     /// Tool calls in plan order.
     pub tools: Vec<ToolCard>,
     /// The error that ended (or hurt) the run: code and message.
-    pub error: Option<(String, String)>,
+    pub error: Option<(FailureCode, String)>,
     /// The run has ended.
     pub finished: bool,
     /// Figures of the finished run.
@@ -211,7 +212,7 @@ impl RunView {
                 card.duration_ms = duration;
             }
             ObservationType::Error | ObservationType::LlmStreamError => {
-                let code = text(c, "code").unwrap_or_else(|| "ERROR".into());
+                let code = FailureCode::parse(text(c, "code").as_deref().unwrap_or("ERROR"));
                 let message = text(c, "message").unwrap_or_else(|| o.title.clone());
                 // A recoverable planning problem does not end the run; keep the worst.
                 if self.error.is_none() || o.kind == ObservationType::Error {
@@ -251,27 +252,28 @@ fn unnumbered(step: &str) -> String {
 }
 
 /// Plain words for an error code, with what to do next.
-pub fn advice(code: &str, message: &str) -> String {
+pub fn advice(code: &FailureCode, message: &str) -> String {
     let hint = match code {
-        "OLLAMA_NOT_RUNNING" => "Start Ollama with `ollama serve`, then try again.",
-        "API_KEY_MISSING" => "Add the provider's API key under Providers.",
-        "AUTHENTICATION_FAILED" => "Check the API key under Providers.",
-        "RATE_LIMITED" => "The provider is rate-limiting: wait a moment and try again.",
-        "QUOTA_EXHAUSTED" => "The account's quota is used up: check billing with the provider.",
-        "CONTEXT_LENGTH_EXCEEDED" => {
+        FailureCode::OllamaNotRunning => "Start Ollama with `ollama serve`, then try again.",
+        FailureCode::ApiKeyMissing => "Add the provider's API key under Providers.",
+        FailureCode::AuthenticationFailed => "Check the API key under Providers.",
+        FailureCode::RateLimited => "The provider is rate-limiting: wait a moment and try again.",
+        FailureCode::QuotaExhausted => {
+            "The account's quota is used up: check billing with the provider."
+        }
+        FailureCode::ContextLengthExceeded => {
             "Lower the history limit in the thread settings, or start a new thread."
         }
-        "CANCELLED" => "",
-        "NOT_FOUND" => {
+        FailureCode::NotFound => {
             "Check the model name in the thread settings (for Ollama: `ollama pull <model>`)."
         }
-        "IDLE_TIMEOUT" | "STREAM_INTERRUPTED" | "PROVIDER_UNAVAILABLE" => {
-            "The provider stopped answering: try again."
-        }
+        FailureCode::IdleTimeout
+        | FailureCode::StreamInterrupted
+        | FailureCode::ProviderUnavailable => "The provider stopped answering: try again.",
         _ => "",
     };
     // The backend's own message may already say what to do.
-    let already_said = code == "OLLAMA_NOT_RUNNING" && message.contains("ollama serve");
+    let already_said = *code == FailureCode::OllamaNotRunning && message.contains("ollama serve");
     if hint.is_empty() || already_said {
         message.to_owned()
     } else {
@@ -398,7 +400,7 @@ mod tests {
         run.finish(None);
         assert_eq!(run.tools[0].state, ToolState::Error);
         let (code, message) = run.error.clone().unwrap();
-        assert_eq!(code, "OLLAMA_NOT_RUNNING");
+        assert_eq!(code, FailureCode::OllamaNotRunning);
         assert!(advice(&code, &message).contains("ollama serve"));
         let said = "Ollama is not reachable: start it with `ollama serve`";
         assert_eq!(advice(&code, said), said, "the hint is not repeated");

@@ -1,7 +1,7 @@
 //! A whole PES run through the real provider stack: ProviderManager → OpenAI adapter →
 //! HTTP over TCP → the testkit's fake server; real SQLite, real tools, key from a store.
 
-mod wire;
+use art_testkit::framework::adapters as wire;
 
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use art::secrets::{MemoryStore, Secret, SecretStore};
 use art::storage::sqlite::SqliteStorage;
 use art_testkit::fake::scripts::{Protocol, text_reply};
 use art_testkit::fake::{FakeServer, Reply};
-use art_types::{AgentProps, MessageRole, ProviderConfig, RunStatus, ThreadConfig};
+use art_types::{AgentProps, FailureCode, MessageRole, ProviderConfig, RunStatus, ThreadConfig};
 use serde_json::json;
 
 fn sse_text(text: &str) -> String {
@@ -145,7 +145,7 @@ async fn a_missing_key_is_a_clear_error_response() {
     let out = art.process(props, CancellationToken::new()).await.unwrap();
     assert_eq!(out.metadata.status, RunStatus::Error);
     let error = out.metadata.error.unwrap();
-    assert_eq!(error.code, "API_KEY_MISSING");
+    assert_eq!(error.code, FailureCode::ApiKeyMissing);
     assert!(error.message.contains("deepseek"));
 }
 

@@ -1,7 +1,7 @@
 //! Full Plan-Execute-Synthesize runs: a scripted provider (the adapter trait is the
 //! seam), real SQLite in a temp dir, real tools.
 
-mod scripted;
+use art_testkit::framework::scripted;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,8 +14,8 @@ use art::sockets::{All, StreamFilter};
 use art::storage::sqlite::{SqliteStorage, integrity_check};
 use art::tools::{ExecutionContext, ToolError, ToolExecutor};
 use art_types::{
-    AgentProps, ErrorClass, MessageRole, MessageStatus, ObservationType, PromptRole, RunStatus,
-    StreamEventKind, ThreadConfig, TokenType, ToolSchema,
+    AgentProps, ErrorClass, FailureCode, MessageRole, MessageStatus, ObservationType, PromptRole,
+    RunStatus, StreamEventKind, ThreadConfig, TokenType, ToolSchema,
 };
 use scripted::{Script, ScriptedSource, plan_json};
 use serde_json::{Value, json};
@@ -471,7 +471,7 @@ async fn synthesis_failure_mid_stream_keeps_the_partial_answer_interrupted() {
         },
         StreamEventKind::Error(art_types::StreamError {
             class: ErrorClass::Transient,
-            code: "LLM_PROVIDER_ERROR".into(),
+            code: FailureCode::LlmProviderError,
             message: "connection reset".into(),
         }),
     ]);
@@ -525,7 +525,10 @@ async fn cancellation_mid_stream_stops_checkpoints_and_leaves_the_thread_usable(
         .await
         .unwrap();
     assert_eq!(out.metadata.status, RunStatus::Error);
-    assert_eq!(out.metadata.error.as_ref().unwrap().code, "CANCELLED");
+    assert_eq!(
+        out.metadata.error.as_ref().unwrap().code,
+        FailureCode::Cancelled
+    );
     assert_eq!(out.response.status, MessageStatus::Interrupted);
     let words = out.response.content.matches("word").count();
     assert!(

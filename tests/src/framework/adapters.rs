@@ -1,9 +1,10 @@
-//! What the adapter tests share: fast HTTP options, a call, the events' text.
-// Each test binary uses a subset of these helpers.
-#![allow(dead_code)]
+//! The real adapters against a fake server, as their tests and benchmarks use them: fast
+//! HTTP options, one call and its events, the text per token type, the tool calls, the
+//! error a stream ended with, and threads of an instance pointed at a fake server.
 
 use std::time::Duration;
 
+use crate::fake::scripts::Protocol;
 use art::ArtInstance;
 use art::providers::anthropic::{AnthropicAdapter, AnthropicConfig};
 use art::providers::factory::BASE_URL;
@@ -13,7 +14,6 @@ use art::providers::ollama::OllamaAdapter;
 use art::providers::openai::{OpenAiAdapter, OpenAiConfig};
 use art::reasoning::provider::{CallOptions, CallStage, ProviderAdapter};
 use art::secrets::Secret;
-use art_testkit::fake::scripts::Protocol;
 use art_types::{
     AgentProps, ParsedToolCall, PromptMessage, PromptRole, ProviderConfig, StreamEventKind,
     ThreadConfig, TokenType,

@@ -1,0 +1,403 @@
+//! The IPC commands the page may call: one struct per command holding its arguments, and
+//! [`Command`] giving its name and what it returns. One definition for every side: the
+//! backend registers a handler per type of [`for_each_command!`] (a missing one does not
+//! compile), declares [`NAMES`] in its app manifest and checks its capability file
+//! against them; the page calls `ipc::call(&SendMessage { … })` and gets the typed output.
+//!
+//! Arguments travel as a JSON object in camelCase (`threadId`). A key a command does not
+//! take is refused (`deny_unknown_fields`): Tauri alone would ignore it, so a misspelt
+//! optional argument would silently do nothing.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    AppInfo as AppInfoOutput, ConversationMessage, DoctorReport, ExportDone, ExportRequest,
+    KeyState, ModelInfo, Observation, ObservationType, ProviderInfo, SavedPrompt, SearchResult,
+    ThreadConfig, ThreadSummary, ToolSchema,
+};
+
+/// A command of the app: its arguments are the struct's fields.
+pub trait Command: Serialize + DeserializeOwned + Send + 'static {
+    /// The name the backend registers and the page invokes (`snake_case`).
+    const NAME: &'static str;
+    /// What a successful call returns.
+    type Output: Serialize + DeserializeOwned + Send + 'static;
+}
+
+/// Calls the macro `$callback!` with the path of every command type, in one list: the
+/// backend's handler registration, [`NAMES`] and the tests are made from it.
+#[macro_export]
+macro_rules! for_each_command {
+    ($callback:ident) => {
+        $callback! {
+            $crate::commands::AppInfo,
+            $crate::commands::UiReady,
+            $crate::commands::ListThreads,
+            $crate::commands::CreateThread,
+            $crate::commands::RenameThread,
+            $crate::commands::DeleteThread,
+            $crate::commands::ListMessages,
+            $crate::commands::Search,
+            $crate::commands::SendMessage,
+            $crate::commands::Regenerate,
+            $crate::commands::EditAndResend,
+            $crate::commands::CancelRun,
+            $crate::commands::ListObservations,
+            $crate::commands::GetThreadConfig,
+            $crate::commands::SetThreadConfig,
+            $crate::commands::ListTools,
+            $crate::commands::ListProviders,
+            $crate::commands::ListModels,
+            $crate::commands::OllamaDoctor,
+            $crate::commands::SetApiKey,
+            $crate::commands::DeleteApiKey,
+            $crate::commands::ListPrompts,
+            $crate::commands::SavePrompt,
+            $crate::commands::DeletePrompt,
+            $crate::commands::ExportTraces,
+        }
+    };
+}
+
+macro_rules! names {
+    ($($command:ty),* $(,)?) => {
+        /// Every command's name, as the backend's app manifest declares them (each needs
+        /// an `allow-<name>` permission in the capability file).
+        pub const NAMES: &[&str] = &[$(<$command as Command>::NAME),*];
+    };
+}
+for_each_command!(names);
+
+/// Implements [`Command`] for each `Type = "name" -> Output`.
+macro_rules! commands {
+    ($($command:ident = $name:literal -> $output:ty;)*) => {
+        $(impl Command for $command {
+            const NAME: &'static str = $name;
+            type Output = $output;
+        })*
+    };
+}
+
+commands! {
+    AppInfo = "app_info" -> AppInfoOutput;
+    UiReady = "ui_ready" -> ();
+    ListThreads = "list_threads" -> Vec<ThreadSummary>;
+    CreateThread = "create_thread" -> ThreadSummary;
+    RenameThread = "rename_thread" -> ThreadSummary;
+    DeleteThread = "delete_thread" -> ();
+    ListMessages = "list_messages" -> Vec<ConversationMessage>;
+    Search = "search" -> Vec<SearchResult>;
+    SendMessage = "send_message" -> String;
+    Regenerate = "regenerate" -> String;
+    EditAndResend = "edit_and_resend" -> String;
+    CancelRun = "cancel_run" -> ();
+    ListObservations = "list_observations" -> Vec<Observation>;
+    GetThreadConfig = "get_thread_config" -> ThreadConfig;
+    SetThreadConfig = "set_thread_config" -> ThreadConfig;
+    ListTools = "list_tools" -> Vec<ToolSchema>;
+    ListProviders = "list_providers" -> Vec<ProviderInfo>;
+    ListModels = "list_models" -> Vec<ModelInfo>;
+    OllamaDoctor = "ollama_doctor" -> DoctorReport;
+    SetApiKey = "set_api_key" -> KeyState;
+    DeleteApiKey = "delete_api_key" -> KeyState;
+    ListPrompts = "list_prompts" -> Vec<SavedPrompt>;
+    SavePrompt = "save_prompt" -> SavedPrompt;
+    DeletePrompt = "delete_prompt" -> ();
+    ExportTraces = "export_traces" -> Option<ExportDone>;
+}
+
+/// Version, data directory, database path and keychain reachability (the About panel).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppInfo {}
+
+/// The page has subscribed to events: the backend answers with the `art://ready` event.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiReady {}
+
+/// Threads, most recently active first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListThreads {}
+
+/// Start a thread; returns it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateThread {
+    /// Its title; "New thread" until renamed when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+/// Rename a thread; returns it renamed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RenameThread {
+    /// The thread.
+    pub thread_id: String,
+    /// The new title (not blank).
+    pub title: String,
+}
+
+/// Delete a thread with its messages, observations, settings and state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeleteThread {
+    /// The thread.
+    pub thread_id: String,
+}
+
+/// A page of a thread's messages, oldest first: the newest `limit`, or those before
+/// `before` when paging back. An unknown thread is an error, not an empty page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListMessages {
+    /// The thread.
+    pub thread_id: String,
+    /// Messages in the page, 1 to 500 (100 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
+    /// Only messages older than this (unix ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<i64>,
+}
+
+/// Full-text search over messages and tool calls, best matches first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Search {
+    /// What to look for (at most 500 characters).
+    pub query: String,
+}
+
+/// Start a run of the thread's agent on `text`; returns its trace id at once, progress
+/// arrives as events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SendMessage {
+    /// The thread.
+    pub thread_id: String,
+    /// The question (not blank, at most 200,000 characters).
+    pub text: String,
+}
+
+/// Answer the last question again: it and everything after it are replaced by a new run
+/// on the same text. Returns the new run's trace id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Regenerate {
+    /// The thread.
+    pub thread_id: String,
+}
+
+/// Edit a question and send it again: it and everything after it are replaced by a new
+/// run on `text`. Returns the new run's trace id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EditAndResend {
+    /// The thread.
+    pub thread_id: String,
+    /// The user message edited.
+    pub message_id: String,
+    /// Its new text.
+    pub text: String,
+}
+
+/// Stop a run: it ends at its next step, keeping what was streamed (marked stopped).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CancelRun {
+    /// The run.
+    pub trace_id: String,
+}
+
+/// Observations of a thread, oldest first: a view of a long thread asks for the runs of
+/// the messages it shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListObservations {
+    /// The thread.
+    pub thread_id: String,
+    /// Only these runs (at most 500); every run when absent or empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_ids: Option<Vec<String>>,
+    /// Only these types; every type when absent or empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub types: Option<Vec<ObservationType>>,
+}
+
+/// A thread's settings (the defaults when never saved).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GetThreadConfig {
+    /// The thread.
+    pub thread_id: String,
+}
+
+/// Save a thread's settings after checking every field; the error lists each problem
+/// (`details.problems[]` with `field` and `message`) and nothing is saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetThreadConfig {
+    /// The thread.
+    pub thread_id: String,
+    /// The settings, whole.
+    pub config: ThreadConfig,
+}
+
+/// Every tool with its schema.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListTools {}
+
+/// The providers, with their default base URL and whether a key is set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListProviders {}
+
+/// The models a provider offers (a real call to the provider).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListModels {
+    /// The provider's name.
+    pub provider: String,
+    /// Overrides the provider's default base URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+}
+
+/// What is wrong with the local Ollama, and how to fix it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OllamaDoctor {
+    /// Overrides the Ollama provider's default base URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// A model to check for (pulled? loaded?).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// Store a provider's API key in the OS keychain (and nowhere else); returns the key's
+/// new state, never the key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetApiKey {
+    /// The provider's name.
+    pub provider: String,
+    /// The key: 1 to 4096 characters without spaces or line breaks.
+    pub key: String,
+}
+
+/// Remove a provider's API key from the keychain; returns the key's new state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeleteApiKey {
+    /// The provider's name.
+    pub provider: String,
+}
+
+/// Every library prompt, by name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListPrompts {}
+
+/// Create a library prompt (no `prompt_id`) or edit one; returns it as stored. Problems
+/// come back with the field they concern (`name`, `content` or `promptId`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SavePrompt {
+    /// The prompt edited; absent to create one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
+    /// Its name, unique in the library.
+    pub name: String,
+    /// The system prompt's text.
+    pub content: String,
+}
+
+/// Delete a library prompt; threads that picked it fall back to the app's default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeletePrompt {
+    /// The prompt.
+    pub prompt_id: String,
+}
+
+/// Export traces to a file the user chooses (progress as events); `None` when they
+/// cancelled the save dialog.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExportTraces {
+    /// What to export, and how.
+    pub request: ExportRequest,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    /// `(type name, command name)` of every command, from the one list.
+    macro_rules! pairs {
+        ($($command:ty),* $(,)?) => {
+            [$((stringify!($command), <$command as Command>::NAME)),*]
+        };
+    }
+
+    fn snake(camel: &str) -> String {
+        let mut out = String::new();
+        for (i, c) in camel.chars().enumerate() {
+            if c.is_uppercase() && i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        }
+        out
+    }
+
+    #[test]
+    fn each_command_is_named_after_its_type_and_names_are_unique() {
+        let pairs = for_each_command!(pairs);
+        for (path, name) in pairs {
+            let ty = path.rsplit("::").next().unwrap().trim();
+            assert_eq!(snake(ty), name, "{path}");
+        }
+        let unique: BTreeSet<&str> = NAMES.iter().copied().collect();
+        assert_eq!(unique.len(), NAMES.len());
+        assert_eq!(NAMES.len(), pairs.len());
+    }
+
+    #[test]
+    fn arguments_are_camel_case_and_unknown_keys_are_refused() {
+        let send = SendMessage {
+            thread_id: "t".into(),
+            text: "hi".into(),
+        };
+        let json = serde_json::to_value(&send).unwrap();
+        assert_eq!(json, serde_json::json!({ "threadId": "t", "text": "hi" }));
+        assert_eq!(serde_json::from_value::<SendMessage>(json).unwrap(), send);
+        let typo = serde_json::json!({ "threadId": "t", "titel": "x" });
+        let err = serde_json::from_value::<RenameThread>(typo).unwrap_err();
+        assert!(err.to_string().contains("unknown field `titel`"), "{err}");
+        let err = serde_json::from_value::<ListThreads>(serde_json::json!({ "x": 1 }));
+        assert!(err.is_err());
+        assert!(serde_json::from_value::<ListThreads>(serde_json::json!({})).is_ok());
+    }
+
+    #[test]
+    fn absent_options_are_left_out_and_read_back_as_none() {
+        let page = ListMessages {
+            thread_id: "t".into(),
+            limit: None,
+            before: None,
+        };
+        let json = serde_json::to_value(&page).unwrap();
+        assert_eq!(json, serde_json::json!({ "threadId": "t" }));
+        let null = serde_json::json!({ "threadId": "t", "limit": null });
+        assert_eq!(serde_json::from_value::<ListMessages>(null).unwrap(), page);
+    }
+}

@@ -1,0 +1,37 @@
+//! Wire transcripts of each provider's streaming protocol (`fixtures/<provider>/`), as
+//! constants: what a real server sends for a text answer, tool calls and thinking, byte
+//! for byte. Adapter tests feed them through the fake server, split at every boundary.
+
+/// OpenAI Chat Completions (SSE; DeepSeek and OpenRouter speak it too).
+pub mod openai {
+    /// A plain text answer with usage.
+    pub const TEXT: &str = include_str!("../fixtures/openai/text.sse");
+    /// Two tool calls streamed as argument deltas.
+    pub const TOOL_CALLS: &str = include_str!("../fixtures/openai/tool_calls.sse");
+    /// Reasoning deltas (`reasoning_content`) before the answer.
+    pub const REASONING: &str = include_str!("../fixtures/openai/reasoning.sse");
+}
+
+/// Anthropic Messages (SSE).
+pub mod anthropic {
+    /// A plain text answer with usage.
+    pub const TEXT: &str = include_str!("../fixtures/anthropic/text.sse");
+    /// Thinking with its signature, then a `tool_use` block.
+    pub const THINKING_TOOL_USE: &str = include_str!("../fixtures/anthropic/thinking_tool_use.sse");
+}
+
+/// Gemini `streamGenerateContent` (SSE).
+pub mod gemini {
+    /// A plain text answer with usage.
+    pub const TEXT: &str = include_str!("../fixtures/gemini/text.sse");
+    /// A function call.
+    pub const FUNCTION_CALL: &str = include_str!("../fixtures/gemini/function_call.sse");
+}
+
+/// Ollama's native `/api/chat` (NDJSON).
+pub mod ollama {
+    /// A plain text answer with the final counts.
+    pub const CHAT: &str = include_str!("../fixtures/ollama/chat.ndjson");
+    /// A tool call.
+    pub const TOOL_CALL: &str = include_str!("../fixtures/ollama/tool_call.ndjson");
+}
