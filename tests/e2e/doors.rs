@@ -1,8 +1,9 @@
 //! Bad input at every door: the page calls the app's IPC commands with missing,
 //! wrong-typed, unexpected and oversized payloads (a 50 MB message, 10,000 enabled tools, a
-//! 5,000-character key). Every call is refused with an error that says what is wrong (our
-//! `{code, message}`, or Tauri's message naming the argument), the app keeps answering,
-//! and nothing was written: threads, messages, settings, prompts and keys are as before.
+//! 5,000-character key). Every call is refused with our `{code, message}` saying what is
+//! wrong (a missing, mistyped or unknown argument is named in `details.field` or the
+//! message), the app keeps answering, and nothing was written: threads, messages,
+//! settings, prompts and keys are as before.
 
 use art_testkit::e2e::AppSession;
 use serde_json::{Value, json};
@@ -125,8 +126,9 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
             continue;
         }
         let error = &outcome["error"];
+        // Ours, for every door (arguments are decoded by the app, not Tauri): a stable
+        // code and a sentence.
         let clear = match error {
-            // Ours: a stable code and a sentence.
             Value::Object(e) => {
                 e.get("code")
                     .and_then(Value::as_str)
@@ -135,13 +137,33 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
                         .and_then(Value::as_str)
                         .is_some_and(|m| m.len() > 10)
             }
-            // Tauri's, before our code runs: it names the argument and what it expected.
-            Value::String(s) => s.contains("invalid args") || s.contains("missing"),
             _ => false,
         };
         if !clear {
             wrong.push(format!("{name}: unclear error {error}"));
         }
+    }
+    // Arguments are named: the mistyped one in `details.field`, the unknown one in the
+    // message.
+    let outcome_of = |command: &str, args: &Value| {
+        let cases = cases.as_array().unwrap();
+        let at = cases.iter().position(|c| c[0] == command && &c[1] == args);
+        at.map(|i| outcomes[i]["error"].clone())
+            .unwrap_or(Value::Null)
+    };
+    let mistyped = outcome_of("rename_thread", &json!({ "threadId": 42, "title": "x" }));
+    if mistyped["details"]["field"] != "threadId" {
+        wrong.push(format!("a mistyped threadId is not named: {mistyped}"));
+    }
+    let extra = outcome_of(
+        "rename_thread",
+        &json!({ "threadId": t, "title": "Renamed", "extra": true }),
+    );
+    if !extra["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("extra"))
+    {
+        wrong.push(format!("an unknown key is not named: {extra}"));
     }
     let after = app.eval_async(SNAPSHOT, vec![json!(t)]).await;
     let still = app
