@@ -2,6 +2,7 @@
 //! card, live thinking, one card per tool call, the streaming answer, and how it ended.
 //! Pure data (no DOM), so it is unit-tested natively.
 
+use art_types::observation::plan_steps;
 use art_types::{
     ExecutionMetadata, FailureCode, Observation, ObservationType, StreamEventKind, TokenType,
     ToolStatus,
@@ -177,19 +178,7 @@ impl RunView {
             ObservationType::Plan => {
                 let plan = self.plan.get_or_insert_with(PlanCard::default);
                 plan.intent = text(c, "intent").or(plan.intent.take());
-                plan.steps = match c.get("plan") {
-                    Some(Value::Array(steps)) => steps
-                        .iter()
-                        .map(|s| s.as_str().map_or_else(|| s.to_string(), str::to_owned))
-                        .map(|s| unnumbered(&s))
-                        .collect(),
-                    Some(Value::String(s)) => s
-                        .lines()
-                        .filter(|l| !l.trim().is_empty())
-                        .map(unnumbered)
-                        .collect(),
-                    _ => Vec::new(),
-                };
+                plan.steps = plan_steps(c);
             }
             ObservationType::Intent => {
                 self.plan.get_or_insert_with(PlanCard::default).intent = text(c, "intent");
@@ -237,17 +226,6 @@ impl RunView {
             self.error = Some((error.code.clone(), error.message.clone()));
         }
         self.metadata = metadata;
-    }
-}
-
-/// A plan step without the "1." / "2)" the model may have put in front (the card numbers
-/// the steps itself).
-fn unnumbered(step: &str) -> String {
-    let trimmed = step.trim_start();
-    let digits = trimmed.chars().take_while(char::is_ascii_digit).count();
-    match trimmed[digits..].strip_prefix(['.', ')']) {
-        Some(rest) if digits > 0 => rest.trim_start().to_owned(),
-        _ => step.to_owned(),
     }
 }
 

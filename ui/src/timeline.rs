@@ -78,6 +78,8 @@ pub struct Timeline {
     pub duration_ms: i64,
     /// Bars in start order, each after its parent.
     pub bars: Vec<Bar>,
+    /// Tools the run called, whichever bars the filters show.
+    pub tool_calls: usize,
 }
 
 fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
@@ -182,6 +184,13 @@ fn timeline(
             depth(&parents, id),
         )
     });
+    let tool_calls = spans
+        .iter()
+        .filter(|(_, _, o)| {
+            let phase = o.span.as_ref().expect("spans have span info").phase;
+            label_and_kind(o, phase).1 == BarKind::Tool
+        })
+        .count();
     let has_root = spans.iter().any(|(_, p, _)| p.is_none());
     let offset = usize::from(!has_root);
     let mut bars: Vec<Bar> = spans
@@ -248,6 +257,7 @@ fn timeline(
         start_ms,
         duration_ms: end_ms - start_ms,
         bars,
+        tool_calls,
     }
 }
 
@@ -376,5 +386,10 @@ mod tests {
         let only_tools = &timelines(&run(), &[ObservationType::ToolExecution])[0];
         assert_eq!(only_tools.bars.len(), 2);
         assert!(only_tools.bars.iter().all(|b| b.kind == BarKind::Tool));
+        // The run's tool calls are counted whatever the filters hide.
+        let no_tools = &timelines(&run(), &[ObservationType::Plan])[0];
+        assert!(no_tools.bars.iter().all(|b| b.kind != BarKind::Tool));
+        assert_eq!(no_tools.tool_calls, 2);
+        assert_eq!(only_tools.tool_calls, 2);
     }
 }

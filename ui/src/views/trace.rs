@@ -65,11 +65,7 @@ fn bar_row(bar: Bar, selected: RwSignal<Option<String>>) -> impl IntoView {
 }
 
 fn timeline_view(t: Timeline, index: usize, selected: RwSignal<Option<String>>) -> impl IntoView {
-    let tools = t
-        .bars
-        .iter()
-        .filter(|b| b.kind == crate::timeline::BarKind::Tool)
-        .count();
+    let tools = t.tool_calls;
     view! {
         <section class="trace-run" data-trace-id=t.trace_id.clone()>
             <header class="trace-run-head muted small">

@@ -7,6 +7,8 @@ use art::export::{self, Format, Options, Scope};
 use art::standard::Standard;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::out::noteln;
+
 /// Options of `art export`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -69,7 +71,7 @@ pub async fn export(stack: &Standard, args: Args) -> anyhow::Result<()> {
     .await;
     bar.finish_and_clear();
     let summary = result?;
-    eprintln!(
+    noteln!(
         "Wrote {} thread(s), {} message(s), {} observation(s) to {}",
         summary.threads,
         summary.messages,
@@ -84,9 +86,11 @@ pub async fn import(stack: &Standard, file: &Path) -> anyhow::Result<()> {
     let summary = export::jsonl::import(&stack.art, file)
         .await
         .with_context(|| format!("cannot import {}", file.display()))?;
-    eprintln!(
+    noteln!(
         "Imported {} thread(s), {} message(s), {} observation(s)",
-        summary.threads, summary.messages, summary.observations
+        summary.threads,
+        summary.messages,
+        summary.observations
     );
     Ok(())
 }

@@ -8,6 +8,7 @@
 //! ```
 
 mod export;
+mod out;
 mod run;
 
 use std::path::PathBuf;
@@ -17,6 +18,7 @@ use anyhow::Context;
 use art::paths::DataDir;
 use art::standard::Standard;
 use clap::{Parser, Subcommand};
+use out::{noteln, sayln};
 
 /// ART Workbench on the command line: the same threads, agent and traces as the app.
 #[derive(Parser)]
@@ -56,12 +58,14 @@ fn open(data_dir: Option<PathBuf>) -> anyhow::Result<Standard> {
 async fn threads(stack: &Standard) -> anyhow::Result<()> {
     let threads = stack.art.conversation.list_threads().await?;
     if threads.is_empty() {
-        println!("No threads yet. Start one in the app, or: art run --new \"question\"");
+        sayln!("No threads yet. Start one in the app, or: art run --new \"question\"");
     }
     for t in threads {
-        println!(
+        sayln!(
             "{}  {:>5} messages  {}",
-            t.thread_id, t.message_count, t.title
+            t.thread_id,
+            t.message_count,
+            t.title
         );
     }
     Ok(())
@@ -72,7 +76,7 @@ async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
     // Answers a killed process left streaming are marked interrupted first.
     let recovered = stack.art.conversation.recover_interrupted().await?;
     if recovered > 0 {
-        eprintln!("art: {recovered} answer(s) cut off by an earlier crash marked interrupted");
+        noteln!("art: {recovered} answer(s) cut off by an earlier crash marked interrupted");
     }
     match cli.command {
         Command::Threads => threads(&stack).await.map(|()| ExitCode::SUCCESS),
@@ -91,14 +95,14 @@ fn main() -> ExitCode {
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("art: cannot start: {e}");
+            noteln!("art: cannot start: {e}");
             return ExitCode::FAILURE;
         }
     };
     match runtime.block_on(main_async(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("art: {e:#}");
+            noteln!("art: {e:#}");
             ExitCode::FAILURE
         }
     }

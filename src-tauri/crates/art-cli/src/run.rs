@@ -1,6 +1,5 @@
 //! `art run`: one agent run in a thread, printed as it happens.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::bail;
@@ -13,6 +12,8 @@ use art_types::{
     RunStatus, StreamEvent, StreamEventKind, TokenType,
 };
 use serde_json::Value;
+
+use crate::out::{note, noteln, say, sayln};
 
 /// Options of `art run`.
 #[derive(clap::Args)]
@@ -53,6 +54,8 @@ pub struct Args {
 struct Printer {
     thinking: bool,
     answered: bool,
+    /// Thinking was printed and its last line is not ended yet.
+    thinking_open: bool,
 }
 
 impl Printer {
@@ -63,16 +66,25 @@ impl Printer {
                 TokenType::FinalSynthesisLlmResponse | TokenType::LlmResponse
             );
             if answer {
+                self.end_thinking();
                 self.answered = true;
-                print!("{text}");
-                let _ = std::io::stdout().flush();
-            } else if self.thinking && token_type.is_thinking() {
-                eprint!("{text}");
+                say!("{text}");
+            } else if self.thinking && token_type.is_thinking() && !text.is_empty() {
+                note!("{text}");
+                self.thinking_open = !text.ends_with('\n');
             }
         }
     }
 
-    fn observation(&self, o: &Observation) {
+    /// Whatever follows thinking starts on a line of its own.
+    fn end_thinking(&mut self) {
+        if std::mem::take(&mut self.thinking_open) {
+            noteln!();
+        }
+    }
+
+    fn observation(&mut self, o: &Observation) {
+        self.end_thinking();
         let c = &o.content;
         let text = |key: &str| {
             c.get(key)
@@ -83,21 +95,12 @@ impl Printer {
         match o.kind {
             ObservationType::Plan => {
                 let intent = c.get("intent").and_then(Value::as_str);
-                println!(
+                sayln!(
                     "Plan{}",
                     intent.map(|i| format!(": {i}")).unwrap_or_default()
                 );
-                if let Some(Value::Array(steps)) = c.get("plan") {
-                    for (i, step) in steps.iter().enumerate() {
-                        let step = step
-                            .as_str()
-                            .map_or_else(|| step.to_string(), str::to_owned);
-                        println!("  {}. {step}", i + 1);
-                    }
-                } else if let Some(plan) = c.get("plan").and_then(Value::as_str) {
-                    for line in plan.lines().filter(|l| !l.trim().is_empty()) {
-                        println!("  {}", line.trim());
-                    }
+                for (i, step) in art_types::observation::plan_steps(c).iter().enumerate() {
+                    sayln!("  {}. {step}", i + 1);
                 }
             }
             ObservationType::ToolExecution => {
@@ -109,11 +112,14 @@ impl Printer {
                     ),
                     _ => format!("error: {}", text("error")),
                 };
-                println!("Tool {} {args}: {outcome}", text("toolName"));
+                sayln!("Tool {} {args}: {outcome}", text("toolName"));
             }
+            // A planning output that is not a plan is an answer given straight away: normal
+            // (recorded in the trace), not an error to show.
+            ObservationType::Error if o.metadata["recoverable"] == true => {}
             ObservationType::Error => {
                 let message = Some(text("message")).filter(|m| !m.is_empty());
-                eprintln!(
+                noteln!(
                     "Error {}: {}",
                     text("code"),
                     message.unwrap_or_else(|| o.title.clone())
@@ -217,6 +223,7 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
     let mut printer = Printer {
         thinking: args.thinking,
         answered: false,
+        thinking_open: false,
     };
     let process = art.process(props, cancel.clone());
     tokio::pin!(process);
@@ -231,7 +238,7 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
             Some(event) = stream.recv() => printer.stream(&event),
             _ = tokio::signal::ctrl_c(), if !stopped => {
                 stopped = true;
-                eprintln!("\nStopping…");
+                noteln!("\nStopping…");
                 cancel.cancel();
             }
             out = &mut process => break out,
@@ -243,18 +250,19 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
     while let Some(event) = stream.try_recv() {
         printer.stream(&event);
     }
+    printer.end_thinking();
     let out = outcome?;
     if printer.answered {
-        println!();
+        sayln!();
     }
-    println!("\n{}", footer(&out));
+    sayln!("\n{}", footer(&out));
     Ok(match out.metadata.status {
         _ if stopped => ExitCode::from(130),
         RunStatus::Success => ExitCode::SUCCESS,
         RunStatus::Partial => ExitCode::from(3),
         RunStatus::Error => {
             if let Some(e) = &out.metadata.error {
-                eprintln!("art: the run failed: {} ({})", e.message, e.code);
+                noteln!("art: the run failed: {} ({})", e.message, e.code);
             }
             ExitCode::FAILURE
         }

@@ -146,9 +146,51 @@ pub struct Observation {
     pub span: Option<SpanInfo>,
 }
 
+/// The steps of a `PLAN` observation's content, as a reader wants them: its `plan` array
+/// (or the lines of a plan written as text), without blank lines and without the "1." or
+/// "2)" a model may have put in front (whoever shows them numbers them).
+pub fn plan_steps(content: &serde_json::Value) -> Vec<String> {
+    use serde_json::Value;
+    let steps: Vec<String> = match content.get("plan") {
+        Some(Value::Array(steps)) => steps
+            .iter()
+            .map(|s| s.as_str().map_or_else(|| s.to_string(), str::to_owned))
+            .collect(),
+        Some(Value::String(text)) => text.lines().map(str::to_owned).collect(),
+        _ => Vec::new(),
+    };
+    steps
+        .iter()
+        .map(|step| unnumbered(step.trim()))
+        .filter(|step| !step.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A step without a leading "1." / "2)".
+fn unnumbered(step: &str) -> &str {
+    let digits = step.chars().take_while(char::is_ascii_digit).count();
+    match step[digits..].strip_prefix(['.', ')']) {
+        Some(rest) if digits > 0 => rest.trim_start(),
+        _ => step,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plan_steps_lose_the_models_numbers_and_blank_lines() {
+        let listed = serde_json::json!({ "plan": ["1. calculate", "2) answer", "3rd place", 7] });
+        assert_eq!(
+            plan_steps(&listed),
+            ["calculate", "answer", "3rd place", "7"]
+        );
+        let text = serde_json::json!({ "plan": "1. calculate\n\n  2) answer\n" });
+        assert_eq!(plan_steps(&text), ["calculate", "answer"]);
+        assert!(plan_steps(&serde_json::json!({})).is_empty());
+    }
 
     #[test]
     fn every_type_round_trips_and_matches_its_serde_name() {

@@ -241,3 +241,119 @@ fn every_command_has_help() {
         );
     }
 }
+
+/// Run `art --data-dir DIR ARGS…` with its standard output closed before it writes
+/// (the reader of a pipe that went away, as in `art threads | head -0`).
+async fn art_into_closed_pipe(dir: &Path, args: &[&str]) -> Output {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_art"));
+    command
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    tokio::task::spawn_blocking(move || {
+        let mut child = command.spawn().expect("art starts");
+        drop(child.stdout.take()); // the reader is gone
+        child.wait_with_output().expect("art ends")
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_pipe_ends_quietly_and_a_plain_answer_is_no_error() {
+    // No plan, just an answer: the model's planning output is plain text.
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, "Hello there.", 8),
+            text_reply(Protocol::Ollama, "Hello there.", 8),
+            text_reply(Protocol::Ollama, "Hello again.", 8),
+            text_reply(Protocol::Ollama, "Hello again.", 8),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let url = ollama.url();
+    let ask = |title: &'static str| {
+        [
+            "run",
+            "--new",
+            title,
+            "--provider",
+            "ollama",
+            "--model",
+            MODEL,
+            "--base-url",
+        ]
+    };
+    let mut args = ask("Plain").to_vec();
+    args.extend([url.as_str(), "Hi"]);
+    let out = art(data.path(), &args).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Hello there."), "{}", stdout(&out));
+    assert!(
+        !stderr(&out).contains("Error") && !stderr(&out).contains("UNPARSEABLE"),
+        "a plain answer is not an error: {}",
+        stderr(&out)
+    );
+
+    // `art run … | (exit 0)`: the run still ends well and is recorded.
+    let mut args = ask("Piped").to_vec();
+    args.extend([url.as_str(), "Hi again"]);
+    let out = art_into_closed_pipe(data.path(), &args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    let listed = stdout(&art(data.path(), &["threads"]).await);
+    let piped = listed.lines().find(|l| l.contains("Piped")).unwrap_or("");
+    assert!(piped.contains(" 2 messages"), "{listed}");
+
+    // `art threads | head -0`.
+    let out = art_into_closed_pipe(data.path(), &["threads"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thinking_ends_its_line_before_what_follows() {
+    let thought = "<think>Add them up</think>";
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, &format!("{thought}{PLAN}"), 16),
+            text_reply(Protocol::Ollama, "<think>It is 42</think>The sum is 42.", 8),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let url = ollama.url();
+    let out = art(
+        data.path(),
+        &[
+            "run",
+            "--new",
+            "Thinking",
+            "--provider",
+            "ollama",
+            "--model",
+            MODEL,
+            "--base-url",
+            &url,
+            "--tools",
+            "calculator",
+            "--thinking",
+            "What is 19 + 23?",
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let thinking = stderr(&out);
+    assert!(thinking.contains("Add them up\n"), "{thinking:?}");
+    assert!(thinking.contains("It is 42\n"), "{thinking:?}");
+    assert!(stdout(&out).contains("The sum is 42."), "{}", stdout(&out));
+}

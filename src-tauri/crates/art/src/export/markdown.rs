@@ -61,16 +61,7 @@ impl RunNotes {
             ObservationType::Intent => self.intent = text(c, "intent"),
             ObservationType::Plan => {
                 self.intent = text(c, "intent").or(self.intent.take());
-                self.steps = match c.get("plan") {
-                    Some(Value::Array(steps)) => steps.iter().map(json_text).collect(),
-                    Some(Value::String(s)) => s
-                        .lines()
-                        .map(str::trim)
-                        .filter(|l| !l.is_empty())
-                        .map(str::to_owned)
-                        .collect(),
-                    _ => Vec::new(),
-                };
+                self.steps = art_types::observation::plan_steps(c);
             }
             ObservationType::ToolCall => {
                 self.tool(c);

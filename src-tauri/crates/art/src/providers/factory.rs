@@ -85,8 +85,10 @@ pub fn require_key(
             ErrorClass::Auth,
             FailureCode::ApiKeyMissing,
             format!(
-                "no API key is set for {}: add one in the provider settings",
-                entry.name
+                "no API key is set for {}: set {} in the environment, or add the key under \
+                 Providers in the app",
+                entry.name,
+                crate::secrets::env_var_name(&entry.name)
             ),
         )
     })

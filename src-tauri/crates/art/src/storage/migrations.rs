@@ -1,7 +1,7 @@
 //! Versioned schema migrations, tracked in `PRAGMA user_version`. Append only: a
 //! released migration is never edited.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, TransactionBehavior};
 
 /// Migrations in order; index + 1 is the schema version each one produces.
 const MIGRATIONS: &[&str] = &[
@@ -100,7 +100,17 @@ pub fn migrate_to(conn: &mut Connection, target: i64) -> Result<i64, String> {
         .skip(current as usize)
     {
         let version = index as i64 + 1;
-        let tx = conn.transaction().map_err(|e| e.to_string())?;
+        // The write lock first, then the version again: another process opening the same
+        // file at the same moment may have applied this step while we waited.
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| e.to_string())?;
+        let applied: i64 = tx
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(|e| e.to_string())?;
+        if applied >= version {
+            continue;
+        }
         tx.execute_batch(sql)
             .and_then(|()| tx.pragma_update(None, "user_version", version))
             .map_err(|e| format!("migration to version {version} failed: {e}"))?;

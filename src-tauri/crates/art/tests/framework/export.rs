@@ -412,7 +412,7 @@ async fn fixed_thread(art: &ArtInstance, secret: &str) -> String {
             1_100,
             T::Plan,
             "Plan",
-            json!({ "intent": "Compute 6*7", "plan": ["Calculate", "Answer"] }),
+            json!({ "intent": "Compute 6*7", "plan": ["1. Calculate", "2) Answer"] }),
             span(P::Planning, "plan", Some("root"), 50, Some(1_100)),
         ),
         obs(

@@ -233,11 +233,12 @@ impl Decoder {
                 "UNAVAILABLE" | "INTERNAL" | "DEADLINE_EXCEEDED" => ErrorClass::Transient,
                 _ => ErrorClass::Permanent,
             };
-            return vec![error_event(
-                class,
-                FailureCode::ProviderStreamError,
-                format!("{status}: {message}"),
-            )];
+            // Proxies that speak Gemini's protocol may leave `status` out.
+            let said = match status {
+                "" => message.to_owned(),
+                status => format!("{status}: {message}"),
+            };
+            return vec![error_event(class, FailureCode::ProviderStreamError, said)];
         }
         if let Some(reason) = response
             .pointer("/promptFeedback/blockReason")

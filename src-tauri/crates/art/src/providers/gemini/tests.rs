@@ -118,6 +118,12 @@ fn errors_and_blocked_prompts_end_the_stream() {
     assert!(
         matches!(events.as_slice(), [StreamEventKind::Error(e)] if e.class == ErrorClass::Transient && e.message.contains("overloaded"))
     );
+    // A proxy's error without `status`: the message alone, not ": message".
+    let events = Decoder::default().decode(r#"{"error":{"code":400,"message":"Bad model."}}"#);
+    let [StreamEventKind::Error(e)] = events.as_slice() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(e.message, "Bad model.");
     let events = decoder.decode(r#"{"promptFeedback":{"blockReason":"SAFETY"}}"#);
     assert!(
         matches!(events.as_slice(), [StreamEventKind::Error(e)] if e.code == FailureCode::PromptBlocked)

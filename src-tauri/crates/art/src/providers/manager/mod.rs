@@ -270,11 +270,16 @@ impl ProviderSource for ProviderManager {
             match inner.secrets.get(&entry.name) {
                 Ok(secret) => secret,
                 Err(SecretError::Unavailable { reason, hint }) => {
+                    // The documented fallback first: on a command line or a machine
+                    // without a desktop session it is the simplest fix.
+                    let variable = crate::secrets::env_var_name(&entry.name);
                     return Err(error(
                         ErrorClass::Auth,
                         FailureCode::KeychainUnavailable,
                         format!(
-                            "cannot read the API key: the OS keychain is unavailable ({reason}). {hint}"
+                            "cannot read the API key for {}: the OS keychain is unavailable \
+                             ({reason}). Set {variable} in the environment, or: {hint}",
+                            entry.name
                         ),
                     ));
                 }

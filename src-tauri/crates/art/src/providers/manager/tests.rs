@@ -233,3 +233,39 @@ async fn unknown_provider_is_a_clear_error() {
     assert_eq!(err.code, FailureCode::UnknownProvider);
     assert!(err.message.contains("nope"));
 }
+
+/// A keychain that cannot be reached (no Secret Service in the session).
+struct NoKeychain;
+
+impl SecretStore for NoKeychain {
+    fn get(&self, _: &str) -> Result<Option<Secret>, SecretError> {
+        Err(SecretError::Unavailable {
+            reason: "no D-Bus session".into(),
+            hint: "Start a Secret Service provider.".into(),
+        })
+    }
+    fn set(&self, _: &str, _: &Secret) -> Result<(), SecretError> {
+        Ok(())
+    }
+    fn delete(&self, _: &str) -> Result<(), SecretError> {
+        Ok(())
+    }
+    fn probe(&self) -> art_types::KeychainStatus {
+        art_types::KeychainStatus::Unavailable {
+            reason: "no D-Bus session".into(),
+            hint: "Start a Secret Service provider.".into(),
+        }
+    }
+}
+
+#[tokio::test]
+async fn without_a_keychain_the_environment_variable_is_named_first() {
+    let (with_store, factory, _) = manager(quick());
+    let entries = with_store.entries();
+    let m = ProviderManager::new(entries, factory, Arc::new(NoKeychain), quick());
+    let err = m.acquire(&config("openai", "gpt")).await.err().unwrap();
+    assert_eq!(err.code, FailureCode::KeychainUnavailable);
+    let variable = err.message.find("OPENAI_API_KEY").expect(&err.message);
+    let service = err.message.find("Secret Service").expect(&err.message);
+    assert!(variable < service, "{}", err.message);
+}

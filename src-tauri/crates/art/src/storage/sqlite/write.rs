@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rusqlite::types::ToSql;
-use rusqlite::{CachedStatement, Transaction};
+use rusqlite::{CachedStatement, Transaction, TransactionBehavior};
 use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
 
@@ -146,7 +146,10 @@ fn transaction<'a>(
             .map(|_| Err(StorageError::Database(message.clone())))
             .collect()
     };
-    let tx = match conn.transaction() {
+    // IMMEDIATE: take the write lock first, waiting (busy timeout) while another process
+    // holds it. A deferred transaction would read first and then try to upgrade, and in
+    // WAL mode SQLite fails that upgrade at once when another writer committed meanwhile.
+    let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
         Ok(tx) => tx,
         Err(e) => return fail_all(e),
     };

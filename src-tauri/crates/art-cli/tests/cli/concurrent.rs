@@ -1,0 +1,199 @@
+//! Several `art` processes on one data directory at once, as when the app is open and a
+//! script runs `art` beside it: eight processes write at the same moment (six runs on new
+//! threads, each saving the thread's settings, and two imports) while a ninth is killed
+//! with SIGKILL in the middle of its answer. Every one of the eight must succeed (each
+//! waits its turn for the write lock instead of failing with "database is locked"), and
+//! the database must be whole afterwards, holding everything they wrote.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use art_testkit::fake::FakeServer;
+use art_testkit::fake::scripts::{MODEL, Protocol, router, text_reply};
+
+/// Runs and imports started at once.
+const RUNS: usize = 6;
+const IMPORTS: usize = 2;
+
+fn art(dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_art"));
+    command.arg("--data-dir").arg(dir);
+    command
+}
+
+fn run_args<'a>(title: &'a str, url: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "--new",
+        title,
+        "--provider",
+        "ollama",
+        "--model",
+        MODEL,
+        "--base-url",
+        url,
+        "--tools",
+        "calculator",
+        "Say hello",
+    ]
+}
+
+/// Run to the end, letting the runtime's other tasks (the fake servers) go on meanwhile.
+fn output(command: &mut Command) -> Output {
+    tokio::task::block_in_place(|| command.output().expect("art runs"))
+}
+
+fn done(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Two native export files, one thread each, written in a separate data directory.
+async fn exports(dir: &Path) -> Vec<std::path::PathBuf> {
+    let server = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        (0..2 * IMPORTS)
+            .map(|_| text_reply(Protocol::Ollama, "Imported hello.", 8))
+            .collect(),
+    )
+    .await
+    .unwrap();
+    let url = server.url();
+    let mut files = Vec::new();
+    for i in 0..IMPORTS {
+        let title = format!("Exported {i}");
+        let out = output(art(dir).args(run_args(&title, &url)));
+        assert!(out.status.success(), "{}", done(&out));
+    }
+    let listed = output(art(dir).arg("threads"));
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    for (i, line) in listed.lines().enumerate() {
+        let thread = line.split_whitespace().next().unwrap();
+        let file = dir.join(format!("thread-{i}.jsonl"));
+        let out = output(
+            art(dir)
+                .args(["export", "--format", "jsonl", "--thread", thread, "-o"])
+                .arg(&file),
+        );
+        assert!(out.status.success(), "{}", done(&out));
+        files.push(file);
+    }
+    assert_eq!(files.len(), IMPORTS, "{listed}");
+    files
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_writers_at_once_all_succeed_and_a_killed_one_harms_nobody() {
+    let seed = tempfile::tempdir().unwrap();
+    let files = exports(seed.path()).await;
+    // Every run asks twice at most (planning, answer); any reply serves any request.
+    let server = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        (0..2 * RUNS)
+            .map(|_| text_reply(Protocol::Ollama, "Hello from a busy database.", 6))
+            .collect(),
+    )
+    .await
+    .unwrap();
+    // The victim's model streams slowly, so it is killed mid-answer.
+    let slow = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, "Planning is quick.", 64),
+            text_reply(Protocol::Ollama, &"word ".repeat(400), 8)
+                .delayed(Duration::from_millis(10)),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (url, slow_url) = (server.url(), slow.url());
+
+    let mut victim = art(data.path())
+        .args(run_args("Victim", &slow_url))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut children = Vec::new();
+    for i in 0..RUNS {
+        let child = art(data.path())
+            .args(run_args(&format!("Writer {i}"), &url))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        children.push((format!("run {i}"), child));
+    }
+    for (i, file) in files.iter().enumerate() {
+        let child = art(data.path())
+            .arg("import")
+            .arg(file)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        children.push((format!("import {i}"), child));
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    victim.kill().unwrap(); // SIGKILL, in the middle of its writes
+    tokio::task::block_in_place(|| victim.wait()).unwrap();
+
+    let mut failed = Vec::new();
+    for (name, child) in children {
+        let out = tokio::task::block_in_place(|| child.wait_with_output()).unwrap();
+        if !out.status.success() {
+            failed.push(format!("{name}: {}", done(&out)));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+
+    // Whole, and holding what every survivor wrote.
+    let db = data.path().join(art::paths::DATABASE_FILE);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    drop(conn);
+    let listed = output(art(data.path()).arg("threads"));
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    for i in 0..RUNS {
+        assert!(listed.contains(&format!("Writer {i}")), "{listed}");
+    }
+    for i in 0..IMPORTS {
+        assert!(listed.contains(&format!("Exported {i}")), "{listed}");
+    }
+    // The killed run's thread takes the next question.
+    let thread = listed
+        .lines()
+        .find(|l| l.contains("Victim"))
+        .and_then(|l| l.split_whitespace().next());
+    if let Some(thread) = thread {
+        let again = FakeServer::start_at(
+            0,
+            Some(router(Protocol::Ollama)),
+            vec![
+                text_reply(Protocol::Ollama, "Back again.", 8),
+                text_reply(Protocol::Ollama, "Back again.", 8),
+            ],
+        )
+        .await
+        .unwrap();
+        let again_url = again.url();
+        let out = output(
+            art(data.path())
+                .args(["run", "--thread", thread, "--provider", "ollama"])
+                .args(["--model", MODEL, "--base-url", &again_url, "Still there?"]),
+        );
+        assert!(out.status.success(), "{}", done(&out));
+    }
+}
