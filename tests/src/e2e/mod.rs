@@ -2,6 +2,11 @@
 //! - `ART_E2E_WEBDRIVER`: the tauri-driver URL, e.g. `http://127.0.0.1:4444`;
 //! - `ART_E2E_APP`: absolute path of the app binary under test;
 //! - `ART_E2E_ARTIFACTS`: folder for screenshots.
+//!
+//! Every session is hermetic: [`sentinel`] holds the app's default addresses, and a
+//! session during which the app connected to one fails when it closes.
+
+pub mod sentinel;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -29,6 +34,8 @@ pub struct AppSession {
     /// Set until the session is closed: a test that panics still ends its session on
     /// drop, so the next test can start one (tauri-driver allows one at a time).
     open_session: Option<String>,
+    /// Connections to default addresses before this session ([`sentinel::count`]).
+    knocks_before: usize,
     _turn: MutexGuard<'static, ()>,
 }
 
@@ -93,6 +100,10 @@ impl AppSession {
 
     async fn launch_args(data_dir: tempfile::TempDir, args: Vec<String>) -> Self {
         let turn = ONE_AT_A_TIME.lock().await;
+        if let Err(e) = sentinel::start() {
+            panic!("{e}");
+        }
+        let knocks_before = sentinel::count();
         let caps = serde_json::json!({
             "browserName": "wry",
             "tauri:options": {
@@ -113,6 +124,7 @@ impl AppSession {
             client,
             data_dir: Some(data_dir),
             open_session,
+            knocks_before,
             _turn: turn,
         }
     }
@@ -298,6 +310,11 @@ screenshot: {}",
             .await
             .expect("close WebDriver session");
         self.open_session = None;
+        let knocks = sentinel::since(self.knocks_before);
+        assert!(
+            knocks.is_empty(),
+            "the app reached servers no test started (use a fake server's URL): {knocks:?}"
+        );
         self.data_dir.take().expect("data dir until closed")
     }
 }
