@@ -43,8 +43,10 @@ async fn new_thread(app: &AppSession, base_url: &str) {
 
 pub(crate) async fn configure(app: &AppSession, base_url: &str) {
     app.click("#settings-button").await;
-    app.select("#provider-select", "ollama").await;
+    // The address first: choosing the provider lists its models from it (with the
+    // default address the app would ask a local Ollama the test did not start).
     app.type_into("#base-url-input", base_url).await;
+    app.select("#provider-select", "ollama").await;
     app.type_into("#model-input", MODEL).await;
     app.click("#tool-list input[data-tool=\"calculator\"]")
         .await;

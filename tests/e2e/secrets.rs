@@ -89,9 +89,9 @@ async fn a_key_stays_in_the_keychain_through_runs_errors_and_exports() {
     // A thread on "OpenAI" (the fake server) with the calculator.
     app.click("#new-thread").await;
     app.click("#settings-button").await;
-    app.select("#provider-select", "openai").await;
     app.type_into("#base-url-input", &format!("{}/v1", server.url()))
         .await;
+    app.select("#provider-select", "openai").await;
     app.type_into("#model-input", MODEL).await;
     app.click("#tool-list input[data-tool=\"calculator\"]")
         .await;
