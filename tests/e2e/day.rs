@@ -166,7 +166,28 @@ async fn a_provider_that_is_not_running_is_explained() {
     app.click("#send-button").await;
     let error = app.wait_for_text(".run-error", "ollama serve").await;
     assert!(error.contains("not reachable"), "{error}");
+    // The question stays, marked as not answered, with Retry.
+    app.wait_for_text(".message.user.failed .question-failed", "Not answered")
+        .await;
     app.screenshot("thread-provider-error").await;
+
+    // Ollama starts where the thread looks for it; Retry asks again.
+    let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
+    let _ollama = FakeServer::start_at(
+        port,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, "Just say hello.", 8),
+            text_reply(Protocol::Ollama, "Hello, now that I am up!", 8),
+        ],
+    )
+    .await
+    .unwrap();
+    app.click(".message.user.failed .retry-button").await;
+    app.wait_for_text(".message.ai .answer", "now that I am up")
+        .await;
+    app.wait_gone(".message.user.failed").await;
+    assert_eq!(app.count(".message.user").await, 1, "the question, once");
     app.close().await;
 }
 

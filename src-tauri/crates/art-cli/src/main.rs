@@ -5,6 +5,8 @@
 //! art run --thread ID "question"                run the agent, print plan, tools, answer
 //! art export --format otlp --thread ID -o FILE  export traces (jsonl | otlp | markdown)
 //! art import FILE                               import a native (jsonl) trace file
+//! art retry --thread ID                         ask the last failed question again
+//! art drop --thread ID                          remove the last failed question
 //! ```
 
 mod export;
@@ -47,6 +49,20 @@ enum Command {
         /// The file written by `art export --format jsonl`.
         file: PathBuf,
     },
+    /// Ask a thread's last failed question again (the failed one is replaced).
+    Retry {
+        /// The thread (see `art threads`).
+        #[arg(long, value_name = "ID")]
+        thread: String,
+    },
+    /// Remove a thread's last failed question (until then it is kept, shown with its
+    /// error, and left out of what later questions send to the model).
+    #[command(name = "drop")]
+    DropFailed {
+        /// The thread (see `art threads`).
+        #[arg(long, value_name = "ID")]
+        thread: String,
+    },
 }
 
 fn open(data_dir: Option<PathBuf>) -> anyhow::Result<Standard> {
@@ -85,6 +101,10 @@ async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
             .await
             .map(|()| ExitCode::SUCCESS),
         Command::Import { file } => export::import(&stack, &file)
+            .await
+            .map(|()| ExitCode::SUCCESS),
+        Command::Retry { thread } => run::retry(&stack, thread).await,
+        Command::DropFailed { thread } => run::drop_failed(&stack, &thread)
             .await
             .map(|()| ExitCode::SUCCESS),
     }

@@ -8,8 +8,8 @@ use art::providers::factory::BASE_URL;
 use art::sockets::{ObservationFilter, StreamFilter};
 use art::standard::Standard;
 use art_types::{
-    AgentFinalResponse, AgentOptions, AgentProps, Observation, ObservationType, ProviderConfig,
-    RunStatus, StreamEvent, StreamEventKind, TokenType,
+    AgentFinalResponse, AgentOptions, AgentProps, ConversationMessage, Observation,
+    ObservationType, ProviderConfig, RunStatus, StreamEvent, StreamEventKind, TokenType,
 };
 use serde_json::Value;
 
@@ -48,6 +48,53 @@ pub struct Args {
     thinking: bool,
     /// The question.
     question: String,
+}
+
+impl Args {
+    /// `question` asked again in `thread`, on the thread's own settings.
+    fn again(thread: String, question: String) -> Self {
+        Self {
+            thread: Some(thread),
+            new: None,
+            provider: None,
+            model: None,
+            base_url: None,
+            tools: None,
+            thinking: false,
+            question,
+        }
+    }
+}
+
+/// The thread's last failed question and the run it belongs to.
+async fn failed_question(
+    stack: &Standard,
+    thread: &str,
+) -> anyhow::Result<(ConversationMessage, String)> {
+    let Some(question) = stack.art.conversation.latest_failed(thread).await? else {
+        bail!("thread {thread} has no failed question");
+    };
+    let trace = question.metadata["traceId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    Ok((question, trace))
+}
+
+/// `art retry`: the failed question goes, and is asked again as the thread's newest.
+pub async fn retry(stack: &Standard, thread: String) -> anyhow::Result<ExitCode> {
+    let (question, trace) = failed_question(stack, &thread).await?;
+    stack.art.conversation.remove_run(&thread, &trace).await?;
+    run(stack, Args::again(thread, question.content)).await
+}
+
+/// `art drop`: the failed question goes, with whatever its run stored.
+pub async fn drop_failed(stack: &Standard, thread: &str) -> anyhow::Result<()> {
+    let (question, trace) = failed_question(stack, thread).await?;
+    let removed = stack.art.conversation.remove_run(thread, &trace).await?;
+    let preview: String = question.content.chars().take(60).collect();
+    noteln!("art: removed the failed question {preview:?} ({removed} message(s))");
+    Ok(())
 }
 
 /// Prints what a run does.
@@ -212,7 +259,7 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
         trace_id: trace.clone(),
     });
     let mut observations = art.sockets.observations.subscribe(ObservationFilter {
-        thread_id: Some(thread_id),
+        thread_id: Some(thread_id.clone()),
         types: vec![
             ObservationType::Plan,
             ObservationType::ToolExecution,
@@ -263,6 +310,13 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
         RunStatus::Error => {
             if let Some(e) = &out.metadata.error {
                 noteln!("art: the run failed: {} ({})", e.message, e.code);
+            }
+            if !printer.answered {
+                noteln!(
+                    "art: the question is kept but left out of later questions; ask it again \
+                     with `art retry --thread {thread_id}`, or remove it with `art drop --thread \
+                     {thread_id}`"
+                );
             }
             ExitCode::FAILURE
         }

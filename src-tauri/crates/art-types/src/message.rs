@@ -47,6 +47,10 @@ pub enum MessageStatus {
     Streaming,
     /// The run stopped (cancelled, failed, or the app died) before the answer ended.
     Interrupted,
+    /// A question whose run failed before any answer (the provider refused it, say):
+    /// kept and shown with its error (`metadata.error`), left out of later prompts so
+    /// it cannot fail every question after it.
+    Failed,
 }
 
 impl MessageStatus {
@@ -56,14 +60,20 @@ impl MessageStatus {
             Self::Complete => "complete",
             Self::Streaming => "streaming",
             Self::Interrupted => "interrupted",
+            Self::Failed => "failed",
         }
     }
 
     /// Parse the storage form.
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Complete, Self::Streaming, Self::Interrupted]
-            .into_iter()
-            .find(|status| status.as_str() == text)
+        [
+            Self::Complete,
+            Self::Streaming,
+            Self::Interrupted,
+            Self::Failed,
+        ]
+        .into_iter()
+        .find(|status| status.as_str() == text)
     }
 }
 
@@ -119,6 +129,7 @@ mod tests {
             MessageStatus::Complete,
             MessageStatus::Streaming,
             MessageStatus::Interrupted,
+            MessageStatus::Failed,
         ] {
             assert_eq!(MessageStatus::parse(status.as_str()), Some(status));
             assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());

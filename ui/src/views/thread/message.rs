@@ -93,6 +93,12 @@ fn Question(
     idle: Memo<bool>,
 ) -> impl IntoView {
     let editing = RwSignal::new(false);
+    // A question whose run failed before any answer: shown with why, and Retry.
+    let failed = message.status == MessageStatus::Failed;
+    let why = message.metadata["error"]["message"]
+        .as_str()
+        .map(|m| format!(": {m}"))
+        .unwrap_or_default();
     let text = RwSignal::new(message.content.clone());
     let original = StoredValue::new(message.content.clone());
     let id = StoredValue::new(message.message_id.clone());
@@ -101,13 +107,17 @@ fn Question(
         edit.run((id.get_value(), text.get_untracked()));
     };
     view! {
-        <article class="message user" data-message-id=message.message_id.clone()>
+        <article class="message user" class:failed=failed data-message-id=message.message_id.clone()>
             <Show when=move || editing.get()
                 fallback=move || view! {
                     <div class="bubble">{original.get_value()}</div>
                     <Show when=move || idle.get()>
                         <button class="ghost small edit-button" title="Edit this message and send it again"
                             on:click=move |_| editing.set(true)>"Edit"</button>
+                        {failed.then(|| view! {
+                            <button class="ghost small retry-button" title="Ask again (replaces this question and what follows it)"
+                                on:click=move |_| edit.run((id.get_value(), original.get_value()))>"Retry"</button>
+                        })}
                     </Show>
                 }>
                 <div class="edit-form">
@@ -129,6 +139,11 @@ fn Question(
                     </div>
                 </div>
             </Show>
+            {failed.then(|| view! {
+                <p class="question-failed small">
+                    {format!("Not answered{why}. Left out of what later questions send to the model.")}
+                </p>
+            })}
         </article>
     }
 }

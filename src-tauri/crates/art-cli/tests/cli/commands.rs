@@ -229,6 +229,8 @@ fn every_command_has_help() {
         &["export", "--help"],
         &["import", "--help"],
         &["threads", "--help"],
+        &["retry", "--help"],
+        &["drop", "--help"],
     ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_art"))
             .args(command)
@@ -356,4 +358,93 @@ async fn thinking_ends_its_line_before_what_follows() {
     assert!(thinking.contains("Add them up\n"), "{thinking:?}");
     assert!(thinking.contains("It is 42\n"), "{thinking:?}");
     assert!(stdout(&out).contains("The sum is 42."), "{}", stdout(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_question_is_left_out_then_asked_again_or_dropped() {
+    let refused = || {
+        Reply::error(
+            400,
+            r#"{"error":"request (5000 tokens) exceeds the available context size (4096 tokens)"}"#,
+        )
+    };
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            refused(),
+            text_reply(Protocol::Ollama, "Hello.", 8),
+            text_reply(Protocol::Ollama, "Hello.", 8),
+            text_reply(Protocol::Ollama, "Long answer.", 8),
+            text_reply(Protocol::Ollama, "Long answer.", 8),
+            refused(),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let url = ollama.url();
+    let mut args = vec![
+        "run",
+        "--new",
+        "Long",
+        "--provider",
+        "ollama",
+        "--model",
+        MODEL,
+    ];
+    args.extend(["--base-url", &url, "A very long question"]);
+    let out = art(data.path(), &args).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("context size"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("art retry --thread"),
+        "{}",
+        stderr(&out)
+    );
+    let listed = stdout(&art(data.path(), &["threads"]).await);
+    let thread = listed.split_whitespace().next().unwrap().to_owned();
+
+    // The thread still answers, without sending the failed question again.
+    let out = art(data.path(), &["run", "--thread", &thread, "Hi"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sent: Vec<String> = ollama.requests().iter().map(|r| r.body.clone()).collect();
+    assert!(sent.len() >= 3, "{sent:?}");
+    assert!(
+        sent[1..]
+            .iter()
+            .all(|b| !b.contains("A very long question")),
+        "{sent:?}"
+    );
+
+    // Asked again: the failed one is replaced by the new run.
+    let out = art(data.path(), &["retry", "--thread", &thread]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Long answer."), "{}", stdout(&out));
+    let listed = stdout(&art(data.path(), &["threads"]).await);
+    assert!(listed.contains(" 4 messages"), "{listed}");
+    let out = art(data.path(), &["retry", "--thread", &thread]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no failed question"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Or dropped.
+    let out = art(
+        data.path(),
+        &["run", "--thread", &thread, "Another long one"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    let out = art(data.path(), &["drop", "--thread", &thread]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("removed the failed question"),
+        "{}",
+        stderr(&out)
+    );
+    let listed = stdout(&art(data.path(), &["threads"]).await);
+    assert!(listed.contains(" 4 messages"), "{listed}");
 }

@@ -1,9 +1,11 @@
 //! Conversation history → standard prompt, keeping tool calls and results linked by id.
 
 use art_types::message::{TOOL_ARGUMENTS, TOOL_CALL_ID, TOOL_NAME, TOOL_SIGNATURE};
+use std::collections::HashSet;
+
 use art_types::{
-    ConversationMessage, FunctionCall, MessageRole, Prompt, PromptMessage, PromptRole,
-    ToolCallRequest,
+    ConversationMessage, FunctionCall, MessageRole, MessageStatus, Prompt, PromptMessage,
+    PromptRole, ToolCallRequest,
 };
 use serde_json::Value;
 
@@ -13,11 +15,23 @@ fn meta_str<'a>(m: &'a ConversationMessage, key: &str) -> Option<&'a str> {
 
 /// Convert history. Consecutive `TOOL` messages become one assistant message with
 /// their tool calls followed by one tool result each, so every result answers a call.
+/// A question that failed without an answer is left out, with whatever its run stored:
+/// sent again, it would fail every question after it.
 pub fn to_prompt(history: &[ConversationMessage]) -> Prompt {
+    let failed: HashSet<&str> = history
+        .iter()
+        .filter(|m| m.status == MessageStatus::Failed)
+        .filter_map(|m| meta_str(m, "traceId"))
+        .collect();
+    let history: Vec<&ConversationMessage> = history
+        .iter()
+        .filter(|m| m.status != MessageStatus::Failed)
+        .filter(|m| meta_str(m, "traceId").is_none_or(|t| !failed.contains(t)))
+        .collect();
     let mut prompt = Prompt::new();
     let mut i = 0;
     while i < history.len() {
-        let m = &history[i];
+        let m = history[i];
         match m.role {
             MessageRole::User => prompt.push(PromptMessage::text(PromptRole::User, &m.content)),
             MessageRole::Ai => {
@@ -34,6 +48,7 @@ pub fn to_prompt(history: &[ConversationMessage]) -> Prompt {
                 // Only tool messages that say which call they answer can be replayed.
                 let run: Vec<&ConversationMessage> = history[i..i + count]
                     .iter()
+                    .copied()
                     .filter(|t| {
                         meta_str(t, TOOL_CALL_ID).is_some() && meta_str(t, TOOL_NAME).is_some()
                     })

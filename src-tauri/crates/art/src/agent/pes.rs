@@ -82,6 +82,8 @@ struct Run {
     execution_ms: Option<u64>,
     synthesis_ms: Option<u64>,
     tool_failed: bool,
+    /// The user's message, once stored.
+    question: Option<ConversationMessage>,
 }
 
 impl Run {
@@ -266,6 +268,10 @@ impl PesAgent {
             "Run failed".into()
         });
         self.record(obs).await;
+        let answered = partial.as_ref().is_some_and(|m| !m.content.is_empty());
+        if !answered && error.code != FailureCode::Cancelled {
+            self.mark_failed(run, &error).await?;
+        }
         let response = match partial {
             Some(mut message) if !message.content.is_empty() => {
                 message.status = MessageStatus::Interrupted;
@@ -288,6 +294,24 @@ impl PesAgent {
             response,
             metadata: run.metadata(RunStatus::Error, Some(error)),
         })
+    }
+
+    /// The question got no answer: keep it, with the error, out of later prompts.
+    async fn mark_failed(&self, run: &Run, error: &RunError) -> Result<(), AgentError> {
+        let Some(mut question) = run.question.clone() else {
+            return Ok(());
+        };
+        question.status = MessageStatus::Failed;
+        if let Some(metadata) = question.metadata.as_object_mut() {
+            metadata.insert(
+                "error".into(),
+                json!({ "code": error.code, "message": error.message }),
+            );
+        }
+        self.conversation
+            .add_messages(&run.thread_id, std::slice::from_ref(&question))
+            .await?;
+        Ok(())
     }
 
     async fn record_plan(
@@ -463,6 +487,7 @@ impl AgentCore for PesAgent {
             execution_ms: None,
             synthesis_ms: None,
             tool_failed: false,
+            question: None,
         };
 
         // 1. The user's message is safe before anything can fail.
@@ -478,6 +503,7 @@ impl AgentCore for PesAgent {
         self.conversation
             .add_messages(&run.thread_id, std::slice::from_ref(&user))
             .await?;
+        run.question = Some(user);
 
         let provider = props
             .options

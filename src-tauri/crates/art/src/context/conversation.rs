@@ -350,6 +350,42 @@ impl ConversationManager {
         Ok(removed)
     }
 
+    /// The newest question of a thread that failed without an answer, if any.
+    pub async fn latest_failed(
+        &self,
+        thread_id: &str,
+    ) -> Result<Option<ConversationMessage>, ContextError> {
+        self.thread(thread_id).await?;
+        let all = self.messages(thread_id, MessageOptions::default()).await?;
+        Ok(all
+            .into_iter()
+            .rev()
+            .find(|m| m.role == MessageRole::User && m.status == MessageStatus::Failed))
+    }
+
+    /// Remove the messages one run stored (its question, tool results, any answer),
+    /// leaving the rest of the thread as it is; returns how many went. Its observations
+    /// are kept, like [`Self::remove_from`]'s.
+    pub async fn remove_run(&self, thread_id: &str, trace_id: &str) -> Result<u64, ContextError> {
+        let mut thread = self.thread(thread_id).await?;
+        let all = self.messages(thread_id, MessageOptions::default()).await?;
+        let of_run: Vec<&ConversationMessage> = all
+            .iter()
+            .filter(|m| m.metadata.get("traceId").and_then(|t| t.as_str()) == Some(trace_id))
+            .collect();
+        let deletes = of_run
+            .iter()
+            .map(|m| self.storage.delete(Collection::Messages, &m.message_id));
+        futures::future::try_join_all(deletes).await?;
+        let removed = of_run.len() as u64;
+        thread.message_count = thread.message_count.saturating_sub(removed);
+        thread.updated_at = thread.updated_at.max(clock::now_ms());
+        self.storage
+            .set(Collection::Threads, vec![thread_record(&thread)?])
+            .await?;
+        Ok(removed)
+    }
+
     /// Messages of a thread, oldest first (the newest `limit` when limited).
     pub async fn messages(
         &self,

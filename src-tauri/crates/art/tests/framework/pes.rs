@@ -406,6 +406,82 @@ async fn planning_failure_is_an_error_response_with_the_user_message_kept() {
 }
 
 #[tokio::test]
+async fn a_question_that_failed_is_kept_marked_and_left_out_of_later_prompts() {
+    let plan = plan_json("Greet", &[]);
+    let h = harness(
+        vec![
+            Script::fail_start(
+                ErrorClass::Permanent,
+                "request exceeds the available context size",
+            ),
+            Script::text(&plan),
+            Script::text("Hello!"),
+        ],
+        &[],
+    )
+    .await;
+    let failed = h
+        .art
+        .process(props(&h, "a question too long"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(failed.metadata.status, RunStatus::Error);
+    let msgs = h
+        .art
+        .conversation
+        .messages(&h.thread, MessageOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(msgs.len(), 1);
+    assert_eq!(msgs[0].status, MessageStatus::Failed);
+    assert!(
+        msgs[0].metadata["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("context size"),
+        "{}",
+        msgs[0].metadata
+    );
+    // The next question works: the failed one is not sent again.
+    let next = h
+        .art
+        .process(props(&h, "hello"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(next.metadata.status, RunStatus::Success);
+    let prompts = h.source.prompts();
+    for prompt in &prompts[1..] {
+        assert!(
+            prompt.iter().all(|m| !m.content.contains("too long")),
+            "{prompt:?}"
+        );
+        assert!(prompt.iter().any(|m| m.content == "hello"));
+    }
+    // It stays in the thread, failed, before the answered question.
+    let msgs = h
+        .art
+        .conversation
+        .messages(&h.thread, MessageOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(msgs[0].status, MessageStatus::Failed);
+    assert_eq!(msgs.last().unwrap().content, "Hello!");
+    // Removing its run leaves the rest.
+    let trace = msgs[0].metadata["traceId"].as_str().unwrap().to_owned();
+    let removed = h.art.conversation.remove_run(&h.thread, &trace).await;
+    assert_eq!(removed.unwrap(), 1);
+    let left = h
+        .art
+        .conversation
+        .messages(&h.thread, MessageOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(left.len(), msgs.len() - 1);
+    let thread = h.art.conversation.thread(&h.thread).await.unwrap();
+    assert_eq!(thread.message_count as usize, left.len());
+}
+
+#[tokio::test]
 async fn tokens_that_arrive_together_reach_the_socket_merged_by_type_in_order() {
     let token = |text: &str, token_type| StreamEventKind::Token {
         text: text.into(),
