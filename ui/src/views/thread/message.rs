@@ -95,10 +95,11 @@ fn Question(
     let editing = RwSignal::new(false);
     // A question whose run failed before any answer: shown with why, and Retry.
     let failed = message.status == MessageStatus::Failed;
+    // (The run's card, just below, says why; the note keeps it as its tooltip.)
     let why = message.metadata["error"]["message"]
         .as_str()
-        .map(|m| format!(": {m}"))
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .to_owned();
     let text = RwSignal::new(message.content.clone());
     let original = StoredValue::new(message.content.clone());
     let id = StoredValue::new(message.message_id.clone());
@@ -140,8 +141,8 @@ fn Question(
                 </div>
             </Show>
             {failed.then(|| view! {
-                <p class="question-failed small">
-                    {format!("Not answered{why}. Left out of what later questions send to the model.")}
+                <p class="question-failed small" title=why>
+                    "Not answered: left out of what later questions send to the model."
                 </p>
             })}
         </article>
