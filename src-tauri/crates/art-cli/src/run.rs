@@ -185,8 +185,12 @@ fn footer(out: &AgentFinalResponse) -> String {
         .get("model")
         .and_then(Value::as_str)
         .unwrap_or("");
+    let cached = match m.usage.cached_input_tokens {
+        0 => String::new(),
+        n => format!(" ({n} cached)"),
+    };
     format!(
-        "{model} · {} → {} tokens · {} LLM calls, {} tool calls · {:.1} s",
+        "{model} · {}{cached} → {} tokens · {} LLM calls, {} tool calls · {:.1} s",
         m.usage.input_tokens,
         m.usage.output_tokens,
         m.llm_calls,

@@ -54,8 +54,11 @@ pub enum RunStatus {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenUsage {
-    /// Prompt tokens.
+    /// Prompt tokens, cached ones included.
     pub input_tokens: u64,
+    /// Of the prompt tokens, those read from the provider's prompt cache.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
     /// Reasoning tokens.

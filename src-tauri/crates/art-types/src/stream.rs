@@ -37,9 +37,17 @@ impl TokenType {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LlmMetadata {
-    /// Prompt tokens.
+    /// Prompt tokens, those the provider read from or wrote to its prompt cache included
+    /// (as OpenTelemetry's `gen_ai.usage.input_tokens` counts them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
+    /// Of the prompt tokens, those read from the provider's prompt cache (billed lower).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
+    /// Of the prompt tokens, those written to the provider's prompt cache (Anthropic:
+    /// billed higher).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<u64>,
     /// Completion tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,

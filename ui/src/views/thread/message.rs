@@ -58,7 +58,10 @@ fn footer(m: &ConversationMessage) -> String {
         parts.push(model.to_owned());
     }
     if let (Some(i), Some(o)) = (num("/usage/inputTokens"), num("/usage/outputTokens")) {
-        parts.push(format!("{i} → {o} tokens"));
+        match num("/usage/cachedInputTokens").filter(|c| *c > 0) {
+            Some(c) => parts.push(format!("{i} ({c} cached) → {o} tokens")),
+            None => parts.push(format!("{i} → {o} tokens")),
+        }
     }
     if let Some(ttft) = num("/usage/timeToFirstTokenMs") {
         parts.push(format!("first token {ttft} ms"));
@@ -248,4 +251,32 @@ pub fn Progress(trace_id: String) -> impl IntoView {
         })
     });
     view! { <p class="muted small working"><span class="spinner"></span>{text}</p> }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn answer(usage: Value) -> ConversationMessage {
+        ConversationMessage {
+            message_id: "m".into(),
+            thread_id: "t".into(),
+            role: MessageRole::Ai,
+            content: "Hi".into(),
+            timestamp: 0,
+            status: MessageStatus::Complete,
+            metadata: json!({ "model": "m1", "usage": usage }),
+        }
+    }
+
+    #[test]
+    fn the_footer_shows_cached_input_apart() {
+        let cached =
+            answer(json!({ "inputTokens": 420, "cachedInputTokens": 400, "outputTokens": 7 }));
+        assert_eq!(footer(&cached), "m1 · 420 (400 cached) → 7 tokens");
+        let plain = answer(json!({ "inputTokens": 420, "outputTokens": 7 }));
+        assert_eq!(footer(&plain), "m1 · 420 → 7 tokens");
+    }
 }

@@ -112,6 +112,7 @@ impl Run {
 
     fn add_usage(&mut self, result: &StageResult) {
         self.usage.input_tokens += result.metadata.input_tokens.unwrap_or(0);
+        self.usage.cached_input_tokens += result.metadata.cached_input_tokens.unwrap_or(0);
         self.usage.output_tokens += result.metadata.output_tokens.unwrap_or(0);
         self.usage.thinking_tokens += result.metadata.thinking_tokens.unwrap_or(0);
     }

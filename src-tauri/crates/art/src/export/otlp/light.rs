@@ -29,6 +29,7 @@ fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Text<'de>, D::Error> {
 #[serde(rename_all = "camelCase", default)]
 pub(super) struct Usage<'a> {
     pub(super) input_tokens: Option<u64>,
+    pub(super) cached_input_tokens: Option<u64>,
     pub(super) output_tokens: Option<u64>,
     #[serde(borrow, deserialize_with = "text")]
     pub(super) stop_reason: Text<'a>,
@@ -61,6 +62,7 @@ pub(super) struct Content<'a> {
     pub(super) output: Option<&'a RawValue>,
     /// LLM_STREAM_METADATA carries usage at the top.
     pub(super) input_tokens: Option<u64>,
+    pub(super) cached_input_tokens: Option<u64>,
     pub(super) output_tokens: Option<u64>,
     #[serde(borrow, deserialize_with = "text")]
     pub(super) stop_reason: Text<'a>,
@@ -73,6 +75,8 @@ pub(super) struct Content<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Tokens<'a> {
     pub(super) input: Option<u64>,
+    /// Of the input, read from the provider's prompt cache.
+    pub(super) cached: Option<u64>,
     pub(super) output: Option<u64>,
     pub(super) stop: Option<&'a str>,
 }
@@ -81,6 +85,7 @@ impl Usage<'_> {
     fn tokens(&self) -> Tokens<'_> {
         Tokens {
             input: self.input_tokens,
+            cached: self.cached_input_tokens,
             output: self.output_tokens,
             stop: self.stop_reason.as_deref(),
         }
@@ -217,6 +222,7 @@ impl<'a> Obs<'a> {
         if c.input_tokens.is_some() || c.output_tokens.is_some() {
             return Some(Tokens {
                 input: c.input_tokens,
+                cached: c.cached_input_tokens,
                 output: c.output_tokens,
                 stop: c.stop_reason.as_deref(),
             });
@@ -241,7 +247,7 @@ mod tests {
         let content = serde_json::json!({
             "toolName": "calculator", "callId": "c1", "status": "error", "error": "bad \"quoted\"",
             "arguments": { "expression": "1/0" }, "output": null,
-            "metadata": { "inputTokens": 3, "usage": { "outputTokens": 9 } },
+            "metadata": { "inputTokens": 3, "cachedInputTokens": 2, "usage": { "outputTokens": 9 } },
         });
         let mut new = NewObservation::new("t", "r", ObservationType::ToolExecution, content);
         new.metadata = serde_json::json!({ "errorCode": "TOOL_FAILED", "model": "m" });
@@ -258,6 +264,7 @@ mod tests {
         );
         assert!(o.content.output.is_none());
         assert_eq!(o.call_tokens().unwrap().input, Some(3));
+        assert_eq!(o.call_tokens().unwrap().cached, Some(2));
         assert_eq!(o.run_tokens().unwrap().output, Some(9));
         assert_eq!(o.meta.error_code.as_deref(), Some("TOOL_FAILED"));
         assert!(o.raw.unwrap().contains("calculator"));

@@ -533,6 +533,9 @@ fn usage_attributes(attributes: &mut Vec<KeyValue<'_>>, tokens: Tokens<'_>) {
     if let Some(n) = tokens.input {
         attributes.push(int("gen_ai.usage.input_tokens", n));
     }
+    if let Some(n) = tokens.cached.filter(|n| *n > 0) {
+        attributes.push(int("gen_ai.usage.cache_read.input_tokens", n));
+    }
     if let Some(n) = tokens.output {
         attributes.push(int("gen_ai.usage.output_tokens", n));
     }

@@ -224,10 +224,17 @@ impl Decoder {
         }
     }
 
+    /// Anthropic counts the prompt in three parts: `input_tokens` (after the last cache
+    /// breakpoint), `cache_read_input_tokens` and `cache_creation_input_tokens`. The
+    /// input recorded is their sum, with the cached parts kept apart.
     fn usage(&mut self, usage: Option<&Value>) {
         let get = |key: &str| usage.and_then(|u| u.get(key)).and_then(Value::as_u64);
+        let read = get("cache_read_input_tokens").or(self.metadata.cached_input_tokens);
+        let written = get("cache_creation_input_tokens").or(self.metadata.cache_write_tokens);
         if let Some(n) = get("input_tokens") {
-            self.metadata.input_tokens = Some(n);
+            self.metadata.input_tokens = Some(n + read.unwrap_or(0) + written.unwrap_or(0));
+            self.metadata.cached_input_tokens = read;
+            self.metadata.cache_write_tokens = written;
         }
         if let Some(n) = get("output_tokens") {
             self.metadata.output_tokens = Some(n);

@@ -135,3 +135,26 @@ fn a_mid_stream_error_event_is_classified() {
         matches!(decoder.end_of_stream().as_slice(), [StreamEventKind::Error(e)] if e.code == FailureCode::StreamInterrupted)
     );
 }
+
+#[test]
+fn cached_prompt_tokens_count_as_input_and_are_kept_apart() {
+    let mut decoder = Decoder::default();
+    decoder.decode(r#"{"type":"message_start","message":{"usage":{"input_tokens":1,"cache_read_input_tokens":400,"cache_creation_input_tokens":20,"output_tokens":1}}}"#);
+    decoder.decode(r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":7}}"#);
+    let events = decoder.decode(r#"{"type":"message_stop"}"#);
+    let meta = events
+        .iter()
+        .find_map(|e| match e {
+            StreamEventKind::Metadata(m) => Some(m.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert_eq!(
+        meta.input_tokens,
+        Some(421),
+        "1 new + 400 read + 20 written"
+    );
+    assert_eq!(meta.cached_input_tokens, Some(400));
+    assert_eq!(meta.cache_write_tokens, Some(20));
+    assert_eq!(meta.output_tokens, Some(7));
+}

@@ -254,6 +254,7 @@ impl Decoder {
             // Cumulative: each chunk's figures replace the previous ones.
             let get = |k: &str| usage.get(k).and_then(Value::as_u64);
             self.metadata.input_tokens = get("promptTokenCount");
+            self.metadata.cached_input_tokens = get("cachedContentTokenCount");
             self.metadata.output_tokens = get("candidatesTokenCount");
             self.metadata.thinking_tokens = get("thoughtsTokenCount");
         }

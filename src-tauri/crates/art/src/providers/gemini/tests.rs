@@ -106,6 +106,17 @@ fn usage_is_cumulative_and_the_end_needs_a_finish_reason() {
         panic!("{end:?}")
     };
     assert_eq!((meta.input_tokens, meta.output_tokens), (Some(5), Some(2)));
+    assert_eq!(meta.cached_input_tokens, None);
+    let mut cached = Decoder::default();
+    cached.decode(r#"{"candidates":[{"content":{"parts":[{"text":"b"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":500,"cachedContentTokenCount":480,"candidatesTokenCount":2}}"#);
+    let end = cached.end_of_stream();
+    let [StreamEventKind::Metadata(meta), StreamEventKind::End] = end.as_slice() else {
+        panic!("{end:?}")
+    };
+    assert_eq!(
+        (meta.input_tokens, meta.cached_input_tokens),
+        (Some(500), Some(480))
+    );
     assert_eq!(meta.stop_reason.as_deref(), Some("STOP"));
 }
 

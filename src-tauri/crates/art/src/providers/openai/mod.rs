@@ -157,6 +157,12 @@ impl Decoder {
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.metadata.input_tokens = usage.get("prompt_tokens").and_then(Value::as_u64);
+            // OpenAI and OpenRouter say how much of the prompt came from the cache in the
+            // details; DeepSeek at the top.
+            self.metadata.cached_input_tokens = usage
+                .pointer("/prompt_tokens_details/cached_tokens")
+                .or_else(|| usage.get("prompt_cache_hit_tokens"))
+                .and_then(Value::as_u64);
             self.metadata.output_tokens = usage.get("completion_tokens").and_then(Value::as_u64);
             self.metadata.thinking_tokens = usage
                 .pointer("/completion_tokens_details/reasoning_tokens")
@@ -344,6 +350,25 @@ mod tests {
             wire[2],
             json!({"role": "tool", "tool_call_id": "c1", "name": "calculator", "content": "{\"result\":1}"})
         );
+    }
+
+    #[test]
+    fn cached_prompt_tokens_are_kept_apart() {
+        for usage in [
+            r#"{"prompt_tokens":420,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":400}}"#,
+            // DeepSeek
+            r#"{"prompt_tokens":420,"completion_tokens":7,"prompt_cache_hit_tokens":400}"#,
+        ] {
+            let mut d = Decoder::default();
+            let mut out = Vec::new();
+            d.feed(&format!(r#"{{"choices":[],"usage":{usage}}}"#), &mut out);
+            let end = d.finish();
+            let Some(StreamEventKind::Metadata(meta)) = end.first() else {
+                panic!("{end:?}")
+            };
+            assert_eq!(meta.input_tokens, Some(420), "{usage}");
+            assert_eq!(meta.cached_input_tokens, Some(400), "{usage}");
+        }
     }
 
     #[test]
