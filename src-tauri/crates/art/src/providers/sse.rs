@@ -22,6 +22,74 @@ pub trait SseDecoder: Send + 'static {
     /// The server closed the stream after the last event: END (with what was pending)
     /// when the protocol allows ending this way, else an interruption error.
     fn end_of_stream(&mut self) -> Vec<StreamEventKind>;
+
+    /// The server answered with one complete JSON body instead of events (a proxy that
+    /// does not stream): the whole answer's events, ending in END or an error. By default
+    /// the body is one event's data (a JSON array: each element is one), then the end of
+    /// the stream; a protocol whose complete answer has another shape says so here.
+    fn whole(&mut self, body: &str) -> Vec<StreamEventKind> {
+        let mut out = Vec::new();
+        match serde_json::from_str::<serde_json::Value>(body) {
+            Ok(serde_json::Value::Array(items)) => {
+                for item in items {
+                    self.event("message", &item.to_string(), &mut out);
+                }
+            }
+            _ => self.event("message", body, &mut out),
+        }
+        out.extend(self.end_of_stream());
+        out
+    }
+}
+
+/// Largest complete JSON body read from a server that did not stream.
+const MAX_WHOLE_BODY: usize = 32 * 1024 * 1024;
+
+/// Whether the server answered with plain JSON rather than an event stream.
+fn is_json(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.trim_start().starts_with("application/json"))
+}
+
+/// Read a complete JSON answer on a task and hand its events over at once (same
+/// dropping and abort behaviour as [`sse_stream`]).
+fn whole_body(
+    response: reqwest::Response,
+    idle_timeout: Duration,
+    mut decoder: impl SseDecoder,
+) -> EventStream {
+    let (tx, rx) = mpsc::channel::<Vec<StreamEventKind>>(1);
+    tokio::spawn(async move {
+        let mut body = Box::pin(http::idle_guarded(response, idle_timeout));
+        let mut bytes = Vec::new();
+        let events = loop {
+            let next = tokio::select! {
+                () = tx.closed() => return,
+                next = body.next() => next,
+            };
+            match next {
+                Some(Ok(piece)) if bytes.len() + piece.len() <= MAX_WHOLE_BODY => {
+                    bytes.extend_from_slice(&piece);
+                }
+                Some(Ok(_)) => {
+                    break vec![error_event(
+                        ErrorClass::Permanent,
+                        FailureCode::MalformedStream,
+                        format!("the answer is larger than {MAX_WHOLE_BODY} bytes of JSON"),
+                    )];
+                }
+                Some(Err(e)) => break vec![StreamEventKind::Error(e.into_stream_error())],
+                None => break decoder.whole(&String::from_utf8_lossy(&bytes)),
+            }
+        };
+        let mut batch = Batch::default();
+        batch.extend(events);
+        let _ = batch.send(&tx).await;
+    });
+    receiver_stream(rx)
 }
 
 /// The error for a stream that stopped before its protocol's terminator.
@@ -41,6 +109,9 @@ pub fn sse_stream(
     idle_timeout: Duration,
     mut decoder: impl SseDecoder,
 ) -> EventStream {
+    if is_json(&response) {
+        return whole_body(response, idle_timeout, decoder);
+    }
     let mut events = Box::pin(SseByteStream::new(http::idle_guarded(
         response,
         idle_timeout,

@@ -196,3 +196,24 @@ async fn no_message_stop_disconnects_and_silence_are_errors_not_hangs() {
     }
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
+
+#[tokio::test]
+async fn a_server_that_answers_with_one_json_body_is_understood() {
+    // A proxy that ignores `stream: true`: one Messages response, as application/json.
+    let message = r#"{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[{"type":"thinking","thinking":"Add them.","signature":"sig-1"},{"type":"text","text":"Hello in one piece."},{"type":"tool_use","id":"toolu_1","name":"calculator","input":{"expression":"1+1"}}],"stop_reason":"tool_use","usage":{"input_tokens":3,"cache_read_input_tokens":9,"output_tokens":5}}"#;
+    let server = FakeServer::start(vec![Reply::json(message)]).await;
+    let events = collect(&adapter(&server, fast()), MODEL).await;
+    assert_eq!(
+        text_of(&events, TokenType::LlmResponse),
+        "Hello in one piece."
+    );
+    assert_eq!(text_of(&events, TokenType::LlmThinking), "Add them.");
+    let calls = tool_calls(&events);
+    assert_eq!(calls.len(), 1, "{events:?}");
+    assert_eq!(calls[0].arguments, json!({"expression": "1+1"}));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        StreamEventKind::Metadata(m) if m.input_tokens == Some(12) && m.cached_input_tokens == Some(9)
+    )));
+    assert_eq!(events.last(), Some(&StreamEventKind::End), "{events:?}");
+}

@@ -180,3 +180,16 @@ async fn errors_missing_finish_reason_disconnects_and_silence_end_cleanly() {
     }
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
+
+#[tokio::test]
+async fn a_server_that_answers_with_one_json_body_is_understood() {
+    // `streamGenerateContent` without `alt=sse` answers with a JSON array of responses.
+    let responses = r#"[{"candidates":[{"content":{"parts":[{"text":"Hello in "}]}}]},{"candidates":[{"content":{"parts":[{"text":"one piece."}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":3}}]"#;
+    let server = FakeServer::start(vec![Reply::json(responses)]).await;
+    let events = collect(&adapter(&server, fast()), MODEL).await;
+    assert_eq!(
+        text_of(&events, TokenType::LlmResponse),
+        "Hello in one piece."
+    );
+    assert_eq!(events.last(), Some(&StreamEventKind::End), "{events:?}");
+}

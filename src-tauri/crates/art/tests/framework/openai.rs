@@ -14,7 +14,7 @@ use art::reasoning::provider::ProviderAdapter;
 use art::secrets::Secret;
 use art_testkit::fake::{Ending, FakeServer, Reply};
 use art_types::{ErrorClass, FailureCode, StreamEventKind, TokenType};
-use wire::{collect, fast, options, prompt, text_of};
+use wire::{collect, fast, options, prompt, text_of, tool_calls};
 
 const TEXT: &str = fixtures::openai::TEXT;
 const TOOLS: &str = fixtures::openai::TOOL_CALLS;
@@ -222,4 +222,23 @@ async fn nothing_listening_is_a_connection_error() {
         .err()
         .expect("no server");
     assert_eq!(err.code, FailureCode::ConnectionFailed);
+}
+
+#[tokio::test]
+async fn a_server_that_answers_with_one_json_body_is_understood() {
+    // A proxy that ignores `stream: true`: one chat completion, as application/json.
+    let completion = r#"{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Hello in one piece.","tool_calls":[{"id":"call_1","type":"function","function":{"name":"calculator","arguments":"{\"expression\":\"1+1\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":12,"completion_tokens":5}}"#;
+    let server = FakeServer::start(vec![Reply::json(completion)]).await;
+    let events = collect(&adapter(&server, fast()), "gpt-test").await;
+    assert_eq!(
+        text_of(&events, TokenType::LlmResponse),
+        "Hello in one piece."
+    );
+    let calls = tool_calls(&events);
+    assert_eq!(calls.len(), 1, "{events:?}");
+    assert_eq!(calls[0].arguments, serde_json::json!({"expression": "1+1"}));
+    assert!(events.iter().any(
+        |e| matches!(e, StreamEventKind::Metadata(m) if m.input_tokens == Some(12) && m.output_tokens == Some(5))
+    ));
+    assert_eq!(events.last(), Some(&StreamEventKind::End), "{events:?}");
 }

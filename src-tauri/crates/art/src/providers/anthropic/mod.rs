@@ -322,6 +322,68 @@ impl SseDecoder for Decoder {
     fn end_of_stream(&mut self) -> Vec<StreamEventKind> {
         vec![interrupted()]
     }
+
+    /// A complete Messages response, replayed as the events a stream of it carries.
+    fn whole(&mut self, body: &str) -> Vec<StreamEventKind> {
+        let message = match parse_chunk("Anthropic", body) {
+            Ok(message) => message,
+            Err(events) => return events,
+        };
+        if message.get("type").and_then(Value::as_str) != Some("message") {
+            return self.decode(body); // an error object, or something unknown
+        }
+        let mut events = vec![json!({
+            "type": "message_start",
+            "message": { "usage": message["usage"], "model": message["model"] },
+        })];
+        let blocks = message["content"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for (index, block) in blocks.iter().enumerate() {
+            let (start, deltas) = match block["type"].as_str() {
+                Some("text") => (
+                    json!({ "type": "text", "text": "" }),
+                    vec![json!({ "type": "text_delta", "text": block["text"] })],
+                ),
+                Some("thinking") => (
+                    json!({ "type": "thinking", "thinking": "" }),
+                    std::iter::once(
+                        json!({ "type": "thinking_delta", "thinking": block["thinking"] }),
+                    )
+                    .chain(block["signature"].as_str().map(
+                        |signature| json!({ "type": "signature_delta", "signature": signature }),
+                    ))
+                    .collect(),
+                ),
+                Some("tool_use") => (
+                    json!({ "type": "tool_use", "id": block["id"], "name": block["name"], "input": {} }),
+                    vec![
+                        json!({ "type": "input_json_delta", "partial_json": block["input"].to_string() }),
+                    ],
+                ),
+                _ => continue,
+            };
+            events.push(
+                json!({ "type": "content_block_start", "index": index, "content_block": start }),
+            );
+            for delta in deltas {
+                events
+                    .push(json!({ "type": "content_block_delta", "index": index, "delta": delta }));
+            }
+            events.push(json!({ "type": "content_block_stop", "index": index }));
+        }
+        events.push(json!({
+            "type": "message_delta",
+            "delta": { "stop_reason": message["stop_reason"] },
+            "usage": message["usage"],
+        }));
+        events.push(json!({ "type": "message_stop" }));
+        events
+            .iter()
+            .flat_map(|event| self.decode(&event.to_string()))
+            .collect()
+    }
 }
 
 #[async_trait::async_trait]

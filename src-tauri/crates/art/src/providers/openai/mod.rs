@@ -275,6 +275,25 @@ impl SseDecoder for Decoder {
     fn end_of_stream(&mut self) -> Vec<StreamEventKind> {
         vec![interrupted()]
     }
+
+    /// A complete chat completion: its `message` is read as one chunk's `delta`.
+    fn whole(&mut self, body: &str) -> Vec<StreamEventKind> {
+        let mut chunk = match parse_chunk("the provider", body) {
+            Ok(chunk) => chunk,
+            Err(events) => return events,
+        };
+        if let Some(choice) = chunk.pointer_mut("/choices/0")
+            && let Some(message) = choice.get_mut("message").map(Value::take)
+        {
+            choice["delta"] = message;
+        }
+        let mut out = Vec::new();
+        self.feed(&chunk.to_string(), &mut out);
+        if !out.iter().any(|e| matches!(e, StreamEventKind::Error(_))) {
+            out.extend(self.finish());
+        }
+        out
+    }
 }
 
 #[async_trait::async_trait]
