@@ -188,6 +188,12 @@ async fn a_provider_that_is_not_running_is_explained() {
         .await;
     app.wait_gone(".message.user.failed").await;
     assert_eq!(app.count(".message.user").await, 1, "the question, once");
+    assert_eq!(
+        app.count(".run-error").await,
+        0,
+        "a plain answer is no error"
+    );
+    app.screenshot("thread-retried").await;
     app.close().await;
 }
 

@@ -200,6 +200,9 @@ impl RunView {
                 card.error = text(c, "error");
                 card.duration_ms = duration;
             }
+            // A planning output that is not a plan is an answer given straight away: the
+            // trace keeps the note, the card shows no error.
+            ObservationType::Error if o.metadata["recoverable"] == true => {}
             ObservationType::Error | ObservationType::LlmStreamError => {
                 let code = FailureCode::parse(text(c, "code").as_deref().unwrap_or("ERROR"));
                 let message = text(c, "message").unwrap_or_else(|| o.title.clone());
@@ -362,6 +365,19 @@ mod tests {
             (run.thinking.as_str(), run.answer.as_str()),
             ("hmm", "It is 4.")
         );
+    }
+
+    #[test]
+    fn a_plain_answer_without_a_plan_is_no_error() {
+        let mut run = RunView::new("t", "r");
+        let mut note = obs(
+            ObservationType::Error,
+            json!({ "code": "PLANNING_OUTPUT_UNPARSEABLE", "problems": ["no plan"] }),
+        );
+        note.metadata = json!({ "recoverable": true });
+        run.apply_observation(&note);
+        run.finish(None);
+        assert_eq!(run.error, None);
     }
 
     #[test]
