@@ -73,6 +73,8 @@ pub struct RunView {
     pub finished: bool,
     /// Figures of the finished run.
     pub metadata: Option<ExecutionMetadata>,
+    /// Earlier messages left out of the prompt to fit the model's context window.
+    pub history_left_out: u32,
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -93,6 +95,7 @@ impl RunView {
             error: None,
             finished: false,
             metadata: None,
+            history_left_out: 0,
         }
     }
 
@@ -130,6 +133,7 @@ impl RunView {
             error: self.error.clone(),
             finished: self.finished,
             metadata: self.metadata.clone(),
+            history_left_out: self.history_left_out,
         }
     }
 
@@ -200,6 +204,13 @@ impl RunView {
                 card.error = text(c, "error");
                 card.duration_ms = duration;
             }
+            ObservationType::FinalResponse => {
+                let left_out = c
+                    .pointer("/metadata/historyLeftOut")
+                    .and_then(Value::as_u64);
+                self.history_left_out =
+                    left_out.map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX));
+            }
             // A planning output that is not a plan is an answer given straight away: the
             // trace keeps the note, the card shows no error.
             ObservationType::Error if o.metadata["recoverable"] == true => {}
@@ -227,6 +238,9 @@ impl RunView {
         }
         if let Some(error) = metadata.as_ref().and_then(|m| m.error.as_ref()) {
             self.error = Some((error.code.clone(), error.message.clone()));
+        }
+        if let Some(m) = &metadata {
+            self.history_left_out = m.history_left_out;
         }
         self.metadata = metadata;
     }
@@ -365,6 +379,16 @@ mod tests {
             (run.thinking.as_str(), run.answer.as_str()),
             ("hmm", "It is 4.")
         );
+    }
+
+    #[test]
+    fn history_left_out_is_read_from_the_final_response() {
+        let mut run = RunView::new("t", "r");
+        run.apply_observation(&obs(
+            ObservationType::FinalResponse,
+            json!({ "messageId": "m", "metadata": { "historyLeftOut": 6 } }),
+        ));
+        assert_eq!(run.history_left_out, 6);
     }
 
     #[test]

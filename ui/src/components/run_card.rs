@@ -81,5 +81,15 @@ pub fn RunCard(run: RunView) -> impl IntoView {
             </p>
         }
     });
-    view! { <div class="run-card">{plan}{thinking}{tools}{error}</div> }
+    let left_out = (run.history_left_out > 0).then(|| {
+        view! {
+            <p class="run-note history-left-out">
+                {format!(
+                    "{} earlier message(s) left out to fit the model's context window.",
+                    run.history_left_out
+                )}
+            </p>
+        }
+    });
+    view! { <div class="run-card">{left_out}{plan}{thinking}{tools}{error}</div> }
 }

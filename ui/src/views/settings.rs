@@ -67,6 +67,7 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
     let temperature = RwSignal::new(String::new());
     let max_tokens = RwSignal::new(String::new());
     let history = RwSignal::new(String::new());
+    let window = RwSignal::new(String::new());
 
     // Only the latest request's answer counts (an older, slower one must not win).
     let fetches = StoredValue::new(0u32);
@@ -136,6 +137,7 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                         .unwrap_or_default(),
                 );
                 history.set(c.history_limit.to_string());
+                window.set(c.context_window.map(|n| n.to_string()).unwrap_or_default());
                 let provider = c.provider_config.provider_name.clone();
                 config.set(Some(c));
                 if !provider.is_empty() {
@@ -183,6 +185,13 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
             Err(()) => local.push((
                 "generation.maxTokens".to_owned(),
                 "max tokens must be a whole number".to_owned(),
+            )),
+        }
+        match parse_opt::<u32>(&window.get_untracked()) {
+            Ok(n) => c.context_window = n,
+            Err(()) => local.push((
+                "contextWindow".to_owned(),
+                "the context window must be a whole number of tokens".to_owned(),
             )),
         }
         match parse_opt::<u32>(&history.get_untracked()) {
@@ -393,6 +402,14 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                             on:change=move |ev| { saved.set(false); history.set(event_target_value(&ev)) } />
                         <p class="muted small">"How many past messages go with each question."</p>
                         {problem_for("historyLimit")}
+                    </div>
+                    <label for="context-window">"Context window"</label>
+                    <div>
+                        <input id="context-window" inputmode="numeric" placeholder="tokens (Ollama: num_ctx)"
+                            prop:value=move || window.get() on:input=move |ev| { saved.set(false); window.set(event_target_value(&ev)) }
+                            on:change=move |ev| { saved.set(false); window.set(event_target_value(&ev)) } />
+                        <p class="muted small">"The model's context size: older messages that would not fit are left out, and the answer says so."</p>
+                        {problem_for("contextWindow")}
                     </div>
                     <label for="state-saving">"Agent state"</label>
                     <div>

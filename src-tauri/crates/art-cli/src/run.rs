@@ -43,6 +43,10 @@ pub struct Args {
     /// (saved in the thread's settings).
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     tools: Option<Vec<String>>,
+    /// The model's context size in tokens (saved in the thread's settings): older
+    /// messages that would not fit are left out, and the run says so.
+    #[arg(long, value_name = "TOKENS")]
+    context_window: Option<u32>,
     /// Also print the model's thinking.
     #[arg(long)]
     thinking: bool,
@@ -60,6 +64,7 @@ impl Args {
             model: None,
             base_url: None,
             tools: None,
+            context_window: None,
             thinking: false,
             question,
         }
@@ -205,9 +210,21 @@ async fn save_settings(
     thread_id: &str,
     provider: Option<&ProviderConfig>,
     tools: Option<Vec<String>>,
+    context_window: Option<u32>,
 ) -> anyhow::Result<()> {
     let art = &stack.art;
     let mut config = art.state.load_thread_context(thread_id).await?.config;
+    if let Some(window) = context_window {
+        let range = art::context::validate::CONTEXT_WINDOW;
+        if !range.contains(&window) {
+            bail!(
+                "the context window is {} to {} tokens, not {window}",
+                range.start(),
+                range.end()
+            );
+        }
+        config.context_window = Some(window);
+    }
     if let Some(provider) = provider {
         config.provider_config = provider.clone();
     }
@@ -244,9 +261,9 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
             adapter_options,
         }
     });
-    if args.new.is_some() || args.tools.is_some() {
+    if args.new.is_some() || args.tools.is_some() || args.context_window.is_some() {
         let provider = provider_config.as_ref().filter(|_| args.new.is_some());
-        save_settings(stack, &thread_id, provider, args.tools).await?;
+        save_settings(stack, &thread_id, provider, args.tools, args.context_window).await?;
     }
     let props = AgentProps {
         query: args.question,
@@ -307,6 +324,12 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
         sayln!();
     }
     sayln!("\n{}", footer(&out));
+    if out.metadata.history_left_out > 0 {
+        noteln!(
+            "art: {} earlier message(s) left out to fit the model's context window",
+            out.metadata.history_left_out
+        );
+    }
     Ok(match out.metadata.status {
         _ if stopped => ExitCode::from(130),
         RunStatus::Success => ExitCode::SUCCESS,

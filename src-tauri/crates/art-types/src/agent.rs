@@ -74,6 +74,10 @@ pub struct RunError {
     pub message: String,
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 /// Facts about a run (ART's `ExecutionMetadata`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -84,6 +88,9 @@ pub struct ExecutionMetadata {
     pub trace_id: String,
     /// Answered, answered with tool failures, failed or stopped.
     pub status: RunStatus,
+    /// Earlier messages left out of the prompt so it fits the model's context window.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub history_left_out: u32,
     /// Wall time of the run.
     pub total_duration_ms: u64,
     /// Planning call duration.

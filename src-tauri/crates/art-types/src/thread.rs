@@ -62,6 +62,11 @@ pub struct ThreadConfig {
     /// How many past messages are sent with each run.
     #[serde(default = "default_history_limit")]
     pub history_limit: u32,
+    /// The model's context size in tokens: history that would not fit is left out,
+    /// oldest first, and the run says so. Unset: the Ollama `num_ctx` the thread sets,
+    /// else no limit of ours.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u32>,
     /// Thread-level custom system prompt (overrides the library prompt and the
     /// instance's; overridden per call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,6 +88,7 @@ impl Default for ThreadConfig {
             provider_config: ProviderConfig::default(),
             enabled_tools: Vec::new(),
             history_limit: DEFAULT_HISTORY_LIMIT,
+            context_window: None,
             system_prompt: None,
             prompt_id: None,
             generation: GenerationParams::default(),

@@ -40,10 +40,14 @@ impl Row {
     /// Changes whenever what the row shows changes, so the list re-renders only those.
     pub(super) fn key(&self) -> String {
         let m = &self.message;
-        let run = self
-            .run
-            .as_ref()
-            .map(|r| (r.plan.is_some(), r.tools.len(), r.error.is_some()));
+        let run = self.run.as_ref().map(|r| {
+            (
+                r.plan.is_some(),
+                r.tools.len(),
+                r.error.is_some(),
+                r.history_left_out,
+            )
+        });
         format!(
             "{}|{:?}|{}|{}|{}|{run:?}",
             m.message_id,
@@ -85,7 +89,12 @@ pub(super) fn rows(
             let run = trace
                 .filter(|_| shows_run)
                 .and_then(|t| runs(&t))
-                .filter(|r| r.plan.is_some() || !r.tools.is_empty() || r.error.is_some());
+                .filter(|r| {
+                    r.plan.is_some()
+                        || !r.tools.is_empty()
+                        || r.error.is_some()
+                        || r.history_left_out > 0
+                });
             Some(Row {
                 message: m.clone(),
                 run,

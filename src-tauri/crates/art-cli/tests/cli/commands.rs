@@ -152,6 +152,18 @@ async fn mistakes_get_clear_messages_and_failing_status() {
         stderr(&out)
     );
 
+    let out = art(
+        data.path(),
+        &["run", "--new", "T", "--context-window", "100", "hi"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("context window is 512 to"),
+        "{}",
+        stderr(&out)
+    );
+
     let out = art(data.path(), &["import", "/no/such/file.jsonl"]).await;
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("cannot import"), "{}", stderr(&out));

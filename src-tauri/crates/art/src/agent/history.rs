@@ -9,6 +9,45 @@ use art_types::{
 };
 use serde_json::Value;
 
+/// Tokens a text is estimated to take: three bytes each, on the safe side of what
+/// tokenizers give for English (about four) and code or other scripts (fewer).
+pub fn estimated_tokens(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(3)
+}
+
+/// A message's estimated share of a prompt (its text, its tool call, a little framing).
+fn message_tokens(m: &ConversationMessage) -> u64 {
+    let arguments = m
+        .metadata
+        .get(TOOL_ARGUMENTS)
+        .map_or(0, |a| a.to_string().len());
+    estimated_tokens(&m.content) + (arguments as u64).div_ceil(3) + 8
+}
+
+/// Leave out the oldest turns of `history` (a question with what answered it, whole)
+/// until what is left is estimated to fit in `budget` tokens; the newest question always
+/// stays. Returns how many messages were left out.
+pub fn fit(history: &mut Vec<ConversationMessage>, budget: u64) -> usize {
+    let newest_question = history
+        .iter()
+        .rposition(|m| m.role == MessageRole::User)
+        .unwrap_or(0);
+    let mut total: u64 = history.iter().map(message_tokens).sum();
+    let mut cut = 0;
+    while total > budget && cut < newest_question {
+        // The next turn starts at the next question after `cut`.
+        let next = history[cut + 1..]
+            .iter()
+            .position(|m| m.role == MessageRole::User)
+            .map_or(newest_question, |p| cut + 1 + p)
+            .min(newest_question);
+        total -= history[cut..next].iter().map(message_tokens).sum::<u64>();
+        cut = next;
+    }
+    history.drain(..cut);
+    cut
+}
+
 fn meta_str<'a>(m: &'a ConversationMessage, key: &str) -> Option<&'a str> {
     m.metadata.get(key).and_then(Value::as_str)
 }
@@ -86,4 +125,67 @@ pub fn to_prompt(history: &[ConversationMessage]) -> Prompt {
         i += 1;
     }
     prompt
+}
+
+#[cfg(test)]
+mod tests {
+    use art_types::MessageStatus;
+    use serde_json::json;
+
+    use super::*;
+
+    fn message(role: MessageRole, content: &str) -> ConversationMessage {
+        ConversationMessage {
+            message_id: content.into(),
+            thread_id: "t".into(),
+            role,
+            content: content.into(),
+            timestamp: 0,
+            status: MessageStatus::Complete,
+            metadata: json!({}),
+        }
+    }
+
+    /// Question, a tool result, answer; then again with longer texts; then the question.
+    fn thread() -> Vec<ConversationMessage> {
+        let long = "x".repeat(3_000);
+        vec![
+            message(MessageRole::User, "q1"),
+            message(MessageRole::Tool, "t1"),
+            message(MessageRole::Ai, &format!("a1 {long}")),
+            message(MessageRole::User, &format!("q2 {long}")),
+            message(MessageRole::Ai, "a2"),
+            message(MessageRole::User, "q3"),
+        ]
+    }
+
+    fn contents(history: &[ConversationMessage]) -> Vec<&str> {
+        history.iter().map(|m| &m.content[..2]).collect()
+    }
+
+    #[test]
+    fn the_oldest_whole_turns_go_until_the_rest_fits() {
+        let mut all = thread();
+        assert_eq!(fit(&mut all, 100_000), 0, "everything fits");
+        assert_eq!(all.len(), 6);
+
+        let mut some = thread();
+        assert_eq!(
+            fit(&mut some, 1_500),
+            3,
+            "the first turn, with its tool result"
+        );
+        assert_eq!(contents(&some), ["q2", "a2", "q3"]);
+
+        let mut none = thread();
+        assert_eq!(fit(&mut none, 0), 5, "the newest question always stays");
+        assert_eq!(contents(&none), ["q3"]);
+    }
+
+    #[test]
+    fn estimates_err_on_the_side_of_more_tokens() {
+        assert_eq!(estimated_tokens(""), 0);
+        assert_eq!(estimated_tokens("abcd"), 2);
+        assert_eq!(estimated_tokens(&"word ".repeat(300)), 500);
+    }
 }

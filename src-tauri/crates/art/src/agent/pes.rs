@@ -18,8 +18,9 @@ use std::time::Instant;
 
 use art_types::{
     AgentFinalResponse, AgentProps, AgentState, ConversationMessage, ExecutionMetadata,
-    FailureCode, MessageRole, MessageStatus, ObservationType, ParsedToolCall, Phase, PromptMessage,
-    PromptRole, RunError, RunStatus, SpanInfo, StreamError, TokenUsage, ToolResult, ToolStatus,
+    FailureCode, GenerationParams, MessageRole, MessageStatus, ObservationType, ParsedToolCall,
+    Phase, PromptMessage, PromptRole, ProviderConfig, RunError, RunStatus, SpanInfo, StreamError,
+    ThreadConfig, TokenUsage, ToolResult, ToolStatus,
 };
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
@@ -84,6 +85,8 @@ struct Run {
     tool_failed: bool,
     /// The user's message, once stored.
     question: Option<ConversationMessage>,
+    /// Earlier messages left out so the prompt fits the model's context window.
+    history_left_out: usize,
 }
 
 impl Run {
@@ -129,6 +132,7 @@ impl Run {
             llm_calls: self.llm_calls,
             tool_calls: self.tool_calls,
             usage: self.usage,
+            history_left_out: u32::try_from(self.history_left_out).unwrap_or(u32::MAX),
             error,
         }
     }
@@ -446,6 +450,29 @@ fn tool_results_text(results: &[ToolResult]) -> String {
         .join("\n")
 }
 
+/// The model's context window: the thread's setting, else the Ollama `num_ctx` the
+/// thread passes, else unknown (no limit of ours).
+fn context_window(config: &ThreadConfig, provider: &ProviderConfig) -> Option<u64> {
+    config.context_window.map(u64::from).or_else(|| {
+        provider
+            .adapter_options
+            .get("num_ctx")
+            .and_then(serde_json::Value::as_u64)
+    })
+}
+
+/// Room for history in a prompt of `window` tokens: what the system text and the
+/// answer (`max_tokens`, else a quarter of the window) do not take.
+fn history_budget(window: u64, system: &str, generation: &GenerationParams) -> u64 {
+    let answer = generation
+        .max_tokens
+        .map_or(window / 4, u64::from)
+        .min(window / 2);
+    window
+        .saturating_sub(answer)
+        .saturating_sub(history::estimated_tokens(system))
+}
+
 fn run_error(code: FailureCode, message: impl Into<String>) -> RunError {
     RunError {
         code,
@@ -489,6 +516,7 @@ impl AgentCore for PesAgent {
             synthesis_ms: None,
             tool_failed: false,
             question: None,
+            history_left_out: 0,
         };
 
         // 1. The user's message is safe before anything can fail.
@@ -525,7 +553,7 @@ impl AgentCore for PesAgent {
             .history_limit
             .unwrap_or(context.config.history_limit)
             .max(1);
-        let history = self
+        let mut history = self
             .conversation
             .messages(
                 &run.thread_id,
@@ -535,7 +563,7 @@ impl AgentCore for PesAgent {
                 },
             )
             .await?;
-        let history_prompt = history::to_prompt(&history);
+        let window = context_window(&context.config, &provider);
         // The thread's level: its own text, else the library prompt it picked (a
         // deleted one is skipped, so the instance's applies).
         let picked = match &context.config.prompt_id {
@@ -556,11 +584,13 @@ impl AgentCore for PesAgent {
             .prompts
             .render("pes_planning", &values)
             .map_err(|e| AgentError::InvalidInput(e.to_string()))?;
-        let mut planning_prompt = vec![PromptMessage::text(
-            PromptRole::System,
-            format!("{system}\n\n{planning_text}"),
-        )];
-        planning_prompt.extend(history_prompt.iter().cloned());
+        let planning_system = format!("{system}\n\n{planning_text}");
+        if let Some(window) = window {
+            let budget = history_budget(window, &planning_system, &context.config.generation);
+            run.history_left_out = history::fit(&mut history, budget);
+        }
+        let mut planning_prompt = vec![PromptMessage::text(PromptRole::System, planning_system)];
+        planning_prompt.extend(history::to_prompt(&history));
 
         // 3. Planning.
         let planning_span = clock::new_id();
@@ -666,11 +696,8 @@ impl AgentCore for PesAgent {
             .prompts
             .render("pes_synthesis", &synth_values)
             .map_err(|e| AgentError::InvalidInput(e.to_string()))?;
-        let mut synthesis_prompt = vec![PromptMessage::text(
-            PromptRole::System,
-            format!("{system}\n\n{synthesis_text}"),
-        )];
-        let history_now = self
+        let synthesis_system = format!("{system}\n\n{synthesis_text}");
+        let mut history_now = self
             .conversation
             .messages(
                 &run.thread_id,
@@ -680,6 +707,12 @@ impl AgentCore for PesAgent {
                 },
             )
             .await?;
+        if let Some(window) = window {
+            let budget = history_budget(window, &synthesis_system, &context.config.generation);
+            let left_out = history::fit(&mut history_now, budget);
+            run.history_left_out = run.history_left_out.max(left_out);
+        }
+        let mut synthesis_prompt = vec![PromptMessage::text(PromptRole::System, synthesis_system)];
         synthesis_prompt.extend(history::to_prompt(&history_now));
         let answer = ConversationMessage {
             message_id: clock::new_id(),

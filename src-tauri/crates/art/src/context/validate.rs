@@ -12,6 +12,8 @@ pub const MAX_SYSTEM_PROMPT: usize = 100_000;
 pub const MAX_HISTORY_LIMIT: u32 = 1_000;
 /// Largest `max_tokens` accepted.
 pub const MAX_TOKENS: u32 = 1_000_000;
+/// Context windows accepted (tokens).
+pub const CONTEXT_WINDOW: std::ops::RangeInclusive<u32> = 512..=100_000_000;
 /// Largest serialised adapter options (bytes).
 pub const MAX_ADAPTER_OPTIONS: usize = 64 * 1024;
 
@@ -98,6 +100,19 @@ pub fn validate_thread_config(
             format!("the history limit is 0 to {MAX_HISTORY_LIMIT} messages"),
         ));
     }
+    if let Some(n) = config
+        .context_window
+        .filter(|n| !CONTEXT_WINDOW.contains(n))
+    {
+        problems.push(problem(
+            "contextWindow",
+            format!(
+                "the context window is {} to {} tokens, not {n}",
+                CONTEXT_WINDOW.start(),
+                CONTEXT_WINDOW.end()
+            ),
+        ));
+    }
     if config
         .system_prompt
         .as_ref()
@@ -182,6 +197,7 @@ mod tests {
             .insert("base_url".into(), "ftp://x".into());
         config.enabled_tools = (0..10_000).map(|i| format!("tool{i}")).collect();
         config.history_limit = 5_000;
+        config.context_window = Some(100);
         config.system_prompt = Some("x".repeat(MAX_SYSTEM_PROMPT + 1));
         config.generation.temperature = Some(3.5);
         config.generation.top_p = Some(-0.1);
@@ -194,6 +210,7 @@ mod tests {
                 "providerConfig.adapterOptions.base_url",
                 "enabledTools",
                 "historyLimit",
+                "contextWindow",
                 "systemPrompt",
                 "generation.temperature",
                 "generation.topP",

@@ -482,6 +482,75 @@ async fn a_question_that_failed_is_kept_marked_and_left_out_of_later_prompts() {
 }
 
 #[tokio::test]
+async fn history_that_does_not_fit_the_context_window_is_left_out_and_the_run_says_so() {
+    let plan = plan_json("Answer", &[]);
+    let long = "word ".repeat(600);
+    let h = harness(
+        vec![
+            Script::text(&plan),
+            Script::text(&long),
+            Script::text(&plan),
+            Script::text("Short."),
+        ],
+        &[],
+    )
+    .await;
+    let first = h
+        .art
+        .process(
+            props(&h, &format!("First: {long}")),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(first.metadata.history_left_out, 0);
+    let mut config = h
+        .art
+        .state
+        .load_thread_context(&h.thread)
+        .await
+        .unwrap()
+        .config;
+    config.context_window = Some(1_024);
+    h.art
+        .state
+        .set_thread_config(&h.thread, &config)
+        .await
+        .unwrap();
+
+    let out = h
+        .art
+        .process(props(&h, "And now?"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Success);
+    assert_eq!(
+        out.metadata.history_left_out, 2,
+        "the first question and its answer"
+    );
+    let prompts = h.source.prompts();
+    for prompt in &prompts[2..] {
+        assert!(
+            prompt.iter().all(|m| !m.content.starts_with("First:")),
+            "{prompt:?}"
+        );
+        assert!(prompt.iter().any(|m| m.content == "And now?"));
+    }
+    // The trace keeps it: the FINAL_RESPONSE of the run says how many went.
+    let finals = h
+        .art
+        .observations
+        .query(&ObservationQuery {
+            trace_ids: vec![out.metadata.trace_id.clone()],
+            types: vec![ObservationType::FinalResponse],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(finals[0].content["metadata"]["historyLeftOut"], 2);
+}
+
+#[tokio::test]
 async fn tokens_that_arrive_together_reach_the_socket_merged_by_type_in_order() {
     let token = |text: &str, token_type| StreamEventKind::Token {
         text: text.into(),
