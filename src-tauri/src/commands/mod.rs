@@ -59,7 +59,7 @@ fn serve<C: Handler>(invoke: Invoke<Wry>) {
 }
 
 /// `C`'s arguments from the call's payload (a JSON object; none at all reads as `{}`).
-pub fn decode<C: Command>(payload: &InvokeBody) -> Result<C, IpcError> {
+fn decode<C: Command>(payload: &InvokeBody) -> Result<C, IpcError> {
     let empty = Value::Object(Default::default());
     let value = match payload {
         InvokeBody::Json(Value::Null) => &empty,

@@ -114,74 +114,67 @@ impl Handler for SendMessage {
     }
 }
 
-impl Handler for Regenerate {
-    async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
-        regenerate(app, self.thread_id).await
-    }
-}
-
 /// The last user message and everything after it are replaced by a new run on the same
 /// text.
-async fn regenerate(app: AppHandle, thread_id: String) -> Result<String, IpcError> {
-    let wb = workbench(&app)?;
-    check_ready(&wb, &thread_id).await?;
-    let question = wb
-        .art
-        .conversation
-        .latest(&thread_id, MessageRole::User)
-        .await
-        .map_err(context_error)?
-        .ok_or_else(|| {
-            IpcError::new(
-                ErrorCode::InvalidInput,
-                "there is no question in this thread to answer again",
-            )
-        })?;
-    replace_and_launch(app, &wb, thread_id, question.message_id, question.content).await
-}
-
-impl Handler for EditAndResend {
+impl Handler for Regenerate {
     async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
-        edit_and_resend(app, self).await
+        let Self { thread_id } = self;
+        let wb = workbench(&app)?;
+        check_ready(&wb, &thread_id).await?;
+        let question = wb
+            .art
+            .conversation
+            .latest(&thread_id, MessageRole::User)
+            .await
+            .map_err(context_error)?
+            .ok_or_else(|| {
+                IpcError::new(
+                    ErrorCode::InvalidInput,
+                    "there is no question in this thread to answer again",
+                )
+            })?;
+        replace_and_launch(app, &wb, thread_id, question.message_id, question.content).await
     }
 }
 
 /// The edited user message and everything after it are replaced by a new run on the
 /// new text, once the message is found to be the user's.
-async fn edit_and_resend(app: AppHandle, args: EditAndResend) -> Result<String, IpcError> {
-    let EditAndResend {
-        thread_id,
-        message_id,
-        text,
-    } = args;
-    let wb = workbench(&app)?;
-    check_text(&text)?;
-    check_ready(&wb, &thread_id).await?;
-    let role = wb
-        .art
-        .conversation
-        .message(&thread_id, &message_id)
-        .await
-        .map_err(context_error)?
-        .map(|m| m.role);
-    match role {
-        Some(MessageRole::User) => {}
-        Some(_) => {
-            return Err(IpcError::new(
-                ErrorCode::InvalidInput,
-                "only your own messages can be edited and sent again",
-            )
-            .with_details(serde_json::json!({ "field": "messageId" })));
+impl Handler for EditAndResend {
+    async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
+        let EditAndResend {
+            thread_id,
+            message_id,
+            text,
+        } = self;
+        let wb = workbench(&app)?;
+        check_text(&text)?;
+        check_ready(&wb, &thread_id).await?;
+        let role = wb
+            .art
+            .conversation
+            .message(&thread_id, &message_id)
+            .await
+            .map_err(context_error)?
+            .map(|m| m.role);
+        match role {
+            Some(MessageRole::User) => {}
+            Some(_) => {
+                return Err(IpcError::new(
+                    ErrorCode::InvalidInput,
+                    "only your own messages can be edited and sent again",
+                )
+                .with_details(serde_json::json!({ "field": "messageId" })));
+            }
+            None => {
+                return Err(IpcError::new(
+                    ErrorCode::NotFound,
+                    "that message is no longer in this thread",
+                )
+                .with_details(serde_json::json!({ "field": "messageId" })));
+            }
         }
-        None => {
-            return Err(IpcError::new(
-                ErrorCode::NotFound,
-                "that message is no longer in this thread",
-            )
-            .with_details(serde_json::json!({ "field": "messageId" })));
-        }
+        replace_and_launch(app, &wb, thread_id, message_id, text).await
     }
-    replace_and_launch(app, &wb, thread_id, message_id, text).await
 }
 
 async fn replace_and_launch(

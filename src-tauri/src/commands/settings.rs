@@ -25,69 +25,59 @@ const MAX_KEY: usize = 4096;
 
 impl Handler for GetThreadConfig {
     async fn handle(self, app: AppHandle) -> Result<ThreadConfig, IpcError> {
-        get_thread_config(app, self.thread_id).await
-    }
-}
-
-async fn get_thread_config(app: AppHandle, thread_id: String) -> Result<ThreadConfig, IpcError> {
-    let wb = workbench(&app)?;
-    wb.art
-        .conversation
-        .thread(&thread_id)
-        .await
-        .map_err(context_error)?;
-    let context = wb
-        .art
-        .state
-        .load_thread_context(&thread_id)
-        .await
-        .map_err(context_error)?;
-    Ok(context.config)
-}
-
-impl Handler for SetThreadConfig {
-    async fn handle(self, app: AppHandle) -> Result<ThreadConfig, IpcError> {
-        set_thread_config(app, self.thread_id, self.config).await
+        let Self { thread_id } = self;
+        let wb = workbench(&app)?;
+        wb.art
+            .conversation
+            .thread(&thread_id)
+            .await
+            .map_err(context_error)?;
+        let context = wb
+            .art
+            .state
+            .load_thread_context(&thread_id)
+            .await
+            .map_err(context_error)?;
+        Ok(context.config)
     }
 }
 
 /// Every problem is listed in `details.problems[]`; nothing is saved unless none.
-async fn set_thread_config(
-    app: AppHandle,
-    thread_id: String,
-    config: ThreadConfig,
-) -> Result<ThreadConfig, IpcError> {
-    let wb = workbench(&app)?;
-    wb.art
-        .conversation
-        .thread(&thread_id)
-        .await
-        .map_err(context_error)?;
-    let tools: Vec<String> = wb.art.tools.list().into_iter().map(|t| t.name).collect();
-    let providers: Vec<String> = wb.providers.entries().into_iter().map(|e| e.name).collect();
-    let mut problems = validate_thread_config(&config, &tools, &providers);
-    if let Some(id) = &config.prompt_id {
-        let picked = wb.art.library.get(id).await.map_err(context_error)?;
-        if picked.is_none() {
-            problems.push(ConfigProblem {
-                field: "promptId".into(),
-                message: "that library prompt no longer exists; pick another".into(),
-            });
+impl Handler for SetThreadConfig {
+    async fn handle(self, app: AppHandle) -> Result<ThreadConfig, IpcError> {
+        let Self { thread_id, config } = self;
+        let wb = workbench(&app)?;
+        wb.art
+            .conversation
+            .thread(&thread_id)
+            .await
+            .map_err(context_error)?;
+        let tools: Vec<String> = wb.art.tools.list().into_iter().map(|t| t.name).collect();
+        let providers: Vec<String> = wb.providers.entries().into_iter().map(|e| e.name).collect();
+        let mut problems = validate_thread_config(&config, &tools, &providers);
+        if let Some(id) = &config.prompt_id {
+            let picked = wb.art.library.get(id).await.map_err(context_error)?;
+            if picked.is_none() {
+                problems.push(ConfigProblem {
+                    field: "promptId".into(),
+                    message: "that library prompt no longer exists; pick another".into(),
+                });
+            }
         }
+        if let Some(first) = problems.first() {
+            return Err(IpcError::new(
+                ErrorCode::InvalidInput,
+                format!("{}: {}", first.field, first.message),
+            )
+            .with_details(serde_json::json!({ "problems": problems })));
+        }
+        wb.art
+            .state
+            .set_thread_config(&thread_id, &config)
+            .await
+            .map_err(context_error)?;
+        Ok(config)
     }
-    if let Some(first) = problems.first() {
-        return Err(IpcError::new(
-            ErrorCode::InvalidInput,
-            format!("{}: {}", first.field, first.message),
-        )
-        .with_details(serde_json::json!({ "problems": problems })));
-    }
-    wb.art
-        .state
-        .set_thread_config(&thread_id, &config)
-        .await
-        .map_err(context_error)?;
-    Ok(config)
 }
 
 impl Handler for ListTools {
@@ -136,63 +126,51 @@ impl Handler for ListProviders {
     }
 }
 
+/// A real call: Ollama's `/api/tags`, the `/models` of the APIs.
 impl Handler for ListModels {
     async fn handle(self, app: AppHandle) -> Result<Vec<ModelInfo>, IpcError> {
-        list_models(app, self.provider, self.base_url).await
+        let Self { provider, base_url } = self;
+        let wb = workbench(&app)?;
+        let entry = wb.provider(&provider)?;
+        let mut options = entry.base_options.clone();
+        if let Some(base) = base_url.filter(|b| !b.trim().is_empty()) {
+            options.insert(BASE_URL.into(), base.trim().into());
+        }
+        let secret = if entry.is_local {
+            None
+        } else {
+            let account = provider.clone();
+            wb.keychain(move |secrets| secrets.get(&account))
+                .await?
+                .map_err(secret_error)?
+        };
+        fetch_models(&entry, &options, secret.as_ref(), &wb.http)
+            .await
+            .map_err(provider_error)
     }
-}
-
-/// A real call: Ollama's `/api/tags`, the `/models` of the APIs.
-async fn list_models(
-    app: AppHandle,
-    provider: String,
-    base_url: Option<String>,
-) -> Result<Vec<ModelInfo>, IpcError> {
-    let wb = workbench(&app)?;
-    let entry = wb.provider(&provider)?;
-    let mut options = entry.base_options.clone();
-    if let Some(base) = base_url.filter(|b| !b.trim().is_empty()) {
-        options.insert(BASE_URL.into(), base.trim().into());
-    }
-    let secret = if entry.is_local {
-        None
-    } else {
-        let account = provider.clone();
-        wb.keychain(move |secrets| secrets.get(&account))
-            .await?
-            .map_err(secret_error)?
-    };
-    fetch_models(&entry, &options, secret.as_ref(), &wb.http)
-        .await
-        .map_err(provider_error)
 }
 
 impl Handler for OllamaDoctor {
     async fn handle(self, app: AppHandle) -> Result<DoctorReport, IpcError> {
-        ollama_doctor(app, self.base_url, self.model).await
+        let Self { base_url, model } = self;
+        let wb = workbench(&app)?;
+        let entry = wb
+            .providers
+            .entries()
+            .into_iter()
+            .find(|e| e.kind == AdapterKind::Ollama)
+            .ok_or_else(|| {
+                IpcError::new(ErrorCode::NotFound, "no Ollama provider is configured")
+            })?;
+        let default = entry
+            .base_options
+            .get(BASE_URL)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned();
+        let base = base_url.filter(|b| !b.trim().is_empty()).unwrap_or(default);
+        Ok(run_doctor(&base, model.as_deref(), &wb.http).await)
     }
-}
-
-async fn ollama_doctor(
-    app: AppHandle,
-    base_url: Option<String>,
-    model: Option<String>,
-) -> Result<DoctorReport, IpcError> {
-    let wb = workbench(&app)?;
-    let entry = wb
-        .providers
-        .entries()
-        .into_iter()
-        .find(|e| e.kind == AdapterKind::Ollama)
-        .ok_or_else(|| IpcError::new(ErrorCode::NotFound, "no Ollama provider is configured"))?;
-    let default = entry
-        .base_options
-        .get(BASE_URL)
-        .and_then(|v| v.as_str())
-        .unwrap_or_default()
-        .to_owned();
-    let base = base_url.filter(|b| !b.trim().is_empty()).unwrap_or(default);
-    Ok(run_doctor(&base, model.as_deref(), &wb.http).await)
 }
 
 fn check_key(key: &str) -> Result<(), IpcError> {
@@ -210,45 +188,39 @@ fn check_key(key: &str) -> Result<(), IpcError> {
     }
 }
 
+/// The key goes to the OS keychain and nowhere else.
 impl Handler for SetApiKey {
     async fn handle(self, app: AppHandle) -> Result<KeyState, IpcError> {
-        set_api_key(app, self.provider, self.key).await
+        let Self { provider, key } = self;
+        let wb = workbench(&app)?;
+        let entry = wb.provider(&provider)?;
+        if entry.is_local {
+            return Err(IpcError::new(
+                ErrorCode::InvalidInput,
+                format!("{provider} runs locally and needs no key"),
+            ));
+        }
+        let key = key.trim().to_owned();
+        check_key(&key)?;
+        let account = provider.clone();
+        wb.keychain(move |secrets| secrets.set(&account, &Secret::new(key)))
+            .await?
+            .map_err(secret_error)?;
+        tracing::info!(provider, "API key stored in the keychain");
+        Ok(key_state(&wb, &provider, false).await)
     }
-}
-
-/// The key goes to the OS keychain and nowhere else.
-async fn set_api_key(app: AppHandle, provider: String, key: String) -> Result<KeyState, IpcError> {
-    let wb = workbench(&app)?;
-    let entry = wb.provider(&provider)?;
-    if entry.is_local {
-        return Err(IpcError::new(
-            ErrorCode::InvalidInput,
-            format!("{provider} runs locally and needs no key"),
-        ));
-    }
-    let key = key.trim().to_owned();
-    check_key(&key)?;
-    let account = provider.clone();
-    wb.keychain(move |secrets| secrets.set(&account, &Secret::new(key)))
-        .await?
-        .map_err(secret_error)?;
-    tracing::info!(provider, "API key stored in the keychain");
-    Ok(key_state(&wb, &provider, false).await)
 }
 
 impl Handler for DeleteApiKey {
     async fn handle(self, app: AppHandle) -> Result<KeyState, IpcError> {
-        delete_api_key(app, self.provider).await
+        let Self { provider } = self;
+        let wb = workbench(&app)?;
+        let entry = wb.provider(&provider)?;
+        let account = provider.clone();
+        wb.keychain(move |secrets| secrets.delete(&account))
+            .await?
+            .map_err(secret_error)?;
+        tracing::info!(provider, "API key deleted from the keychain");
+        Ok(key_state(&wb, &provider, entry.is_local).await)
     }
-}
-
-async fn delete_api_key(app: AppHandle, provider: String) -> Result<KeyState, IpcError> {
-    let wb = workbench(&app)?;
-    let entry = wb.provider(&provider)?;
-    let account = provider.clone();
-    wb.keychain(move |secrets| secrets.delete(&account))
-        .await?
-        .map_err(secret_error)?;
-    tracing::info!(provider, "API key deleted from the keychain");
-    Ok(key_state(&wb, &provider, entry.is_local).await)
 }

@@ -7,9 +7,7 @@ use std::time::{Duration, Instant};
 
 use art::export::{self, ExportError, Format, Options, Redactor, Scope};
 use art_types::commands::ExportTraces;
-use art_types::{
-    ErrorCode, ExportDone, ExportProgress, ExportRequest, ExportScope, IpcError, events,
-};
+use art_types::{ErrorCode, ExportDone, ExportProgress, ExportScope, IpcError, events};
 use tauri::{AppHandle, Emitter, Manager};
 use tauri_plugin_dialog::DialogExt;
 
@@ -70,74 +68,68 @@ async fn destination(
         .transpose()
 }
 
+/// Export to the file the user chooses; `None` when they cancelled.
 impl Handler for ExportTraces {
     async fn handle(self, app: AppHandle) -> Result<Option<ExportDone>, IpcError> {
-        export_traces(app, self.request).await
-    }
-}
-
-/// Export to the file the user chooses; `None` when they cancelled.
-async fn export_traces(
-    app: AppHandle,
-    request: ExportRequest,
-) -> Result<Option<ExportDone>, IpcError> {
-    let wb = workbench(&app)?;
-    let state = app.state::<AppState>();
-    let format = Format::parse(&request.format).ok_or_else(|| {
-        IpcError::new(
-            ErrorCode::InvalidInput,
-            "the format must be jsonl, otlp or markdown",
-        )
-        .with_details(serde_json::json!({ "field": "format" }))
-    })?;
-    let Some(path) =
-        destination(&app, &state, suggested_name(&request.scope, format), format).await?
-    else {
-        return Ok(None);
-    };
-    let providers = std::sync::Arc::clone(&wb.providers);
-    let redactor = wb
-        .keychain(move |secrets| Redactor::for_providers(&providers, secrets))
-        .await?;
-    let scope = match request.scope {
-        ExportScope::Trace { id } => Scope::Trace(id),
-        ExportScope::Thread { id } => Scope::Thread(id),
-        ExportScope::All => Scope::All,
-    };
-    let options = Options {
-        include_content: request.include_content,
-        include_thinking: request.include_thinking,
-    };
-    let mut last = Instant::now() - PROGRESS_EVERY;
-    let mut progress = |p: export::Progress| {
-        if last.elapsed() >= PROGRESS_EVERY || p.done == p.total {
-            last = Instant::now();
-            let payload = ExportProgress {
-                done: p.done,
-                total: p.total,
-            };
-            if let Err(e) = app.emit(events::EXPORT_PROGRESS, payload) {
-                tracing::debug!("cannot emit export progress: {e}");
+        let Self { request } = self;
+        let wb = workbench(&app)?;
+        let state = app.state::<AppState>();
+        let format = Format::parse(&request.format).ok_or_else(|| {
+            IpcError::new(
+                ErrorCode::InvalidInput,
+                "the format must be jsonl, otlp or markdown",
+            )
+            .with_details(serde_json::json!({ "field": "format" }))
+        })?;
+        let Some(path) =
+            destination(&app, &state, suggested_name(&request.scope, format), format).await?
+        else {
+            return Ok(None);
+        };
+        let providers = std::sync::Arc::clone(&wb.providers);
+        let redactor = wb
+            .keychain(move |secrets| Redactor::for_providers(&providers, secrets))
+            .await?;
+        let scope = match request.scope {
+            ExportScope::Trace { id } => Scope::Trace(id),
+            ExportScope::Thread { id } => Scope::Thread(id),
+            ExportScope::All => Scope::All,
+        };
+        let options = Options {
+            include_content: request.include_content,
+            include_thinking: request.include_thinking,
+        };
+        let mut last = Instant::now() - PROGRESS_EVERY;
+        let mut progress = |p: export::Progress| {
+            if last.elapsed() >= PROGRESS_EVERY || p.done == p.total {
+                last = Instant::now();
+                let payload = ExportProgress {
+                    done: p.done,
+                    total: p.total,
+                };
+                if let Err(e) = app.emit(events::EXPORT_PROGRESS, payload) {
+                    tracing::debug!("cannot emit export progress: {e}");
+                }
             }
+        };
+        let written = export::export_to_file(
+            &wb.art,
+            &scope,
+            format,
+            options,
+            &redactor,
+            &path,
+            &mut progress,
+        )
+        .await;
+        match written {
+            Ok(summary) => Ok(Some(ExportDone {
+                path: path.display().to_string(),
+                threads: summary.threads,
+                messages: summary.messages,
+                observations: summary.observations,
+            })),
+            Err(e) => Err(export_error(e)),
         }
-    };
-    let written = export::export_to_file(
-        &wb.art,
-        &scope,
-        format,
-        options,
-        &redactor,
-        &path,
-        &mut progress,
-    )
-    .await;
-    match written {
-        Ok(summary) => Ok(Some(ExportDone {
-            path: path.display().to_string(),
-            threads: summary.threads,
-            messages: summary.messages,
-            observations: summary.observations,
-        })),
-        Err(e) => Err(export_error(e)),
     }
 }

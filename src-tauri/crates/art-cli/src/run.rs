@@ -79,10 +79,7 @@ async fn failed_question(
     let Some(question) = stack.art.conversation.latest_failed(thread).await? else {
         bail!("thread {thread} has no failed question");
     };
-    let trace = question.metadata["traceId"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let trace = question.trace_id().unwrap_or_default().to_owned();
     Ok((question, trace))
 }
 

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::RunError;
+
 /// Who a message is from (ART's `MessageRole`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -86,6 +88,10 @@ pub const TOOL_ARGUMENTS: &str = "arguments";
 /// Metadata key of a `TOOL` message: the provider's signature of the call (Gemini),
 /// replayed with it.
 pub const TOOL_SIGNATURE: &str = "signature";
+/// Metadata key of every message a run stores: the run's trace id.
+pub const TRACE_ID: &str = "traceId";
+/// Metadata key of a question whose run failed before any answer: the run's error.
+pub const FAILURE: &str = "error";
 
 /// One message of a thread (ART's `ConversationMessage`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -110,9 +116,63 @@ pub struct ConversationMessage {
     pub metadata: serde_json::Value,
 }
 
+impl ConversationMessage {
+    /// The run that stored this message (its trace id), if a run did.
+    pub fn trace_id(&self) -> Option<&str> {
+        self.metadata
+            .get(TRACE_ID)
+            .and_then(serde_json::Value::as_str)
+    }
+
+    /// Why this question got no answer (status [`MessageStatus::Failed`]).
+    pub fn failure(&self) -> Option<RunError> {
+        self.metadata
+            .get(FAILURE)
+            .and_then(|e| RunError::deserialize(e).ok())
+    }
+
+    /// Mark this question as failed without an answer, keeping `error` with it.
+    pub fn mark_failed(&mut self, error: &RunError) {
+        self.status = MessageStatus::Failed;
+        if !self.metadata.is_object() {
+            self.metadata = serde_json::Value::Object(Default::default());
+        }
+        if let (Some(metadata), Ok(error)) =
+            (self.metadata.as_object_mut(), serde_json::to_value(error))
+        {
+            metadata.insert(FAILURE.into(), error);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::FailureCode;
+
+    #[test]
+    fn a_failed_question_keeps_its_run_and_error() {
+        let mut question = ConversationMessage {
+            message_id: "m".into(),
+            thread_id: "t".into(),
+            role: MessageRole::User,
+            content: "q".into(),
+            timestamp: 0,
+            status: MessageStatus::Complete,
+            metadata: serde_json::json!({ "traceId": "r1" }),
+        };
+        assert_eq!(question.trace_id(), Some("r1"));
+        assert_eq!(question.failure(), None);
+        let error = RunError {
+            code: FailureCode::RateLimited,
+            message: "slow down".into(),
+        };
+        question.mark_failed(&error);
+        assert_eq!(question.status, MessageStatus::Failed);
+        assert_eq!(question.failure(), Some(error));
+        assert_eq!(question.metadata["error"]["code"], "RATE_LIMITED");
+        assert_eq!(question.trace_id(), Some("r1"));
+    }
 
     #[test]
     fn roles_and_statuses_round_trip_through_their_text_forms() {

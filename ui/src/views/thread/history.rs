@@ -6,7 +6,6 @@ use std::collections::{HashMap, HashSet};
 
 use art_types::commands as cmd;
 use art_types::{ConversationMessage, IpcError, MessageRole, MessageStatus};
-use serde_json::Value;
 
 use crate::ipc;
 use crate::run_view::RunView;
@@ -114,10 +113,7 @@ pub fn merged(
 
 /// The run a message belongs to.
 pub fn trace_of(m: &ConversationMessage) -> Option<String> {
-    m.metadata
-        .get("traceId")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
+    m.trace_id().map(str::to_owned)
 }
 
 /// Runs that produced an answer (a checkpoint of one still streaming does not count).

@@ -99,10 +99,7 @@ fn Question(
     // A question whose run failed before any answer: shown with why, and Retry.
     let failed = message.status == MessageStatus::Failed;
     // (The run's card, just below, says why; the note keeps it as its tooltip.)
-    let why = message.metadata["error"]["message"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let why = message.failure().map(|e| e.message).unwrap_or_default();
     let text = RwSignal::new(message.content.clone());
     let original = StoredValue::new(message.content.clone());
     let id = StoredValue::new(message.message_id.clone());

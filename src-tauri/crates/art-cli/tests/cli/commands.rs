@@ -9,6 +9,8 @@ use std::process::Output;
 use art_testkit::fake::scripts::{MODEL, Protocol, router, text_reply};
 use art_testkit::fake::{FakeServer, Reply};
 
+use crate::ask_new;
+
 const PLAN: &str = r#"{"title": "Add two numbers", "intent": "Add 19 and 23", "plan": ["Add with the calculator", "Answer"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]}"#;
 
 /// Run `art --data-dir DIR ARGS…` to its end.
@@ -292,21 +294,7 @@ async fn a_closed_pipe_ends_quietly_and_a_plain_answer_is_no_error() {
     .unwrap();
     let data = tempfile::tempdir().unwrap();
     let url = ollama.url();
-    let ask = |title: &'static str| {
-        [
-            "run",
-            "--new",
-            title,
-            "--provider",
-            "ollama",
-            "--model",
-            MODEL,
-            "--base-url",
-        ]
-    };
-    let mut args = ask("Plain").to_vec();
-    args.extend([url.as_str(), "Hi"]);
-    let out = art(data.path(), &args).await;
+    let out = art(data.path(), &ask_new("Plain", &url, "Hi")).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("Hello there."), "{}", stdout(&out));
     assert!(
@@ -316,9 +304,7 @@ async fn a_closed_pipe_ends_quietly_and_a_plain_answer_is_no_error() {
     );
 
     // `art run … | (exit 0)`: the run still ends well and is recorded.
-    let mut args = ask("Piped").to_vec();
-    args.extend([url.as_str(), "Hi again"]);
-    let out = art_into_closed_pipe(data.path(), &args).await;
+    let out = art_into_closed_pipe(data.path(), &ask_new("Piped", &url, "Hi again")).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
     let listed = stdout(&art(data.path(), &["threads"]).await);
@@ -396,17 +382,7 @@ async fn a_failed_question_is_left_out_then_asked_again_or_dropped() {
     .unwrap();
     let data = tempfile::tempdir().unwrap();
     let url = ollama.url();
-    let mut args = vec![
-        "run",
-        "--new",
-        "Long",
-        "--provider",
-        "ollama",
-        "--model",
-        MODEL,
-    ];
-    args.extend(["--base-url", &url, "A very long question"]);
-    let out = art(data.path(), &args).await;
+    let out = art(data.path(), &ask_new("Long", &url, "A very long question")).await;
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("context size"), "{}", stderr(&out));
     assert!(

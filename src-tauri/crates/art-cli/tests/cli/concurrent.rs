@@ -22,21 +22,11 @@ fn art(dir: &Path) -> Command {
     command
 }
 
+/// A new thread asking to be greeted, with the calculator: settings saved, then a run.
 fn run_args<'a>(title: &'a str, url: &'a str) -> Vec<&'a str> {
-    vec![
-        "run",
-        "--new",
-        title,
-        "--provider",
-        "ollama",
-        "--model",
-        MODEL,
-        "--base-url",
-        url,
-        "--tools",
-        "calculator",
-        "Say hello",
-    ]
+    let mut args = super::ask_new(title, url, "Say hello");
+    args.extend(["--tools", "calculator"]);
+    args
 }
 
 /// Run to the end, letting the runtime's other tasks (the fake servers) go on meanwhile.

@@ -7,3 +7,22 @@
 mod commands;
 mod concurrent;
 mod crash;
+
+use art_testkit::fake::scripts::MODEL;
+
+/// `art run` arguments asking `question` in a new thread `title` on the fake Ollama at
+/// `url` (saved as the thread's provider).
+fn ask_new<'a>(title: &'a str, url: &'a str, question: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "--new",
+        title,
+        "--provider",
+        "ollama",
+        "--model",
+        MODEL,
+        "--base-url",
+        url,
+        question,
+    ]
+}

@@ -60,12 +60,12 @@ pub fn to_prompt(history: &[ConversationMessage]) -> Prompt {
     let failed: HashSet<&str> = history
         .iter()
         .filter(|m| m.status == MessageStatus::Failed)
-        .filter_map(|m| meta_str(m, "traceId"))
+        .filter_map(ConversationMessage::trace_id)
         .collect();
     let history: Vec<&ConversationMessage> = history
         .iter()
         .filter(|m| m.status != MessageStatus::Failed)
-        .filter(|m| meta_str(m, "traceId").is_none_or(|t| !failed.contains(t)))
+        .filter(|m| m.trace_id().is_none_or(|t| !failed.contains(t)))
         .collect();
     let mut prompt = Prompt::new();
     let mut i = 0;

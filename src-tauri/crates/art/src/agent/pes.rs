@@ -306,13 +306,7 @@ impl PesAgent {
         let Some(mut question) = run.question.clone() else {
             return Ok(());
         };
-        question.status = MessageStatus::Failed;
-        if let Some(metadata) = question.metadata.as_object_mut() {
-            metadata.insert(
-                "error".into(),
-                json!({ "code": error.code, "message": error.message }),
-            );
-        }
+        question.mark_failed(error);
         self.conversation
             .add_messages(&run.thread_id, std::slice::from_ref(&question))
             .await?;

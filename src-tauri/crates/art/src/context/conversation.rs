@@ -79,11 +79,7 @@ fn message_record(m: &ConversationMessage) -> Result<Record, StorageError> {
     Ok(Record {
         id: m.message_id.clone(),
         thread_id: Some(m.thread_id.clone()),
-        trace_id: m
-            .metadata
-            .get("traceId")
-            .and_then(|v| v.as_str())
-            .map(str::to_owned),
+        trace_id: m.trace_id().map(str::to_owned),
         kind: Some(m.role.as_str().to_owned()),
         timestamp: m.timestamp,
         // An answer still streaming is checkpointed many times a second; indexing its
@@ -371,7 +367,7 @@ impl ConversationManager {
         let all = self.messages(thread_id, MessageOptions::default()).await?;
         let of_run: Vec<&ConversationMessage> = all
             .iter()
-            .filter(|m| m.metadata.get("traceId").and_then(|t| t.as_str()) == Some(trace_id))
+            .filter(|m| m.trace_id() == Some(trace_id))
             .collect();
         let deletes = of_run
             .iter()

@@ -151,10 +151,6 @@ impl<'a> Writer<'a> {
     }
 }
 
-fn trace_of(m: &ConversationMessage) -> Option<&str> {
-    m.metadata.get("traceId").and_then(Value::as_str)
-}
-
 /// The agent's work for one run, in the order it happened: thinking, plan, tool calls,
 /// errors.
 fn write_run(out: &mut String, run: &RunNotes) {
@@ -241,10 +237,11 @@ impl Sink for Writer<'_> {
             .messages
             .iter()
             .filter(|m| m.role == MessageRole::Ai)
-            .filter_map(trace_of)
+            .filter_map(ConversationMessage::trace_id)
             .collect();
         for m in &self.messages {
-            let run = trace_of(m)
+            let run = m
+                .trace_id()
                 .and_then(|t| self.runs.get(t))
                 .filter(|r| !r.is_empty());
             match m.role {
@@ -257,7 +254,7 @@ impl Sink for Writer<'_> {
                     );
                     // A run that never answered: what it did (and why it failed) here.
                     if let Some(run) =
-                        run.filter(|_| trace_of(m).is_some_and(|t| !answered.contains(&t)))
+                        run.filter(|_| m.trace_id().is_some_and(|t| !answered.contains(&t)))
                     {
                         out.push_str("## Assistant\n\n");
                         write_run(&mut out, run);

@@ -19,7 +19,6 @@ mod redact;
 use std::io::Write;
 
 use art_types::{AgentState, ConversationMessage, ThreadConfig, ThreadSummary};
-use serde_json::Value;
 
 use crate::context::{ContextError, MessageOptions};
 use crate::instance::ArtInstance;
@@ -235,10 +234,6 @@ async fn thread_of_trace(art: &ArtInstance, trace_id: &str) -> Result<String, Ex
         })
 }
 
-fn trace_of(message: &ConversationMessage) -> Option<&str> {
-    message.metadata.get("traceId").and_then(Value::as_str)
-}
-
 /// Feed the threads and observations of `scope` to `sink`.
 async fn walk(
     art: &ArtInstance,
@@ -287,7 +282,7 @@ async fn walk(
             .messages(&thread.thread_id, MessageOptions::default())
             .await?;
         if let Some(trace) = &trace {
-            messages.retain(|m| trace_of(m) == Some(trace.as_str()));
+            messages.retain(|m| m.trace_id() == Some(trace.as_str()));
         }
         let (config, state) = art.state.saved(&thread.thread_id).await?;
         let data = ThreadData {

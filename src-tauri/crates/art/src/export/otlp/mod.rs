@@ -16,7 +16,6 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use art_types::{ObservationType, Phase};
-use serde_json::Value;
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
@@ -190,7 +189,7 @@ impl Sink for Writer<'_> {
         self.texts.clear();
         if self.include_content {
             for m in &data.messages {
-                let Some(trace) = m.metadata.get("traceId").and_then(Value::as_str) else {
+                let Some(trace) = m.trace_id() else {
                     continue;
                 };
                 let entry = self.texts.entry(trace.to_owned()).or_default();
@@ -578,7 +577,8 @@ mod tests {
     use art_types::SpanInfo;
 
     fn stored(span: &str, parent: Option<&str>, end: Option<i64>) -> StoredObservation {
-        let mut new = NewObservation::new("t", "r", ObservationType::Thoughts, Value::Null);
+        let mut new =
+            NewObservation::new("t", "r", ObservationType::Thoughts, serde_json::Value::Null);
         new.span = Some(SpanInfo {
             phase: Phase::Execution,
             span_id: span.into(),
