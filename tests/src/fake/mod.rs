@@ -137,7 +137,8 @@ impl Recorded {
 }
 
 /// Answers some requests the same way every time (model lists, version), before the
-/// scripted replies are consulted; `None` lets a request take the next scripted reply.
+/// scripted replies are consulted; `None` lets a request take the next scripted reply
+/// (after [`scripts::model_details`], which every server answers).
 pub type Router = Box<dyn Fn(&Recorded) -> Option<Reply> + Send + Sync>;
 
 struct Shared {
@@ -323,7 +324,11 @@ async fn serve(mut socket: TcpStream, state: Arc<Shared>) -> std::io::Result<()>
     // Counted until just before the last piece is written: the client cannot have
     // finished before that, so a request that arrives later was never at the same time.
     let mut answering = Some(Answering::start(&state));
-    let routed = state.router.as_ref().and_then(|route| route(&request));
+    let routed = state
+        .router
+        .as_ref()
+        .and_then(|route| route(&request))
+        .or_else(|| scripts::model_details(&request));
     state
         .requests
         .lock()

@@ -109,8 +109,8 @@ fn path(request: &Recorded) -> (&str, &str) {
     (method, path.split('?').next().unwrap_or_default())
 }
 
-/// Answers `GET` model lists (and Ollama's version and loaded models) for `protocol`,
-/// offering [`MODEL`]; chat requests fall through to the scripted replies.
+/// Answers `GET` model lists (and Ollama's version) for `protocol`, offering [`MODEL`];
+/// chat requests fall through to the scripted replies.
 pub fn router(protocol: Protocol) -> Router {
     Box::new(move |request| {
         let (method, path) = path(request);
@@ -122,7 +122,6 @@ pub fn router(protocol: Protocol) -> Router {
             (Protocol::Ollama, "/api/tags") => {
                 json!({ "models": [{ "name": format!("{MODEL}:latest"), "model": format!("{MODEL}:latest"), "size": 2_019_393_189u64 }] })
             }
-            (Protocol::Ollama, "/api/ps") => json!({ "models": [] }),
             (Protocol::OpenAi | Protocol::Anthropic, p) if p.ends_with("/models") => {
                 json!({ "data": [{ "id": MODEL, "display_name": "Fake Model" }], "has_more": false })
             }
@@ -134,4 +133,22 @@ pub fn router(protocol: Protocol) -> Router {
         };
         Some(Reply::json(&body.to_string()))
     })
+}
+
+/// The trained context length every fake Ollama model reports.
+pub const CONTEXT_LENGTH: u64 = 32_768;
+
+/// What every fake server answers unless its router does: Ollama's loaded models
+/// (none) and model details (a [`CONTEXT_LENGTH`] window), which a run asks for before
+/// it plans, so those questions never take a scripted reply.
+pub fn model_details(request: &Recorded) -> Option<Reply> {
+    let body = match path(request) {
+        ("GET", "/api/ps") => json!({ "models": [] }),
+        ("POST", "/api/show") => json!({
+            "parameters": "stop \"<|eot_id|>\"",
+            "model_info": { "general.architecture": "llama", "llama.context_length": CONTEXT_LENGTH },
+        }),
+        _ => return None,
+    };
+    Some(Reply::json(&body.to_string()))
 }

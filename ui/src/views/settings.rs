@@ -405,10 +405,10 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                     </div>
                     <label for="context-window">"Context window"</label>
                     <div>
-                        <input id="context-window" inputmode="numeric" placeholder="tokens (Ollama: num_ctx)"
+                        <input id="context-window" inputmode="numeric" placeholder="tokens (Ollama: asked of the server)"
                             prop:value=move || window.get() on:input=move |ev| { saved.set(false); window.set(event_target_value(&ev)) }
                             on:change=move |ev| { saved.set(false); window.set(event_target_value(&ev)) } />
-                        <p class="muted small">"The model's context size: older messages that would not fit are left out, and the answer says so."</p>
+                        <p class="muted small">"The model's context size: older messages that would not fit are left out, and the answer says so. Empty: Ollama's num_ctx, else what the Ollama server reports; no limit for other providers."</p>
                         {problem_for("contextWindow")}
                     </div>
                     <label for="state-saving">"Agent state"</label>

@@ -445,14 +445,23 @@ fn tool_results_text(results: &[ToolResult]) -> String {
 }
 
 /// The model's context window: the thread's setting, else the Ollama `num_ctx` the
-/// thread passes, else unknown (no limit of ours).
-fn context_window(config: &ThreadConfig, provider: &ProviderConfig) -> Option<u64> {
-    config.context_window.map(u64::from).or_else(|| {
+/// thread passes, else what the model's server reports (a local Ollama), else unknown
+/// (no limit of ours).
+async fn context_window(
+    engine: &ReasoningEngine,
+    config: &ThreadConfig,
+    provider: &ProviderConfig,
+) -> Option<u64> {
+    let set = config.context_window.map(u64::from).or_else(|| {
         provider
             .adapter_options
             .get("num_ctx")
             .and_then(serde_json::Value::as_u64)
-    })
+    });
+    match set {
+        Some(window) => Some(window),
+        None => engine.context_window(provider).await,
+    }
 }
 
 /// Room for history in a prompt of `window` tokens: what the system text and the
@@ -557,7 +566,7 @@ impl AgentCore for PesAgent {
                 },
             )
             .await?;
-        let window = context_window(&context.config, &provider);
+        let window = context_window(&self.engine, &context.config, &provider).await;
         // The thread's level: its own text, else the library prompt it picked (a
         // deleted one is skipped, so the instance's applies).
         let picked = match &context.config.prompt_id {

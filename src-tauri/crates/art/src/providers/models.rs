@@ -169,7 +169,7 @@ fn finding(code: &str, severity: Severity, message: String, fix: Option<String>)
 }
 
 /// Whether `wanted` names the installed `id` (`llama3.2` is `llama3.2:latest`).
-fn same_model(id: &str, wanted: &str) -> bool {
+pub(crate) fn same_model(id: &str, wanted: &str) -> bool {
     id == wanted || id.strip_suffix(":latest") == Some(wanted)
 }
 

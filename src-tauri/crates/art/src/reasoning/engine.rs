@@ -57,4 +57,10 @@ impl ReasoningEngine {
             lease: Some(lease),
         }))
     }
+
+    /// The model's context window as its server reports it
+    /// ([`ProviderSource::context_window`]), `None` when unknown.
+    pub async fn context_window(&self, config: &ProviderConfig) -> Option<u64> {
+        self.providers.context_window(config).await
+    }
 }

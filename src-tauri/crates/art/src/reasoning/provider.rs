@@ -94,6 +94,13 @@ pub trait ProviderAdapter: Send + Sync {
     /// Free what the provider holds for this adapter (Ollama: unload the model with
     /// `keep_alive: 0`). Called when the manager evicts it. Default: nothing.
     async fn unload(&self) {}
+
+    /// How many tokens of prompt and answer the model takes, when the server can say
+    /// (Ollama: the loaded model's window, else the `num_ctx` of its Modelfile, else its
+    /// trained context length). Default: unknown.
+    async fn context_window(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// An adapter lent for one call; whatever `release` holds is dropped when the lease is
@@ -110,4 +117,10 @@ pub struct AdapterLease {
 pub trait ProviderSource: Send + Sync {
     /// Borrow an adapter for `config` (may wait for capacity).
     async fn acquire(&self, config: &ProviderConfig) -> Result<AdapterLease, ProviderError>;
+
+    /// The context window of `config`'s model as its server reports it, when asking is
+    /// cheap and the answer reliable (a local server); `None` otherwise. Default: `None`.
+    async fn context_window(&self, _config: &ProviderConfig) -> Option<u64> {
+        None
+    }
 }

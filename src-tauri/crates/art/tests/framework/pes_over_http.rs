@@ -13,7 +13,7 @@ use art::providers::manager::{ManagerOptions, ProviderManager};
 use art::secrets::{MemoryStore, Secret, SecretStore};
 use art::storage::sqlite::SqliteStorage;
 use art_testkit::fake::scripts::{Protocol, text_reply};
-use art_testkit::fake::{FakeServer, Reply};
+use art_testkit::fake::{FakeServer, Recorded, Reply, Router};
 use art_types::{AgentProps, FailureCode, MessageRole, ProviderConfig, RunStatus, ThreadConfig};
 use serde_json::json;
 
@@ -178,7 +178,12 @@ async fn plan_tool_and_answer_over_every_wire_protocol() {
         assert_eq!(out.response.content, "The sum is 42.", "{name}");
         assert_eq!(out.metadata.usage.input_tokens, 14, "{name}");
         assert_eq!(out.metadata.tool_calls, 1, "{name}");
-        let requests = server.requests();
+        // Ollama is asked about the model's window first (loaded models, then its
+        // details); the other providers only get the two calls.
+        let (asked, requests): (Vec<_>, Vec<_>) = server.requests().into_iter().partition(|r| {
+            r.request_line.contains("/api/ps") || r.request_line.contains("/api/show")
+        });
+        assert_eq!(asked.len(), if name == "ollama" { 2 } else { 0 }, "{name}");
         assert_eq!(requests.len(), 2, "{name}");
         // The synthesis request carries the calculator's result.
         assert!(
@@ -187,4 +192,132 @@ async fn plan_tool_and_answer_over_every_wire_protocol() {
             requests[1].body
         );
     }
+}
+
+/// A local Ollama that says how large its model's window is: `details` answers
+/// `/api/show`, `loaded` (if any) is the window `/api/ps` reports.
+fn ollama_reporting(details: serde_json::Value, loaded: Option<u64>) -> Router {
+    Box::new(move |request| {
+        let path = request.request_line.split(' ').nth(1).unwrap_or_default();
+        match (path, loaded) {
+            ("/api/ps", Some(window)) => Some(Reply::json(
+                &json!({ "models": [{ "name": "fake-model:latest", "context_length": window }] })
+                    .to_string(),
+            )),
+            ("/api/show", _) => Some(Reply::json(&details.to_string())),
+            _ => None,
+        }
+    })
+}
+
+#[tokio::test]
+async fn history_is_fitted_to_the_window_the_ollama_server_reports() {
+    let plan = json!({"title": "Answer", "intent": "answer", "plan": []}).to_string();
+    let long = "word ".repeat(600);
+    for (details, loaded) in [
+        // The Modelfile's num_ctx (over the trained length).
+        (
+            json!({ "parameters": "num_ctx 1024", "model_info": { "llama.context_length": 131072 } }),
+            None,
+        ),
+        // The window of the loaded model (over everything /api/show says).
+        (
+            json!({ "model_info": { "llama.context_length": 131072 } }),
+            Some(1024),
+        ),
+        // Only the trained length.
+        (
+            json!({ "model_info": { "general.architecture": "llama", "llama.context_length": 1024 } }),
+            None,
+        ),
+    ] {
+        let server = FakeServer::start_at(
+            0,
+            Some(ollama_reporting(details.clone(), loaded)),
+            vec![
+                text_reply(Protocol::Ollama, &plan, 7),
+                text_reply(Protocol::Ollama, &long, 64),
+                text_reply(Protocol::Ollama, &plan, 7),
+                text_reply(Protocol::Ollama, "Short.", 5),
+            ],
+        )
+        .await
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (art, thread) =
+            calculator_thread(&dir, "ollama", "fake-model", "", &server.url()).await;
+        let first = art
+            .process(
+                wire::ask(&thread, &format!("First: {long}")),
+                CancellationToken::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(first.metadata.history_left_out, 0, "{details}");
+        let out = art
+            .process(wire::ask(&thread, "And now?"), CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(
+            out.metadata.status,
+            RunStatus::Success,
+            "{:?}",
+            out.metadata.error
+        );
+        assert_eq!(
+            out.metadata.history_left_out, 2,
+            "{details}: the first turn went"
+        );
+        let requests = server.requests();
+        let chats: Vec<_> = requests
+            .iter()
+            .filter(|r| r.request_line.contains("/api/chat"))
+            .collect();
+        assert_eq!(chats.len(), 4);
+        for chat in &chats[2..] {
+            assert!(!chat.body.contains("First:"), "{details}: {}", chat.body);
+            assert!(chat.body.contains("And now?"));
+        }
+        // Asked once, not before every run: the adapter keeps the answer.
+        let shows = requests
+            .iter()
+            .filter(|r| r.request_line.contains("/api/show"))
+            .count();
+        assert_eq!(shows, usize::from(loaded.is_none()), "{details}");
+    }
+}
+
+#[tokio::test]
+async fn an_ollama_that_does_not_say_leaves_history_whole() {
+    let plan = json!({"title": "Answer", "intent": "answer", "plan": []}).to_string();
+    // An older server: no window in /api/ps, /api/show unknown (404).
+    let server = FakeServer::start_at(
+        0,
+        Some(Box::new(|request: &Recorded| {
+            request
+                .request_line
+                .contains("/api/show")
+                .then(|| Reply::error(404, r#"{"error":"not found"}"#))
+        })),
+        vec![
+            text_reply(Protocol::Ollama, &plan, 7),
+            text_reply(Protocol::Ollama, "Hello.", 5),
+        ],
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (art, thread) = calculator_thread(&dir, "ollama", "fake-model", "", &server.url()).await;
+    let out = art
+        .process(wire::ask(&thread, "Hi"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        out.metadata.status,
+        RunStatus::Success,
+        "{:?}",
+        out.metadata.error
+    );
+    assert_eq!(out.response.content, "Hello.");
+    assert_eq!(out.metadata.history_left_out, 0);
 }

@@ -253,6 +253,18 @@ impl ProviderManager {
 
 #[async_trait::async_trait]
 impl ProviderSource for ProviderManager {
+    /// Asked of local providers only (Ollama): a remote provider's window is not
+    /// reported by its API, and taking a slot of its queue to learn nothing would make
+    /// a run wait twice.
+    async fn context_window(&self, config: &ProviderConfig) -> Option<u64> {
+        let entry = self.inner.entries.get(&config.provider_name)?;
+        if !entry.is_local {
+            return None;
+        }
+        let lease = self.acquire(config).await.ok()?;
+        lease.adapter.context_window().await
+    }
+
     async fn acquire(&self, config: &ProviderConfig) -> Result<AdapterLease, ProviderError> {
         let inner = &self.inner;
         let entry = inner.entries.get(&config.provider_name).ok_or_else(|| {

@@ -14,6 +14,8 @@ use tokio::sync::mpsc;
 use super::http::{self, HttpOptions};
 use super::ndjson::LineFramer;
 use super::stream::{Batch, error_event, parse_chunk};
+
+mod window;
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 
 /// Default address of a local Ollama.
@@ -29,6 +31,8 @@ pub struct OllamaAdapter {
     options: Map<String, Value>,
     http: HttpOptions,
     client: reqwest::Client,
+    /// The server's answer about the model's window, once it gave one.
+    window: tokio::sync::OnceCell<Option<u64>>,
 }
 
 impl OllamaAdapter {
@@ -50,6 +54,7 @@ impl OllamaAdapter {
             model: model.to_owned(),
             options,
             http,
+            window: tokio::sync::OnceCell::new(),
         })
     }
 }
@@ -336,6 +341,20 @@ impl ProviderAdapter for OllamaAdapter {
             }
         });
         Ok(super::stream::receiver_stream(rx))
+    }
+
+    /// The `num_ctx` this adapter passes, else what the server says (asked once per
+    /// adapter; asked again after a failure to reach it).
+    async fn context_window(&self) -> Option<u64> {
+        if let Some(n) = self.options.get("num_ctx").and_then(Value::as_u64) {
+            return Some(n);
+        }
+        self.window
+            .get_or_try_init(|| window::ask(&self.client, &self.base_url, &self.model))
+            .await
+            .ok()
+            .copied()
+            .flatten()
     }
 
     async fn unload(&self) {
