@@ -1,7 +1,12 @@
-//! The streaming benchmark's peers, installed into `target/bench-peers` from
-//! `tests/bench/peers`: the official `openai` and `ollama` clients for Node (`npm ci`
-//! from the committed lockfile) and for Python (a virtual environment from the pinned
-//! `requirements.txt`). Each install is redone only when its lockfile changed.
+//! Node and Python packages installed from a committed folder into `target/`: `npm ci`
+//! from its lockfile and a virtual environment from its pinned `requirements.txt`, each
+//! redone only when its lockfile changed.
+//!
+//! - the streaming benchmark's peers (`tests/bench/peers` → `target/bench-peers`): the
+//!   official `openai` and `ollama` clients for Node and for Python;
+//! - the MCP servers the tests run against (`tests/mcp` → `target/mcp-servers`):
+//!   `@modelcontextprotocol/server-everything` and the TypeScript SDK from npm,
+//!   `mcp-server-time` from PyPI.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,7 +14,7 @@ use std::process::Command;
 use crate::cmd;
 
 /// Files copied from `tests/bench/peers` into the scratch folder.
-const FILES: &[&str] = &[
+const PEER_FILES: &[&str] = &[
     "package.json",
     "package-lock.json",
     "requirements.txt",
@@ -19,12 +24,34 @@ const FILES: &[&str] = &[
     "stream.py",
 ];
 
+/// Files copied from `tests/mcp`.
+const MCP_FILES: &[&str] = &["package.json", "package-lock.json", "requirements.txt"];
+
 /// Install (or reuse) the peers; returns their folder.
 pub fn install() -> Result<PathBuf, String> {
-    let source = cmd::root().join("tests/bench/peers");
-    let dir = cmd::target_dir().join("bench-peers");
+    install_kit(
+        "tests/bench/peers",
+        "bench-peers",
+        PEER_FILES,
+        "the benchmark's peers",
+    )
+}
+
+/// Install (or reuse) the MCP servers the tests use; returns their folder.
+pub fn install_mcp_servers() -> Result<PathBuf, String> {
+    install_kit(
+        "tests/mcp",
+        "mcp-servers",
+        MCP_FILES,
+        "the MCP test servers",
+    )
+}
+
+fn install_kit(source: &str, target: &str, files: &[&str], what: &str) -> Result<PathBuf, String> {
+    let source = cmd::root().join(source);
+    let dir = cmd::target_dir().join(target);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for file in FILES {
+    for file in files {
         std::fs::copy(source.join(file), dir.join(file))
             .map_err(|e| format!("copying {file} to {}: {e}", dir.display()))?;
     }
@@ -35,12 +62,12 @@ pub fn install() -> Result<PathBuf, String> {
         &dir,
         "package-lock.json",
         "node_modules/.art-installed",
-        || cmd::step("Installing the Node peers (npm ci)", &mut npm),
+        || cmd::step(&format!("Installing {what}: Node (npm ci)"), &mut npm),
     )?;
     let python = dir.join("venv/bin/python");
     if !python.exists() {
         cmd::step(
-            "Creating the Python peers' virtual environment",
+            &format!("Creating the virtual environment of {what}"),
             Command::new("python3")
                 .args(["-m", "venv", "venv"])
                 .current_dir(&dir),
@@ -58,7 +85,7 @@ pub fn install() -> Result<PathBuf, String> {
     ])
     .current_dir(&dir);
     when_changed(&dir, "requirements.txt", "venv/.art-installed", || {
-        cmd::step("Installing the Python peers (pip)", &mut pip)
+        cmd::step(&format!("Installing {what}: Python (pip)"), &mut pip)
     })?;
     Ok(dir)
 }

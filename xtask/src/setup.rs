@@ -42,7 +42,7 @@ pub struct Needs {
     pub driver: bool,
     /// The Tauri CLI (npm) for bundling.
     pub tauri_cli: bool,
-    /// Node, npm and Python with `venv`, for the benchmark's peers.
+    /// Node, npm and Python with `venv`: the benchmark's peers, the MCP test servers.
     pub peers: bool,
 }
 
@@ -57,7 +57,7 @@ impl Needs {
     pub const TEST: Self = Self {
         driver: true,
         tauri_cli: true,
-        peers: false,
+        peers: true,
     };
     /// `cargo xtask bench` without the desktop app: the peers' runtimes.
     pub const PEERS: Self = Self {

@@ -8,7 +8,11 @@ use std::time::{Duration, Instant};
 use crate::cmd::WORKSPACE;
 use crate::session::{Session, Wants};
 use crate::setup::{self, Needs};
-use crate::{bundle, cmd, ui};
+use crate::{bundle, cmd, peers, ui};
+
+/// Tells the tests where the MCP servers were installed (the testkit's default is the
+/// same folder of the workspace's target directory).
+const MCP_SERVERS_VAR: &str = "ART_MCP_SERVERS";
 
 /// Where the installed package puts the app.
 const INSTALLED_APP: &str = "/usr/bin/art-workbench";
@@ -113,6 +117,9 @@ pub fn run() -> Result<(), String> {
     let ui_started = Instant::now();
     ui::build()?;
     report.done("UI (wasm32 release build, JS bindings)", ui_started);
+    let servers_started = Instant::now();
+    let mcp_servers = peers::install_mcp_servers()?;
+    report.done("MCP test servers (npm, PyPI)", servers_started);
 
     report.check("Formatting", &mut cmd::cargo(&["fmt", "--all", "--check"]));
     let mut clippy = cmd::cargo(&["clippy", "--all-targets"]);
@@ -133,6 +140,7 @@ pub fn run() -> Result<(), String> {
         // covered by the end-to-end tests.
         report.tests("UI unit tests", &mut cmd::cargo(&["test", "-p", "art-ui"]));
         let mut tests = e2e_command(&session, &debug_app, &artifacts.join("e2e-debug"), &[]);
+        tests.env(MCP_SERVERS_VAR, &mcp_servers);
         report.tests("Unit, integration and end-to-end tests", &mut tests);
 
         let bundle_started = Instant::now();
@@ -145,6 +153,7 @@ pub fn run() -> Result<(), String> {
                     &artifacts.join("e2e-installed"),
                     &["--test", "e2e"],
                 );
+                installed.env(MCP_SERVERS_VAR, &mcp_servers);
                 report.tests("End-to-end on the installed .deb", &mut installed);
             }
             Err(e) => {

@@ -14,6 +14,7 @@ pub mod events;
 pub mod export;
 pub mod failure;
 pub mod library;
+pub mod mcp;
 pub mod message;
 pub mod observation;
 pub mod prompt;

@@ -26,17 +26,20 @@ pub enum Collection {
     ThreadStates,
     /// The prompt library (named system prompts; no thread).
     Prompts,
+    /// MCP servers the user added (id = server name; no secrets in them).
+    McpServers,
 }
 
 impl Collection {
     /// Every collection.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::Threads,
         Self::Messages,
         Self::Observations,
         Self::ThreadConfigs,
         Self::ThreadStates,
         Self::Prompts,
+        Self::McpServers,
     ];
 
     /// Storage name.
@@ -48,6 +51,7 @@ impl Collection {
             Self::ThreadConfigs => "thread_configs",
             Self::ThreadStates => "thread_states",
             Self::Prompts => "prompts",
+            Self::McpServers => "mcp_servers",
         }
     }
 }

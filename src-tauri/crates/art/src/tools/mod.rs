@@ -1,10 +1,11 @@
 //! The Tool System: tools the agent can call ([`ToolExecutor`]), the registry that
 //! validates and lists them ([`ToolRegistry`]), and the sequential executor
 //! ([`ToolSystem`]). Built-in tools: [`calculator::CalculatorTool`] and
-//! [`current_time::CurrentTimeTool`].
+//! [`current_time::CurrentTimeTool`]; [`mcp`] brings the tools of MCP servers.
 
 pub mod calculator;
 pub mod current_time;
+pub mod mcp;
 mod registry;
 mod system;
 
@@ -69,6 +70,19 @@ pub trait ToolExecutor: Send + Sync {
         arguments: &Value,
         context: &ExecutionContext,
     ) -> Result<Value, ToolError>;
+
+    /// What the model is given of an output, when not the output itself (an MCP
+    /// result: text without base64 images, at most the server's limit). The trace
+    /// keeps the whole output.
+    fn for_model(&self, _output: &Value) -> Option<Value> {
+        None
+    }
+
+    /// Facts about where the tool comes from, added to each result's metadata (an MCP
+    /// tool: its server, transport and name there).
+    fn origin(&self) -> Option<serde_json::Map<String, Value>> {
+        None
+    }
 }
 
 #[cfg(test)]

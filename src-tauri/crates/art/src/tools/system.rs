@@ -46,8 +46,23 @@ impl ToolSystem {
             let started = Instant::now();
             let outcome = self.run_one(call, enabled, context).await;
             let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-            let result = to_result(call, outcome, duration_ms);
-            self.record(&result, call, context, parent_span_id, start_ms)
+            let mut result = to_result(call, outcome, duration_ms);
+            // A tool may give the model less than it returned (an MCP image as a note);
+            // the trace keeps all of it.
+            let mut whole = None;
+            if let Some(entry) = self.registry.entry(&call.tool_name) {
+                if result.status == ToolStatus::Success
+                    && let Some(shown) = entry.tool.for_model(&result.output)
+                {
+                    whole = Some(std::mem::replace(&mut result.output, shown));
+                }
+                if let (Some(origin), Value::Object(metadata)) =
+                    (entry.tool.origin(), &mut result.metadata)
+                {
+                    metadata.extend(origin);
+                }
+            }
+            self.record(&result, whole, call, context, parent_span_id, start_ms)
                 .await;
             results.push(result);
         }
@@ -71,18 +86,13 @@ impl ToolSystem {
                     ),
                 )
             } else {
-                ToolError::new(
-                    "TOOL_NOT_FOUND",
-                    format!("there is no tool named `{}`", call.tool_name),
-                )
+                not_found(&call.tool_name)
             });
         }
-        let entry = self.registry.entry(&call.tool_name).ok_or_else(|| {
-            ToolError::new(
-                "TOOL_NOT_FOUND",
-                format!("there is no tool named `{}`", call.tool_name),
-            )
-        })?;
+        let entry = self
+            .registry
+            .entry(&call.tool_name)
+            .ok_or_else(|| not_found(&call.tool_name))?;
         self.registry
             .check_arguments(&call.tool_name, &call.arguments)?;
         let timeout = entry.tool.timeout();
@@ -102,23 +112,28 @@ impl ToolSystem {
     async fn record(
         &self,
         result: &ToolResult,
+        whole: Option<Value>,
         call: &ParsedToolCall,
         context: &ExecutionContext,
         parent_span_id: Option<&str>,
         start_ms: i64,
     ) {
+        let mut content = json!({
+            "callId": result.call_id,
+            "toolName": result.tool_name,
+            "arguments": call.arguments,
+            "status": result.status,
+            "output": result.output,
+            "error": result.error,
+        });
+        if let Some(whole) = whole {
+            content["result"] = whole;
+        }
         let mut new = NewObservation::new(
             &context.thread_id,
             &context.trace_id,
             ObservationType::ToolExecution,
-            json!({
-                "callId": result.call_id,
-                "toolName": result.tool_name,
-                "arguments": call.arguments,
-                "status": result.status,
-                "output": result.output,
-                "error": result.error,
-            }),
+            content,
         );
         new.title = Some(format!("Tool: {}", result.tool_name));
         new.metadata = result.metadata.clone();
@@ -132,6 +147,20 @@ impl ToolSystem {
         if let Err(e) = self.observations.record(new).await {
             tracing::warn!(tool = %result.tool_name, "could not record the tool execution: {e}");
         }
+    }
+}
+
+/// No such tool: for an MCP tool, say that its server is what is missing.
+fn not_found(name: &str) -> ToolError {
+    match art_types::mcp::server_of(name) {
+        Some(server) => ToolError::new(
+            "TOOL_UNAVAILABLE",
+            format!(
+                "`{name}` is a tool of the MCP server `{server}`, which is not running \
+                 (disabled, removed, or it failed to start)"
+            ),
+        ),
+        None => ToolError::new("TOOL_NOT_FOUND", format!("there is no tool named `{name}`")),
     }
 }
 

@@ -21,5 +21,6 @@ mod pes_over_http;
 mod export;
 #[cfg(feature = "keychain-tests")]
 mod keychain;
+mod mcp;
 mod properties;
 mod storage;

@@ -1,0 +1,250 @@
+//! MCP servers as the user configures them, their state, and the tools they offer.
+//!
+//! A server's configuration is the user's: it is stored in SQLite without its secrets
+//! (an HTTP header's value lives in the OS keychain; only the header's name is here).
+//! Its tools reach the model under namespaced names, `<server>__<tool>`: providers
+//! accept only letters, digits, `_` and `-` in a function name, and a server name
+//! cannot contain `__`, so two servers' tools can never collide.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Separator between a server's name and its tool's name in a namespaced tool name.
+pub const TOOL_SEPARATOR: &str = "__";
+
+/// Default time one `tools/call` may take.
+pub const DEFAULT_CALL_TIMEOUT_SECS: u32 = 60;
+
+/// Default longest result, in characters, the model is given (the observation keeps
+/// the whole result).
+pub const DEFAULT_RESULT_LIMIT: u32 = 20_000;
+
+/// How the client reaches the server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum McpTransport {
+    /// A child process speaking JSON-RPC on stdin/stdout.
+    Stdio {
+        /// Program to run (`npx`, `uvx`, a path).
+        command: String,
+        /// Its arguments.
+        #[serde(default)]
+        args: Vec<String>,
+        /// Variables added to the environment it inherits.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        env: BTreeMap<String, String>,
+        /// Working directory (the app's own when absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
+    },
+    /// A streamable HTTP endpoint.
+    Http {
+        /// The endpoint, e.g. `https://example.com/mcp`.
+        url: String,
+        /// Names of the headers sent with every request; their values are secrets,
+        /// kept in the OS keychain.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        headers: Vec<String>,
+    },
+}
+
+impl McpTransport {
+    /// `stdio` or `http`, as shown and as traced (`network.transport`-like).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Stdio { .. } => "stdio",
+            Self::Http { .. } => "http",
+        }
+    }
+}
+
+/// One MCP server the user added.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerConfig {
+    /// Unique name: lowercase letters, digits and single `-` (the namespace of its tools).
+    pub name: String,
+    /// How to reach it.
+    pub transport: McpTransport,
+    /// Whether it is started (a disabled server's tools are unavailable).
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+    /// Longest time one call may take, in seconds.
+    #[serde(default = "call_timeout")]
+    pub timeout_secs: u32,
+    /// Longest result, in characters, the model is given.
+    #[serde(default = "result_limit")]
+    pub result_limit: u32,
+}
+
+fn enabled() -> bool {
+    true
+}
+
+fn call_timeout() -> u32 {
+    DEFAULT_CALL_TIMEOUT_SECS
+}
+
+fn result_limit() -> u32 {
+    DEFAULT_RESULT_LIMIT
+}
+
+impl McpServerConfig {
+    /// A server with the default timeout and result limit, enabled.
+    pub fn new(name: impl Into<String>, transport: McpTransport) -> Self {
+        Self {
+            name: name.into(),
+            transport,
+            enabled: true,
+            timeout_secs: DEFAULT_CALL_TIMEOUT_SECS,
+            result_limit: DEFAULT_RESULT_LIMIT,
+        }
+    }
+}
+
+/// Where a server is in its life.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum McpServerState {
+    /// Disabled by the user: not running.
+    Disabled,
+    /// Being started: process spawned or connection opened, handshake under way.
+    Starting,
+    /// Handshake done, tools listed.
+    #[serde(rename_all = "camelCase")]
+    Ready {
+        /// How many tools it offers (usable or not).
+        tools: usize,
+        /// The protocol version agreed on.
+        protocol_version: String,
+        /// The server's own name and version, if it gave them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        server_info: Option<String>,
+    },
+    /// Could not be started or stopped working.
+    Failed {
+        /// What went wrong.
+        reason: String,
+        /// What to do about it, when we know.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hint: Option<String>,
+    },
+}
+
+/// A server with its state, as the Tools page and `art mcp list` show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerStatus {
+    /// Its configuration (no secrets in it).
+    pub config: McpServerConfig,
+    /// Its state now.
+    pub state: McpServerState,
+    /// The last lines it wrote to stderr (stdio servers), redacted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stderr_tail: Vec<String>,
+}
+
+/// A tool an MCP server offers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpToolInfo {
+    /// The server's name.
+    pub server: String,
+    /// The tool's name on its server.
+    pub name: String,
+    /// The name the model calls it by (`<server>__<tool>`).
+    pub tool_name: String,
+    /// Human title, if the server gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does (the server's words: untrusted text, shown as text).
+    #[serde(default)]
+    pub description: String,
+    /// JSON Schema of its arguments.
+    pub input_schema: serde_json::Value,
+    /// Why it cannot be used (a schema that does not compile, a name too long), if so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unusable: Option<String>,
+}
+
+/// The namespaced name of `tool` on `server`.
+pub fn tool_name(server: &str, tool: &str) -> String {
+    format!("{server}{TOOL_SEPARATOR}{tool}")
+}
+
+/// The server a namespaced tool name belongs to, if it is one.
+pub fn server_of(tool_name: &str) -> Option<&str> {
+    tool_name
+        .split_once(TOOL_SEPARATOR)
+        .map(|(server, _)| server)
+        .filter(|s| !s.is_empty())
+}
+
+/// Why a server name is refused, if it is.
+pub fn check_server_name(name: &str) -> Result<(), String> {
+    let valid = !name.is_empty()
+        && name.len() <= 32
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--");
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid server name {name:?}: use 1-32 lowercase letters, digits and single '-' \
+             (it prefixes its tools' names)"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_split_at_the_first_separator() {
+        assert_eq!(
+            tool_name("time", "get_current_time"),
+            "time__get_current_time"
+        );
+        assert_eq!(server_of("time__get__x"), Some("time"));
+        assert_eq!(server_of("calculator"), None);
+        assert_eq!(server_of("__x"), None);
+    }
+
+    #[test]
+    fn server_names_cannot_hold_the_separator() {
+        assert!(check_server_name("everything").is_ok());
+        assert!(check_server_name("my-git-2").is_ok());
+        for bad in [
+            "",
+            "a_b",
+            "a__b",
+            "Caps",
+            "-a",
+            "a-",
+            "a--b",
+            &"x".repeat(33),
+        ] {
+            assert!(check_server_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_config_reads_back_with_defaults() {
+        let json = r#"{"name":"time","transport":{"type":"stdio","command":"uvx","args":["mcp-server-time"]}}"#;
+        let config: McpServerConfig = serde_json::from_str(json).unwrap();
+        assert!(config.enabled);
+        assert_eq!(config.timeout_secs, DEFAULT_CALL_TIMEOUT_SECS);
+        assert_eq!(config.transport.kind(), "stdio");
+        let back = serde_json::to_string(&config).unwrap();
+        assert_eq!(
+            serde_json::from_str::<McpServerConfig>(&back).unwrap(),
+            config
+        );
+    }
+}

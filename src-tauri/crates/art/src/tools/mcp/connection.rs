@@ -1,0 +1,348 @@
+//! One running MCP server: the child process or HTTP session, the rmcp client over it,
+//! the handshake's outcome and the server's last stderr lines.
+//!
+//! A stdio server is spawned in a process group of its own, so `npx` and the `node` it
+//! starts go together: closing a connection closes the server's stdin, waits briefly,
+//! then kills the whole group; dropping one kills the group at once. No orphans.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use art_types::mcp::{McpServerConfig, McpTransport};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStderr, Command};
+use tokio::sync::Notify;
+
+use super::McpError;
+use crate::secrets::Secret;
+
+/// Longest wait for the handshake and for `tools/list`, unless the manager is told
+/// otherwise (a server fetched by `npx -y` on first use is slow).
+pub(super) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Lines of stderr kept for the Tools page.
+const STDERR_LINES: usize = 20;
+
+/// Longest stderr line kept, in characters.
+const STDERR_LINE_CHARS: usize = 400;
+
+/// Longest JSON-RPC line read from a stdio server: large enough for a 50 MB result,
+/// which is then shortened for the model.
+const MAX_LINE: usize = 64 * 1024 * 1024;
+
+/// The server's last stderr lines, newest last.
+#[derive(Clone, Default)]
+pub(super) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+impl StderrTail {
+    fn push(&self, line: String) {
+        let mut lines = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if lines.len() == STDERR_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// The lines kept, oldest first.
+    pub(super) fn lines(&self) -> Vec<String> {
+        let lines = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        lines.iter().cloned().collect()
+    }
+
+    fn last(&self) -> Option<String> {
+        let lines = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        lines.iter().rev().find(|l| !l.trim().is_empty()).cloned()
+    }
+}
+
+/// The client side of the session: says who we are, and wakes the manager when the
+/// server's tools change.
+pub(super) struct Client {
+    tools_changed: Arc<Notify>,
+}
+
+impl ClientHandler for Client {
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.tools_changed.notify_one();
+        std::future::ready(())
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut me = Implementation::default();
+        "art-workbench".clone_into(&mut me.name);
+        me.title = Some("ART Workbench".to_owned());
+        env!("CARGO_PKG_VERSION").clone_into(&mut me.version);
+        ClientConfig::new(ClientCapabilities::default(), me)
+    }
+}
+
+/// A started server.
+pub(super) struct Connection {
+    pub(super) service: RunningService<RoleClient, Client>,
+    /// The stdio child (leader of its own process group).
+    child: Option<Child>,
+    /// Its stderr.
+    pub(super) stderr: StderrTail,
+    /// Signalled on `notifications/tools/list_changed`.
+    pub(super) tools_changed: Arc<Notify>,
+}
+
+impl Connection {
+    /// Start `config`'s server and complete the handshake. `headers` are the HTTP
+    /// headers with their values from the keychain.
+    pub(super) async fn open(
+        config: &McpServerConfig,
+        headers: Vec<(String, Secret)>,
+        handshake: Duration,
+    ) -> Result<Self, McpError> {
+        let tools_changed = Arc::new(Notify::new());
+        let client = Client {
+            tools_changed: Arc::clone(&tools_changed),
+        };
+        let stderr = StderrTail::default();
+        match &config.transport {
+            McpTransport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut cmd = Command::new(command);
+                cmd.args(args)
+                    .envs(env)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .process_group(0)
+                    .kill_on_drop(true);
+                if let Some(dir) = cwd {
+                    cmd.current_dir(dir);
+                }
+                let mut child = cmd.spawn().map_err(|e| spawn_error(command, &e))?;
+                let (Some(stdout), Some(stdin), Some(err)) =
+                    (child.stdout.take(), child.stdin.take(), child.stderr.take())
+                else {
+                    kill_group(&child);
+                    return Err(McpError::Protocol(
+                        "the server's pipes were not opened".into(),
+                    ));
+                };
+                read_stderr(err, stderr.clone(), config.name.clone());
+                let transport =
+                    AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_LINE);
+                let mut guard = ChildGuard(Some(child));
+                let started = tokio::time::timeout(handshake, client.serve(transport)).await;
+                let service = match started {
+                    Ok(Ok(service)) => service,
+                    Ok(Err(e)) => {
+                        let exited = guard.exit_status().await;
+                        return Err(match exited {
+                            Some(code) => McpError::Exited {
+                                code,
+                                stderr: stderr.last(),
+                            },
+                            None => McpError::Protocol(format!("the handshake failed: {e}")),
+                        });
+                    }
+                    Err(_) => {
+                        return Err(McpError::Timeout {
+                            what: "the handshake".into(),
+                            secs: handshake.as_secs(),
+                        });
+                    }
+                };
+                Ok(Self {
+                    service,
+                    child: guard.0.take(),
+                    stderr,
+                    tools_changed,
+                })
+            }
+            McpTransport::Http { url, .. } => {
+                let mut custom = std::collections::HashMap::new();
+                for (name, value) in headers {
+                    let header =
+                        reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                            McpError::InvalidConfig {
+                                field: "headers",
+                                message: format!("{name:?} is not a valid header name"),
+                            }
+                        })?;
+                    let mut value = reqwest::header::HeaderValue::from_str(value.expose())
+                        .map_err(|_| McpError::InvalidConfig {
+                            field: "headers",
+                            message: format!("the value of {name} is not a valid header value"),
+                        })?;
+                    value.set_sensitive(true);
+                    custom.insert(header, value);
+                }
+                let http = reqwest::Client::builder()
+                    .connect_timeout(Duration::from_secs(10))
+                    .build()
+                    .map_err(|e| McpError::Protocol(e.to_string()))?;
+                let transport = StreamableHttpClientTransport::with_client(
+                    http,
+                    StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                        .custom_headers(custom),
+                );
+                let service = match tokio::time::timeout(handshake, client.serve(transport)).await {
+                    Ok(Ok(service)) => service,
+                    Ok(Err(e)) => return Err(http_error(url, &e)),
+                    Err(_) => {
+                        return Err(McpError::Timeout {
+                            what: "the handshake".into(),
+                            secs: handshake.as_secs(),
+                        });
+                    }
+                };
+                Ok(Self {
+                    service,
+                    child: None,
+                    stderr,
+                    tools_changed,
+                })
+            }
+        }
+    }
+
+    /// The protocol version agreed on and the server's name and version.
+    pub(super) fn handshake(&self) -> (String, Option<String>) {
+        match self.service.peer_info() {
+            Some(info) => (
+                info.protocol_version.to_string(),
+                info.server_info
+                    .as_ref()
+                    .map(|s| format!("{} {}", s.name, s.version)),
+            ),
+            None => (String::new(), None),
+        }
+    }
+
+    /// Whether the stdio child has exited (an HTTP session: never).
+    pub(super) fn exited(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| !matches!(c.try_wait(), Ok(None)))
+    }
+
+    /// End the session: close the server's stdin (or the HTTP session), give it a
+    /// moment to exit, then kill its process group.
+    pub(super) async fn close(mut self) {
+        let child = self.child.take();
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.service.close()).await;
+        if let Some(mut child) = child {
+            if tokio::time::timeout(Duration::from_millis(500), child.wait())
+                .await
+                .is_err()
+            {
+                kill_group(&child);
+                let _ = child.wait().await;
+            } else {
+                // The leader is gone; anything it left in its group goes too.
+                kill_group(&child);
+            }
+        }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        if let Some(child) = &self.child {
+            kill_group(child);
+        }
+    }
+}
+
+/// Kills the child's group if the handshake did not get to hand it over.
+struct ChildGuard(Option<Child>);
+
+impl ChildGuard {
+    /// The child's exit code if it exited (within a moment), `None` if it is running.
+    async fn exit_status(&mut self) -> Option<Option<i32>> {
+        let child = self.0.as_mut()?;
+        let status = tokio::time::timeout(Duration::from_millis(500), child.wait())
+            .await
+            .ok()?
+            .ok()?;
+        Some(status.code())
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Some(child) = &self.0 {
+            kill_group(child);
+        }
+    }
+}
+
+/// SIGKILL the process group led by `child` (the child and whatever it started).
+fn kill_group(child: &Child) {
+    if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+}
+
+fn spawn_error(command: &str, e: &std::io::Error) -> McpError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        McpError::CommandNotFound {
+            command: command.to_owned(),
+        }
+    } else {
+        McpError::Spawn {
+            command: command.to_owned(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Feed the server's stderr into `tail` and the log, line by line.
+fn read_stderr(stderr: ChildStderr, tail: StderrTail, server: String) {
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let line: String = crate::secrets::scrub(&line)
+                .chars()
+                .take(STDERR_LINE_CHARS)
+                .collect();
+            tracing::debug!(target: "art::mcp", server = %server, "{line}");
+            tail.push(line);
+        }
+    });
+}
+
+/// An HTTP handshake failure as a status when the transport says which.
+fn http_error(url: &str, error: &dyn std::error::Error) -> McpError {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    let status = text
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse::<u16>().ok())
+        .find(|n| (400..600).contains(n));
+    match status {
+        Some(status) => McpError::HttpStatus {
+            status,
+            url: url.to_owned(),
+        },
+        None => McpError::Protocol(format!("cannot reach {url}: {text}")),
+    }
+}

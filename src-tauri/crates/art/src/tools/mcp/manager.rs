@@ -1,0 +1,483 @@
+//! Starts and stops the configured servers and keeps the tool registry in step: a
+//! ready server's tools are registered under `<server>__<tool>`, re-listed when the
+//! server says they changed, and removed when it stops.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use art_types::ToolSchema;
+use art_types::mcp::{
+    McpServerConfig, McpServerState, McpServerStatus, McpToolInfo, TOOL_SEPARATOR, server_of,
+    tool_name,
+};
+use serde_json::Value;
+
+use super::McpError;
+use super::connection::{Connection, HANDSHAKE_TIMEOUT, StderrTail};
+use super::store::McpStore;
+use super::tool::McpTool;
+use crate::tools::{ToolError, ToolRegistry};
+
+/// A server's live parts.
+struct Running {
+    connection: Connection,
+    refresher: tokio::task::JoinHandle<()>,
+}
+
+/// What is known of a server besides its configuration.
+#[derive(Clone)]
+struct Known {
+    state: McpServerState,
+    stderr: StderrTail,
+    tools: Vec<McpToolInfo>,
+}
+
+/// The MCP servers of an instance, as tool sources.
+pub struct McpManager {
+    store: McpStore,
+    registry: Arc<ToolRegistry>,
+    running: Mutex<HashMap<String, Running>>,
+    known: Arc<Mutex<HashMap<String, Known>>>,
+    handshake: Duration,
+}
+
+impl McpManager {
+    /// Servers from `store`, their tools registered in `registry`.
+    pub fn new(store: McpStore, registry: Arc<ToolRegistry>) -> Self {
+        Self {
+            store,
+            registry,
+            running: Mutex::new(HashMap::new()),
+            known: Arc::new(Mutex::new(HashMap::new())),
+            handshake: HANDSHAKE_TIMEOUT,
+        }
+    }
+
+    /// Wait at most `limit` for a server's handshake and tool list (default 30 s).
+    #[must_use]
+    pub fn with_handshake_timeout(mut self, limit: Duration) -> Self {
+        self.handshake = limit;
+        self
+    }
+
+    /// The configurations.
+    pub fn store(&self) -> &McpStore {
+        &self.store
+    }
+
+    fn set_known(&self, name: &str, known: Known) {
+        self.known
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_owned(), known);
+    }
+
+    /// Start (or restart) `name`. A disabled server is stopped instead. Failing to
+    /// start is not an error of this call: the server's state says why.
+    pub async fn start(&self, name: &str) -> Result<McpServerStatus, McpError> {
+        let config = self.store.get(name).await?;
+        self.stop(name).await;
+        if !config.enabled {
+            self.set_known(
+                name,
+                Known {
+                    state: McpServerState::Disabled,
+                    stderr: StderrTail::default(),
+                    tools: Vec::new(),
+                },
+            );
+            return self.status(name).await;
+        }
+        self.set_known(
+            name,
+            Known {
+                state: McpServerState::Starting,
+                stderr: StderrTail::default(),
+                tools: Vec::new(),
+            },
+        );
+        match self.connect(&config).await {
+            Ok((connection, tools)) => {
+                let state = ready_state(&connection, tools.len());
+                self.set_known(
+                    name,
+                    Known {
+                        state,
+                        stderr: connection.stderr.clone(),
+                        tools,
+                    },
+                );
+                let refresher = self.refresher(&config, &connection);
+                let replaced = self
+                    .running
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(
+                        name.to_owned(),
+                        Running {
+                            connection,
+                            refresher,
+                        },
+                    );
+                if let Some(old) = replaced {
+                    old.refresher.abort();
+                    old.connection.close().await;
+                }
+            }
+            Err((error, stderr)) => {
+                tracing::warn!(server = %name, "MCP server failed to start: {error}");
+                let state = McpServerState::Failed {
+                    reason: error.to_string(),
+                    hint: error.hint(),
+                };
+                self.set_known(
+                    name,
+                    Known {
+                        state,
+                        stderr,
+                        tools: Vec::new(),
+                    },
+                );
+            }
+        }
+        self.status(name).await
+    }
+
+    /// Open the connection and list the tools, registering them.
+    async fn connect(
+        &self,
+        config: &McpServerConfig,
+    ) -> Result<(Connection, Vec<McpToolInfo>), (McpError, StderrTail)> {
+        let store_config = config.clone();
+        let headers = match tokio::task::spawn_blocking({
+            let store = self.store.header_reader();
+            move || store(&store_config)
+        })
+        .await
+        {
+            Ok(Ok(headers)) => headers,
+            Ok(Err(e)) => return Err((e, StderrTail::default())),
+            Err(e) => return Err((McpError::Protocol(e.to_string()), StderrTail::default())),
+        };
+        let connection = Connection::open(config, headers, self.handshake)
+            .await
+            .map_err(|e| (e, StderrTail::default()))?;
+        match list_and_register(&self.registry, config, &connection.service, self.handshake).await {
+            Ok(tools) => Ok((connection, tools)),
+            Err(e) => {
+                let stderr = connection.stderr.clone();
+                connection.close().await;
+                Err((e, stderr))
+            }
+        }
+    }
+
+    /// Re-list `config`'s tools whenever the server says they changed.
+    fn refresher(
+        &self,
+        config: &McpServerConfig,
+        connection: &Connection,
+    ) -> tokio::task::JoinHandle<()> {
+        let changed = Arc::clone(&connection.tools_changed);
+        let peer = connection.service.peer().clone();
+        let registry = Arc::clone(&self.registry);
+        let known = Arc::clone(&self.known);
+        let config = config.clone();
+        tokio::spawn(async move {
+            loop {
+                changed.notified().await;
+                match list_and_register(&registry, &config, &peer, HANDSHAKE_TIMEOUT).await {
+                    Ok(tools) => {
+                        let mut known = known.lock().unwrap_or_else(|p| p.into_inner());
+                        if let Some(entry) = known.get_mut(&config.name) {
+                            if let McpServerState::Ready { tools: count, .. } = &mut entry.state {
+                                *count = tools.len();
+                            }
+                            entry.tools = tools;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(server = %config.name, "could not re-list the MCP server's tools: {e}")
+                    }
+                }
+            }
+        })
+    }
+
+    /// Stop `name` if it runs: its tools go from the registry, its process (group) ends.
+    pub async fn stop(&self, name: &str) {
+        self.registry
+            .unregister_where(|tool| server_of(tool) == Some(name));
+        let running = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(name);
+        if let Some(running) = running {
+            running.refresher.abort();
+            running.connection.close().await;
+        }
+        if let Some(known) = self
+            .known
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(name)
+            && matches!(
+                known.state,
+                McpServerState::Ready { .. } | McpServerState::Starting
+            )
+        {
+            known.state = McpServerState::Disabled;
+            known.tools.clear();
+        }
+    }
+
+    /// Stop `name` and forget it: for a server that was removed.
+    pub async fn forget(&self, name: &str) {
+        self.stop(name).await;
+        self.known
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(name);
+    }
+
+    /// Start every enabled server, all at once.
+    pub async fn start_enabled(&self) -> Result<(), McpError> {
+        let configs = self.store.list().await?;
+        futures::future::join_all(
+            configs
+                .iter()
+                .filter(|c| c.enabled)
+                .map(|c| self.start(&c.name)),
+        )
+        .await;
+        Ok(())
+    }
+
+    /// Start the servers that `tools` (a thread's enabled tools) need and that are not
+    /// running yet; unknown servers are left alone (their tools are reported
+    /// unavailable when called).
+    pub async fn start_for(&self, tools: &[String]) -> Result<(), McpError> {
+        let mut wanted: Vec<&str> = tools.iter().filter_map(|t| server_of(t)).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let configs = self.store.list().await?;
+        let idle: Vec<&str> = {
+            let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            wanted
+                .into_iter()
+                .filter(|name| {
+                    !running.contains_key(*name) && configs.iter().any(|c| c.name == *name)
+                })
+                .collect()
+        };
+        futures::future::join_all(idle.iter().map(|name| self.start(name))).await;
+        Ok(())
+    }
+
+    /// Every configured server with its state.
+    pub async fn statuses(&self) -> Result<Vec<McpServerStatus>, McpError> {
+        let configs = self.store.list().await?;
+        Ok(configs.into_iter().map(|c| self.status_of(c)).collect())
+    }
+
+    /// One server with its state.
+    pub async fn status(&self, name: &str) -> Result<McpServerStatus, McpError> {
+        Ok(self.status_of(self.store.get(name).await?))
+    }
+
+    fn status_of(&self, config: McpServerConfig) -> McpServerStatus {
+        let name = config.name.clone();
+        let exited = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_mut(&name)
+            .is_some_and(|r| r.connection.exited() || r.connection.service.is_closed());
+        let known = self
+            .known
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&name)
+            .cloned();
+        let (mut state, stderr) = match known {
+            Some(k) => (k.state, k.stderr.lines()),
+            None if config.enabled => (
+                McpServerState::Failed {
+                    reason: "not started".into(),
+                    hint: None,
+                },
+                Vec::new(),
+            ),
+            None => (McpServerState::Disabled, Vec::new()),
+        };
+        if exited {
+            state = McpServerState::Failed {
+                reason: format!(
+                    "stopped working{}",
+                    stderr.last().map(|l| format!(": {l}")).unwrap_or_default()
+                ),
+                hint: Some("restart it; if it stops again, its last output says why".into()),
+            };
+        }
+        McpServerStatus {
+            config,
+            state,
+            stderr_tail: stderr,
+        }
+    }
+
+    /// The tools `name` offers (listed at its last start or change).
+    pub fn tools(&self, name: &str) -> Vec<McpToolInfo> {
+        self.known
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .map(|k| k.tools.clone())
+            .unwrap_or_default()
+    }
+
+    /// Call `tool` on `server` directly (not in a run): arguments are checked against
+    /// its schema first; the whole result comes back.
+    pub async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<Value, ToolError> {
+        let name = self
+            .tools(server)
+            .into_iter()
+            .find(|t| t.name == tool || t.tool_name == tool)
+            .map(|t| t.tool_name)
+            .ok_or_else(|| {
+                ToolError::new(
+                    "TOOL_NOT_FOUND",
+                    format!("MCP server `{server}` has no tool `{tool}` (is it running?)"),
+                )
+            })?;
+        self.registry.check_arguments(&name, arguments)?;
+        let entry = self
+            .registry
+            .entry(&name)
+            .ok_or_else(|| ToolError::new("TOOL_UNAVAILABLE", format!("`{name}` is not usable")))?;
+        let context = crate::tools::ExecutionContext {
+            thread_id: String::new(),
+            trace_id: String::new(),
+            state: Default::default(),
+        };
+        let limit = entry.tool.timeout();
+        tokio::time::timeout(limit, entry.tool.execute(arguments, &context))
+            .await
+            .unwrap_or_else(|_| {
+                Err(ToolError::new(
+                    "TOOL_TIMEOUT",
+                    format!("`{name}` did not finish within {} s", limit.as_secs()),
+                ))
+            })
+    }
+
+    /// Stop every server (before the process exits).
+    pub async fn shutdown(&self) {
+        let names: Vec<String> = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        futures::future::join_all(names.iter().map(|n| self.stop(n))).await;
+    }
+}
+
+fn ready_state(connection: &Connection, tools: usize) -> McpServerState {
+    let (protocol_version, server_info) = connection.handshake();
+    McpServerState::Ready {
+        tools,
+        protocol_version,
+        server_info,
+    }
+}
+
+/// `tools/list` (every page) and the registry updated: the server's old tools go, the
+/// new ones come, each usable one registered, each unusable one listed with the reason.
+async fn list_and_register(
+    registry: &ToolRegistry,
+    config: &McpServerConfig,
+    peer: &rmcp::Peer<rmcp::RoleClient>,
+    limit: Duration,
+) -> Result<Vec<McpToolInfo>, McpError> {
+    let listed = tokio::time::timeout(limit, peer.list_all_tools())
+        .await
+        .map_err(|_| McpError::Timeout {
+            what: "tools/list".into(),
+            secs: limit.as_secs(),
+        })?
+        .map_err(|e| McpError::Protocol(format!("tools/list failed: {e}")))?;
+    registry.unregister_where(|tool| server_of(tool) == Some(config.name.as_str()));
+    let mut infos: Vec<McpToolInfo> = Vec::with_capacity(listed.len());
+    let mut taken = BTreeSet::new();
+    for tool in listed {
+        let local: String = tool
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let namespaced = tool_name(&config.name, &local);
+        let input_schema = Value::Object((*tool.input_schema).clone());
+        let mut info = McpToolInfo {
+            server: config.name.clone(),
+            name: tool.name.to_string(),
+            tool_name: namespaced.clone(),
+            title: tool
+                .title
+                .clone()
+                .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone())),
+            description: tool.description.as_deref().unwrap_or_default().to_owned(),
+            input_schema: input_schema.clone(),
+            unusable: None,
+        };
+        if namespaced.len() > 64 {
+            info.unusable = Some(format!(
+                "its name `{namespaced}` is longer than the 64 characters providers accept; give the server a shorter name"
+            ));
+        } else if !taken.insert(namespaced.clone()) {
+            info.unusable = Some(format!(
+                "another tool of this server is also called `{namespaced}`"
+            ));
+        } else {
+            let schema = ToolSchema {
+                name: namespaced.clone(),
+                description: info.description.clone(),
+                input_schema,
+                output_schema: tool
+                    .output_schema
+                    .as_ref()
+                    .map(|s| Value::Object((**s).clone())),
+                examples: Vec::new(),
+            };
+            let executor = McpTool::new(
+                schema,
+                &config.name,
+                config.transport.kind(),
+                &tool.name,
+                peer.clone(),
+                Duration::from_secs(u64::from(config.timeout_secs)),
+                config.result_limit as usize,
+            );
+            if let Err(e) = registry.register(Arc::new(executor)) {
+                info.unusable = Some(e.to_string());
+            }
+        }
+        infos.push(info);
+    }
+    debug_assert!(infos.iter().all(|t| t.tool_name.contains(TOOL_SEPARATOR)));
+    Ok(infos)
+}

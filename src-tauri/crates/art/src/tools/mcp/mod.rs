@@ -1,0 +1,26 @@
+//! MCP servers as tool sources, on the official Rust SDK (`rmcp`).
+//!
+//! - [`McpStore`] keeps the servers the user added (SQLite, with header values in the
+//!   OS keychain) and reads the de-facto `{"mcpServers": {…}}` JSON
+//!   ([`import::parse`]).
+//! - `connection` starts one server: a stdio child in its own process group (killed
+//!   with everything it started when the connection goes), or a streamable HTTP session;
+//!   handshake, tool list, stderr tail.
+//! - [`McpTool`] is one server tool as a [`ToolExecutor`](super::ToolExecutor): called
+//!   with the server's timeout (a dropped call sends `notifications/cancelled`), its
+//!   result kept whole for the trace and shortened for the model.
+//! - [`McpManager`] starts, stops and refreshes servers and keeps the
+//!   [`ToolRegistry`](super::ToolRegistry) in step with what they offer.
+
+mod connection;
+mod errors;
+pub mod import;
+mod manager;
+mod result;
+mod store;
+mod tool;
+
+pub use errors::McpError;
+pub use manager::McpManager;
+pub use store::McpStore;
+pub use tool::McpTool;

@@ -1,0 +1,210 @@
+//! The servers the user added: configuration in SQLite, HTTP header values in the OS
+//! keychain (account `mcp:<server>:<header>`), never in the database.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use art_types::mcp::{McpServerConfig, McpTransport, check_server_name};
+
+use super::McpError;
+use crate::clock;
+use crate::secrets::{Secret, SecretStore};
+use crate::storage::{self, Collection, Query, Record, StorageAdapter};
+
+/// Longest call timeout a server may be given, in seconds.
+pub const MAX_TIMEOUT_SECS: u32 = 3_600;
+
+/// Configured MCP servers.
+pub struct McpStore {
+    storage: Arc<dyn StorageAdapter>,
+    secrets: Arc<dyn SecretStore>,
+}
+
+fn invalid(field: &'static str, message: impl Into<String>) -> McpError {
+    McpError::InvalidConfig {
+        field,
+        message: message.into(),
+    }
+}
+
+fn account(server: &str, header: &str) -> String {
+    format!("mcp:{server}:{}", header.to_ascii_lowercase())
+}
+
+/// Why `config` cannot be saved, if it cannot.
+pub fn validate(config: &McpServerConfig) -> Result<(), McpError> {
+    check_server_name(&config.name).map_err(|m| invalid("name", m))?;
+    if !(1..=MAX_TIMEOUT_SECS).contains(&config.timeout_secs) {
+        return Err(invalid(
+            "timeoutSecs",
+            format!("a call timeout is 1 to {MAX_TIMEOUT_SECS} seconds"),
+        ));
+    }
+    if config.result_limit < 100 {
+        return Err(invalid(
+            "resultLimit",
+            "give the model at least 100 characters of a result",
+        ));
+    }
+    match &config.transport {
+        McpTransport::Stdio { command, env, .. } => {
+            if command.trim().is_empty() {
+                return Err(invalid(
+                    "command",
+                    "give the command that starts the server",
+                ));
+            }
+            if let Some(bad) = env.keys().find(|k| k.is_empty() || k.contains(['=', '\0'])) {
+                return Err(invalid("env", format!("{bad:?} is not a variable name")));
+            }
+        }
+        McpTransport::Http { url, headers } => {
+            let parsed = reqwest::Url::parse(url)
+                .map_err(|e| invalid("url", format!("{url:?} is not a URL: {e}")))?;
+            if !matches!(parsed.scheme(), "http" | "https") {
+                return Err(invalid("url", "use an http:// or https:// URL"));
+            }
+            for (i, name) in headers.iter().enumerate() {
+                if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                    return Err(invalid("headers", format!("{name:?} is not a header name")));
+                }
+                if headers[..i].iter().any(|h| h.eq_ignore_ascii_case(name)) {
+                    return Err(invalid("headers", format!("{name} is listed twice")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl McpStore {
+    /// Servers stored in `storage`, header values in `secrets`.
+    pub fn new(storage: Arc<dyn StorageAdapter>, secrets: Arc<dyn SecretStore>) -> Self {
+        Self { storage, secrets }
+    }
+
+    /// Every server, by name.
+    pub async fn list(&self) -> Result<Vec<McpServerConfig>, McpError> {
+        let mut all = self
+            .storage
+            .query(Collection::McpServers, &Query::default())
+            .await?
+            .iter()
+            .map(|r| r.decode(Collection::McpServers))
+            .collect::<Result<Vec<McpServerConfig>, _>>()?;
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(all)
+    }
+
+    /// One server.
+    pub async fn get(&self, name: &str) -> Result<McpServerConfig, McpError> {
+        match self.storage.get(Collection::McpServers, name).await? {
+            Some(r) => Ok(r.decode(Collection::McpServers)?),
+            None => Err(McpError::UnknownServer(name.to_owned())),
+        }
+    }
+
+    /// Add or replace a server. `header_values` are stored in the keychain (a header
+    /// without a new value keeps its stored one); values of headers no longer listed
+    /// are deleted.
+    pub async fn save(
+        &self,
+        config: &McpServerConfig,
+        header_values: &BTreeMap<String, Secret>,
+    ) -> Result<(), McpError> {
+        validate(config)?;
+        let listed = match &config.transport {
+            McpTransport::Http { headers, .. } => headers.clone(),
+            McpTransport::Stdio { .. } => Vec::new(),
+        };
+        if let Some(name) = header_values
+            .keys()
+            .find(|k| !listed.iter().any(|h| h.eq_ignore_ascii_case(k)))
+        {
+            return Err(invalid(
+                "headers",
+                format!("{name} has a value but is not listed"),
+            ));
+        }
+        let old = match self.get(&config.name).await {
+            Ok(old) => Some(old),
+            Err(McpError::UnknownServer(_)) => None,
+            Err(e) => return Err(e),
+        };
+        for (name, value) in header_values {
+            self.secrets.set(&account(&config.name, name), value)?;
+        }
+        if let Some(McpTransport::Http { headers, .. }) = old.map(|o| o.transport) {
+            for gone in headers
+                .iter()
+                .filter(|h| !listed.iter().any(|l| l.eq_ignore_ascii_case(h)))
+            {
+                self.secrets.delete(&account(&config.name, gone))?;
+            }
+        }
+        let record = Record {
+            id: config.name.clone(),
+            thread_id: None,
+            trace_id: None,
+            kind: None,
+            timestamp: clock::now_ms(),
+            search_text: None,
+            body: storage::encode(config)?,
+        };
+        self.storage
+            .set(Collection::McpServers, vec![record])
+            .await?;
+        Ok(())
+    }
+
+    /// Remove a server and its header values; `false` if there was none.
+    pub async fn remove(&self, name: &str) -> Result<bool, McpError> {
+        let config = match self.get(name).await {
+            Ok(config) => config,
+            Err(McpError::UnknownServer(_)) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        if let McpTransport::Http { headers, .. } = &config.transport {
+            for header in headers {
+                self.secrets.delete(&account(name, header))?;
+            }
+        }
+        Ok(self.storage.delete(Collection::McpServers, name).await?)
+    }
+
+    /// The values of `config`'s headers, from the keychain (reads it: may block).
+    pub fn header_values(
+        &self,
+        config: &McpServerConfig,
+    ) -> Result<Vec<(String, Secret)>, McpError> {
+        read_headers(self.secrets.as_ref(), config)
+    }
+
+    /// [`Self::header_values`] as a function to run off the async workers.
+    pub(super) fn header_reader(
+        &self,
+    ) -> impl FnOnce(&McpServerConfig) -> Result<Vec<(String, Secret)>, McpError> + Send + 'static
+    {
+        let secrets = Arc::clone(&self.secrets);
+        move |config| read_headers(secrets.as_ref(), config)
+    }
+}
+
+fn read_headers(
+    secrets: &dyn SecretStore,
+    config: &McpServerConfig,
+) -> Result<Vec<(String, Secret)>, McpError> {
+    let McpTransport::Http { headers, .. } = &config.transport else {
+        return Ok(Vec::new());
+    };
+    headers
+        .iter()
+        .map(|name| match secrets.get(&account(&config.name, name))? {
+            Some(value) => Ok((name.clone(), value)),
+            None => Err(invalid(
+                "headers",
+                format!("no value is stored for {name}: enter it again"),
+            )),
+        })
+        .collect()
+}

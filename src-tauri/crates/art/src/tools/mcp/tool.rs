@@ -1,0 +1,111 @@
+//! One tool of an MCP server, callable like a built-in.
+
+use std::time::Duration;
+
+use art_types::ToolSchema;
+use rmcp::model::CallToolRequestParams;
+use rmcp::{Peer, RoleClient};
+use serde_json::{Map, Value, json};
+
+use super::result;
+use crate::tools::{ExecutionContext, ToolError, ToolExecutor};
+
+/// A server's tool under its namespaced name.
+pub struct McpTool {
+    schema: ToolSchema,
+    server: String,
+    transport: &'static str,
+    remote_name: String,
+    peer: Peer<RoleClient>,
+    timeout: Duration,
+    limit: usize,
+}
+
+impl McpTool {
+    /// `remote_name` on `server` (reached through `peer` over `transport`), offered to
+    /// the model as `schema`; a call may take `timeout`, the model reads at most
+    /// `limit` characters of a result.
+    pub(super) fn new(
+        schema: ToolSchema,
+        server: &str,
+        transport: &'static str,
+        remote_name: &str,
+        peer: Peer<RoleClient>,
+        timeout: Duration,
+        limit: usize,
+    ) -> Self {
+        Self {
+            schema,
+            server: server.to_owned(),
+            transport,
+            remote_name: remote_name.to_owned(),
+            peer,
+            timeout,
+            limit,
+        }
+    }
+
+    /// What the model reads of `result` (a `tools/call` result as JSON): text, notes
+    /// for images and audio, at most `limit` characters with a marker when cut.
+    pub fn model_view(result: &Value, limit: usize) -> String {
+        result::for_model(result, limit)
+    }
+}
+
+#[async_trait::async_trait]
+impl ToolExecutor for McpTool {
+    fn schema(&self) -> &ToolSchema {
+        &self.schema
+    }
+
+    fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The result as the server sent it (`content`, `structuredContent`); a result
+    /// with `isError` is a tool error whose message is what the server said. Dropping
+    /// the call (timeout, stopped run) sends `notifications/cancelled`.
+    async fn execute(&self, arguments: &Value, _: &ExecutionContext) -> Result<Value, ToolError> {
+        let mut params = CallToolRequestParams::new(self.remote_name.clone());
+        params.arguments = match arguments {
+            Value::Object(map) => Some(map.clone()),
+            Value::Null => None,
+            _ => {
+                return Err(ToolError::new(
+                    "INVALID_TOOL_ARGUMENTS",
+                    "MCP tools take an object of named arguments",
+                ));
+            }
+        };
+        let outcome = self.peer.call_tool(params).await.map_err(|e| {
+            ToolError::new(
+                "MCP_CALL_FAILED",
+                format!(
+                    "`{}` on MCP server `{}` failed: {e}",
+                    self.remote_name, self.server
+                ),
+            )
+        })?;
+        let value =
+            serde_json::to_value(&outcome).unwrap_or_else(|e| json!({ "error": e.to_string() }));
+        if outcome.is_error == Some(true) {
+            return Err(ToolError::new(
+                "TOOL_REPORTED_ERROR",
+                result::for_model(&value, self.limit),
+            ));
+        }
+        Ok(value)
+    }
+
+    fn for_model(&self, output: &Value) -> Option<Value> {
+        Some(Value::String(result::for_model(output, self.limit)))
+    }
+
+    fn origin(&self) -> Option<Map<String, Value>> {
+        let mut facts = Map::new();
+        facts.insert("mcpServer".into(), self.server.clone().into());
+        facts.insert("mcpTransport".into(), self.transport.into());
+        facts.insert("mcpTool".into(), self.remote_name.clone().into());
+        Some(facts)
+    }
+}

@@ -1,0 +1,221 @@
+//! MCP servers as tool sources, against real servers from the registries:
+//! `@modelcontextprotocol/server-everything` (npm; stdio and streamable HTTP) and
+//! `mcp-server-time` (PyPI), as `cargo xtask test` installs them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use art::secrets::{MemoryStore, Secret, SecretStore};
+use art::storage::sqlite::SqliteStorage;
+use art::tools::ToolRegistry;
+use art::tools::mcp::{McpManager, McpStore};
+use art_testkit::framework::mcp::{self as servers, marker, settle};
+use art_types::mcp::{McpServerConfig, McpServerState, McpTransport};
+use serde_json::json;
+
+/// A manager over a SQLite file in a temporary directory and an in-memory keychain.
+pub(crate) struct Harness {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) mcp: McpManager,
+    pub(crate) registry: Arc<ToolRegistry>,
+    pub(crate) secrets: Arc<MemoryStore>,
+}
+
+pub(crate) fn harness() -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
+    let secrets = Arc::new(MemoryStore::new());
+    let registry = Arc::new(ToolRegistry::new());
+    let mcp = McpManager::new(
+        McpStore::new(storage, secrets.clone()),
+        Arc::clone(&registry),
+    )
+    .with_handshake_timeout(Duration::from_secs(10));
+    Harness {
+        dir,
+        mcp,
+        registry,
+        secrets,
+    }
+}
+
+impl Harness {
+    /// Save `config` and start it.
+    pub(crate) async fn add(&self, config: &McpServerConfig) -> McpServerState {
+        self.mcp
+            .store()
+            .save(config, &BTreeMap::new())
+            .await
+            .unwrap();
+        self.mcp.start(&config.name).await.unwrap().state
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_over_stdio_lists_validates_and_calls_its_tools() {
+    let h = harness();
+    let mark = marker();
+    let state = h.add(&servers::everything("everything", &mark)).await;
+    let McpServerState::Ready {
+        tools,
+        protocol_version,
+        server_info,
+    } = state
+    else {
+        panic!("not ready: {state:?}");
+    };
+    assert!(tools >= 10, "{tools} tools");
+    assert!(protocol_version.starts_with("20"), "{protocol_version}");
+    assert!(server_info.is_some());
+    let listed = h.mcp.tools("everything");
+    assert!(
+        listed
+            .iter()
+            .all(|t| t.tool_name.starts_with("everything__"))
+    );
+    assert!(listed.iter().all(|t| t.unusable.is_none()), "{listed:?}");
+    assert!(h.registry.contains("everything__echo"));
+
+    // Text.
+    let echoed = h
+        .mcp
+        .call("everything", "echo", &json!({ "message": "hi there" }))
+        .await
+        .unwrap();
+    assert_eq!(echoed["content"][0]["text"], "Echo: hi there", "{echoed}");
+    // Arguments are checked against the tool's own schema before the call.
+    let wrong = h
+        .mcp
+        .call("everything", "echo", &json!({ "message": 42 }))
+        .await
+        .unwrap_err();
+    assert_eq!(wrong.code, "INVALID_TOOL_ARGUMENTS", "{wrong:?}");
+    // An image comes whole, and the model is told of it, not given base64.
+    let image = listed
+        .iter()
+        .find(|t| t.name.contains("image"))
+        .expect("an image tool");
+    let result = h
+        .mcp
+        .call("everything", &image.name, &json!({}))
+        .await
+        .unwrap();
+    let png = result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "image")
+        .unwrap();
+    assert_eq!(png["mimeType"], "image/png");
+    assert!(png["data"].as_str().unwrap().len() > 100);
+    let entry_view = art::tools::mcp::McpTool::model_view(&result, 20_000);
+    assert!(entry_view.contains("[image: image/png"), "{entry_view}");
+    assert!(!entry_view.contains(png["data"].as_str().unwrap()));
+
+    // Stopping ends the process and takes its tools away.
+    h.mcp.stop("everything").await;
+    assert!(!h.registry.contains("everything__echo"));
+    assert_eq!(settle(&mark, 5).await, 0, "processes left behind");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_time_server_answers_with_structured_content() {
+    let h = harness();
+    let mark = marker();
+    let state = h.add(&servers::time("time", &mark)).await;
+    assert!(matches!(state, McpServerState::Ready { .. }), "{state:?}");
+    assert!(h.registry.contains("time__get_current_time"));
+    let now = h
+        .mcp
+        .call(
+            "time",
+            "get_current_time",
+            &json!({ "timezone": "Europe/Paris" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        now["structuredContent"]["timezone"], "Europe/Paris",
+        "{now}"
+    );
+    // A tool's own refusal (`isError`) is a tool error with the server's words.
+    let refused = h
+        .mcp
+        .call(
+            "time",
+            "get_current_time",
+            &json!({ "timezone": "Mars/Olympus" }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, "TOOL_REPORTED_ERROR", "{refused:?}");
+    assert!(
+        refused.message.contains("Mars/Olympus"),
+        "{}",
+        refused.message
+    );
+    h.mcp.shutdown().await;
+    assert_eq!(settle(&mark, 5).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_over_streamable_http_with_a_header_kept_in_the_keychain() {
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let mut server = tokio::process::Command::new("node")
+        .args([servers::everything_script(), "streamableHttp".into()])
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let h = harness();
+    let config = McpServerConfig::new(
+        "remote",
+        McpTransport::Http {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers: vec!["X-Api-Key".into()],
+        },
+    );
+    let values = BTreeMap::from([("X-Api-Key".to_owned(), Secret::new("SENTINEL-mcp-header"))]);
+    h.mcp.store().save(&config, &values).await.unwrap();
+    let state = h.mcp.start("remote").await.unwrap().state;
+    assert!(matches!(state, McpServerState::Ready { .. }), "{state:?}");
+    let echoed = h
+        .mcp
+        .call("remote", "echo", &json!({ "message": "over HTTP" }))
+        .await
+        .unwrap();
+    assert_eq!(echoed["content"][0]["text"], "Echo: over HTTP");
+    // The header's value is in the keychain, not in the database.
+    assert_eq!(
+        h.secrets
+            .get("mcp:remote:x-api-key")
+            .unwrap()
+            .unwrap()
+            .expose(),
+        "SENTINEL-mcp-header"
+    );
+    h.mcp.shutdown().await;
+    for entry in std::fs::read_dir(h.dir.path()).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        assert!(!bytes.windows(8).any(|w| w == b"SENTINEL"));
+    }
+    // Removing the server removes the header's value too.
+    assert!(h.mcp.store().remove("remote").await.unwrap());
+    assert!(h.secrets.get("mcp:remote:x-api-key").unwrap().is_none());
+    server.kill().await.unwrap();
+}

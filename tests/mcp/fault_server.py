@@ -1,0 +1,88 @@
+"""A deliberately faulty MCP server over stdio, for the client's fault tests only (the
+behaviour tests use the real servers). Python's standard library only.
+
+    python3 fault_server.py MODE
+
+MODE is what goes wrong:
+  exit-on-init   writes a line to stderr and exits with code 3 on `initialize`
+  garbage        writes non-JSON lines and malformed JSON-RPC before each real answer
+  crash-on-call  exits (code 1) when a tool is called
+  hang-on-call   never answers a tool call (and records `notifications/cancelled`
+                 to stderr when it arrives)
+  big-result     answers a call with a 50 MB text result
+  spawn-child    starts a grandchild (`sleep 600`) in its process group, then works
+  ok             works: one tool, `echo`
+"""
+
+import json
+import subprocess
+import sys
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "ok"
+
+ECHO = {
+    "name": "echo",
+    "description": "Echoes its message.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"message": {"type": "string"}},
+        "required": ["message"],
+    },
+}
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def answer(request_id, result):
+    if MODE == "garbage":
+        sys.stdout.write("this is not JSON\n")
+        sys.stdout.write('{"jsonrpc": "2.0", "id": \n')
+        sys.stdout.write('{"jsonrpc": "1.0", "nonsense": true}\n')
+    send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def main():
+    if MODE == "spawn-child":
+        subprocess.Popen(["sleep", "600"])
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        method = message.get("method")
+        request_id = message.get("id")
+        if method == "initialize":
+            if MODE == "exit-on-init":
+                sys.stderr.write("fault server: refusing to start\n")
+                sys.stderr.flush()
+                sys.exit(3)
+            answer(request_id, {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fault-server", "version": "1.0"},
+            })
+        elif method == "tools/list":
+            answer(request_id, {"tools": [ECHO]})
+        elif method == "tools/call":
+            if MODE == "crash-on-call":
+                sys.stderr.write("fault server: crashing mid-call\n")
+                sys.stderr.flush()
+                sys.exit(1)
+            if MODE == "hang-on-call":
+                continue
+            if MODE == "big-result":
+                text = "x" * (50 * 1024 * 1024)
+            else:
+                text = message["params"]["arguments"]["message"]
+            answer(request_id, {"content": [{"type": "text", "text": text}]})
+        elif method == "notifications/cancelled":
+            sys.stderr.write("cancelled " + json.dumps(message["params"].get("requestId")) + "\n")
+            sys.stderr.flush()
+        elif request_id is not None:
+            answer(request_id, {})
+
+
+main()
