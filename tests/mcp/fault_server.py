@@ -11,6 +11,7 @@ MODE is what goes wrong:
                  to stderr when it arrives)
   big-result     answers a call with a 50 MB text result
   spawn-child    starts a grandchild (`sleep 600`) in its process group, then works
+  bad-schema     also lists `broken`, a tool whose input schema is not a JSON Schema
   ok             works: one tool, `echo`
 """
 
@@ -65,7 +66,11 @@ def main():
                 "serverInfo": {"name": "fault-server", "version": "1.0"},
             })
         elif method == "tools/list":
-            answer(request_id, {"tools": [ECHO]})
+            tools = [ECHO]
+            if MODE == "bad-schema":
+                tools.append({"name": "broken", "description": "Cannot be validated.",
+                              "inputSchema": {"type": "object", "properties": {"x": {"type": "nonsense"}}}})
+            answer(request_id, {"tools": tools})
         elif method == "tools/call":
             if MODE == "crash-on-call":
                 sys.stderr.write("fault server: crashing mid-call\n")

@@ -27,6 +27,15 @@ pub enum RegistryError {
     },
 }
 
+impl RegistryError {
+    /// The tool it is about.
+    pub fn tool_name(&self) -> &str {
+        match self {
+            Self::InvalidName(name) | Self::InvalidSchema { name, .. } => name,
+        }
+    }
+}
+
 /// A registered tool and its compiled validator.
 #[derive(Clone)]
 pub(crate) struct Entry {
@@ -54,8 +63,8 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// Register a tool; a tool of the same name is replaced (with a warning).
-    pub fn register(&self, tool: Arc<dyn ToolExecutor>) -> Result<(), RegistryError> {
+    /// A tool with its validator compiled.
+    fn prepare(tool: Arc<dyn ToolExecutor>) -> Result<(String, Entry), RegistryError> {
         let schema = tool.schema();
         let name = schema.name.clone();
         if !valid_name(&name) {
@@ -71,6 +80,31 @@ impl ToolRegistry {
             tool,
             validator: Arc::new(validator),
         };
+        Ok((name, entry))
+    }
+
+    /// In one step, remove the tools whose names `remove` picks and register `tools`:
+    /// nobody sees a moment without them. Tools that cannot be registered are
+    /// returned with the reason; the others are registered.
+    pub fn replace_where(
+        &self,
+        remove: impl Fn(&str) -> bool,
+        tools: Vec<Arc<dyn ToolExecutor>>,
+    ) -> Vec<RegistryError> {
+        let mut refused = Vec::new();
+        let prepared: Vec<(String, Entry)> = tools
+            .into_iter()
+            .filter_map(|tool| Self::prepare(tool).map_err(|e| refused.push(e)).ok())
+            .collect();
+        let mut registered = self.tools.write().unwrap_or_else(|p| p.into_inner());
+        registered.retain(|name, _| !remove(name));
+        registered.extend(prepared);
+        refused
+    }
+
+    /// Register a tool; a tool of the same name is replaced (with a warning).
+    pub fn register(&self, tool: Arc<dyn ToolExecutor>) -> Result<(), RegistryError> {
+        let (name, entry) = Self::prepare(tool)?;
         let previous = self
             .tools
             .write()

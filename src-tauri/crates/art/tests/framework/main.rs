@@ -22,5 +22,6 @@ mod export;
 #[cfg(feature = "keychain-tests")]
 mod keychain;
 mod mcp;
+mod mcp_faults;
 mod properties;
 mod storage;

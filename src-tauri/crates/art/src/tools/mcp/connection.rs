@@ -95,6 +95,9 @@ pub(super) struct Connection {
     pub(super) service: RunningService<RoleClient, Client>,
     /// The stdio child (leader of its own process group).
     child: Option<Child>,
+    /// Its process group, kept apart from the child: once the child is reaped its id
+    /// is gone, but what it started may still run in the group.
+    group: Option<Pid>,
     /// Its stderr.
     pub(super) stderr: StderrTail,
     /// Signalled on `notifications/tools/list_changed`.
@@ -108,12 +111,12 @@ impl Connection {
         config: &McpServerConfig,
         headers: Vec<(String, Secret)>,
         handshake: Duration,
+        stderr: StderrTail,
     ) -> Result<Self, McpError> {
         let tools_changed = Arc::new(Notify::new());
         let client = Client {
             tools_changed: Arc::clone(&tools_changed),
         };
-        let stderr = StderrTail::default();
         match &config.transport {
             McpTransport::Stdio {
                 command,
@@ -133,23 +136,29 @@ impl Connection {
                     cmd.current_dir(dir);
                 }
                 let mut child = cmd.spawn().map_err(|e| spawn_error(command, &e))?;
+                let group = child
+                    .id()
+                    .and_then(|id| i32::try_from(id).ok())
+                    .map(Pid::from_raw);
+                let mut guard = ChildGuard { child: None, group };
                 let (Some(stdout), Some(stdin), Some(err)) =
                     (child.stdout.take(), child.stdin.take(), child.stderr.take())
                 else {
-                    kill_group(&child);
                     return Err(McpError::Protocol(
                         "the server's pipes were not opened".into(),
                     ));
                 };
-                read_stderr(err, stderr.clone(), config.name.clone());
+                guard.child = Some(child);
+                let reader = read_stderr(err, stderr.clone(), config.name.clone());
                 let transport =
                     AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_LINE);
-                let mut guard = ChildGuard(Some(child));
                 let started = tokio::time::timeout(handshake, client.serve(transport)).await;
                 let service = match started {
                     Ok(Ok(service)) => service,
                     Ok(Err(e)) => {
                         let exited = guard.exit_status().await;
+                        // Its last words first: the reader ends at the pipe's end.
+                        let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
                         return Err(match exited {
                             Some(code) => McpError::Exited {
                                 code,
@@ -167,7 +176,8 @@ impl Connection {
                 };
                 Ok(Self {
                     service,
-                    child: guard.0.take(),
+                    child: guard.child.take(),
+                    group: guard.group.take(),
                     stderr,
                     tools_changed,
                 })
@@ -212,6 +222,7 @@ impl Connection {
                 Ok(Self {
                     service,
                     child: None,
+                    group: None,
                     stderr,
                     tools_changed,
                 })
@@ -245,35 +256,33 @@ impl Connection {
         let child = self.child.take();
         let _ = tokio::time::timeout(Duration::from_secs(2), self.service.close()).await;
         if let Some(mut child) = child {
-            if tokio::time::timeout(Duration::from_millis(500), child.wait())
-                .await
-                .is_err()
-            {
-                kill_group(&child);
-                let _ = child.wait().await;
-            } else {
-                // The leader is gone; anything it left in its group goes too.
-                kill_group(&child);
-            }
+            let _ = tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
+        }
+        // Whether or not the leader left in time, nothing it started stays.
+        if let Some(group) = self.group.take() {
+            kill_group(group);
         }
     }
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        if let Some(child) = &self.child {
-            kill_group(child);
+        if let Some(group) = self.group {
+            kill_group(group);
         }
     }
 }
 
 /// Kills the child's group if the handshake did not get to hand it over.
-struct ChildGuard(Option<Child>);
+struct ChildGuard {
+    child: Option<Child>,
+    group: Option<Pid>,
+}
 
 impl ChildGuard {
     /// The child's exit code if it exited (within a moment), `None` if it is running.
     async fn exit_status(&mut self) -> Option<Option<i32>> {
-        let child = self.0.as_mut()?;
+        let child = self.child.as_mut()?;
         let status = tokio::time::timeout(Duration::from_millis(500), child.wait())
             .await
             .ok()?
@@ -284,17 +293,16 @@ impl ChildGuard {
 
 impl Drop for ChildGuard {
     fn drop(&mut self) {
-        if let Some(child) = &self.0 {
-            kill_group(child);
+        if let Some(group) = self.group {
+            kill_group(group);
         }
     }
 }
 
-/// SIGKILL the process group led by `child` (the child and whatever it started).
-fn kill_group(child: &Child) {
-    if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
-        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
-    }
+/// SIGKILL a server's process group (the server and whatever it started). A group that
+/// is already empty is not an error.
+fn kill_group(group: Pid) {
+    let _ = killpg(group, Signal::SIGKILL);
 }
 
 fn spawn_error(command: &str, e: &std::io::Error) -> McpError {
@@ -310,8 +318,12 @@ fn spawn_error(command: &str, e: &std::io::Error) -> McpError {
     }
 }
 
-/// Feed the server's stderr into `tail` and the log, line by line.
-fn read_stderr(stderr: ChildStderr, tail: StderrTail, server: String) {
+/// Feed the server's stderr into `tail` and the log, line by line, until it closes.
+fn read_stderr(
+    stderr: ChildStderr,
+    tail: StderrTail,
+    server: String,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut lines = BufReader::new(stderr).lines();
         while let Ok(Some(line)) = lines.next_line().await {
@@ -322,7 +334,7 @@ fn read_stderr(stderr: ChildStderr, tail: StderrTail, server: String) {
             tracing::debug!(target: "art::mcp", server = %server, "{line}");
             tail.push(line);
         }
-    });
+    })
 }
 
 /// An HTTP handshake failure as a status when the transport says which.

@@ -160,9 +160,10 @@ impl McpManager {
             Ok(Err(e)) => return Err((e, StderrTail::default())),
             Err(e) => return Err((McpError::Protocol(e.to_string()), StderrTail::default())),
         };
-        let connection = Connection::open(config, headers, self.handshake)
+        let stderr = StderrTail::default();
+        let connection = Connection::open(config, headers, self.handshake, stderr.clone())
             .await
-            .map_err(|e| (e, StderrTail::default()))?;
+            .map_err(|e| (e, stderr))?;
         match list_and_register(&self.registry, config, &connection.service, self.handshake).await {
             Ok(tools) => Ok((connection, tools)),
             Err(e) => {
@@ -415,8 +416,8 @@ async fn list_and_register(
             secs: limit.as_secs(),
         })?
         .map_err(|e| McpError::Protocol(format!("tools/list failed: {e}")))?;
-    registry.unregister_where(|tool| server_of(tool) == Some(config.name.as_str()));
     let mut infos: Vec<McpToolInfo> = Vec::with_capacity(listed.len());
+    let mut executors: Vec<Arc<dyn crate::tools::ToolExecutor>> = Vec::new();
     let mut taken = BTreeSet::new();
     for tool in listed {
         let local: String = tool
@@ -472,11 +473,19 @@ async fn list_and_register(
                 Duration::from_secs(u64::from(config.timeout_secs)),
                 config.result_limit as usize,
             );
-            if let Err(e) = registry.register(Arc::new(executor)) {
-                info.unusable = Some(e.to_string());
-            }
+            executors.push(Arc::new(executor));
         }
         infos.push(info);
+    }
+    // The old tools go and the new come in one step: a run never finds none.
+    let refused = registry.replace_where(
+        |tool| server_of(tool) == Some(config.name.as_str()),
+        executors,
+    );
+    for error in refused {
+        if let Some(info) = infos.iter_mut().find(|i| i.tool_name == error.tool_name()) {
+            info.unusable = Some(error.to_string());
+        }
     }
     debug_assert!(infos.iter().all(|t| t.tool_name.contains(TOOL_SEPARATOR)));
     Ok(infos)

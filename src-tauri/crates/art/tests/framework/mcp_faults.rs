@@ -1,0 +1,286 @@
+//! MCP servers that fail: each case ends in a clear state or tool error, never a panic
+//! or a hang, and leaves no process behind. Stdio faults come from the in-tree fault
+//! server (`tests/mcp/fault_server.py`); HTTP faults from the testkit's fake server.
+
+use std::time::Duration;
+
+use art_testkit::fake::{Ending, FakeServer, Reply};
+use art_testkit::framework::mcp::{self as servers, marker, settle};
+use art_types::mcp::{McpServerConfig, McpServerState, McpTransport};
+use serde_json::json;
+
+use crate::mcp::harness;
+
+fn failed(state: &McpServerState) -> (&str, Option<&str>) {
+    match state {
+        McpServerState::Failed { reason, hint } => (reason, hint.as_deref()),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_command_says_what_to_install() {
+    let h = harness();
+    let config = McpServerConfig::new(
+        "files",
+        McpTransport::Stdio {
+            command: "/no/such/dir/npx".into(),
+            args: vec![],
+            env: Default::default(),
+            cwd: None,
+        },
+    );
+    let state = h.add(&config).await;
+    let (reason, hint) = failed(&state);
+    assert_eq!(reason, "`/no/such/dir/npx` not found");
+    assert!(hint.unwrap().starts_with("install Node.js"), "{hint:?}");
+    // The list still shows it, and the other servers still work.
+    let mark = marker();
+    let ok = h.add(&servers::fault("echo", "ok", &mark)).await;
+    assert!(
+        matches!(ok, McpServerState::Ready { tools: 1, .. }),
+        "{ok:?}"
+    );
+    assert_eq!(h.mcp.statuses().await.unwrap().len(), 2);
+    h.mcp.shutdown().await;
+    assert_eq!(settle(&mark, 5).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_exits_during_initialize_shows_its_code_and_last_words() {
+    let h = harness();
+    let mark = marker();
+    let state = h.add(&servers::fault("quits", "exit-on-init", &mark)).await;
+    let (reason, _) = failed(&state);
+    assert_eq!(
+        reason,
+        "exited with code 3: fault server: refusing to start"
+    );
+    let status = h.mcp.status("quits").await.unwrap();
+    assert_eq!(status.stderr_tail, ["fault server: refusing to start"]);
+    assert_eq!(settle(&mark, 5).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_on_stdout_is_skipped_and_the_answers_still_arrive() {
+    let h = harness();
+    let mark = marker();
+    let state = h.add(&servers::fault("noisy", "garbage", &mark)).await;
+    assert!(
+        matches!(state, McpServerState::Ready { tools: 1, .. }),
+        "{state:?}"
+    );
+    let echoed = h
+        .mcp
+        .call("noisy", "echo", &json!({ "message": "still here" }))
+        .await
+        .unwrap();
+    assert_eq!(echoed["content"][0]["text"], "still here");
+    h.mcp.shutdown().await;
+    assert_eq!(settle(&mark, 5).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_mid_call_is_a_tool_error_and_the_server_shows_as_stopped() {
+    let h = harness();
+    let mark = marker();
+    h.add(&servers::fault("fragile", "crash-on-call", &mark))
+        .await;
+    let error = h
+        .mcp
+        .call("fragile", "echo", &json!({ "message": "x" }))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, "MCP_CALL_FAILED", "{error:?}");
+    assert!(error.message.contains("fragile"), "{}", error.message);
+    let state = h.mcp.status("fragile").await.unwrap().state;
+    let (reason, hint) = failed(&state);
+    assert_eq!(reason, "stopped working: fault server: crashing mid-call");
+    assert!(hint.is_some());
+    assert_eq!(settle(&mark, 5).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_hangs_times_out_and_the_server_is_told_to_cancel() {
+    let h = harness();
+    let mark = marker();
+    let mut config = servers::fault("slow", "hang-on-call", &mark);
+    config.timeout_secs = 1;
+    h.add(&config).await;
+    let error = h
+        .mcp
+        .call("slow", "echo", &json!({ "message": "x" }))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, "TOOL_TIMEOUT", "{error:?}");
+    // The server heard `notifications/cancelled` for the request.
+    let mut heard = false;
+    for _ in 0..50 {
+        let tail = h.mcp.status("slow").await.unwrap().stderr_tail;
+        if tail.iter().any(|l| l.starts_with("cancelled ")) {
+            heard = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(heard, "no notifications/cancelled reached the server");
+    // It still answers what it can.
+    assert!(matches!(
+        h.mcp.status("slow").await.unwrap().state,
+        McpServerState::Ready { .. }
+    ));
+    h.mcp.shutdown().await;
+    assert_eq!(settle(&mark, 5).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_50_mb_result_is_kept_whole_and_cut_for_the_model() {
+    let h = harness();
+    let mark = marker();
+    h.add(&servers::fault("big", "big-result", &mark)).await;
+    let result = h
+        .mcp
+        .call("big", "echo", &json!({ "message": "x" }))
+        .await
+        .unwrap();
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert_eq!(text.len(), 50 * 1024 * 1024);
+    let view = art::tools::mcp::McpTool::model_view(&result, 20_000);
+    assert!(view.len() < 21_000);
+    assert!(view.ends_with(&format!(
+        "[truncated: the first 20000 of {} characters; the whole result is in the trace]",
+        50 * 1024 * 1024
+    )));
+    h.mcp.shutdown().await;
+    assert_eq!(settle(&mark, 5).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_or_removing_a_server_ends_what_it_started_too() {
+    let h = harness();
+    let mark = marker();
+    h.add(&servers::fault("parent", "spawn-child", &mark)).await;
+    // The server and its grandchild.
+    for _ in 0..50 {
+        if servers::left_behind(&mark) == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(servers::left_behind(&mark), 2);
+    h.mcp.forget("parent").await;
+    assert!(h.mcp.store().remove("parent").await.unwrap());
+    assert_eq!(settle(&mark, 5).await, 0, "processes left behind");
+    // Dropping the manager (the app quitting) does the same.
+    let mark = marker();
+    h.add(&servers::fault("again", "spawn-child", &mark)).await;
+    drop(h);
+    assert_eq!(settle(&mark, 5).await, 0, "processes left behind");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_whose_schema_does_not_compile_is_listed_unusable_and_the_others_work() {
+    let h = harness();
+    let mark = marker();
+    let state = h.add(&servers::fault("mixed", "bad-schema", &mark)).await;
+    assert!(
+        matches!(state, McpServerState::Ready { tools: 2, .. }),
+        "{state:?}"
+    );
+    let tools = h.mcp.tools("mixed");
+    let broken = tools.iter().find(|t| t.name == "broken").unwrap();
+    assert!(
+        broken
+            .unusable
+            .as_deref()
+            .unwrap()
+            .contains("invalid input schema"),
+        "{broken:?}"
+    );
+    assert!(!h.registry.contains("mixed__broken"));
+    let unknown = h.mcp.call("mixed", "nope", &json!({})).await.unwrap_err();
+    assert_eq!(unknown.code, "TOOL_NOT_FOUND");
+    let echoed = h
+        .mcp
+        .call("mixed", "echo", &json!({ "message": "fine" }))
+        .await
+        .unwrap();
+    assert_eq!(echoed["content"][0]["text"], "fine");
+    h.mcp.shutdown().await;
+    assert_eq!(settle(&mark, 5).await, 0);
+}
+
+async fn http_state(reply: Option<Reply>, handshake_secs: u64) -> McpServerState {
+    let h = harness();
+    let (url, _server, _silent) = match reply {
+        Some(reply) => {
+            let server = FakeServer::start(vec![reply]).await;
+            (format!("{}/mcp", server.url()), Some(server), None)
+        }
+        None => {
+            // Accepts connections and never answers.
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+            (
+                url,
+                None,
+                Some(tokio::spawn(async move {
+                    let mut held = Vec::new();
+                    while let Ok((socket, _)) = listener.accept().await {
+                        held.push(socket);
+                    }
+                })),
+            )
+        }
+    };
+    let config = McpServerConfig::new(
+        "remote",
+        McpTransport::Http {
+            url,
+            headers: vec![],
+        },
+    );
+    h.mcp
+        .store()
+        .save(&config, &Default::default())
+        .await
+        .unwrap();
+    let mcp = h
+        .mcp
+        .with_handshake_timeout(Duration::from_secs(handshake_secs));
+    mcp.start("remote").await.unwrap().state
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_errors_say_the_status_and_what_to_check() {
+    let denied = http_state(Some(Reply::error(401, r#"{"error":"unauthorized"}"#)), 5).await;
+    let (reason, hint) = failed(&denied);
+    assert!(reason.starts_with("401 from http://127.0.0.1:"), "{reason}");
+    assert!(hint.unwrap().contains("token"));
+    let missing = http_state(Some(Reply::error(404, "{}")), 5).await;
+    let (reason, hint) = failed(&missing);
+    assert!(reason.starts_with("404 from"), "{reason}");
+    assert!(hint.unwrap().contains("/mcp"));
+    let broken = http_state(Some(Reply::error(500, r#"{"error":"boom"}"#)), 5).await;
+    assert!(failed(&broken).0.starts_with("500 from"), "{broken:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_that_drops_or_never_answers_fails_in_time() {
+    let sse = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":0,\"res";
+    let dropped = http_state(
+        Some(
+            Reply::sse(sse, 8)
+                .header("Content-Type", "text/event-stream")
+                .ending(Ending::Disconnect),
+        ),
+        5,
+    )
+    .await;
+    let (reason, _) = failed(&dropped);
+    assert!(!reason.is_empty());
+    let started = std::time::Instant::now();
+    let silent = http_state(None, 1).await;
+    assert_eq!(failed(&silent).0, "the handshake did not finish within 1 s");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
