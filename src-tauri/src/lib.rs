@@ -12,6 +12,7 @@ mod state;
 mod workbench;
 
 use state::AppState;
+use tauri::Manager;
 
 /// Build and run the app until its last window closes.
 pub fn run() {
@@ -33,10 +34,21 @@ pub fn run() {
             Ok(())
         })
         .invoke_handler(commands::route)
-        .run(tauri::generate_context!());
-    if let Err(e) = result {
-        tracing::error!("the app stopped with an error: {e}");
-        eprintln!("ART Workbench could not start: {e}");
-        std::process::exit(1);
-    }
+        .build(tauri::generate_context!());
+    let app = match result {
+        Ok(app) => app,
+        Err(e) => {
+            tracing::error!("the app stopped with an error: {e}");
+            eprintln!("ART Workbench could not start: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|app, event| {
+        if let tauri::RunEvent::Exit = event {
+            // MCP servers end with the app: no process outlives it.
+            if let Ok(workbench) = app.state::<AppState>().workbench() {
+                tauri::async_runtime::block_on(workbench.mcp.shutdown());
+            }
+        }
+    });
 }

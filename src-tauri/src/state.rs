@@ -112,6 +112,13 @@ pub fn prepare_data_dir() -> Result<DataDir, IpcError> {
 pub fn start_background_probes(app: &AppHandle) {
     if let Ok(workbench) = app.state::<AppState>().workbench() {
         workbench.start_bridge(app);
+        // The enabled MCP servers start with the app, all at once, without holding it up.
+        let mcp = Arc::clone(&workbench.mcp);
+        tauri::async_runtime::spawn(async move {
+            if let Err(e) = mcp.start_enabled().await {
+                tracing::warn!("could not start the MCP servers: {e}");
+            }
+        });
         // Answers a killed app left streaming are marked interrupted (the bridge is up,
         // so an open thread view hears of it).
         tauri::async_runtime::spawn(async move {

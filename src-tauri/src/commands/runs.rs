@@ -81,6 +81,9 @@ fn launch(
     tauri::async_runtime::spawn(async move {
         let state = app.state::<AppState>();
         let Ok(wb) = state.workbench() else { return };
+        wb.mcp
+            .start_for_thread(&wb.art.state, &props.thread_id)
+            .await;
         let outcome = wb.art.process(props, cancel).await;
         wb.finish_run(&trace);
         let finished = match outcome {

@@ -7,9 +7,12 @@
 //! art import FILE                               import a native (jsonl) trace file
 //! art retry --thread ID                         ask the last failed question again
 //! art drop --thread ID                          remove the last failed question
+//! art mcp list | add | import | remove | enable | disable | tools | call
+//!                                               MCP servers and their tools
 //! ```
 
 mod export;
+mod mcp;
 mod out;
 mod run;
 
@@ -63,6 +66,9 @@ enum Command {
         #[arg(long, value_name = "ID")]
         thread: String,
     },
+    /// MCP servers: add, import, list, remove, enable, disable, and try their tools.
+    #[command(subcommand)]
+    Mcp(mcp::Command),
 }
 
 fn open(data_dir: Option<PathBuf>) -> anyhow::Result<Standard> {
@@ -94,7 +100,7 @@ async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
     if recovered > 0 {
         noteln!("art: {recovered} answer(s) cut off by an earlier crash marked interrupted");
     }
-    match cli.command {
+    let outcome = match cli.command {
         Command::Threads => threads(&stack).await.map(|()| ExitCode::SUCCESS),
         Command::Run(args) => run::run(&stack, args).await,
         Command::Export(args) => export::export(&stack, args)
@@ -107,7 +113,11 @@ async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::DropFailed { thread } => run::drop_failed(&stack, &thread)
             .await
             .map(|()| ExitCode::SUCCESS),
-    }
+        Command::Mcp(command) => mcp::mcp(&stack, command).await,
+    };
+    // The MCP servers a run started end with the process.
+    stack.mcp.shutdown().await;
+    outcome
 }
 
 fn main() -> ExitCode {

@@ -226,6 +226,8 @@ async fn save_settings(
         config.provider_config = provider.clone();
     }
     if let Some(tools) = tools {
+        // MCP tools are known once their servers run.
+        stack.mcp.start_for(&tools).await?;
         let known: Vec<String> = art.tools.list().into_iter().map(|t| t.name).collect();
         if let Some(unknown) = tools.iter().find(|t| !known.contains(t)) {
             bail!(
@@ -262,6 +264,7 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
         let provider = provider_config.as_ref().filter(|_| args.new.is_some());
         save_settings(stack, &thread_id, provider, args.tools, args.context_window).await?;
     }
+    stack.mcp.start_for_thread(&art.state, &thread_id).await;
     let props = AgentProps {
         query: args.question,
         thread_id: thread_id.clone(),

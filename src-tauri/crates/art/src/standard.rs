@@ -1,6 +1,7 @@
 //! The framework as the desktop app and the `art` command line both use it: the
 //! database of a data directory, the built-in providers with keys from the OS keychain
-//! (or `<PROVIDER>_API_KEY`), and an [`ArtInstance`] over them.
+//! (or `<PROVIDER>_API_KEY`), an [`ArtInstance`] over them, and the MCP servers whose
+//! tools join the instance's registry.
 
 use std::sync::Arc;
 
@@ -10,9 +11,10 @@ use crate::paths::DataDir;
 use crate::providers::factory::{BuiltinFactory, builtin_entries};
 use crate::providers::{ManagerOptions, ProviderManager};
 use crate::secrets::{EnvFallback, KeychainStore};
-use crate::storage::StorageError;
 use crate::storage::sqlite::SqliteStorage;
+use crate::storage::{StorageAdapter, StorageError};
 use crate::tools::RegistryError;
+use crate::tools::mcp::{McpManager, McpStore};
 
 /// Why the framework could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -33,12 +35,16 @@ pub struct Standard {
     pub providers: Arc<ProviderManager>,
     /// API keys: the OS keychain, with `<PROVIDER>_API_KEY` as a read-only fallback.
     pub secrets: Arc<EnvFallback<KeychainStore>>,
+    /// MCP servers: their configuration (header values in the keychain), the running
+    /// ones, and their tools in the instance's registry.
+    pub mcp: Arc<McpManager>,
 }
 
 impl Standard {
     /// Open the database of `data_dir` and build the framework over it.
     pub fn open(data_dir: &DataDir) -> Result<Self, OpenError> {
-        let storage = SqliteStorage::open(data_dir.database_path())?;
+        let storage: Arc<dyn StorageAdapter> =
+            Arc::new(SqliteStorage::open(data_dir.database_path())?);
         let secrets = Arc::new(EnvFallback::new(KeychainStore::default()));
         let providers = Arc::new(ProviderManager::new(
             builtin_entries(),
@@ -46,11 +52,16 @@ impl Standard {
             secrets.clone(),
             ManagerOptions::default(),
         ));
-        let art = ArtInstance::builder(Arc::new(storage), providers.clone()).build()?;
+        let art = ArtInstance::builder(Arc::clone(&storage), providers.clone()).build()?;
+        let mcp = Arc::new(McpManager::new(
+            McpStore::new(storage, secrets.clone()),
+            Arc::clone(&art.tools),
+        ));
         Ok(Self {
             art,
             providers,
             secrets,
+            mcp,
         })
     }
 

@@ -14,7 +14,7 @@ use crate::ask_new;
 const PLAN: &str = r#"{"title": "Add two numbers", "intent": "Add 19 and 23", "plan": ["Add with the calculator", "Answer"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]}"#;
 
 /// Run `art --data-dir DIR ARGS…` to its end.
-async fn art(dir: &Path, args: &[&str]) -> Output {
+pub(crate) async fn art(dir: &Path, args: &[&str]) -> Output {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_art"));
     command.arg("--data-dir").arg(dir).args(args);
     tokio::task::spawn_blocking(move || command.output().expect("art runs"))
@@ -22,11 +22,11 @@ async fn art(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn stdout(out: &Output) -> String {
+pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 

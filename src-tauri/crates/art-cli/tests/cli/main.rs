@@ -7,6 +7,7 @@
 mod commands;
 mod concurrent;
 mod crash;
+mod mcp;
 
 use art_testkit::fake::scripts::MODEL;
 

@@ -62,7 +62,7 @@ pub enum McpError {
     #[error("MCP server `{0}` is not running")]
     NotRunning(String),
     /// A header value could not be kept in or read from the keychain.
-    #[error("keychain: {0}")]
+    #[error(transparent)]
     Keychain(#[from] SecretError),
     /// The configuration could not be stored or read.
     #[error(transparent)]

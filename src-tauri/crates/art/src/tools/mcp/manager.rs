@@ -277,6 +277,19 @@ impl McpManager {
         Ok(())
     }
 
+    /// [`Self::start_for`] the tools `thread_id` has enabled (before a run). A server
+    /// that cannot start is recorded in its state, and the run reports its tools
+    /// unavailable when they are called.
+    pub async fn start_for_thread(&self, state: &crate::context::StateManager, thread_id: &str) {
+        let enabled = match state.load_thread_context(thread_id).await {
+            Ok(context) => context.config.enabled_tools,
+            Err(_) => return,
+        };
+        if let Err(e) = self.start_for(&enabled).await {
+            tracing::warn!(thread = %thread_id, "could not start the thread's MCP servers: {e}");
+        }
+    }
+
     /// Every configured server with its state.
     pub async fn statuses(&self) -> Result<Vec<McpServerStatus>, McpError> {
         let configs = self.store.list().await?;

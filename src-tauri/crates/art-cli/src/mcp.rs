@@ -1,0 +1,307 @@
+//! `art mcp …`: the MCP servers of the data directory, as the app's Tools page manages
+//! them. Each command that needs a server starts it for its own use and ends it before
+//! returning (nothing outlives the `art` process).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use art::secrets::Secret;
+use art::standard::Standard;
+use art::tools::mcp::{McpTool, import};
+use art_types::mcp::{McpServerConfig, McpServerState, McpServerStatus, McpTransport};
+use clap::Subcommand;
+
+use crate::out::{noteln, sayln};
+
+/// What `art mcp` can do.
+#[derive(Subcommand)]
+pub enum Command {
+    /// List the servers and their state (the enabled ones are started to check them).
+    List,
+    /// Add (or replace) a server and try it: `art mcp add time -- uvx mcp-server-time`,
+    /// or `art mcp add remote --url https://host/mcp --header "Authorization: Bearer …"`.
+    Add(AddArgs),
+    /// Add the servers of a `{"mcpServers": {…}}` JSON file (`-` reads standard input),
+    /// as Claude Desktop, Cursor and others write it.
+    Import {
+        /// The JSON file, or `-`.
+        file: PathBuf,
+    },
+    /// Remove a server (and its header values from the keychain).
+    Remove {
+        /// The server's name.
+        name: String,
+    },
+    /// Enable a server.
+    Enable {
+        /// The server's name.
+        name: String,
+    },
+    /// Disable a server (its tools become unavailable to threads).
+    Disable {
+        /// The server's name.
+        name: String,
+    },
+    /// Start a server and list its tools, as threads enable them (`<server>__<tool>`).
+    Tools {
+        /// The server's name.
+        name: String,
+        /// Print each tool's input schema too.
+        #[arg(long)]
+        schema: bool,
+    },
+    /// Start a server and call one of its tools: `art mcp call time get_current_time
+    /// '{"timezone": "UTC"}'`. Prints what the model would read (`--json`: the whole
+    /// result).
+    Call {
+        /// The server's name.
+        name: String,
+        /// The tool (its name on the server, or `<server>__<tool>`).
+        tool: String,
+        /// Its arguments as a JSON object (default `{}`).
+        arguments: Option<String>,
+        /// Print the whole result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `art mcp add`.
+#[derive(clap::Args)]
+pub struct AddArgs {
+    /// Name: lowercase letters, digits and `-` (its tools are called `<name>__<tool>`).
+    name: String,
+    /// A streamable HTTP endpoint instead of a command.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["env", "cwd"])]
+    url: Option<String>,
+    /// An HTTP header, `Name: value` (the value goes to the OS keychain).
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
+    headers: Vec<String>,
+    /// A variable for the command's environment, `NAME=value`.
+    #[arg(long, value_name = "NAME=VALUE")]
+    env: Vec<String>,
+    /// The command's working directory.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<String>,
+    /// Longest time one call may take, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = art_types::mcp::DEFAULT_CALL_TIMEOUT_SECS)]
+    timeout: u32,
+    /// Save it disabled.
+    #[arg(long)]
+    disabled: bool,
+    /// The command and its arguments (after `--`).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// Run `art mcp <command>`; servers started for it are ended before it returns.
+pub async fn mcp(stack: &Standard, command: Command) -> anyhow::Result<ExitCode> {
+    let outcome = dispatch(stack, command).await;
+    stack.mcp.shutdown().await;
+    outcome
+}
+
+async fn dispatch(stack: &Standard, command: Command) -> anyhow::Result<ExitCode> {
+    let mcp = &stack.mcp;
+    match command {
+        Command::List => {
+            mcp.start_enabled().await?;
+            let statuses = mcp.statuses().await?;
+            if statuses.is_empty() {
+                sayln!("No MCP servers yet. Add one: art mcp add NAME -- COMMAND ARGS…");
+            }
+            for status in &statuses {
+                sayln!("{}", line(status));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Add(args) => {
+            let (config, headers) = args.into_config()?;
+            mcp.store().save(&config, &headers).await?;
+            sayln!("Saved {}.", config.name);
+            if !config.enabled {
+                return Ok(ExitCode::SUCCESS);
+            }
+            report(&mcp.start(&config.name).await?)
+        }
+        Command::Import { file } => import_file(stack, &file).await,
+        Command::Remove { name } => {
+            mcp.forget(&name).await;
+            if !mcp.store().remove(&name).await? {
+                bail!("there is no MCP server named `{name}` (see `art mcp list`)");
+            }
+            sayln!("Removed {name}.");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Enable { name } => set_enabled(stack, &name, true).await,
+        Command::Disable { name } => set_enabled(stack, &name, false).await,
+        Command::Tools { name, schema } => {
+            let status = mcp.start(&name).await?;
+            if !matches!(status.state, McpServerState::Ready { .. }) {
+                return report(&status);
+            }
+            for tool in mcp.tools(&name) {
+                let summary = tool.description.lines().next().unwrap_or_default();
+                match &tool.unusable {
+                    None => sayln!("{}  {summary}", tool.tool_name),
+                    Some(why) => sayln!("{}  (unusable: {why})", tool.tool_name),
+                }
+                if schema {
+                    sayln!("    {}", tool.input_schema);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Call {
+            name,
+            tool,
+            arguments,
+            json,
+        } => {
+            let arguments: serde_json::Value = match arguments {
+                Some(text) => serde_json::from_str(&text).context("the arguments are not JSON")?,
+                None => serde_json::json!({}),
+            };
+            let status = mcp.start(&name).await?;
+            if !matches!(status.state, McpServerState::Ready { .. }) {
+                return report(&status);
+            }
+            let limit = status.config.result_limit as usize;
+            match mcp.call(&name, &tool, &arguments).await {
+                Ok(result) if json => sayln!("{result}"),
+                Ok(result) => sayln!("{}", McpTool::model_view(&result, limit)),
+                Err(e) => {
+                    noteln!("art: {} ({})", e.message, e.code);
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+async fn set_enabled(stack: &Standard, name: &str, enabled: bool) -> anyhow::Result<ExitCode> {
+    let mut config = stack.mcp.store().get(name).await?;
+    config.enabled = enabled;
+    stack.mcp.store().save(&config, &BTreeMap::new()).await?;
+    if enabled {
+        report(&stack.mcp.start(name).await?)
+    } else {
+        stack.mcp.stop(name).await;
+        sayln!("{name} disabled.");
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+async fn import_file(stack: &Standard, file: &PathBuf) -> anyhow::Result<ExitCode> {
+    let text = if file.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        text
+    } else {
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
+    };
+    let parsed = import::parse(&text).map_err(anyhow::Error::msg)?;
+    for server in &parsed.servers {
+        stack
+            .mcp
+            .store()
+            .save(&server.config, &server.header_values)
+            .await?;
+        match &server.renamed_from {
+            Some(old) => sayln!("Added {} (named `{old}` in the file).", server.config.name),
+            None => sayln!("Added {}.", server.config.name),
+        }
+    }
+    for (name, why) in &parsed.skipped {
+        noteln!("art: skipped `{name}`: {why}");
+    }
+    Ok(if parsed.skipped.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Say how a start went; failure is exit status 1.
+fn report(status: &McpServerStatus) -> anyhow::Result<ExitCode> {
+    sayln!("{}", line(status));
+    if let McpServerState::Failed { hint, .. } = &status.state {
+        if let Some(hint) = hint {
+            noteln!("  {hint}");
+        }
+        for l in status.stderr_tail.iter().rev().take(5).rev() {
+            noteln!("  | {l}");
+        }
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One server as a line: name, state, how it is reached.
+fn line(status: &McpServerStatus) -> String {
+    let state = match &status.state {
+        McpServerState::Disabled => "disabled".to_owned(),
+        McpServerState::Starting => "starting".to_owned(),
+        McpServerState::Ready { tools, .. } => format!("ready ({tools} tools)"),
+        McpServerState::Failed { reason, .. } => format!("failed: {reason}"),
+    };
+    let reached = match &status.config.transport {
+        McpTransport::Stdio { command, args, .. } => std::iter::once(command.as_str())
+            .chain(args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        McpTransport::Http { url, .. } => url.clone(),
+    };
+    format!(
+        "{}  {state}  {}  {reached}",
+        status.config.name,
+        status.config.transport.kind()
+    )
+}
+
+impl AddArgs {
+    fn into_config(self) -> anyhow::Result<(McpServerConfig, BTreeMap<String, Secret>)> {
+        let mut headers = BTreeMap::new();
+        let transport = match (self.url, self.command.split_first()) {
+            (Some(url), None) => {
+                for header in &self.headers {
+                    let (name, value) = header.split_once(':').with_context(|| {
+                        format!("--header {header:?}: write it as `Name: value`")
+                    })?;
+                    headers.insert(name.trim().to_owned(), Secret::new(value.trim()));
+                }
+                McpTransport::Http {
+                    url,
+                    headers: headers.keys().cloned().collect(),
+                }
+            }
+            (None, Some((command, args))) => {
+                let mut env = BTreeMap::new();
+                for pair in &self.env {
+                    let (name, value) = pair
+                        .split_once('=')
+                        .with_context(|| format!("--env {pair:?}: write it as `NAME=value`"))?;
+                    env.insert(name.to_owned(), value.to_owned());
+                }
+                McpTransport::Stdio {
+                    command: command.clone(),
+                    args: args.to_vec(),
+                    env,
+                    cwd: self.cwd,
+                }
+            }
+            (Some(_), Some(_)) => bail!("give either --url or a command after `--`, not both"),
+            (None, None) => {
+                bail!("give the command after `--` (art mcp add NAME -- COMMAND ARGS…) or --url")
+            }
+        };
+        let mut config = McpServerConfig::new(self.name, transport);
+        config.enabled = !self.disabled;
+        config.timeout_secs = self.timeout;
+        Ok((config, headers))
+    }
+}

@@ -1,0 +1,267 @@
+//! `art mcp …` and `art run` with MCP tools, against the real servers the tests use
+//! (`mcp-server-time` from PyPI, server-everything from npm): each command starts what
+//! it needs and leaves no process behind.
+
+use art_testkit::fake::FakeServer;
+use art_testkit::fake::scripts::{Protocol, router, text_reply};
+use art_testkit::framework::mcp::{MARKER_VAR, everything_script, marker, servers_dir, settle};
+
+use crate::ask_new;
+use crate::commands::{art, stderr, stdout};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_list_tools_call_and_remove() {
+    let data = tempfile::tempdir().unwrap();
+    let mark = marker();
+    let env = format!("{MARKER_VAR}={mark}");
+    let time = servers_dir().join("venv/bin/mcp-server-time");
+    let out = art(
+        data.path(),
+        &[
+            "mcp",
+            "add",
+            "time",
+            "--env",
+            &env,
+            "--",
+            time.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("time  ready (2 tools)  stdio"),
+        "{}",
+        stdout(&out)
+    );
+    let script = everything_script();
+    let out = art(
+        data.path(),
+        &[
+            "mcp",
+            "add",
+            "everything",
+            "--env",
+            &env,
+            "--",
+            "node",
+            &script,
+            "stdio",
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let out = art(data.path(), &["mcp", "tools", "time"]).await;
+    let listed = stdout(&out);
+    assert!(
+        listed.contains("time__get_current_time  Get current time"),
+        "{listed}"
+    );
+    let out = art(
+        data.path(),
+        &[
+            "mcp",
+            "call",
+            "time",
+            "get_current_time",
+            r#"{"timezone": "Asia/Tokyo"}"#,
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("\"timezone\": \"Asia/Tokyo\""),
+        "{}",
+        stdout(&out)
+    );
+    // An image is described for the model; `--json` gives all of it.
+    let out = art(
+        data.path(),
+        &["mcp", "call", "everything", "get-tiny-image"],
+    )
+    .await;
+    assert!(
+        stdout(&out).contains("[image: image/png, "),
+        "{}",
+        stdout(&out)
+    );
+    let out = art(
+        data.path(),
+        &["mcp", "call", "everything", "get-tiny-image", "--json"],
+    )
+    .await;
+    let whole: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert!(
+        whole["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "image")
+    );
+    // Wrong arguments are refused before the call, naming the problem.
+    let out = art(
+        data.path(),
+        &[
+            "mcp",
+            "call",
+            "time",
+            "get_current_time",
+            r#"{"timezone": 7}"#,
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("INVALID_TOOL_ARGUMENTS"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = art(data.path(), &["mcp", "disable", "everything"]).await;
+    assert!(out.status.success());
+    let out = art(data.path(), &["mcp", "list"]).await;
+    let listed = stdout(&out);
+    assert!(listed.contains("everything  disabled"), "{listed}");
+    assert!(listed.contains("time  ready (2 tools)"), "{listed}");
+    let out = art(data.path(), &["mcp", "remove", "time"]).await;
+    assert!(out.status.success());
+    assert!(!stdout(&art(data.path(), &["mcp", "list"]).await).contains("time"));
+    assert_eq!(settle(&mark, 5).await, 0, "processes left behind");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mistakes_get_clear_messages() {
+    let data = tempfile::tempdir().unwrap();
+    let out = art(
+        data.path(),
+        &["mcp", "add", "files", "--", "/nowhere/npx", "-y", "server"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("files  failed: `/nowhere/npx` not found"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stderr(&out).contains("install Node.js"), "{}", stderr(&out));
+    let out = art(data.path(), &["mcp", "add", "Bad_Name", "--", "x"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("invalid server name"),
+        "{}",
+        stderr(&out)
+    );
+    let json = r#"{"mcpServers": {"My Time": {"command": "uvx", "args": ["mcp-server-time"]}, "old": {"type": "sse", "url": "http://h/sse"}}}"#;
+    let file = data.path().join("claude.json");
+    std::fs::write(&file, json).unwrap();
+    let out = art(data.path(), &["mcp", "import", file.to_str().unwrap()]).await;
+    assert_eq!(out.status.code(), Some(1), "one was skipped");
+    assert!(
+        stdout(&out).contains("Added my-time (named `My Time` in the file)."),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains("skipped `old`: the older HTTP+SSE transport"),
+        "{}",
+        stderr(&out)
+    );
+    let out = art(data.path(), &["mcp", "remove", "nothing"]).await;
+    assert!(stderr(&out).contains("there is no MCP server named `nothing`"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_calls_a_thread_s_mcp_tool_and_ends_its_server() {
+    let plan = r#"{"title": "Time", "intent": "Tell the time in Tokyo", "plan": ["Ask the time server"], "toolCalls": [{"callId": "c1", "toolName": "time__get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}]}"#;
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, plan, 16),
+            text_reply(Protocol::Ollama, "It is evening in Tokyo.", 4),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mark = marker();
+    let env = format!("{MARKER_VAR}={mark}");
+    let time = servers_dir().join("venv/bin/mcp-server-time");
+    let out = art(
+        data.path(),
+        &[
+            "mcp",
+            "add",
+            "time",
+            "--env",
+            &env,
+            "--",
+            time.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let url = ollama.url();
+    let mut args = ask_new("Tokyo", &url, "What time is it in Tokyo?");
+    args.splice(1..1, ["--tools", "time__get_current_time"]);
+    let out = art(data.path(), &args).await;
+    let printed = stdout(&out);
+    assert!(out.status.success(), "{printed}\n{}", stderr(&out));
+    assert!(
+        printed.contains("Tool time__get_current_time {\"timezone\":\"Asia/Tokyo\"}: ok"),
+        "{printed}"
+    );
+    assert!(printed.contains("It is evening in Tokyo."), "{printed}");
+    // The synthesis call carried the server's answer.
+    let synthesis = ollama
+        .requests()
+        .into_iter()
+        .filter(|r| r.request_line.contains("/api/chat"))
+        .nth(1)
+        .unwrap();
+    assert!(
+        synthesis.body.contains("Asia/Tokyo") && synthesis.body.contains("day_of_week"),
+        "{}",
+        synthesis.body
+    );
+    assert_eq!(settle(&mark, 5).await, 0, "the run's server outlived it");
+
+    // Disabled, its tool is unavailable and the run says so instead of failing.
+    art(data.path(), &["mcp", "disable", "time"]).await;
+    let listed = stdout(&art(data.path(), &["threads"]).await);
+    let thread = listed.split_whitespace().next().unwrap().to_owned();
+    let again = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, plan, 16),
+            text_reply(Protocol::Ollama, "I could not ask.", 4),
+        ],
+    )
+    .await
+    .unwrap();
+    let url = again.url();
+    let out = art(
+        data.path(),
+        &[
+            "run",
+            "--thread",
+            &thread,
+            "--provider",
+            "ollama",
+            "--model",
+            art_testkit::fake::scripts::MODEL,
+            "--base-url",
+            &url,
+            "And now?",
+        ],
+    )
+    .await;
+    let printed = stdout(&out);
+    assert!(
+        printed.contains("time__get_current_time") && printed.contains("not running"),
+        "{printed}\n{}",
+        stderr(&out)
+    );
+}
