@@ -5,6 +5,7 @@ use art::paths::DataDirError;
 use art::reasoning::provider::ProviderError;
 use art::secrets::SecretError;
 use art::storage::StorageError;
+use art::tools::mcp::McpError;
 use art_types::{ErrorCode, IpcError};
 
 /// `Ok` when `ok`, else an `INVALID_INPUT` error naming `field`.
@@ -84,5 +85,23 @@ mod tests {
         assert_eq!(err.details["path"], "rel");
         assert_eq!(err.details["env"], "ART_WORKBENCH_DATA_DIR");
         assert!(err.message.contains("absolute"));
+    }
+}
+
+/// An MCP server's configuration or storage: a bad field names itself; failures to
+/// start are not errors of a command but the server's state.
+pub fn mcp_error(err: McpError) -> IpcError {
+    match err {
+        McpError::InvalidConfig { field, message } => {
+            IpcError::new(ErrorCode::InvalidInput, format!("{field}: {message}"))
+                .with_details(serde_json::json!({ "field": field }))
+        }
+        McpError::UnknownServer(name) => IpcError::new(
+            ErrorCode::NotFound,
+            format!("there is no MCP server named `{name}`"),
+        ),
+        McpError::Keychain(e) => secret_error(e),
+        McpError::Storage(e) => storage_error(e),
+        other => IpcError::new(ErrorCode::Internal, other.to_string()),
     }
 }

@@ -17,7 +17,7 @@ use art_types::{
 use tauri::AppHandle;
 
 use super::{Handler, workbench};
-use crate::error::{context_error, provider_error, secret_error};
+use crate::error::{context_error, mcp_error, provider_error, secret_error};
 use crate::workbench::Workbench;
 
 /// Longest API key accepted.
@@ -52,7 +52,20 @@ impl Handler for SetThreadConfig {
             .thread(&thread_id)
             .await
             .map_err(context_error)?;
-        let tools: Vec<String> = wb.art.tools.list().into_iter().map(|t| t.name).collect();
+        let mut tools: Vec<String> = wb.art.tools.list().into_iter().map(|t| t.name).collect();
+        // A tool of a configured MCP server stays valid while its server is stopped:
+        // the thread shows it unavailable, a run says so.
+        let servers = wb.mcp.store().list().await.map_err(mcp_error)?;
+        tools.extend(
+            config
+                .enabled_tools
+                .iter()
+                .filter(|t| {
+                    art_types::mcp::server_of(t)
+                        .is_some_and(|s| servers.iter().any(|c| c.name == s))
+                })
+                .cloned(),
+        );
         let providers: Vec<String> = wb.providers.entries().into_iter().map(|e| e.name).collect();
         let mut problems = validate_thread_config(&config, &tools, &providers);
         if let Some(id) = &config.prompt_id {

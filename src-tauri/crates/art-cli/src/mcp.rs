@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use art::secrets::Secret;
 use art::standard::Standard;
-use art::tools::mcp::{McpTool, import};
+use art::tools::mcp::McpTool;
 use art_types::mcp::{McpServerConfig, McpServerState, McpServerStatus, McpTransport};
 use clap::Subcommand;
 
@@ -204,22 +204,17 @@ async fn import_file(stack: &Standard, file: &PathBuf) -> anyhow::Result<ExitCod
     } else {
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
     };
-    let parsed = import::parse(&text).map_err(anyhow::Error::msg)?;
-    for server in &parsed.servers {
-        stack
-            .mcp
-            .store()
-            .save(&server.config, &server.header_values)
-            .await?;
-        match &server.renamed_from {
-            Some(old) => sayln!("Added {} (named `{old}` in the file).", server.config.name),
-            None => sayln!("Added {}.", server.config.name),
+    let report = stack.mcp.import(&text).await.map_err(anyhow::Error::msg)?;
+    for name in &report.added {
+        match report.renamed.iter().find(|(_, saved)| saved == name) {
+            Some((old, _)) => sayln!("Added {name} (named `{old}` in the file)."),
+            None => sayln!("Added {name}."),
         }
     }
-    for (name, why) in &parsed.skipped {
+    for (name, why) in &report.skipped {
         noteln!("art: skipped `{name}`: {why}");
     }
-    Ok(if parsed.skipped.is_empty() {
+    Ok(if report.skipped.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

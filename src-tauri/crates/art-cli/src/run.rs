@@ -229,6 +229,20 @@ async fn save_settings(
         // MCP tools are known once their servers run.
         stack.mcp.start_for(&tools).await?;
         let known: Vec<String> = art.tools.list().into_iter().map(|t| t.name).collect();
+        if let Some(unknown) = tools.iter().find(|t| !known.contains(t))
+            && let Some(server) = art_types::mcp::server_of(unknown)
+            && let Ok(status) = stack.mcp.status(server).await
+        {
+            bail!(
+                "{unknown:?} is not available: MCP server `{server}` is {}",
+                match status.state {
+                    art_types::mcp::McpServerState::Failed { reason, .. } =>
+                        format!("failed ({reason})"),
+                    art_types::mcp::McpServerState::Disabled => "disabled".to_owned(),
+                    _ => "running without that tool (see `art mcp tools`)".to_owned(),
+                }
+            );
+        }
         if let Some(unknown) = tools.iter().find(|t| !known.contains(t)) {
             bail!(
                 "there is no tool named {unknown:?} (known: {})",

@@ -11,6 +11,7 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::mcp::{McpImportReport, McpServerConfig, McpServerStatus, McpToolInfo};
 use crate::{
     AppInfo as AppInfoOutput, ConversationMessage, DoctorReport, ExportDone, ExportRequest,
     KeyState, ModelInfo, Observation, ObservationType, ProviderInfo, SavedPrompt, SearchResult,
@@ -56,6 +57,12 @@ macro_rules! for_each_command {
             $crate::commands::SavePrompt,
             $crate::commands::DeletePrompt,
             $crate::commands::ExportTraces,
+            $crate::commands::ListMcpServers,
+            $crate::commands::SaveMcpServer,
+            $crate::commands::RemoveMcpServer,
+            $crate::commands::RestartMcpServer,
+            $crate::commands::ListMcpTools,
+            $crate::commands::ImportMcpServers,
         }
     };
 }
@@ -105,6 +112,12 @@ commands! {
     SavePrompt = "save_prompt" -> SavedPrompt;
     DeletePrompt = "delete_prompt" -> ();
     ExportTraces = "export_traces" -> Option<ExportDone>;
+    ListMcpServers = "list_mcp_servers" -> Vec<McpServerStatus>;
+    SaveMcpServer = "save_mcp_server" -> McpServerStatus;
+    RemoveMcpServer = "remove_mcp_server" -> ();
+    RestartMcpServer = "restart_mcp_server" -> McpServerStatus;
+    ListMcpTools = "list_mcp_tools" -> Vec<McpToolInfo>;
+    ImportMcpServers = "import_mcp_servers" -> McpImportReport;
 }
 
 /// Version, data directory, database path and keychain reachability (the About panel).
@@ -333,6 +346,60 @@ pub struct DeletePrompt {
 pub struct ExportTraces {
     /// What to export, and how.
     pub request: ExportRequest,
+}
+
+/// Every MCP server with its state (starting, ready with N tools, failed and why).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListMcpServers {}
+
+/// Add or replace an MCP server, then start it (or stop it, when disabled); returns its
+/// state. Problems come back with the field they concern. Header values go to the OS
+/// keychain; a listed header without a new value keeps its stored one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SaveMcpServer {
+    /// The server.
+    pub config: McpServerConfig,
+    /// New values of its HTTP headers, by header name (secrets: never sent back).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub header_values: std::collections::BTreeMap<String, String>,
+    /// The name it had, when renamed (the old one is removed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_name: Option<String>,
+}
+
+/// Stop an MCP server and remove it (with its header values).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RemoveMcpServer {
+    /// The server's name.
+    pub name: String,
+}
+
+/// Start an MCP server again (the Tools page's "Test"): the handshake and the tool
+/// list anew; returns its state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RestartMcpServer {
+    /// The server's name.
+    pub name: String,
+}
+
+/// The tools an MCP server offers, each with its schema (and why it is unusable, if so).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListMcpTools {
+    /// The server's name.
+    pub name: String,
+}
+
+/// Add the servers of a pasted `{"mcpServers": {…}}` JSON (started when enabled).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ImportMcpServers {
+    /// The JSON text.
+    pub json: String,
 }
 
 #[cfg(test)]

@@ -168,6 +168,20 @@ pub struct McpToolInfo {
     pub unusable: Option<String>,
 }
 
+/// What an import of pasted `mcpServers` JSON did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpImportReport {
+    /// Servers added, by the name they were saved under.
+    pub added: Vec<String>,
+    /// Names changed to be valid: `(name in the JSON, name saved)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub renamed: Vec<(String, String)>,
+    /// Servers not added: `(name in the JSON, why)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<(String, String)>,
+}
+
 /// The namespaced name of `tool` on `server`.
 pub fn tool_name(server: &str, tool: &str) -> String {
     format!("{server}{TOOL_SEPARATOR}{tool}")

@@ -77,23 +77,6 @@ fn exit_text(code: Option<i32>) -> String {
 }
 
 impl McpError {
-    /// Stable code for the error contract (`MCP_…`).
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::InvalidConfig { .. } => "INVALID_INPUT",
-            Self::UnknownServer(_) => "MCP_UNKNOWN_SERVER",
-            Self::CommandNotFound { .. } => "MCP_COMMAND_NOT_FOUND",
-            Self::Spawn { .. } => "MCP_SPAWN_FAILED",
-            Self::Exited { .. } => "MCP_SERVER_EXITED",
-            Self::HttpStatus { .. } => "MCP_HTTP_ERROR",
-            Self::Timeout { .. } => "MCP_TIMEOUT",
-            Self::Protocol(_) => "MCP_PROTOCOL_ERROR",
-            Self::NotRunning(_) => "MCP_SERVER_NOT_RUNNING",
-            Self::Keychain(_) => "KEYCHAIN_ERROR",
-            Self::Storage(_) => "STORAGE_ERROR",
-        }
-    }
-
     /// What the user can do about it, when there is something specific.
     pub fn hint(&self) -> Option<String> {
         match self {

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use art_types::ToolSchema;
 use art_types::mcp::{
-    McpServerConfig, McpServerState, McpServerStatus, McpToolInfo, TOOL_SEPARATOR, server_of,
-    tool_name,
+    McpImportReport, McpServerConfig, McpServerState, McpServerStatus, McpToolInfo, TOOL_SEPARATOR,
+    server_of, tool_name,
 };
 use serde_json::Value;
 
@@ -234,6 +234,29 @@ impl McpManager {
         }
     }
 
+    /// Save the servers of a pasted `{"mcpServers": {…}}` JSON (`Err`: the text is not
+    /// such JSON). One that cannot be saved is skipped with the reason; none is started.
+    pub async fn import(&self, text: &str) -> Result<McpImportReport, String> {
+        let parsed = super::import::parse(text)?;
+        let mut report = McpImportReport {
+            skipped: parsed.skipped,
+            ..McpImportReport::default()
+        };
+        for server in parsed.servers {
+            let name = server.config.name.clone();
+            let original = server.renamed_from.clone().unwrap_or_else(|| name.clone());
+            if let Err(e) = self.store.save(&server.config, &server.header_values).await {
+                report.skipped.push((original, e.to_string()));
+                continue;
+            }
+            if let Some(old) = server.renamed_from {
+                report.renamed.push((old, name.clone()));
+            }
+            report.added.push(name);
+        }
+        Ok(report)
+    }
+
     /// Stop `name` and forget it: for a server that was removed.
     pub async fn forget(&self, name: &str) {
         self.stop(name).await;
@@ -241,6 +264,11 @@ impl McpManager {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(name);
+    }
+
+    /// Start the servers `names`, all at once (each one's outcome is its state).
+    pub async fn start_many(&self, names: &[&str]) {
+        futures::future::join_all(names.iter().map(|name| self.start(name))).await;
     }
 
     /// Start every enabled server, all at once.

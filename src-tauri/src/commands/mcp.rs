@@ -1,0 +1,98 @@
+//! The Tools page: MCP servers (list with their state, save and start, remove, restart,
+//! their tools) and the import of pasted `mcpServers` JSON. Header values go to the
+//! keychain through `art` and never come back.
+
+use std::collections::BTreeMap;
+
+use art::secrets::Secret;
+use art_types::IpcError;
+use art_types::commands::{
+    ImportMcpServers, ListMcpServers, ListMcpTools, RemoveMcpServer, RestartMcpServer,
+    SaveMcpServer,
+};
+use art_types::mcp::{McpImportReport, McpServerStatus, McpToolInfo};
+use tauri::AppHandle;
+
+use super::{Handler, workbench};
+use crate::error::{mcp_error, require};
+
+impl Handler for ListMcpServers {
+    async fn handle(self, app: AppHandle) -> Result<Vec<McpServerStatus>, IpcError> {
+        workbench(&app)?.mcp.statuses().await.map_err(mcp_error)
+    }
+}
+
+/// Saved, then started (a disabled one is stopped); a rename removes the old name.
+impl Handler for SaveMcpServer {
+    async fn handle(self, app: AppHandle) -> Result<McpServerStatus, IpcError> {
+        let Self {
+            config,
+            header_values,
+            previous_name,
+        } = self;
+        let wb = workbench(&app)?;
+        let values: BTreeMap<String, Secret> = header_values
+            .into_iter()
+            .map(|(name, value)| (name, Secret::new(value)))
+            .collect();
+        let store = wb.mcp.store();
+        let renamed = previous_name.filter(|old| *old != config.name);
+        if renamed.is_some() {
+            let taken = store.list().await.map_err(mcp_error)?;
+            require(
+                !taken.iter().any(|c| c.name == config.name),
+                "name",
+                format!("a server named `{}` exists already", config.name),
+            )?;
+        }
+        store.save(&config, &values).await.map_err(mcp_error)?;
+        if let Some(old) = renamed {
+            wb.mcp.forget(&old).await;
+            store.remove(&old).await.map_err(mcp_error)?;
+        }
+        wb.mcp.start(&config.name).await.map_err(mcp_error)
+    }
+}
+
+impl Handler for RemoveMcpServer {
+    async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
+        let wb = workbench(&app)?;
+        wb.mcp.forget(&self.name).await;
+        let removed = wb.mcp.store().remove(&self.name).await.map_err(mcp_error)?;
+        require(
+            removed,
+            "name",
+            format!("there is no MCP server named `{}`", self.name),
+        )
+    }
+}
+
+impl Handler for RestartMcpServer {
+    async fn handle(self, app: AppHandle) -> Result<McpServerStatus, IpcError> {
+        workbench(&app)?
+            .mcp
+            .start(&self.name)
+            .await
+            .map_err(mcp_error)
+    }
+}
+
+impl Handler for ListMcpTools {
+    async fn handle(self, app: AppHandle) -> Result<Vec<McpToolInfo>, IpcError> {
+        Ok(workbench(&app)?.mcp.tools(&self.name))
+    }
+}
+
+/// Saved, then the enabled ones started together.
+impl Handler for ImportMcpServers {
+    async fn handle(self, app: AppHandle) -> Result<McpImportReport, IpcError> {
+        let wb = workbench(&app)?;
+        let report = wb.mcp.import(&self.json).await.map_err(|message| {
+            IpcError::new(art_types::ErrorCode::InvalidInput, message)
+                .with_details(serde_json::json!({ "field": "json" }))
+        })?;
+        let added: Vec<&str> = report.added.iter().map(String::as_str).collect();
+        wb.mcp.start_many(&added).await;
+        Ok(report)
+    }
+}
