@@ -15,6 +15,7 @@ use crate::views::home::Home;
 use crate::views::prompts::Prompts;
 use crate::views::providers::Providers;
 use crate::views::thread::ThreadView;
+use crate::views::tools::Tools;
 
 /// Subscribe to backend events first, then ask the backend to announce itself: an event
 /// emitted before the UI listened would be lost, so the handshake goes in this order.
@@ -98,6 +99,7 @@ pub fn App() -> impl IntoView {
                     (Pane::About, _) => view! { <About /> }.into_any(),
                     (Pane::Providers, _) => view! { <Providers /> }.into_any(),
                     (Pane::Prompts, _) => view! { <Prompts /> }.into_any(),
+                    (Pane::Tools, _) => view! { <Tools /> }.into_any(),
                     _ => view! { <Home /> }.into_any(),
                 }}
             </main>

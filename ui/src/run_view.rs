@@ -48,6 +48,36 @@ pub struct ToolCard {
     pub error: Option<String>,
     /// How long it ran.
     pub duration_ms: Option<i64>,
+    /// The MCP server it belongs to, if any.
+    pub server: Option<String>,
+    /// Images in its whole result (an MCP tool's), as `(MIME type, base64 data)`.
+    pub images: Vec<(String, String)>,
+}
+
+/// The images of an MCP result's `content`: only `image/…` types with base64 data, so
+/// the `data:` URL made of them can be nothing but an image.
+pub fn result_images(result: &Value) -> Vec<(String, String)> {
+    let Some(items) = result.get("content").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter(|i| i["type"] == "image")
+        .filter_map(|i| {
+            let mime = i.get("mimeType")?.as_str()?;
+            let data = i.get("data")?.as_str()?;
+            let mime_ok = mime.strip_prefix("image/").is_some_and(|sub| {
+                !sub.is_empty()
+                    && sub
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            });
+            let data_ok = data
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+/=".contains(c));
+            (mime_ok && data_ok).then(|| (mime.to_owned(), data.to_owned()))
+        })
+        .collect()
 }
 
 /// A run of one thread, live.
@@ -165,6 +195,8 @@ impl RunView {
                     output: None,
                     error: None,
                     duration_ms: None,
+                    server: None,
+                    images: Vec::new(),
                 });
                 self.tools.len() - 1
             }
@@ -203,6 +235,12 @@ impl RunView {
                 card.output = c.get("output").filter(|v| !v.is_null()).cloned();
                 card.error = text(c, "error");
                 card.duration_ms = duration;
+                card.server = o
+                    .metadata
+                    .get("mcpServer")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                card.images = c.get("result").map(result_images).unwrap_or_default();
             }
             ObservationType::FinalResponse => {
                 let left_out = c
@@ -295,6 +333,21 @@ mod tests {
             metadata: Value::Null,
             span: None,
         }
+    }
+
+    #[test]
+    fn only_real_images_become_data_urls() {
+        let result = json!({ "content": [
+            { "type": "text", "text": "Here:" },
+            { "type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo=" },
+            { "type": "image", "mimeType": "text/html", "data": "PHNjcmlwdD4=" },
+            { "type": "image", "mimeType": "image/png", "data": "\"><script>" },
+        ]});
+        assert_eq!(
+            result_images(&result),
+            [("image/png".to_owned(), "iVBORw0KGgo=".to_owned())]
+        );
+        assert!(result_images(&json!({})).is_empty());
     }
 
     #[test]

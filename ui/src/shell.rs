@@ -17,6 +17,8 @@ pub enum Pane {
     Providers,
     /// The prompt library.
     Prompts,
+    /// MCP servers and their tools.
+    Tools,
 }
 
 /// State of the connection to the backend, from the start-up handshake.

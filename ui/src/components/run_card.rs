@@ -63,12 +63,16 @@ pub fn RunCard(run: RunView) -> impl IntoView {
                 <section class=format!("card tool-card {class}") data-tool=tool.tool_name.clone()>
                     <header class="card-title">
                         <span class="badge">"Tool"</span>
+                        {tool.server.clone().map(|server| view! { <span class="badge server-badge">{server}</span> })}
                         <strong>{tool.tool_name.clone()}</strong>
                         <span class=format!("tool-status {class}")>{label}</span>
                         {tool.duration_ms.map(|ms| view! { <span class="muted small">{format!("{ms} ms")}</span> })}
                     </header>
                     <pre class="tool-args">{pretty(&tool.arguments)}</pre>
                     {result}
+                    {tool.images.iter().map(|(mime, data)| view! {
+                        <img class="tool-image" alt=format!("{mime} from {}", tool.tool_name) src=format!("data:{mime};base64,{data}") />
+                    }).collect_view()}
                 </section>
             }
         })

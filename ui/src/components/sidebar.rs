@@ -159,6 +159,8 @@ pub fn Sidebar() -> impl IntoView {
             <footer class="sidebar-footer">
                 <button id="prompts-button" class="ghost wide" class:active=move || pane.get() == Pane::Prompts
                     on:click=move |_| pane.set(Pane::Prompts)>"Prompt library"</button>
+                <button id="tools-button" class="ghost wide" class:active=move || pane.get() == Pane::Tools
+                    on:click=move |_| pane.set(Pane::Tools)>"Tools"</button>
                 <button id="providers-button" class="ghost wide" class:active=move || pane.get() == Pane::Providers
                     on:click=move |_| pane.set(Pane::Providers)>"Providers"</button>
                 <button id="about-button" class="ghost wide" class:active=move || pane.get() == Pane::About

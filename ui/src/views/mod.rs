@@ -6,4 +6,6 @@ pub mod prompts;
 pub mod providers;
 pub mod settings;
 pub mod thread;
+pub mod tool_picker;
+pub mod tools;
 pub mod trace;

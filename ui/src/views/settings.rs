@@ -12,6 +12,7 @@ use leptos::task::spawn_local;
 use serde::Deserialize;
 
 use crate::ipc;
+use crate::views::tool_picker::{ToolPicker, token_cost};
 
 const BASE_URL: &str = "base_url";
 
@@ -19,12 +20,6 @@ const BASE_URL: &str = "base_url";
 struct Problem {
     field: String,
     message: String,
-}
-
-/// Roughly what a tool's schema costs in prompt tokens (4 characters per token).
-fn token_cost(tool: &ToolSchema) -> usize {
-    let chars = tool.name.len() + tool.description.len() + tool.input_schema.to_string().len();
-    chars.div_ceil(4)
 }
 
 /// The select value of a saving strategy (`""` = the app's default).
@@ -252,6 +247,13 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                 .is_some_and(|c| c.enabled_tools.iter().any(|t| t == name))
         })
     };
+    let enabled_list = Signal::derive(move || {
+        config.with(|c| {
+            c.as_ref()
+                .map(|c| c.enabled_tools.clone())
+                .unwrap_or_default()
+        })
+    });
     let cost = move || {
         tools.with(|ts| {
             ts.iter()
@@ -354,30 +356,12 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                     </div>
                     <span class="label">"Tools"</span>
                     <div class="tools" id="tool-list">
-                        {move || tools.get().into_iter().map(|tool| {
-                            let name = tool.name.clone();
-                            let checked = enabled(&name);
-                            let schema = serde_json::to_string_pretty(&tool.input_schema).unwrap_or_default();
-                            let toggle = name.clone();
-                            view! {
-                                <div class="tool-option">
-                                    <label>
-                                        <input type="checkbox" data-tool=name.clone() prop:checked=checked
-                                            on:change=move |ev| {
-                                                let on = event_target_checked(&ev);
-                                                let tool = toggle.clone();
-                                                edit(&|c| {
-                                                    c.enabled_tools.retain(|t| *t != tool);
-                                                    if on { c.enabled_tools.push(tool.clone()); }
-                                                });
-                                            } />
-                                        <strong>{name.clone()}</strong>
-                                        " — " {tool.description.clone()}
-                                    </label>
-                                    <details><summary class="muted small">{format!("Schema (~{} tokens)", token_cost(&tool))}</summary><pre>{schema}</pre></details>
-                                </div>
-                            }
-                        }).collect_view()}
+                        <ToolPicker tools=tools enabled_list=enabled_list toggle=Callback::new(move |(tool, on): (String, bool)| {
+                            edit(&|c| {
+                                c.enabled_tools.retain(|t| *t != tool);
+                                if on { c.enabled_tools.push(tool.clone()); }
+                            });
+                        }) />
                         <p class="muted small" id="tool-cost">{move || format!("Enabled schemas add about {} tokens to each planning call.", cost())}</p>
                         {problem_for("enabledTools")}
                     </div>
