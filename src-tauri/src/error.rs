@@ -74,20 +74,6 @@ pub fn data_dir_error(err: DataDirError) -> IpcError {
         .with_details(serde_json::json!({ "path": path, "env": art::paths::DATA_DIR_ENV }))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn data_dir_errors_carry_code_path_and_the_override_variable() {
-        let err = data_dir_error(DataDirError::NotAbsolute("rel".into()));
-        assert_eq!(err.code, ErrorCode::DataDirUnavailable);
-        assert_eq!(err.details["path"], "rel");
-        assert_eq!(err.details["env"], "ART_WORKBENCH_DATA_DIR");
-        assert!(err.message.contains("absolute"));
-    }
-}
-
 /// An MCP server's configuration or storage: a bad field names itself; failures to
 /// start are not errors of a command but the server's state.
 pub fn mcp_error(err: McpError) -> IpcError {
@@ -103,5 +89,19 @@ pub fn mcp_error(err: McpError) -> IpcError {
         McpError::Keychain(e) => secret_error(e),
         McpError::Storage(e) => storage_error(e),
         other => IpcError::new(ErrorCode::Internal, other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_dir_errors_carry_code_path_and_the_override_variable() {
+        let err = data_dir_error(DataDirError::NotAbsolute("rel".into()));
+        assert_eq!(err.code, ErrorCode::DataDirUnavailable);
+        assert_eq!(err.details["path"], "rel");
+        assert_eq!(err.details["env"], "ART_WORKBENCH_DATA_DIR");
+        assert!(err.message.contains("absolute"));
     }
 }
