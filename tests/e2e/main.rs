@@ -6,4 +6,5 @@ mod doors;
 mod long;
 mod secrets;
 mod shell;
+mod tools;
 mod trace;

@@ -6,6 +6,8 @@
 //! - [`fixtures`]: each provider's wire transcripts as constants.
 //! - [`framework`] (feature `framework`): a scripted provider and the adapters' test
 //!   helpers, for code written against the `art` framework.
+//! - [`mcp`] (feature `framework` or `e2e`): the real MCP servers the tests use, as
+//!   `cargo xtask test` installs them, the in-tree fault server, leftover processes.
 //! - [`e2e`] (feature `e2e`): drives the real app binary through tauri-driver and
 //!   WebKitWebDriver, the way a user would, and saves screenshots as artifacts.
 
@@ -16,3 +18,5 @@ pub mod fake;
 pub mod fixtures;
 #[cfg(feature = "framework")]
 pub mod framework;
+#[cfg(any(feature = "framework", feature = "e2e"))]
+pub mod mcp;

@@ -3,10 +3,8 @@
 //! adapter without a real model.
 //!
 //! - [`scripted`]: a provider that plays scripted streams and records the prompts it got.
-//! - [`mcp`]: the real MCP servers the tests use, the fault server, leftover processes.
 //! - [`adapters`]: the real HTTP adapters pointed at a fake server, and what their tests
 //!   read back from a stream (text per token type, tool calls, the final error).
 
 pub mod adapters;
-pub mod mcp;
 pub mod scripted;

@@ -4,7 +4,7 @@
 
 use art_testkit::fake::FakeServer;
 use art_testkit::fake::scripts::{Protocol, router, text_reply};
-use art_testkit::framework::mcp::{MARKER_VAR, everything_script, marker, servers_dir, settle};
+use art_testkit::mcp::{MARKER_VAR, everything_script, marker, servers_dir, settle};
 
 use crate::ask_new;
 use crate::commands::{art, stderr, stdout};

@@ -10,7 +10,7 @@ use art::secrets::{MemoryStore, Secret, SecretStore};
 use art::storage::sqlite::SqliteStorage;
 use art::tools::ToolRegistry;
 use art::tools::mcp::{McpManager, McpStore};
-use art_testkit::framework::mcp::{self as servers, marker, settle};
+use art_testkit::mcp::{self as servers, marker, settle};
 use art_types::mcp::{McpServerConfig, McpServerState, McpTransport};
 use serde_json::json;
 

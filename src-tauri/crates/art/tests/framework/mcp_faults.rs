@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use art_testkit::fake::{Ending, FakeServer, Reply};
-use art_testkit::framework::mcp::{self as servers, marker, settle};
+use art_testkit::mcp::{self as servers, marker, settle};
 use art_types::mcp::{McpServerConfig, McpServerState, McpTransport};
 use serde_json::json;
 

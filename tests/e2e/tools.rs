@@ -1,0 +1,109 @@
+//! A user's day with MCP tools: add `mcp-server-time` (PyPI) on the Tools page and see
+//! its tools, paste `mcpServers` JSON for server-everything (npm), enable its image tool
+//! in a thread, let the fake model plan a call to it and see the server's real result
+//! in the tool card (the image too) and its span in the Trace panel; restart and find
+//! the servers and the thread's settings again; quit and leave no server running.
+
+use art_testkit::e2e::AppSession;
+use art_testkit::fake::scripts::{Protocol, text_reply};
+use art_testkit::mcp::{MARKER_VAR, everything_script, marker, servers_dir, settle};
+
+use crate::day::fake_ollama;
+
+const PLAN: &str = r#"{"title": "Show the logo", "intent": "Show the MCP logo", "plan": ["Fetch the image from the everything server"], "toolCalls": [{"callId": "c1", "toolName": "everything__get-tiny-image", "arguments": {}}]}"#;
+
+#[tokio::test(flavor = "current_thread")]
+async fn add_servers_call_a_tool_see_its_image_restart_and_quit_cleanly() {
+    let mark = marker();
+    let ollama = fake_ollama(vec![
+        text_reply(Protocol::Ollama, PLAN, 24),
+        text_reply(Protocol::Ollama, "Here is the MCP logo.", 8),
+    ])
+    .await;
+    let app = AppSession::launch().await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+
+    // A stdio server through the form.
+    app.click("#tools-button").await;
+    app.click("#new-mcp-server").await;
+    app.type_into("#mcp-name", "time").await;
+    let time = servers_dir().join("venv/bin/mcp-server-time");
+    app.type_into("#command", &time.display().to_string()).await;
+    app.type_into("#env", &format!("{MARKER_VAR}={mark}")).await;
+    app.click("#save-mcp-server").await;
+    app.wait_for_text("#mcp-state-line", "Ready · 2 tools")
+        .await;
+    let listed = app
+        .wait_for_text("#mcp-tool-list", "time__get_current_time")
+        .await;
+    assert!(listed.contains("Get current time"), "{listed}");
+
+    // Another by pasting the JSON other apps use.
+    app.click("#paste-mcp-json").await;
+    let json = serde_json::json!({ "mcpServers": { "Everything": {
+        "command": "node",
+        "args": [everything_script(), "stdio"],
+        "env": { MARKER_VAR: mark },
+    }}});
+    app.type_into("#mcp-json", &json.to_string()).await;
+    app.click("#import-mcp").await;
+    app.wait_for_text("#mcp-import-report", "Added everything.")
+        .await;
+    app.wait_for_text(".server-item[data-server=\"everything\"]", "Ready")
+        .await;
+    app.click(".server-item[data-server=\"everything\"]").await;
+    app.wait_for("#mcp-tool-list [data-tool=\"everything__get-tiny-image\"]")
+        .await;
+    app.screenshot("tools-page").await;
+
+    // A thread that may use the image tool.
+    app.click("#new-thread").await;
+    app.click("#settings-button").await;
+    app.type_into("#base-url-input", &ollama.url()).await;
+    app.select("#provider-select", "ollama").await;
+    app.type_into("#model-input", art_testkit::fake::scripts::MODEL)
+        .await;
+    app.wait_for(".tool-group[data-group=\"everything\"]").await;
+    app.click("#tool-list input[data-tool=\"everything__get-tiny-image\"]")
+        .await;
+    app.click("#save-settings").await;
+    app.wait_for("#settings-saved").await;
+    app.click("#settings-button").await;
+
+    app.type_into("#composer-input", "Show me the MCP logo")
+        .await;
+    app.click("#send-button").await;
+    let card = app
+        .wait_for_text(
+            ".tool-card.ok[data-tool=\"everything__get-tiny-image\"]",
+            "[image: image/png",
+        )
+        .await;
+    assert!(card.contains("everything"), "{card}");
+    app.wait_for(".tool-card img.tool-image[src^=\"data:image/png;base64,\"]")
+        .await;
+    app.wait_for_text(".message.ai .answer", "Here is the MCP logo.")
+        .await;
+    app.screenshot("tool-card-mcp").await;
+    app.click("#trace-button").await;
+    app.wait_for(".trace-label[title=\"everything__get-tiny-image\"]")
+        .await;
+    app.click("#trace-button").await;
+
+    // Restart: the servers and the thread's choice are still there.
+    let data = app.close_keeping_data().await;
+    let path = data.path().to_path_buf();
+    let app = AppSession::launch_with(data, &path).await;
+    app.click("#tools-button").await;
+    app.wait_for_text(".server-item[data-server=\"time\"]", "Ready")
+        .await;
+    app.wait_for_text(".server-item[data-server=\"everything\"]", "Ready")
+        .await;
+    app.click(".thread-item .thread-title").await;
+    app.click("#settings-button").await;
+    app.wait_for("#tool-list input[data-tool=\"everything__get-tiny-image\"]:checked")
+        .await;
+    app.close().await;
+    assert_eq!(settle(&mark, 10).await, 0, "MCP servers outlived the app");
+}
