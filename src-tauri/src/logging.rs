@@ -1,4 +1,4 @@
-//! `tracing` set-up: level from `ART_WORKBENCH_LOG` (default `info`), lines to stderr
+//! `tracing` set-up: level from `ART_WORKBENCH_LOG` (default `info`, `rmcp` at `warn`), lines to stderr
 //! and to daily-rotated files in the data directory (7 kept).
 //!
 //! Invariant: no secret is ever logged. Secrets are `art::secrets::Secret`, whose
@@ -17,8 +17,13 @@ pub const LOG_ENV: &str = "ART_WORKBENCH_LOG";
 /// Number of daily log files kept.
 const KEPT_LOG_FILES: usize = 7;
 
+/// The default filter: `info`, but the MCP SDK's own chatter (it logs each server's
+/// whole handshake, instructions included) only from warnings up; what the servers
+/// write to stderr is logged by `art::mcp`.
+const DEFAULT_FILTER: &str = "info,rmcp=warn";
+
 fn filter() -> EnvFilter {
-    EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new("info"))
+    EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER))
 }
 
 /// Install the global subscriber. Returns the file writer's guard (keep it alive) when

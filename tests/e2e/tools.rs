@@ -50,7 +50,7 @@ async fn add_servers_call_a_tool_see_its_image_restart_and_quit_cleanly() {
     app.click("#import-mcp").await;
     app.wait_for_text("#mcp-import-report", "Added everything.")
         .await;
-    app.wait_for_text(".server-item[data-server=\"everything\"]", "Ready")
+    app.wait_for(".server-item[data-server=\"everything\"][data-state=\"ok\"]")
         .await;
     app.click(".server-item[data-server=\"everything\"]").await;
     app.wait_for("#mcp-tool-list [data-tool=\"everything__get-tiny-image\"]")
@@ -67,6 +67,8 @@ async fn add_servers_call_a_tool_see_its_image_restart_and_quit_cleanly() {
     app.wait_for(".tool-group[data-group=\"everything\"]").await;
     app.click("#tool-list input[data-tool=\"everything__get-tiny-image\"]")
         .await;
+    app.wait_for("#tool-list input[data-tool=\"everything__get-tiny-image\"]:checked")
+        .await;
     app.click("#save-settings").await;
     app.wait_for("#settings-saved").await;
     app.click("#settings-button").await;
@@ -80,7 +82,9 @@ async fn add_servers_call_a_tool_see_its_image_restart_and_quit_cleanly() {
             "[image: image/png",
         )
         .await;
-    assert!(card.contains("everything"), "{card}");
+    assert!(card.contains("everything__get-tiny-image"), "{card}");
+    app.wait_for_text(".tool-card .server-badge", "everything")
+        .await;
     app.wait_for(".tool-card img.tool-image[src^=\"data:image/png;base64,\"]")
         .await;
     app.wait_for_text(".message.ai .answer", "Here is the MCP logo.")
@@ -96,9 +100,9 @@ async fn add_servers_call_a_tool_see_its_image_restart_and_quit_cleanly() {
     let path = data.path().to_path_buf();
     let app = AppSession::launch_with(data, &path).await;
     app.click("#tools-button").await;
-    app.wait_for_text(".server-item[data-server=\"time\"]", "Ready")
+    app.wait_for(".server-item[data-server=\"time\"][data-state=\"ok\"]")
         .await;
-    app.wait_for_text(".server-item[data-server=\"everything\"]", "Ready")
+    app.wait_for(".server-item[data-server=\"everything\"][data-state=\"ok\"]")
         .await;
     app.click(".thread-item .thread-title").await;
     app.click("#settings-button").await;

@@ -12,6 +12,10 @@ MODE is what goes wrong:
   big-result     answers a call with a 50 MB text result
   spawn-child    starts a grandchild (`sleep 600`) in its process group, then works
   bad-schema     also lists `broken`, a tool whose input schema is not a JSON Schema
+  paged          lists its tools one per page (`nextCursor`): `echo`, then `echo2`
+  changing       after the first call, adds `echo2` and sends
+                 `notifications/tools/list_changed`
+  old-version    answers `initialize` with a protocol version no client supports
   ok             works: one tool, `echo`
 """
 
@@ -45,7 +49,12 @@ def answer(request_id, result):
     send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
+ECHO2 = dict(ECHO, name="echo2", description="Echoes its message, again.")
+grown = False
+
+
 def main():
+    global grown
     if MODE == "spawn-child":
         subprocess.Popen(["sleep", "600"])
     for line in sys.stdin:
@@ -61,12 +70,18 @@ def main():
                 sys.stderr.flush()
                 sys.exit(3)
             answer(request_id, {
-                "protocolVersion": message["params"]["protocolVersion"],
+                "protocolVersion": "1999-01-01" if MODE == "old-version" else message["params"]["protocolVersion"],
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "fault-server", "version": "1.0"},
             })
+        elif method == "tools/list" and MODE == "paged":
+            cursor = (message.get("params") or {}).get("cursor")
+            if cursor is None:
+                answer(request_id, {"tools": [ECHO], "nextCursor": "page-2"})
+            else:
+                answer(request_id, {"tools": [ECHO2]})
         elif method == "tools/list":
-            tools = [ECHO]
+            tools = [ECHO, ECHO2] if grown else [ECHO]
             if MODE == "bad-schema":
                 tools.append({"name": "broken", "description": "Cannot be validated.",
                               "inputSchema": {"type": "object", "properties": {"x": {"type": "nonsense"}}}})
@@ -83,6 +98,9 @@ def main():
             else:
                 text = message["params"]["arguments"]["message"]
             answer(request_id, {"content": [{"type": "text", "text": text}]})
+            if MODE == "changing" and not grown:
+                grown = True
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         elif method == "notifications/cancelled":
             sys.stderr.write("cancelled " + json.dumps(message["params"].get("requestId")) + "\n")
             sys.stderr.flush()

@@ -235,11 +235,7 @@ impl RunView {
                 card.output = c.get("output").filter(|v| !v.is_null()).cloned();
                 card.error = text(c, "error");
                 card.duration_ms = duration;
-                card.server = o
-                    .metadata
-                    .get("mcpServer")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
+                card.server = art_types::mcp::McpOrigin::of(&o.metadata).map(|m| m.server);
                 card.images = c.get("result").map(result_images).unwrap_or_default();
             }
             ObservationType::FinalResponse => {
@@ -333,6 +329,23 @@ mod tests {
             metadata: Value::Null,
             span: None,
         }
+    }
+
+    #[test]
+    fn an_mcp_call_names_its_server_and_brings_its_images() {
+        let mut run = RunView::new("t", "r");
+        let mut done = obs(
+            ObservationType::ToolExecution,
+            json!({ "callId": "c1", "toolName": "everything__get-tiny-image", "status": "success",
+                    "output": "[image: image/png, 9 bytes]",
+                    "result": { "content": [{ "type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo=" }] } }),
+        );
+        done.metadata = json!({ "durationMs": 5, "mcp": { "server": "everything", "transport": "stdio", "tool": "get-tiny-image" } });
+        run.apply_observation(&done);
+        let card = &run.tools[0];
+        assert_eq!(card.server.as_deref(), Some("everything"));
+        assert_eq!(card.images.len(), 1);
+        assert_eq!(card.output, Some(json!("[image: image/png, 9 bytes]")));
     }
 
     #[test]

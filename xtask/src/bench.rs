@@ -10,7 +10,9 @@
 //! - `export`: 1,000,000 observations to native JSONL and to OTLP (`export.rs`);
 //! - `desktop`: the release app through WebDriver and started directly: opening a long
 //!   thread, streaming a long answer, start-up, idle memory and binary size (`desktop.rs`);
-//! - `adapters`: every provider adapter over HTTP in one process (`adapters.rs`).
+//! - `adapters`: every provider adapter over HTTP in one process (`adapters.rs`);
+//! - `mcp`: a `tools/call` round trip and enable → ready, ours against the official
+//!   TypeScript SDK client, to the same MCP server (`mcp.rs`).
 
 use std::time::Instant;
 
@@ -19,7 +21,14 @@ use crate::setup::{self, Needs};
 use crate::{cmd, peers, ui};
 
 /// The benchmarks, in the order they run.
-const ALL: &[&str] = &["stream", "framework", "export", "desktop", "adapters"];
+const ALL: &[&str] = &[
+    "stream",
+    "framework",
+    "export",
+    "desktop",
+    "adapters",
+    "mcp",
+];
 
 /// Run the named benchmarks (all when none is named), then rewrite BENCHMARKS.md.
 pub fn run(names: &[String]) -> Result<(), String> {
@@ -48,6 +57,13 @@ pub fn run(names: &[String]) -> Result<(), String> {
         match *bench {
             "stream" => stream()?,
             "desktop" => desktop(&tools)?,
+            "mcp" => {
+                // The same servers the tests use, and the TypeScript SDK client.
+                let servers = peers::install_mcp_servers()?;
+                let mut bench = std::process::Command::new(runner());
+                bench.arg("mcp").env("ART_MCP_SERVERS", servers);
+                cmd::step("Benchmark: mcp", &mut bench)?
+            }
             other => {
                 let mut bench = std::process::Command::new(runner());
                 bench.arg(other);

@@ -35,8 +35,10 @@ fn usage() -> &'static str {
      \x20 run [--release] [-- ARGS]   install what is missing, build, open the app\n\
      \x20 test                        fmt, clippy, all tests (unit, integration, e2e, .deb)\n\
      \x20 bundle [--debug]            build the .deb package\n\
-     \x20 bench [NAME...]             benchmarks (stream, framework, export, desktop, adapters;\n\
+     \x20 bench [NAME...]             benchmarks (stream, framework, export, desktop, adapters,\n\
+     \x20                            mcp;\n\
      \x20                            default: all), then BENCHMARKS.md rewritten\n\
+     \x20 e2e [FILTER]                the end-to-end tests alone (debug app), those matching FILTER\n\
      \x20 stress [TRIALS]             long reliability tests: SIGKILL trials (default: 200)\n\
      \x20 fuzz [SECONDS]              every fuzz target for SECONDS (default: 60)\n"
 }
@@ -52,6 +54,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("run") => run(&args[1..]),
         Some("test") => test::run(),
+        Some("e2e") => test::e2e(args.get(1).map(String::as_str)),
         Some("bench") => bench::run(&args[1..]),
         Some("stress") => stress::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),

@@ -25,7 +25,12 @@ const PEER_FILES: &[&str] = &[
 ];
 
 /// Files copied from `tests/mcp`.
-const MCP_FILES: &[&str] = &["package.json", "package-lock.json", "requirements.txt"];
+const MCP_FILES: &[&str] = &[
+    "package.json",
+    "package-lock.json",
+    "requirements.txt",
+    "bench_client.mjs",
+];
 
 /// Install (or reuse) the peers; returns their folder.
 pub fn install() -> Result<PathBuf, String> {

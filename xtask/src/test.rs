@@ -183,6 +183,29 @@ pub fn run() -> Result<(), String> {
     }
 }
 
+/// `cargo xtask e2e [FILTER]`: while working on the app, the end-to-end tests alone
+/// (those whose name contains FILTER) against a fresh debug build, in the same session
+/// the full suite uses. Not a substitute for `cargo xtask test`.
+pub fn e2e(filter: Option<&str>) -> Result<(), String> {
+    let tools = setup::ensure(Needs::TEST)?;
+    ui::build()?;
+    let mcp_servers = peers::install_mcp_servers()?;
+    let mut build = cmd::cargo(&["build", "-p", "art-workbench"]);
+    cmd::step("Build (the app)", &mut build)?;
+    let driver = tools.tauri_driver.ok_or("tauri-driver was not set up")?;
+    let session = Session::start(Wants::for_tests(driver))?;
+    let app = cmd::target_dir().join("debug/art-workbench");
+    let artifacts = cmd::target_dir().join("artifacts/e2e-debug");
+    let mut tests = e2e_command(&session, &app, &artifacts, &["--test", "e2e"]);
+    tests.env(MCP_SERVERS_VAR, &mcp_servers);
+    if let Some(filter) = filter {
+        tests.arg(filter);
+    }
+    let ok = cmd::step("End-to-end tests", &mut tests);
+    drop(session);
+    ok
+}
+
 /// A step's duration as the summary shows it: `4.2 min`, or `12 s` under a minute.
 fn minutes(took: Duration) -> String {
     let secs = took.as_secs_f64();

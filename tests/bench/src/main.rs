@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! art-bench compare [--tokens N] [--runs R] [--peers DIR]   # figures → target/bench-results/stream.json
-//! art-bench framework | export | adapters                   # figures → target/bench-results/<name>.json
+//! art-bench framework | export | adapters | mcp             # figures → target/bench-results/<name>.json
 //! art-bench desktop                                         # needs ART_E2E_APP, a display, tauri-driver
 //! art-bench client <name> <url> <model> <tokens>            # one Rust client, one stream (JSON line)
 //! art-bench report [--out FILE]                             # every results file → BENCHMARKS.md
@@ -19,13 +19,14 @@ mod compare;
 mod desktop;
 mod export;
 mod framework;
+mod mcp;
 mod report;
 mod server;
 
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: art-bench compare [--tokens N] [--runs R] [--peers DIR]\n\
-                     \x20      art-bench framework | export | adapters | desktop\n\
+                     \x20      art-bench framework | export | adapters | desktop | mcp\n\
                      \x20      art-bench client <name> <url> <model> <tokens>\n\
                      \x20      art-bench report [--out FILE]\n\
                      \x20      art-bench serve [--tokens N]";
@@ -71,6 +72,7 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("export") => export::run(),
         Some("adapters") => adapters::run(),
         Some("desktop") => desktop::run(),
+        Some("mcp") => mcp::run(),
         Some("client") => {
             let [_, name, url, model, tokens] = args else {
                 return Err(USAGE.into());

@@ -356,7 +356,7 @@ pub fn Tools() -> impl IntoView {
                             let (line, dot) = state_line(&status.state);
                             let is_open = { let name = name.clone(); move || open.get().as_deref() == Some(name.as_str()) };
                             view! {
-                                <button class="library-item server-item" class:active=is_open data-server=name.clone()
+                                <button class="library-item server-item" class:active=is_open data-server=name.clone() data-state=dot
                                     on:click=move |_| show(Some(status.clone()))>
                                     <span class=format!("dot {dot}")></span>
                                     <span class="server-name">{name.clone()}</span>

@@ -182,6 +182,41 @@ pub struct McpImportReport {
     pub skipped: Vec<(String, String)>,
 }
 
+/// The key of a TOOL_EXECUTION observation's metadata that holds its [`McpOrigin`].
+pub const ORIGIN_KEY: &str = "mcp";
+
+/// Where an MCP tool call went: recorded with each call (its TOOL_EXECUTION
+/// observation's `metadata.mcp`) and read by the tool card and every export.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpOrigin {
+    /// The server's name.
+    pub server: String,
+    /// `stdio` or `http` ([`McpTransport::kind`]).
+    pub transport: String,
+    /// The tool's name on its server.
+    pub tool: String,
+    /// The protocol version agreed on, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+}
+
+impl McpOrigin {
+    /// The origin recorded in an observation's `metadata`, if it is an MCP call's.
+    pub fn of(metadata: &serde_json::Value) -> Option<Self> {
+        serde_json::from_value(metadata.get(ORIGIN_KEY)?.clone()).ok()
+    }
+
+    /// OpenTelemetry's `network.transport` for it: `pipe` (stdio) or `tcp` (HTTP).
+    pub fn network_transport(&self) -> &'static str {
+        if self.transport == "stdio" {
+            "pipe"
+        } else {
+            "tcp"
+        }
+    }
+}
+
 /// The namespaced name of `tool` on `server`.
 pub fn tool_name(server: &str, tool: &str) -> String {
     format!("{server}{TOOL_SEPARATOR}{tool}")

@@ -381,7 +381,8 @@ impl PesAgent {
         result: &ToolResult,
     ) -> ConversationMessage {
         let content = match result.status {
-            ToolStatus::Success => result.output.to_string(),
+            // Text is the model's as it is (an MCP result), not a JSON string literal.
+            ToolStatus::Success => output_text(&result.output),
             ToolStatus::Error => format!(
                 "Error: {}",
                 result.error.as_deref().unwrap_or("the tool failed")
@@ -432,7 +433,12 @@ fn tool_results_text(results: &[ToolResult]) -> String {
     results
         .iter()
         .map(|r| match r.status {
-            ToolStatus::Success => format!("- {} ({}): {}", r.tool_name, r.call_id, r.output),
+            ToolStatus::Success => format!(
+                "- {} ({}): {}",
+                r.tool_name,
+                r.call_id,
+                output_text(&r.output)
+            ),
             ToolStatus::Error => format!(
                 "- {} ({}) FAILED: {}",
                 r.tool_name,
@@ -442,6 +448,14 @@ fn tool_results_text(results: &[ToolResult]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A tool's output as the model reads it: text as is, anything else as JSON.
+fn output_text(output: &serde_json::Value) -> String {
+    match output {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// The model's context window: the thread's setting, else the Ollama `num_ctx` the

@@ -23,6 +23,8 @@ struct ToolNote {
     result: Option<Value>,
     error: Option<String>,
     duration_ms: Option<i64>,
+    /// The MCP server it went to, if any.
+    mcp: Option<art_types::mcp::McpOrigin>,
 }
 
 /// What the agent did in one run.
@@ -73,6 +75,7 @@ impl RunNotes {
                 note.result = c.get("output").filter(|v| !v.is_null()).cloned();
                 note.error = text(c, "error");
                 note.duration_ms = duration;
+                note.mcp = art_types::mcp::McpOrigin::of(&o.metadata);
             }
             ObservationType::Thoughts if thinking => {
                 if let Some(t) = text(c, "text").or_else(|| text(c, "thinking")) {
@@ -186,7 +189,16 @@ fn write_run(out: &mut String, run: &RunNotes) {
             .duration_ms
             .map(|ms| format!(" · {ms} ms"))
             .unwrap_or_default();
-        let _ = writeln!(out, "**Tool `{}`** ({status}{duration})\n", tool.name);
+        let server = tool
+            .mcp
+            .as_ref()
+            .map(|m| format!(" · MCP server `{}` over {}", m.server, m.transport))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "**Tool `{}`** ({status}{duration}{server})\n",
+            tool.name
+        );
         out.push_str("Arguments:\n\n");
         fenced(out, "json", &json_text(&tool.arguments));
         if let Some(result) = &tool.result {

@@ -78,9 +78,9 @@ pub trait ToolExecutor: Send + Sync {
         None
     }
 
-    /// Facts about where the tool comes from, added to each result's metadata (an MCP
-    /// tool: its server, transport and name there).
-    fn origin(&self) -> Option<serde_json::Map<String, Value>> {
+    /// Where the tool's calls go, recorded with each result (`metadata.mcp`) when it
+    /// is an MCP server's.
+    fn origin(&self) -> Option<art_types::mcp::McpOrigin> {
         None
     }
 }

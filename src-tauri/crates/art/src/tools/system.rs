@@ -59,7 +59,10 @@ impl ToolSystem {
                 if let (Some(origin), Value::Object(metadata)) =
                     (entry.tool.origin(), &mut result.metadata)
                 {
-                    metadata.extend(origin);
+                    metadata.insert(
+                        art_types::mcp::ORIGIN_KEY.into(),
+                        serde_json::to_value(origin).unwrap_or_default(),
+                    );
                 }
             }
             self.record(&result, whole, call, context, parent_span_id, start_ms)

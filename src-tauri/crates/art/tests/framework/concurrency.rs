@@ -137,7 +137,7 @@ async fn a_second_local_model_while_ollama_is_busy_is_refused_clearly() {
     while server
         .requests()
         .iter()
-        .filter(|r| r.request_line.starts_with("POST"))
+        .filter(|r| r.request_line.starts_with("POST /api/chat"))
         .count()
         < 2
     {

@@ -2,7 +2,7 @@
 //! `@modelcontextprotocol/server-everything` (npm; stdio and streamable HTTP) and
 //! `mcp-server-time` (PyPI), as `cargo xtask test` installs them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -218,4 +218,142 @@ async fn everything_over_streamable_http_with_a_header_kept_in_the_keychain() {
     assert!(h.mcp.store().remove("remote").await.unwrap());
     assert!(h.secrets.get("mcp:remote:x-api-key").unwrap().is_none());
     server.kill().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_calls_an_mcp_tool_and_every_export_names_its_server() {
+    use art::ArtInstance;
+    use art::agent::CancellationToken;
+    use art::export::{self, Format, Options, Redactor, Scope};
+    use art_testkit::framework::scripted::{self, Script, ScriptedSource, plan_json};
+    use art_types::mcp::McpOrigin;
+    use art_types::{AgentProps, ObservationType, RunStatus};
+
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
+    let plan = plan_json(
+        "Time",
+        &[("c1", "time__get_current_time", json!({ "timezone": "UTC" }))],
+    );
+    let source = Arc::new(ScriptedSource::new(vec![
+        Script::text(&plan),
+        Script::text("It is noon."),
+    ]));
+    let art = ArtInstance::builder(storage.clone(), source)
+        .build()
+        .unwrap();
+    let mcp = McpManager::new(
+        McpStore::new(storage, Arc::new(MemoryStore::new())),
+        Arc::clone(&art.tools),
+    );
+    let mark = marker();
+    mcp.store()
+        .save(&servers::time("time", &mark), &BTreeMap::new())
+        .await
+        .unwrap();
+    let thread = art
+        .conversation
+        .create_thread(None)
+        .await
+        .unwrap()
+        .thread_id;
+    let config = scripted::thread_config("m", &["time__get_current_time"]);
+    art.state.set_thread_config(&thread, &config).await.unwrap();
+    mcp.start_for_thread(&art.state, &thread).await;
+
+    let props = AgentProps {
+        query: "What time is it?".into(),
+        thread_id: thread.clone(),
+        trace_id: None,
+        options: Default::default(),
+    };
+    let out = art.process(props, CancellationToken::new()).await.unwrap();
+    assert_eq!(
+        out.metadata.status,
+        RunStatus::Success,
+        "{:?}",
+        out.metadata.error
+    );
+    assert_eq!(out.metadata.tool_calls, 1);
+    let trace = out.metadata.trace_id.clone();
+    let observations = art
+        .observations
+        .query(&art::observation::ObservationQuery {
+            trace_ids: vec![trace.clone()],
+            types: vec![ObservationType::ToolExecution],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let call = &observations[0];
+    assert_eq!(call.content["status"], "success", "{}", call.content);
+    // The model read the server's answer as text; the trace keeps the whole result.
+    assert!(
+        call.content["output"]
+            .as_str()
+            .unwrap()
+            .contains("\"timezone\"")
+    );
+    assert_eq!(
+        call.content["result"]["structuredContent"]["timezone"],
+        "UTC"
+    );
+    let origin = McpOrigin::of(&call.metadata).unwrap();
+    assert_eq!(
+        (
+            origin.server.as_str(),
+            origin.transport.as_str(),
+            origin.tool.as_str()
+        ),
+        ("time", "stdio", "get_current_time")
+    );
+    assert!(origin.protocol_version.is_some());
+
+    let redactor = Redactor::new(Vec::new());
+    let mut exported = HashMap::new();
+    for format in [Format::Otlp, Format::Markdown, Format::Jsonl] {
+        let mut bytes = Vec::new();
+        export::export(
+            &art,
+            &Scope::Trace(trace.clone()),
+            format,
+            Options::default(),
+            &redactor,
+            &mut bytes,
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+        exported.insert(format!("{format:?}"), String::from_utf8(bytes).unwrap());
+    }
+    let otlp = &exported["Otlp"];
+    for (key, value) in [
+        ("mcp.method.name", "tools/call"),
+        ("network.transport", "pipe"),
+        ("art.mcp.server", "time"),
+        ("gen_ai.tool.name", "time__get_current_time"),
+    ] {
+        assert!(
+            otlp.contains(&format!(
+                r#""key":"{key}","value":{{"stringValue":"{value}"}}"#
+            )),
+            "{key} in {otlp}"
+        );
+    }
+    assert!(
+        exported["Markdown"].contains("MCP server `time` over stdio"),
+        "{}",
+        exported["Markdown"]
+    );
+    let recorded = exported["Jsonl"]
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|l| l["observation"]["type"] == "TOOL_EXECUTION")
+        .unwrap();
+    assert_eq!(
+        McpOrigin::of(&recorded["observation"]["metadata"]),
+        Some(origin)
+    );
+    mcp.shutdown().await;
+    assert_eq!(settle(&mark, 5).await, 0);
 }

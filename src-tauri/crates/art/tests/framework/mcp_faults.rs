@@ -284,3 +284,52 @@ async fn http_that_drops_or_never_answers_fails_in_time() {
     assert_eq!(failed(&silent).0, "the handshake did not finish within 1 s");
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_page_of_tools_is_listed_and_a_change_is_picked_up() {
+    let h = harness();
+    let mark = marker();
+    let state = h.add(&servers::fault("paged", "paged", &mark)).await;
+    assert!(
+        matches!(state, McpServerState::Ready { tools: 2, .. }),
+        "{state:?}"
+    );
+    assert!(h.registry.contains("paged__echo") && h.registry.contains("paged__echo2"));
+
+    h.add(&servers::fault("grows", "changing", &mark)).await;
+    assert!(!h.registry.contains("grows__echo2"));
+    h.mcp
+        .call("grows", "echo", &json!({ "message": "x" }))
+        .await
+        .unwrap();
+    // `notifications/tools/list_changed` re-lists its tools.
+    for _ in 0..100 {
+        if h.registry.contains("grows__echo2") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(h.registry.contains("grows__echo2"));
+    assert_eq!(h.mcp.tools("grows").len(), 2);
+    assert!(matches!(
+        h.mcp.status("grows").await.unwrap().state,
+        McpServerState::Ready { tools: 2, .. }
+    ));
+    h.mcp.shutdown().await;
+    assert_eq!(settle(&mark, 5).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_speaking_an_unknown_protocol_version_is_refused_clearly() {
+    let h = harness();
+    let mark = marker();
+    let state = h
+        .add(&servers::fault("ancient", "old-version", &mark))
+        .await;
+    let (reason, _) = failed(&state);
+    assert!(
+        reason.contains("1999-01-01") || reason.contains("version"),
+        "{reason}"
+    );
+    assert_eq!(settle(&mark, 5).await, 0);
+}

@@ -103,6 +103,8 @@ pub(super) struct Meta<'a> {
     #[serde(borrow, deserialize_with = "text")]
     pub(super) error_code: Text<'a>,
     pub(super) recoverable: Option<bool>,
+    /// An MCP tool call's server (`art_types::mcp::ORIGIN_KEY`).
+    pub(super) mcp: Option<art_types::mcp::McpOrigin>,
 }
 
 /// Span information (`art_types::SpanInfo`, borrowed).

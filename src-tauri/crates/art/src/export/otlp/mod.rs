@@ -502,6 +502,16 @@ fn tool_span<'r>(span: &mut Span<'r>, tool: &'r Obs<'_>, context: &RunContext<'r
         attributes.push(text("gen_ai.tool.call.id", call));
     }
     attributes.push(text("openinference.span.kind", "TOOL"));
+    // MCP semantic conventions (development): the client side of `tools/call`.
+    if let Some(mcp) = &tool.meta.mcp {
+        attributes.push(text("mcp.method.name", "tools/call"));
+        attributes.push(text("network.transport", mcp.network_transport()));
+        if let Some(version) = &mcp.protocol_version {
+            attributes.push(text("mcp.protocol.version", version));
+        }
+        attributes.push(text("art.mcp.server", &mcp.server));
+        attributes.push(text("art.mcp.tool", &mcp.tool));
+    }
     if context.include_content {
         if let Some(arguments) = c.arguments {
             attributes.push(text("gen_ai.tool.call.arguments", json_text(arguments)));

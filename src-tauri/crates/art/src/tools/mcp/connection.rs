@@ -13,7 +13,7 @@ use std::time::Duration;
 use art_types::mcp::{McpServerConfig, McpTransport};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::{
@@ -174,6 +174,7 @@ impl Connection {
                         });
                     }
                 };
+                check_version(&service)?;
                 Ok(Self {
                     service,
                     child: guard.child.take(),
@@ -219,6 +220,7 @@ impl Connection {
                         });
                     }
                 };
+                check_version(&service)?;
                 Ok(Self {
                     service,
                     child: None,
@@ -305,6 +307,27 @@ fn kill_group(group: Pid) {
     let _ = killpg(group, Signal::SIGKILL);
 }
 
+/// The server must have agreed on a protocol version we speak: the SDK goes on with
+/// any answer, but a version we do not know means messages we may misread.
+fn check_version(service: &RunningService<RoleClient, Client>) -> Result<(), McpError> {
+    let agreed = service.peer_info().map(|i| i.protocol_version.clone());
+    match agreed {
+        Some(version) if ProtocolVersion::KNOWN_VERSIONS.contains(&version) => Ok(()),
+        Some(version) => Err(McpError::Protocol(format!(
+            "the server speaks MCP protocol version {version}, which this app does not \
+             support (it speaks {})",
+            ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        None => Err(McpError::Protocol(
+            "the server did not say which protocol version it speaks".into(),
+        )),
+    }
+}
+
 fn spawn_error(command: &str, e: &std::io::Error) -> McpError {
     if e.kind() == std::io::ErrorKind::NotFound {
         McpError::CommandNotFound {
@@ -331,7 +354,7 @@ fn read_stderr(
                 .chars()
                 .take(STDERR_LINE_CHARS)
                 .collect();
-            tracing::debug!(target: "art::mcp", server = %server, "{line}");
+            tracing::info!(target: "art::mcp", server = %server, "{line}");
             tail.push(line);
         }
     })

@@ -457,6 +457,7 @@ async fn list_and_register(
             secs: limit.as_secs(),
         })?
         .map_err(|e| McpError::Protocol(format!("tools/list failed: {e}")))?;
+    let protocol_version = peer.peer_info().map(|i| i.protocol_version.to_string());
     let mut infos: Vec<McpToolInfo> = Vec::with_capacity(listed.len());
     let mut executors: Vec<Arc<dyn crate::tools::ToolExecutor>> = Vec::new();
     let mut taken = BTreeSet::new();
@@ -513,7 +514,8 @@ async fn list_and_register(
                 peer.clone(),
                 Duration::from_secs(u64::from(config.timeout_secs)),
                 config.result_limit as usize,
-            );
+            )
+            .with_protocol_version(protocol_version.clone());
             executors.push(Arc::new(executor));
         }
         infos.push(info);

@@ -3,9 +3,10 @@
 use std::time::Duration;
 
 use art_types::ToolSchema;
+use art_types::mcp::McpOrigin;
 use rmcp::model::CallToolRequestParams;
 use rmcp::{Peer, RoleClient};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::result;
 use crate::tools::{ExecutionContext, ToolError, ToolExecutor};
@@ -19,6 +20,7 @@ pub struct McpTool {
     peer: Peer<RoleClient>,
     timeout: Duration,
     limit: usize,
+    protocol_version: Option<String>,
 }
 
 impl McpTool {
@@ -42,7 +44,15 @@ impl McpTool {
             peer,
             timeout,
             limit,
+            protocol_version: None,
         }
+    }
+
+    /// The protocol version agreed with its server, recorded with each call.
+    #[must_use]
+    pub(super) fn with_protocol_version(mut self, version: Option<String>) -> Self {
+        self.protocol_version = version;
+        self
     }
 
     /// What the model reads of `result` (a `tools/call` result as JSON): text, notes
@@ -101,11 +111,12 @@ impl ToolExecutor for McpTool {
         Some(Value::String(result::for_model(output, self.limit)))
     }
 
-    fn origin(&self) -> Option<Map<String, Value>> {
-        let mut facts = Map::new();
-        facts.insert("mcpServer".into(), self.server.clone().into());
-        facts.insert("mcpTransport".into(), self.transport.into());
-        facts.insert("mcpTool".into(), self.remote_name.clone().into());
-        Some(facts)
+    fn origin(&self) -> Option<McpOrigin> {
+        Some(McpOrigin {
+            server: self.server.clone(),
+            transport: self.transport.to_owned(),
+            tool: self.remote_name.clone(),
+            protocol_version: self.protocol_version.clone(),
+        })
     }
 }
