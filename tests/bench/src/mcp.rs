@@ -6,8 +6,10 @@
 //! Ours: `McpManager::start` (spawn, handshake, `tools/list`, tools registered) and
 //! `McpManager::call` (schema check, registry, JSON-RPC over the child's pipes) — the
 //! path a run takes. The peer: `tests/mcp/bench_client.mjs` (connect, `listTools`,
-//! `callTool`), its own process. Each run: [`WARMUP`] calls, then [`CALLS`] timed one by
-//! one; a run's figure is the median call. Run: `cargo xtask bench mcp`.
+//! `callTool`), its own process. The floor: JSON lines written and read by hand, no
+//! client at all — what the server itself takes. Each run: [`WARMUP`] calls, then
+//! [`CALLS`] timed one by one; a run's figure is the median call. Run: `cargo xtask
+//! bench mcp`.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -76,6 +78,56 @@ async fn ours() -> Result<Run, String> {
     })
 }
 
+/// The floor: no client library, one task on a current-thread runtime writing each
+/// `tools/call` line to the server's stdin and reading its stdout up to the answer.
+/// What is left of a round trip here is the server's own time and the pipes'.
+fn floor() -> Result<f64, String> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let mut child = tokio::process::Command::new("node")
+            .args([art_testkit::mcp::everything_script(), "stdio".into()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("node: {e}"))?;
+        let mut stdin = child.stdin.take().ok_or("no stdin")?;
+        let mut lines = BufReader::new(child.stdout.take().ok_or("no stdout")?).lines();
+        let mut ask = async |id: usize, line: String| -> Result<(), String> {
+            stdin.write_all(line.as_bytes()).await.map_err(|e| e.to_string())?;
+            stdin.write_all(b"\n").await.map_err(|e| e.to_string())?;
+            while let Some(answer) = lines.next_line().await.map_err(|e| e.to_string())? {
+                // Notifications come between answers; the answer carries our id.
+                let message: Value = serde_json::from_str(&answer).map_err(|e| e.to_string())?;
+                if message["id"] == id {
+                    return Ok(());
+                }
+            }
+            Err("the server closed its stdout".into())
+        };
+        let hello = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "floor", "version": "1" } } });
+        ask(0, hello.to_string()).await?;
+        let mut times = Vec::with_capacity(CALLS);
+        for id in 1..=WARMUP + CALLS {
+            let call = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": { "name": "echo", "arguments": { "message": "ping" } } });
+            let t = Instant::now();
+            ask(id, call.to_string()).await?;
+            if id > WARMUP {
+                times.push(t.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        Ok(Stats::of(&times).median)
+    })
+}
+
 /// One run of the TypeScript SDK client, in its own process.
 fn peer() -> Result<Run, String> {
     let dir = art_testkit::mcp::servers_dir();
@@ -108,13 +160,15 @@ fn peer() -> Result<Run, String> {
 /// Both clients, alternating, `RUNS` times; figures go to `mcp.json`.
 pub fn run() -> Result<(), String> {
     let rt = crate::runtime()?;
-    let (mut mine, mut theirs) = (Vec::new(), Vec::new());
+    // Made first: the report gives how long the whole benchmark took.
+    let mut results = Results::new("mcp", "cargo xtask bench mcp");
+    let (mut mine, mut theirs, mut floors) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..RUNS {
         eprintln!("mcp: run {} of {RUNS}", i + 1);
         mine.push(rt.block_on(ours())?);
         theirs.push(peer()?);
+        floors.push(floor()?);
     }
-    let mut results = Results::new("mcp", "cargo xtask bench mcp");
     results.note(&format!(
         "server-everything over stdio (node), its `echo` tool; per run {WARMUP} warm-up calls then \
          {CALLS} timed one at a time, the run's figure is its median call; {RUNS} runs, clients \
@@ -134,6 +188,42 @@ pub fn run() -> Result<(), String> {
         "tools/call round trip, TypeScript SDK",
         "µs",
         values(&theirs, |r| r.call_us),
+    ));
+    // What each client adds to the server's own time, run by run.
+    let share = |runs: &[Run]| -> Vec<f64> {
+        runs.iter()
+            .zip(&floors)
+            .map(|(r, f)| r.call_us - f)
+            .collect()
+    };
+    let (our_share, their_share) = (share(&mine), share(&theirs));
+    results.add(Figure::new(
+        "mcp/floor/call_us",
+        "tools/call round trip, bare JSON lines over the pipes (the floor: the server's own time)",
+        "µs",
+        floors.clone(),
+    ));
+    results.add(Figure::new(
+        "mcp/art/client_us",
+        "what our client adds to the floor",
+        "µs",
+        our_share.clone(),
+    ));
+    results.add(Figure::new(
+        "mcp/ts-sdk/client_us",
+        "what the TypeScript SDK adds to the floor",
+        "µs",
+        their_share.clone(),
+    ));
+    results.add(Figure::new(
+        "mcp/ratio/client",
+        "what our client adds ÷ what the TypeScript SDK adds",
+        "×",
+        our_share
+            .iter()
+            .zip(&their_share)
+            .map(|(a, b)| a / b)
+            .collect(),
     ));
     let ratios: Vec<f64> = mine
         .iter()

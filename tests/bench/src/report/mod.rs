@@ -19,6 +19,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ("export", "Trace export"),
     ("desktop", "Desktop app"),
     ("adapters", "Provider adapters in one process"),
+    ("mcp", "MCP client vs the TypeScript SDK"),
 ];
 
 /// The hand-written part: how to read the numbers, how budgets were reached.

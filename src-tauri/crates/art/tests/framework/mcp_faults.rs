@@ -333,3 +333,73 @@ async fn a_server_speaking_an_unknown_protocol_version_is_refused_clearly() {
     );
     assert_eq!(settle(&mark, 5).await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_a_run_cancels_its_mcp_call_on_the_server() {
+    use std::sync::Arc;
+
+    use art::ArtInstance;
+    use art::agent::CancellationToken;
+    use art::secrets::MemoryStore;
+    use art::storage::sqlite::SqliteStorage;
+    use art::tools::mcp::{McpManager, McpStore};
+    use art_testkit::framework::scripted::{self, Script, ScriptedSource, plan_json};
+    use art_types::{AgentProps, FailureCode};
+
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
+    let plan = plan_json("Wait", &[("c1", "slow__echo", json!({ "message": "x" }))]);
+    let source = Arc::new(ScriptedSource::new(vec![Script::text(&plan)]));
+    let art = ArtInstance::builder(storage.clone(), source)
+        .build()
+        .unwrap();
+    let mcp = McpManager::new(
+        McpStore::new(storage, Arc::new(MemoryStore::new())),
+        Arc::clone(&art.tools),
+    );
+    let mark = marker();
+    let config = servers::fault("slow", "hang-on-call", &mark);
+    mcp.store()
+        .save(&config, &Default::default())
+        .await
+        .unwrap();
+    mcp.start("slow").await.unwrap();
+    let thread = art
+        .conversation
+        .create_thread(None)
+        .await
+        .unwrap()
+        .thread_id;
+    let settings = scripted::thread_config("m", &["slow__echo"]);
+    art.state
+        .set_thread_config(&thread, &settings)
+        .await
+        .unwrap();
+
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        stop.cancel();
+    });
+    let props = AgentProps {
+        query: "Wait for it".into(),
+        thread_id: thread,
+        trace_id: None,
+        options: Default::default(),
+    };
+    let out = art.process(props, cancel).await.unwrap();
+    assert_eq!(out.metadata.error.unwrap().code, FailureCode::Cancelled);
+    let mut heard = false;
+    for _ in 0..50 {
+        let tail = mcp.status("slow").await.unwrap().stderr_tail;
+        if tail.iter().any(|l| l.starts_with("cancelled ")) {
+            heard = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(heard, "the server never heard the call was cancelled");
+    mcp.shutdown().await;
+    assert_eq!(settle(&mark, 5).await, 0);
+}

@@ -388,17 +388,24 @@ impl McpManager {
         tool: &str,
         arguments: &Value,
     ) -> Result<Value, ToolError> {
-        let name = self
-            .tools(server)
-            .into_iter()
-            .find(|t| t.name == tool || t.tool_name == tool)
-            .map(|t| t.tool_name)
-            .ok_or_else(|| {
-                ToolError::new(
-                    "TOOL_NOT_FOUND",
-                    format!("MCP server `{server}` has no tool `{tool}` (is it running?)"),
-                )
-            })?;
+        // Found under the lock, without copying every tool's schema.
+        let name = {
+            let known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+            known
+                .get(server)
+                .and_then(|k| {
+                    k.tools
+                        .iter()
+                        .find(|t| t.name == tool || t.tool_name == tool)
+                })
+                .map(|t| t.tool_name.clone())
+        }
+        .ok_or_else(|| {
+            ToolError::new(
+                "TOOL_NOT_FOUND",
+                format!("MCP server `{server}` has no tool `{tool}` (is it running?)"),
+            )
+        })?;
         self.registry.check_arguments(&name, arguments)?;
         let entry = self
             .registry
