@@ -131,17 +131,19 @@ impl McpStore {
             Err(McpError::UnknownServer(_)) => None,
             Err(e) => return Err(e),
         };
-        for (name, value) in header_values {
-            self.secrets.set(&account(&config.name, name), value)?;
-        }
+        let mut changes: Vec<(String, Option<Secret>)> = header_values
+            .iter()
+            .map(|(name, value)| (account(&config.name, name), Some(value.clone())))
+            .collect();
         if let Some(McpTransport::Http { headers, .. }) = old.map(|o| o.transport) {
-            for gone in headers
-                .iter()
-                .filter(|h| !listed.iter().any(|l| l.eq_ignore_ascii_case(h)))
-            {
-                self.secrets.delete(&account(&config.name, gone))?;
-            }
+            changes.extend(
+                headers
+                    .iter()
+                    .filter(|h| !listed.iter().any(|l| l.eq_ignore_ascii_case(h)))
+                    .map(|gone| (account(&config.name, gone), None)),
+            );
         }
+        self.keychain(changes).await?;
         let record = Record {
             id: config.name.clone(),
             thread_id: None,
@@ -165,11 +167,30 @@ impl McpStore {
             Err(e) => return Err(e),
         };
         if let McpTransport::Http { headers, .. } = &config.transport {
-            for header in headers {
-                self.secrets.delete(&account(name, header))?;
-            }
+            self.keychain(headers.iter().map(|h| (account(name, h), None)).collect())
+                .await?;
         }
         Ok(self.storage.delete(Collection::McpServers, name).await?)
+    }
+
+    /// Store (`Some`) or delete (`None`) keychain entries, off the async workers: the
+    /// keychain talks D-Bus and may block.
+    async fn keychain(&self, changes: Vec<(String, Option<Secret>)>) -> Result<(), McpError> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let secrets = Arc::clone(&self.secrets);
+        tokio::task::spawn_blocking(move || {
+            for (account, value) in changes {
+                match value {
+                    Some(value) => secrets.set(&account, &value)?,
+                    None => secrets.delete(&account)?,
+                }
+            }
+            Ok(())
+        })
+        .await
+        .map_err(|e| McpError::Protocol(format!("the keychain call stopped: {e}")))?
     }
 
     /// The values of `config`'s headers, from the keychain (reads it: may block).
