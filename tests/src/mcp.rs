@@ -51,6 +51,7 @@ fn stdio(name: &str, command: PathBuf, args: Vec<String>, marker: &str) -> McpSe
             args,
             env,
             cwd: None,
+            secret_env: Vec::new(),
         },
     )
 }

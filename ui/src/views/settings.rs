@@ -247,13 +247,14 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                 .is_some_and(|c| c.enabled_tools.iter().any(|t| t == name))
         })
     };
-    let enabled_list = Signal::derive(move || {
+    // A memo: only a change of the enabled tools reaches the tool list.
+    let enabled_list = Signal::from(Memo::new(move |_| {
         config.with(|c| {
             c.as_ref()
                 .map(|c| c.enabled_tools.clone())
                 .unwrap_or_default()
         })
-    });
+    }));
     let cost = move || {
         tools.with(|ts| {
             ts.iter()

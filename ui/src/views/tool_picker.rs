@@ -81,23 +81,35 @@ pub fn groups(tools: &[ToolSchema], enabled: &[String]) -> Vec<Group> {
     groups
 }
 
-/// The list; `enabled` says whether a tool is on, `toggle` turns it on or off.
+/// The list; `enabled_list` says which tools are on, `toggle` turns one on or off.
+///
+/// Rows are kept while the settings change: a box's tick follows `enabled_list`, and a
+/// group is rebuilt only when its rows change (so typing elsewhere in the form neither
+/// moves a row under the pointer nor closes an open schema).
 #[component]
 pub fn ToolPicker(
     tools: RwSignal<Vec<ToolSchema>>,
     enabled_list: Signal<Vec<String>>,
     toggle: Callback<(String, bool)>,
 ) -> impl IntoView {
-    let list = move || groups(&tools.get(), &enabled_list.get());
+    let list = Memo::new(move |_| groups(&tools.get(), &enabled_list.get()));
+    let group_key = |g: &Group| {
+        let rows: Vec<String> = g
+            .rows
+            .iter()
+            .map(|r| format!("{}{}", r.name, if r.schema.is_some() { "" } else { "!" }))
+            .collect();
+        format!("{}:{}", g.title, rows.join(","))
+    };
     view! {
-        {move || list().into_iter().map(|group| {
+        <For each=move || list.get() key=group_key children=move |group| {
             let title = group.title.clone();
             view! {
                 <div class="tool-group" data-group=title.clone()>
                     <h4 class="tool-group-title">{title.clone()}</h4>
                     {group.rows.into_iter().map(|row| {
                         let name = row.name.clone();
-                        let checked = enabled_list.with(|e| e.contains(&name));
+                        let checked = { let name = name.clone(); move || enabled_list.with(|e| e.contains(&name)) };
                         let unavailable = row.schema.is_none();
                         view! {
                             <div class="tool-option" class:unavailable=unavailable>
@@ -121,7 +133,7 @@ pub fn ToolPicker(
                     }).collect_view()}
                 </div>
             }
-        }).collect_view()}
+        } />
     }
 }
 

@@ -10,7 +10,7 @@ use art_types::IpcError;
 use art_types::commands as cmd;
 use art_types::mcp::{
     DEFAULT_CALL_TIMEOUT_SECS, DEFAULT_RESULT_LIMIT, McpImportReport, McpServerConfig,
-    McpServerState, McpServerStatus, McpToolInfo, McpTransport,
+    McpServerState, McpServerStatus, McpToolInfo, McpTransport, is_secret_name,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -83,12 +83,15 @@ impl Form {
                 args,
                 env,
                 cwd,
+                secret_env,
             } => {
                 form.command = command.clone();
                 form.args = args.join("\n");
+                // A secret's name alone: its value stays in the keychain.
                 form.env = env
                     .iter()
                     .map(|(k, v)| format!("{k}={v}"))
+                    .chain(secret_env.iter().cloned())
                     .collect::<Vec<_>>()
                     .join("\n");
                 form.cwd = cwd.clone().unwrap_or_default();
@@ -128,18 +131,25 @@ impl Form {
                 headers: names,
             }
         } else {
-            let mut env = BTreeMap::new();
+            let (mut env, mut secret_env) = (BTreeMap::new(), Vec::new());
             for line in lines(&self.env) {
-                let (name, value) = line
-                    .split_once('=')
-                    .ok_or_else(|| ("env".to_owned(), format!("write `{line}` as NAME=value")))?;
-                env.insert(name.trim().to_owned(), value.to_owned());
+                match line.split_once('=') {
+                    Some((name, value)) => {
+                        env.insert(name.trim().to_owned(), value.to_owned());
+                    }
+                    // A secret's name alone keeps its stored value.
+                    None if is_secret_name(line) => secret_env.push(line.to_owned()),
+                    None => {
+                        return Err(("env".to_owned(), format!("write `{line}` as NAME=value")));
+                    }
+                }
             }
             McpTransport::Stdio {
                 command: self.command.trim().to_owned(),
                 args: lines(&self.args).map(str::to_owned).collect(),
                 env,
                 cwd: Some(self.cwd.trim().to_owned()).filter(|c| !c.is_empty()),
+                secret_env,
             }
         };
         let mut config = McpServerConfig::new(self.name.trim(), transport);
@@ -381,7 +391,7 @@ pub fn Tools() -> impl IntoView {
                             <Show when=move || form.with(|f| f.transport == "http") fallback=move || view! {
                                 {text_field("command", "Command", |f| f.command.clone(), |f, v| f.command = v, 1)}
                                 {text_field("args", "Arguments (one per line)", |f| f.args.clone(), |f, v| f.args = v, 3)}
-                                {text_field("env", "Environment (NAME=value per line)", |f| f.env.clone(), |f, v| f.env = v, 2)}
+                                {text_field("env", "Environment (NAME=value per line; *_TOKEN, *_KEY, *_SECRET… go to the keychain)", |f| f.env.clone(), |f, v| f.env = v, 2)}
                                 {text_field("cwd", "Working directory", |f| f.cwd.clone(), |f, v| f.cwd = v, 1)}
                             }>
                                 {text_field("url", "URL", |f| f.url.clone(), |f, v| f.url = v, 1)}
@@ -523,6 +533,28 @@ mod tests {
         assert!(!values.contains_key("X-Kept"));
         let shown = Form::from_config(&config);
         assert_eq!(shown.headers, "Authorization\nX-Kept");
+    }
+
+    #[test]
+    fn a_secret_variable_is_shown_by_name_only_and_kept_so() {
+        let mut config = Form {
+            name: "gh".into(),
+            command: "gh-mcp".into(),
+            ..Form::default()
+        }
+        .to_request()
+        .unwrap()
+        .0;
+        if let McpTransport::Stdio {
+            env, secret_env, ..
+        } = &mut config.transport
+        {
+            env.insert("TZ".into(), "UTC".into());
+            secret_env.push("GITHUB_TOKEN".into());
+        }
+        let form = Form::from_config(&config);
+        assert_eq!(form.env, "TZ=UTC\nGITHUB_TOKEN");
+        assert_eq!(form.to_request().unwrap().0, config);
     }
 
     #[test]

@@ -287,6 +287,7 @@ impl AddArgs {
                     args: args.to_vec(),
                     env,
                     cwd: self.cwd,
+                    secret_env: Vec::new(),
                 }
             }
             (Some(_), Some(_)) => bail!("give either --url or a command after `--`, not both"),

@@ -31,9 +31,15 @@ pub enum McpTransport {
         /// Its arguments.
         #[serde(default)]
         args: Vec<String>,
-        /// Variables added to the environment it inherits.
+        /// Variables added to the environment it inherits. A variable whose name says
+        /// it holds a secret ([`is_secret_name`]) is not kept here when saved: its value
+        /// goes to the OS keychain and its name to `secret_env`.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         env: BTreeMap<String, String>,
+        /// Names of variables whose values are in the OS keychain (a name listed here
+        /// without a value in `env` keeps its stored value).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        secret_env: Vec<String>,
         /// Working directory (the app's own when absent).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cwd: Option<String>,
@@ -230,6 +236,28 @@ pub fn server_of(tool_name: &str) -> Option<&str> {
         .filter(|s| !s.is_empty())
 }
 
+/// Whether an environment variable's name says it holds a secret: one of its `_`-separated
+/// words is `TOKEN`, `SECRET`, `PASSWORD`, `PASS`, `PASSWD`, `KEY`, `APIKEY`, `PAT`,
+/// `AUTH`, `CREDENTIAL` or `CREDENTIALS` (`GITHUB_TOKEN`, `OPENAI_API_KEY`, `DB_PASSWORD`).
+pub fn is_secret_name(name: &str) -> bool {
+    const WORDS: [&str; 11] = [
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASS",
+        "PASSWD",
+        "KEY",
+        "APIKEY",
+        "PAT",
+        "AUTH",
+        "CREDENTIAL",
+        "CREDENTIALS",
+    ];
+    name.to_ascii_uppercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| WORDS.contains(&word))
+}
+
 /// Why a server name is refused, if it is.
 pub fn check_server_name(name: &str) -> Result<(), String> {
     let valid = !name.is_empty()
@@ -280,6 +308,30 @@ mod tests {
             &"x".repeat(33),
         ] {
             assert!(check_server_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn secret_names_are_recognised_by_their_words() {
+        for secret in [
+            "GITHUB_TOKEN",
+            "OPENAI_API_KEY",
+            "db_password",
+            "BRAVE_API_KEY",
+            "GITLAB_PAT",
+            "AWS_SECRET_ACCESS_KEY",
+        ] {
+            assert!(is_secret_name(secret), "{secret}");
+        }
+        for plain in [
+            "TZ",
+            "PATH",
+            "MONKEY_MODE",
+            "TOKENIZERS_PARALLELISM",
+            "HOME",
+            "PASSAGE",
+        ] {
+            assert!(!is_secret_name(plain), "{plain}");
         }
     }
 

@@ -357,3 +357,49 @@ async fn a_run_calls_an_mcp_tool_and_every_export_names_its_server() {
     mcp.shutdown().await;
     assert_eq!(settle(&mark, 5).await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_environment_variable_reaches_the_server_from_the_keychain_only() {
+    let h = harness();
+    let mark = marker();
+    let mut config = servers::everything("everything", &mark);
+    if let McpTransport::Stdio { env, .. } = &mut config.transport {
+        env.insert("SERVICE_API_KEY".into(), "SENTINEL-env-secret".into());
+        env.insert("TZ".into(), "UTC".into());
+    }
+    let state = h.add(&config).await;
+    assert!(matches!(state, McpServerState::Ready { .. }), "{state:?}");
+    // The name is in the configuration, the value in the keychain.
+    let stored = h.mcp.store().get("everything").await.unwrap();
+    let McpTransport::Stdio {
+        env, secret_env, ..
+    } = &stored.transport
+    else {
+        panic!("{stored:?}")
+    };
+    assert_eq!(secret_env, &["SERVICE_API_KEY".to_owned()]);
+    assert!(!env.contains_key("SERVICE_API_KEY") && env["TZ"] == "UTC");
+    let key = "mcp:everything:env:SERVICE_API_KEY";
+    assert_eq!(
+        h.secrets.get(key).unwrap().unwrap().expose(),
+        "SENTINEL-env-secret"
+    );
+    // The server got it.
+    let seen = h
+        .mcp
+        .call("everything", "get-env", &json!({}))
+        .await
+        .unwrap();
+    assert!(seen.to_string().contains("SENTINEL-env-secret"), "{seen}");
+    // Saved again unchanged (the name alone), it keeps its value.
+    h.mcp.store().save(&stored, &BTreeMap::new()).await.unwrap();
+    assert!(h.secrets.get(key).unwrap().is_some());
+    h.mcp.shutdown().await;
+    for entry in std::fs::read_dir(h.dir.path()).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        assert!(!bytes.windows(8).any(|w| w == b"SENTINEL"));
+    }
+    assert!(h.mcp.store().remove("everything").await.unwrap());
+    assert!(h.secrets.get(key).unwrap().is_none());
+    assert_eq!(settle(&mark, 5).await, 0);
+}

@@ -28,6 +28,7 @@ async fn a_missing_command_says_what_to_install() {
             args: vec![],
             env: Default::default(),
             cwd: None,
+            secret_env: Vec::new(),
         },
     );
     let state = h.add(&config).await;

@@ -25,7 +25,7 @@ use tokio::process::{Child, ChildStderr, Command};
 use tokio::sync::Notify;
 
 use super::McpError;
-use crate::secrets::Secret;
+use super::store::ServerSecrets;
 
 /// Longest wait for the handshake and for `tools/list`, unless the manager is told
 /// otherwise (a server fetched by `npx -y` on first use is slow).
@@ -105,11 +105,11 @@ pub(super) struct Connection {
 }
 
 impl Connection {
-    /// Start `config`'s server and complete the handshake. `headers` are the HTTP
-    /// headers with their values from the keychain.
+    /// Start `config`'s server and complete the handshake. `secrets` are its header
+    /// or environment values from the keychain.
     pub(super) async fn open(
         config: &McpServerConfig,
-        headers: Vec<(String, Secret)>,
+        secrets: ServerSecrets,
         handshake: Duration,
         stderr: StderrTail,
     ) -> Result<Self, McpError> {
@@ -123,10 +123,12 @@ impl Connection {
                 args,
                 env,
                 cwd,
+                ..
             } => {
                 let mut cmd = Command::new(command);
                 cmd.args(args)
                     .envs(env)
+                    .envs(secrets.env.iter().map(|(k, v)| (k, v.expose())))
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
@@ -185,7 +187,7 @@ impl Connection {
             }
             McpTransport::Http { url, .. } => {
                 let mut custom = std::collections::HashMap::new();
-                for (name, value) in headers {
+                for (name, value) in secrets.headers {
                     let header =
                         reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
                             McpError::InvalidConfig {

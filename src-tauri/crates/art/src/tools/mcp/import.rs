@@ -150,6 +150,7 @@ fn server(name: &str, entry: &Value) -> Result<Imported, String> {
             args: strings(entry, "args")?,
             env: string_map(entry, "env")?,
             cwd: entry.get("cwd").and_then(Value::as_str).map(str::to_owned),
+            secret_env: Vec::new(),
         },
         (None, Some(Value::String(url))) => {
             let headers = string_map(entry, "headers")?;

@@ -150,18 +150,18 @@ impl McpManager {
         config: &McpServerConfig,
     ) -> Result<(Connection, Vec<McpToolInfo>), (McpError, StderrTail)> {
         let store_config = config.clone();
-        let headers = match tokio::task::spawn_blocking({
-            let store = self.store.header_reader();
-            move || store(&store_config)
+        let secrets = match tokio::task::spawn_blocking({
+            let read = self.store.secret_reader();
+            move || read(&store_config)
         })
         .await
         {
-            Ok(Ok(headers)) => headers,
+            Ok(Ok(secrets)) => secrets,
             Ok(Err(e)) => return Err((e, StderrTail::default())),
             Err(e) => return Err((McpError::Protocol(e.to_string()), StderrTail::default())),
         };
         let stderr = StderrTail::default();
-        let connection = Connection::open(config, headers, self.handshake, stderr.clone())
+        let connection = Connection::open(config, secrets, self.handshake, stderr.clone())
             .await
             .map_err(|e| (e, stderr))?;
         match list_and_register(&self.registry, config, &connection.service, self.handshake).await {

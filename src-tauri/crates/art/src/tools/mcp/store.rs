@@ -1,10 +1,11 @@
-//! The servers the user added: configuration in SQLite, HTTP header values in the OS
-//! keychain (account `mcp:<server>:<header>`), never in the database.
+//! The servers the user added: configuration in SQLite; HTTP header values and secret
+//! environment variables in the OS keychain (accounts `mcp:<server>:<header>` and
+//! `mcp:<server>:env:<NAME>`), never in the database.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use art_types::mcp::{McpServerConfig, McpTransport, check_server_name};
+use art_types::mcp::{McpServerConfig, McpTransport, check_server_name, is_secret_name};
 
 use super::McpError;
 use crate::clock;
@@ -31,6 +32,11 @@ fn account(server: &str, header: &str) -> String {
     format!("mcp:{server}:{}", header.to_ascii_lowercase())
 }
 
+/// A secret environment variable's account (a header name cannot hold `:`).
+fn env_account(server: &str, variable: &str) -> String {
+    format!("mcp:{server}:env:{variable}")
+}
+
 /// Why `config` cannot be saved, if it cannot.
 pub fn validate(config: &McpServerConfig) -> Result<(), McpError> {
     check_server_name(&config.name).map_err(|m| invalid("name", m))?;
@@ -47,14 +53,23 @@ pub fn validate(config: &McpServerConfig) -> Result<(), McpError> {
         ));
     }
     match &config.transport {
-        McpTransport::Stdio { command, env, .. } => {
+        McpTransport::Stdio {
+            command,
+            env,
+            secret_env,
+            ..
+        } => {
             if command.trim().is_empty() {
                 return Err(invalid(
                     "command",
                     "give the command that starts the server",
                 ));
             }
-            if let Some(bad) = env.keys().find(|k| k.is_empty() || k.contains(['=', '\0'])) {
+            if let Some(bad) = env
+                .keys()
+                .chain(secret_env)
+                .find(|k| k.is_empty() || k.contains(['=', '\0', ':']))
+            {
                 return Err(invalid("env", format!("{bad:?} is not a variable name")));
             }
         }
@@ -105,8 +120,9 @@ impl McpStore {
     }
 
     /// Add or replace a server. `header_values` are stored in the keychain (a header
-    /// without a new value keeps its stored one); values of headers no longer listed
-    /// are deleted.
+    /// without a new value keeps its stored one), and so are the values of environment
+    /// variables whose names say they are secrets ([`is_secret_name`]): the database
+    /// keeps their names only. Values no longer listed are deleted.
     pub async fn save(
         &self,
         config: &McpServerConfig,
@@ -127,7 +143,7 @@ impl McpStore {
             ));
         }
         let old = match self.get(&config.name).await {
-            Ok(old) => Some(old),
+            Ok(old) => Some(old.transport),
             Err(McpError::UnknownServer(_)) => None,
             Err(e) => return Err(e),
         };
@@ -135,13 +151,38 @@ impl McpStore {
             .iter()
             .map(|(name, value)| (account(&config.name, name), Some(value.clone())))
             .collect();
-        if let Some(McpTransport::Http { headers, .. }) = old.map(|o| o.transport) {
+        if let Some(McpTransport::Http { headers, .. }) = &old {
             changes.extend(
                 headers
                     .iter()
                     .filter(|h| !listed.iter().any(|l| l.eq_ignore_ascii_case(h)))
                     .map(|gone| (account(&config.name, gone), None)),
             );
+        }
+        let mut stored = config.clone();
+        if let McpTransport::Stdio {
+            env, secret_env, ..
+        } = &mut stored.transport
+        {
+            let secret: Vec<String> = env.keys().filter(|k| is_secret_name(k)).cloned().collect();
+            for name in secret {
+                let value = env.remove(&name).unwrap_or_default();
+                changes.push((env_account(&config.name, &name), Some(Secret::new(value))));
+                secret_env.push(name);
+            }
+            secret_env.sort();
+            secret_env.dedup();
+            if let Some(McpTransport::Stdio {
+                secret_env: before, ..
+            }) = &old
+            {
+                changes.extend(
+                    before
+                        .iter()
+                        .filter(|n| !secret_env.contains(n))
+                        .map(|gone| (env_account(&config.name, gone), None)),
+                );
+            }
         }
         self.keychain(changes).await?;
         let record = Record {
@@ -151,7 +192,7 @@ impl McpStore {
             kind: None,
             timestamp: clock::now_ms(),
             search_text: None,
-            body: storage::encode(config)?,
+            body: storage::encode(&stored)?,
         };
         self.storage
             .set(Collection::McpServers, vec![record])
@@ -159,17 +200,24 @@ impl McpStore {
         Ok(())
     }
 
-    /// Remove a server and its header values; `false` if there was none.
+    /// Remove a server and its secrets (header and environment values); `false` if
+    /// there was none.
     pub async fn remove(&self, name: &str) -> Result<bool, McpError> {
         let config = match self.get(name).await {
             Ok(config) => config,
             Err(McpError::UnknownServer(_)) => return Ok(false),
             Err(e) => return Err(e),
         };
-        if let McpTransport::Http { headers, .. } = &config.transport {
-            self.keychain(headers.iter().map(|h| (account(name, h), None)).collect())
-                .await?;
-        }
+        let accounts: Vec<(String, Option<Secret>)> = match &config.transport {
+            McpTransport::Http { headers, .. } => {
+                headers.iter().map(|h| (account(name, h), None)).collect()
+            }
+            McpTransport::Stdio { secret_env, .. } => secret_env
+                .iter()
+                .map(|v| (env_account(name, v), None))
+                .collect(),
+        };
+        self.keychain(accounts).await?;
         Ok(self.storage.delete(Collection::McpServers, name).await?)
     }
 
@@ -193,39 +241,53 @@ impl McpStore {
         .map_err(|e| McpError::Protocol(format!("the keychain call stopped: {e}")))?
     }
 
-    /// The values of `config`'s headers, from the keychain (reads it: may block).
-    pub fn header_values(
-        &self,
-        config: &McpServerConfig,
-    ) -> Result<Vec<(String, Secret)>, McpError> {
-        read_headers(self.secrets.as_ref(), config)
+    /// The secrets `config` needs to start, from the keychain (reads it: may block).
+    pub fn secrets_of(&self, config: &McpServerConfig) -> Result<ServerSecrets, McpError> {
+        read_secrets(self.secrets.as_ref(), config)
     }
 
-    /// [`Self::header_values`] as a function to run off the async workers.
-    pub(super) fn header_reader(
+    /// [`Self::secrets_of`] as a function to run off the async workers.
+    pub(super) fn secret_reader(
         &self,
-    ) -> impl FnOnce(&McpServerConfig) -> Result<Vec<(String, Secret)>, McpError> + Send + 'static
-    {
+    ) -> impl FnOnce(&McpServerConfig) -> Result<ServerSecrets, McpError> + Send + 'static {
         let secrets = Arc::clone(&self.secrets);
-        move |config| read_headers(secrets.as_ref(), config)
+        move |config| read_secrets(secrets.as_ref(), config)
     }
 }
 
-fn read_headers(
+/// What a server needs from the keychain to start.
+#[derive(Default)]
+pub struct ServerSecrets {
+    /// HTTP headers, by name.
+    pub headers: Vec<(String, Secret)>,
+    /// Environment variables, by name.
+    pub env: Vec<(String, Secret)>,
+}
+
+fn read_secrets(
     secrets: &dyn SecretStore,
     config: &McpServerConfig,
-) -> Result<Vec<(String, Secret)>, McpError> {
-    let McpTransport::Http { headers, .. } = &config.transport else {
-        return Ok(Vec::new());
+) -> Result<ServerSecrets, McpError> {
+    let read = |names: &[String], field: &'static str, account: &dyn Fn(&str) -> String| {
+        names
+            .iter()
+            .map(|name| match secrets.get(&account(name))? {
+                Some(value) => Ok((name.clone(), value)),
+                None => Err(invalid(
+                    field,
+                    format!("no value is stored for {name}: enter it again"),
+                )),
+            })
+            .collect::<Result<Vec<_>, McpError>>()
     };
-    headers
-        .iter()
-        .map(|name| match secrets.get(&account(&config.name, name))? {
-            Some(value) => Ok((name.clone(), value)),
-            None => Err(invalid(
-                "headers",
-                format!("no value is stored for {name}: enter it again"),
-            )),
-        })
-        .collect()
+    Ok(match &config.transport {
+        McpTransport::Http { headers, .. } => ServerSecrets {
+            headers: read(headers, "headers", &|h| account(&config.name, h))?,
+            env: Vec::new(),
+        },
+        McpTransport::Stdio { secret_env, .. } => ServerSecrets {
+            headers: Vec::new(),
+            env: read(secret_env, "env", &|v| env_account(&config.name, v))?,
+        },
+    })
 }
