@@ -87,8 +87,10 @@ impl Handler for ExportTraces {
             return Ok(None);
         };
         let providers = std::sync::Arc::clone(&wb.providers);
+        // MCP servers' header and environment secrets are redacted too.
+        let accounts = wb.mcp.store().secret_accounts().await.unwrap_or_default();
         let redactor = wb
-            .keychain(move |secrets| Redactor::for_providers(&providers, secrets))
+            .keychain(move |secrets| Redactor::for_providers(&providers, secrets, &accounts))
             .await?;
         let scope = match request.scope {
             ExportScope::Trace { id } => Scope::Trace(id),

@@ -50,7 +50,7 @@ pub async fn export(stack: &Standard, args: Args) -> anyhow::Result<()> {
         include_content: args.include_content,
         include_thinking: args.thinking,
     };
-    let redactor = stack.redactor();
+    let redactor = stack.redactor().await;
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} observations ({eta} left)")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),

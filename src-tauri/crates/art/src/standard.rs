@@ -65,9 +65,15 @@ impl Standard {
         })
     }
 
-    /// A redactor for exports that knows every provider key (reads the keychain: may
-    /// block, call it off the async runtime's workers).
-    pub fn redactor(&self) -> Redactor {
-        Redactor::for_providers(&self.providers, self.secrets.as_ref())
+    /// A redactor for exports that knows every provider key and every MCP server's
+    /// secrets (the keychain is read off the async workers).
+    pub async fn redactor(&self) -> Redactor {
+        let accounts = self.mcp.store().secret_accounts().await.unwrap_or_default();
+        let (providers, secrets) = (Arc::clone(&self.providers), Arc::clone(&self.secrets));
+        tokio::task::spawn_blocking(move || {
+            Redactor::for_providers(&providers, secrets.as_ref(), &accounts)
+        })
+        .await
+        .unwrap_or_else(|_| Redactor::new(Vec::new()))
     }
 }

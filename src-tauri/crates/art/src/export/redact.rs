@@ -43,10 +43,16 @@ impl Redactor {
         Self::new(keys)
     }
 
-    /// A redactor for the keys of every provider `providers` knows, read from `store`.
-    pub fn for_providers(providers: &ProviderManager, store: &dyn SecretStore) -> Self {
+    /// A redactor for the keys of every provider `providers` knows and the secrets of
+    /// the `more` accounts (an MCP server's header and environment values), read from
+    /// `store`.
+    pub fn for_providers(
+        providers: &ProviderManager,
+        store: &dyn SecretStore,
+        more: &[String],
+    ) -> Self {
         let names: Vec<String> = providers.entries().into_iter().map(|e| e.name).collect();
-        Self::for_keys(store, names.iter().map(String::as_str))
+        Self::for_keys(store, names.iter().chain(more).map(String::as_str))
     }
 
     /// `text` with every secret replaced (borrowed when there was none).

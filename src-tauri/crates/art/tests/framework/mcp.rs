@@ -391,6 +391,12 @@ async fn a_secret_environment_variable_reaches_the_server_from_the_keychain_only
         .await
         .unwrap();
     assert!(seen.to_string().contains("SENTINEL-env-secret"), "{seen}");
+    // A server that echoes its secret into a result: exports redact it.
+    let accounts = h.mcp.store().secret_accounts().await.unwrap();
+    assert_eq!(accounts, [key]);
+    let redactor =
+        art::export::Redactor::for_keys(h.secrets.as_ref(), accounts.iter().map(String::as_str));
+    assert!(!redactor.apply(&seen.to_string()).contains("SENTINEL"));
     // Saved again unchanged (the name alone), it keeps its value.
     h.mcp.store().save(&stored, &BTreeMap::new()).await.unwrap();
     assert!(h.secrets.get(key).unwrap().is_some());

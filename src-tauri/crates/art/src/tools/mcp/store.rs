@@ -221,6 +221,26 @@ impl McpStore {
         Ok(self.storage.delete(Collection::McpServers, name).await?)
     }
 
+    /// The keychain accounts of every server's secrets (header values, secret
+    /// environment variables): what an export must redact.
+    pub async fn secret_accounts(&self) -> Result<Vec<String>, McpError> {
+        Ok(self
+            .list()
+            .await?
+            .iter()
+            .flat_map(|config| match &config.transport {
+                McpTransport::Http { headers, .. } => headers
+                    .iter()
+                    .map(|h| account(&config.name, h))
+                    .collect::<Vec<_>>(),
+                McpTransport::Stdio { secret_env, .. } => secret_env
+                    .iter()
+                    .map(|v| env_account(&config.name, v))
+                    .collect(),
+            })
+            .collect())
+    }
+
     /// Store (`Some`) or delete (`None`) keychain entries, off the async workers: the
     /// keychain talks D-Bus and may block.
     async fn keychain(&self, changes: Vec<(String, Option<Secret>)>) -> Result<(), McpError> {
