@@ -371,15 +371,42 @@ fn http_error(url: &str, error: &dyn std::error::Error) -> McpError {
         text.push_str(&inner.to_string());
         source = inner.source();
     }
-    let status = text
-        .split(|c: char| !c.is_ascii_digit())
-        .filter_map(|n| n.parse::<u16>().ok())
-        .find(|n| (400..600).contains(n));
-    match status {
+    match http_status(&text) {
         Some(status) => McpError::HttpStatus {
             status,
             url: url.to_owned(),
         },
         None => McpError::Protocol(format!("cannot reach {url}: {text}")),
+    }
+}
+
+/// The status in the SDK's words for a refused request (`HTTP 401 Unauthorized`,
+/// `HTTP 500`): only a number right after `HTTP `, so a port in a URL
+/// (`http://host:443/mcp`) or a number in the body is never taken for one.
+fn http_status(text: &str) -> Option<u16> {
+    text.split("HTTP ")
+        .skip(1)
+        .filter_map(|rest| rest.get(..3)?.parse::<u16>().ok())
+        .find(|code| (400..600).contains(code))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::http_status;
+
+    #[test]
+    fn only_a_status_after_http_counts() {
+        assert_eq!(
+            http_status("unexpected server response: HTTP 401 Unauthorized: {}"),
+            Some(401)
+        );
+        assert_eq!(
+            http_status("error: HTTP 500, when send initialize request"),
+            Some(500)
+        );
+        let refused =
+            "error sending request for url (http://127.0.0.1:443/mcp): connection refused";
+        assert_eq!(http_status(refused), None);
+        assert_eq!(http_status(r#"HTTP 200 OK: {"limit": 404}"#), None);
     }
 }
