@@ -227,7 +227,7 @@ async fn save_settings(
     }
     if let Some(tools) = tools {
         // MCP tools are known once their servers run.
-        stack.mcp.start_for(&tools).await?;
+        stack.mcp.start_for(&tools).await;
         let known: Vec<String> = art.tools.list().into_iter().map(|t| t.name).collect();
         if let Some(unknown) = tools.iter().find(|t| !known.contains(t))
             && let Some(server) = art_types::mcp::server_of(unknown)

@@ -116,14 +116,6 @@ impl ToolRegistry {
         Ok(())
     }
 
-    /// Remove the tools whose names `remove` picks; returns how many went.
-    pub fn unregister_where(&self, remove: impl Fn(&str) -> bool) -> usize {
-        let mut tools = self.tools.write().unwrap_or_else(|p| p.into_inner());
-        let before = tools.len();
-        tools.retain(|name, _| !remove(name));
-        before - tools.len()
-    }
-
     /// Check `arguments` against the input schema of tool `name`: `TOOL_NOT_FOUND`, or
     /// `INVALID_TOOL_ARGUMENTS` naming where each problem is (the first few).
     pub fn check_arguments(&self, name: &str, arguments: &Value) -> Result<(), ToolError> {

@@ -87,7 +87,7 @@ impl McpManager {
                     tools: Vec::new(),
                 },
             );
-            return self.status(name).await;
+            return Ok(self.status_of(config));
         }
         self.set_known(
             name,
@@ -141,7 +141,7 @@ impl McpManager {
                 );
             }
         }
-        self.status(name).await
+        Ok(self.status_of(config))
     }
 
     /// Open the connection and list the tools, registering them.
@@ -209,7 +209,7 @@ impl McpManager {
     /// Stop `name` if it runs: its tools go from the registry, its process (group) ends.
     pub async fn stop(&self, name: &str) {
         self.registry
-            .unregister_where(|tool| server_of(tool) == Some(name));
+            .replace_where(|tool| server_of(tool) == Some(name), Vec::new());
         let running = self
             .running
             .lock()
@@ -274,35 +274,30 @@ impl McpManager {
     /// Start every enabled server, all at once.
     pub async fn start_enabled(&self) -> Result<(), McpError> {
         let configs = self.store.list().await?;
-        futures::future::join_all(
-            configs
-                .iter()
-                .filter(|c| c.enabled)
-                .map(|c| self.start(&c.name)),
-        )
-        .await;
+        let enabled: Vec<&str> = configs
+            .iter()
+            .filter(|c| c.enabled)
+            .map(|c| c.name.as_str())
+            .collect();
+        self.start_many(&enabled).await;
         Ok(())
     }
 
     /// Start the servers that `tools` (a thread's enabled tools) need and that are not
-    /// running yet; unknown servers are left alone (their tools are reported
-    /// unavailable when called).
-    pub async fn start_for(&self, tools: &[String]) -> Result<(), McpError> {
-        let mut wanted: Vec<&str> = tools.iter().filter_map(|t| server_of(t)).collect();
-        wanted.sort_unstable();
-        wanted.dedup();
-        let configs = self.store.list().await?;
-        let idle: Vec<&str> = {
+    /// running yet. Nothing is read when no tool is an MCP server's; a server that is
+    /// not configured is left alone (its tools are reported unavailable when called).
+    pub async fn start_for(&self, tools: &[String]) {
+        let mut idle: Vec<&str> = {
             let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-            wanted
-                .into_iter()
-                .filter(|name| {
-                    !running.contains_key(*name) && configs.iter().any(|c| c.name == *name)
-                })
+            tools
+                .iter()
+                .filter_map(|t| server_of(t))
+                .filter(|name| !running.contains_key(*name))
                 .collect()
         };
-        futures::future::join_all(idle.iter().map(|name| self.start(name))).await;
-        Ok(())
+        idle.sort_unstable();
+        idle.dedup();
+        self.start_many(&idle).await;
     }
 
     /// [`Self::start_for`] the tools `thread_id` has enabled (before a run). A server
@@ -313,9 +308,7 @@ impl McpManager {
             Ok(context) => context.config.enabled_tools,
             Err(_) => return,
         };
-        if let Err(e) = self.start_for(&enabled).await {
-            tracing::warn!(thread = %thread_id, "could not start the thread's MCP servers: {e}");
-        }
+        self.start_for(&enabled).await;
     }
 
     /// Every configured server with its state.

@@ -22,5 +22,5 @@ mod tool;
 
 pub use errors::McpError;
 pub use manager::McpManager;
-pub use store::{McpStore, ServerSecrets};
+pub use store::McpStore;
 pub use tool::McpTool;

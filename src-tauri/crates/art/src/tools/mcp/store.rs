@@ -261,12 +261,8 @@ impl McpStore {
         .map_err(|e| McpError::Protocol(format!("the keychain call stopped: {e}")))?
     }
 
-    /// The secrets `config` needs to start, from the keychain (reads it: may block).
-    pub fn secrets_of(&self, config: &McpServerConfig) -> Result<ServerSecrets, McpError> {
-        read_secrets(self.secrets.as_ref(), config)
-    }
-
-    /// [`Self::secrets_of`] as a function to run off the async workers.
+    /// A function reading the secrets a server needs to start from the keychain, to
+    /// run off the async workers (the keychain may block).
     pub(super) fn secret_reader(
         &self,
     ) -> impl FnOnce(&McpServerConfig) -> Result<ServerSecrets, McpError> + Send + 'static {
@@ -277,11 +273,11 @@ impl McpStore {
 
 /// What a server needs from the keychain to start.
 #[derive(Default)]
-pub struct ServerSecrets {
+pub(super) struct ServerSecrets {
     /// HTTP headers, by name.
-    pub headers: Vec<(String, Secret)>,
+    pub(super) headers: Vec<(String, Secret)>,
     /// Environment variables, by name.
-    pub env: Vec<(String, Secret)>,
+    pub(super) env: Vec<(String, Secret)>,
 }
 
 fn read_secrets(
