@@ -10,7 +10,7 @@ use art_types::IpcError;
 use art_types::commands as cmd;
 use art_types::mcp::{
     DEFAULT_CALL_TIMEOUT_SECS, DEFAULT_RESULT_LIMIT, McpImportReport, McpServerConfig,
-    McpServerState, McpServerStatus, McpToolInfo, McpTransport, is_secret_name,
+    McpServerState, McpServerStatus, McpToolInfo, McpTransport, McpTransportKind, is_secret_name,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -23,8 +23,8 @@ use crate::ipc;
 pub struct Form {
     /// Server name.
     pub name: String,
-    /// `stdio` or `http`.
-    pub transport: String,
+    /// Which transport the form shows.
+    pub transport: McpTransportKind,
     /// Stdio: the command.
     pub command: String,
     /// Stdio: one argument per line.
@@ -49,7 +49,7 @@ impl Default for Form {
     fn default() -> Self {
         Self {
             name: String::new(),
-            transport: "stdio".into(),
+            transport: McpTransportKind::Stdio,
             command: String::new(),
             args: String::new(),
             env: String::new(),
@@ -97,7 +97,7 @@ impl Form {
                 form.cwd = cwd.clone().unwrap_or_default();
             }
             McpTransport::Http { url, headers } => {
-                form.transport = "http".into();
+                form.transport = McpTransportKind::Http;
                 form.url = url.clone();
                 form.headers = headers.join("\n");
             }
@@ -115,7 +115,7 @@ impl Form {
                 .map_err(|_| (field.to_owned(), "a whole number".to_owned()))
         };
         let mut values = BTreeMap::new();
-        let transport = if self.transport == "http" {
+        let transport = if self.transport == McpTransportKind::Http {
             let mut names = Vec::new();
             for line in lines(&self.headers) {
                 match line.split_once(':') {
@@ -382,13 +382,13 @@ pub fn Tools() -> impl IntoView {
                             {problem_at("name")}
                             <label for="mcp-transport">"Transport"</label>
                             <div>
-                                <select id="mcp-transport" prop:value=move || form.with(|f| f.transport.clone())
-                                    on:change=move |ev| form.update(|f| f.transport = event_target_value(&ev))>
-                                    <option value="stdio">"Command (stdio)"</option>
-                                    <option value="http">"URL (streamable HTTP)"</option>
+                                <select id="mcp-transport" prop:value=move || form.with(|f| f.transport.as_str())
+                                    on:change=move |ev| form.update(|f| f.transport = McpTransportKind::parse(&event_target_value(&ev)).unwrap_or(McpTransportKind::Stdio))>
+                                    <option value=McpTransportKind::Stdio.as_str()>"Command (stdio)"</option>
+                                    <option value=McpTransportKind::Http.as_str()>"URL (streamable HTTP)"</option>
                                 </select>
                             </div>
-                            <Show when=move || form.with(|f| f.transport == "http") fallback=move || view! {
+                            <Show when=move || form.with(|f| f.transport == McpTransportKind::Http) fallback=move || view! {
                                 {text_field("command", "Command", |f| f.command.clone(), |f, v| f.command = v, 1)}
                                 {text_field("args", "Arguments (one per line)", |f| f.args.clone(), |f, v| f.args = v, 3)}
                                 {text_field("env", "Environment (NAME=value per line; *_TOKEN, *_KEY, *_SECRET… go to the keychain)", |f| f.env.clone(), |f, v| f.env = v, 2)}
@@ -523,7 +523,7 @@ mod tests {
     fn header_values_travel_apart_and_are_never_shown_again() {
         let form = Form {
             name: "remote".into(),
-            transport: "http".into(),
+            transport: McpTransportKind::Http,
             url: "https://h/mcp".into(),
             headers: "Authorization: Bearer abc:def\nX-Kept".into(),
             ..Form::default()

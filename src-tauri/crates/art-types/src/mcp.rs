@@ -56,12 +56,53 @@ pub enum McpTransport {
 }
 
 impl McpTransport {
-    /// `stdio` or `http`, as shown and as traced (`network.transport`-like).
-    pub fn kind(&self) -> &'static str {
+    /// Which of the two it is.
+    pub fn kind(&self) -> McpTransportKind {
         match self {
-            Self::Stdio { .. } => "stdio",
-            Self::Http { .. } => "http",
+            Self::Stdio { .. } => McpTransportKind::Stdio,
+            Self::Http { .. } => McpTransportKind::Http,
         }
+    }
+}
+
+/// The two transports, by name: `stdio` or `http`, as shown, recorded and traced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum McpTransportKind {
+    /// A child process on stdin/stdout.
+    Stdio,
+    /// Streamable HTTP.
+    Http,
+}
+
+impl McpTransportKind {
+    /// `stdio` or `http`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stdio => "stdio",
+            Self::Http => "http",
+        }
+    }
+
+    /// The kind named `name` (`stdio` or `http`).
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Stdio, Self::Http]
+            .into_iter()
+            .find(|k| k.as_str() == name)
+    }
+
+    /// OpenTelemetry's `network.transport`: `pipe` for stdio, `tcp` for HTTP.
+    pub fn network_transport(self) -> &'static str {
+        match self {
+            Self::Stdio => "pipe",
+            Self::Http => "tcp",
+        }
+    }
+}
+
+impl std::fmt::Display for McpTransportKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -198,8 +239,8 @@ pub const ORIGIN_KEY: &str = "mcp";
 pub struct McpOrigin {
     /// The server's name.
     pub server: String,
-    /// `stdio` or `http` ([`McpTransport::kind`]).
-    pub transport: String,
+    /// How it was reached.
+    pub transport: McpTransportKind,
     /// The tool's name on its server.
     pub tool: String,
     /// The protocol version agreed on, when known.
@@ -211,15 +252,6 @@ impl McpOrigin {
     /// The origin recorded in an observation's `metadata`, if it is an MCP call's.
     pub fn of(metadata: &serde_json::Value) -> Option<Self> {
         serde_json::from_value(metadata.get(ORIGIN_KEY)?.clone()).ok()
-    }
-
-    /// OpenTelemetry's `network.transport` for it: `pipe` (stdio) or `tcp` (HTTP).
-    pub fn network_transport(&self) -> &'static str {
-        if self.transport == "stdio" {
-            "pipe"
-        } else {
-            "tcp"
-        }
     }
 }
 
@@ -341,7 +373,11 @@ mod tests {
         let config: McpServerConfig = serde_json::from_str(json).unwrap();
         assert!(config.enabled);
         assert_eq!(config.timeout_secs, DEFAULT_CALL_TIMEOUT_SECS);
-        assert_eq!(config.transport.kind(), "stdio");
+        assert_eq!(config.transport.kind(), McpTransportKind::Stdio);
+        assert_eq!(
+            McpTransportKind::parse("http"),
+            Some(McpTransportKind::Http)
+        );
         let back = serde_json::to_string(&config).unwrap();
         assert_eq!(
             serde_json::from_str::<McpServerConfig>(&back).unwrap(),

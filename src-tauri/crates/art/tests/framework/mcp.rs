@@ -226,7 +226,7 @@ async fn a_run_calls_an_mcp_tool_and_every_export_names_its_server() {
     use art::agent::CancellationToken;
     use art::export::{self, Format, Options, Redactor, Scope};
     use art_testkit::framework::scripted::{self, Script, ScriptedSource, plan_json};
-    use art_types::mcp::McpOrigin;
+    use art_types::mcp::{McpOrigin, McpTransportKind};
     use art_types::{AgentProps, ObservationType, RunStatus};
 
     let dir = tempfile::tempdir().unwrap();
@@ -302,10 +302,10 @@ async fn a_run_calls_an_mcp_tool_and_every_export_names_its_server() {
     assert_eq!(
         (
             origin.server.as_str(),
-            origin.transport.as_str(),
+            origin.transport,
             origin.tool.as_str()
         ),
-        ("time", "stdio", "get_current_time")
+        ("time", McpTransportKind::Stdio, "get_current_time")
     );
     assert!(origin.protocol_version.is_some());
 

@@ -505,7 +505,7 @@ fn tool_span<'r>(span: &mut Span<'r>, tool: &'r Obs<'_>, context: &RunContext<'r
     // MCP semantic conventions (development): the client side of `tools/call`.
     if let Some(mcp) = &tool.meta.mcp {
         attributes.push(text("mcp.method.name", "tools/call"));
-        attributes.push(text("network.transport", mcp.network_transport()));
+        attributes.push(text("network.transport", mcp.transport.network_transport()));
         if let Some(version) = &mcp.protocol_version {
             attributes.push(text("mcp.protocol.version", version));
         }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use art_types::ToolSchema;
-use art_types::mcp::McpOrigin;
+use art_types::mcp::{McpOrigin, McpTransportKind};
 use rmcp::model::CallToolRequestParams;
 use rmcp::{Peer, RoleClient};
 use serde_json::{Value, json};
@@ -15,7 +15,7 @@ use crate::tools::{ExecutionContext, ToolError, ToolExecutor};
 pub struct McpTool {
     schema: ToolSchema,
     server: String,
-    transport: &'static str,
+    transport: McpTransportKind,
     remote_name: String,
     peer: Peer<RoleClient>,
     timeout: Duration,
@@ -30,7 +30,7 @@ impl McpTool {
     pub(super) fn new(
         schema: ToolSchema,
         server: &str,
-        transport: &'static str,
+        transport: McpTransportKind,
         remote_name: &str,
         peer: Peer<RoleClient>,
         timeout: Duration,
@@ -114,7 +114,7 @@ impl ToolExecutor for McpTool {
     fn origin(&self) -> Option<McpOrigin> {
         Some(McpOrigin {
             server: self.server.clone(),
-            transport: self.transport.to_owned(),
+            transport: self.transport,
             tool: self.remote_name.clone(),
             protocol_version: self.protocol_version.clone(),
         })
