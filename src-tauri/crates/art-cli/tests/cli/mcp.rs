@@ -9,25 +9,29 @@ use art_testkit::mcp::{MARKER_VAR, everything_script, marker, servers_dir, settl
 use crate::ask_new;
 use crate::commands::{art, stderr, stdout};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn add_list_tools_call_and_remove() {
-    let data = tempfile::tempdir().unwrap();
+/// `art mcp add time -- <mcp-server-time>`, the server marked so its processes can be
+/// counted; the marker and the command's output.
+async fn add_time(data: &std::path::Path) -> (String, std::process::Output) {
     let mark = marker();
     let env = format!("{MARKER_VAR}={mark}");
     let time = servers_dir().join("venv/bin/mcp-server-time");
-    let out = art(
-        data.path(),
-        &[
-            "mcp",
-            "add",
-            "time",
-            "--env",
-            &env,
-            "--",
-            time.to_str().unwrap(),
-        ],
-    )
-    .await;
+    let args = [
+        "mcp",
+        "add",
+        "time",
+        "--env",
+        &env,
+        "--",
+        time.to_str().unwrap(),
+    ];
+    let out = art(data, &args).await;
+    (mark, out)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_list_tools_call_and_remove() {
+    let data = tempfile::tempdir().unwrap();
+    let (mark, out) = add_time(data.path()).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("time  ready (2 tools)  stdio"),
@@ -35,6 +39,7 @@ async fn add_list_tools_call_and_remove() {
         stdout(&out)
     );
     let script = everything_script();
+    let env = format!("{MARKER_VAR}={mark}");
     let out = art(
         data.path(),
         &[
@@ -185,22 +190,7 @@ async fn a_run_calls_a_thread_s_mcp_tool_and_ends_its_server() {
     .await
     .unwrap();
     let data = tempfile::tempdir().unwrap();
-    let mark = marker();
-    let env = format!("{MARKER_VAR}={mark}");
-    let time = servers_dir().join("venv/bin/mcp-server-time");
-    let out = art(
-        data.path(),
-        &[
-            "mcp",
-            "add",
-            "time",
-            "--env",
-            &env,
-            "--",
-            time.to_str().unwrap(),
-        ],
-    )
-    .await;
+    let (mark, out) = add_time(data.path()).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let url = ollama.url();
     let mut args = ask_new("Tokyo", &url, "What time is it in Tokyo?");
