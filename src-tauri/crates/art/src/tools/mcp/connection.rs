@@ -26,6 +26,7 @@ use tokio::sync::Notify;
 
 use super::McpError;
 use super::store::ServerSecrets;
+use crate::secrets::Secret;
 
 /// Longest wait for the handshake and for `tools/list`, unless the manager is told
 /// otherwise (a server fetched by `npx -y` on first use is slow).
@@ -117,121 +118,28 @@ impl Connection {
         let client = Client {
             tools_changed: Arc::clone(&tools_changed),
         };
-        match &config.transport {
-            McpTransport::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-                ..
-            } => {
-                let mut cmd = Command::new(command);
-                cmd.args(args)
-                    .envs(env)
-                    .envs(secrets.env.iter().map(|(k, v)| (k, v.expose())))
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .process_group(0)
-                    .kill_on_drop(true);
-                if let Some(dir) = cwd {
-                    cmd.current_dir(dir);
-                }
-                let mut child = cmd.spawn().map_err(|e| spawn_error(command, &e))?;
-                let group = child
-                    .id()
-                    .and_then(|id| i32::try_from(id).ok())
-                    .map(Pid::from_raw);
-                let mut guard = ChildGuard { child: None, group };
-                let (Some(stdout), Some(stdin), Some(err)) =
-                    (child.stdout.take(), child.stdin.take(), child.stderr.take())
-                else {
-                    return Err(McpError::Protocol(
-                        "the server's pipes were not opened".into(),
-                    ));
-                };
-                guard.child = Some(child);
-                let reader = read_stderr(err, stderr.clone(), config.name.clone());
-                let transport =
-                    AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_LINE);
-                let started = tokio::time::timeout(handshake, client.serve(transport)).await;
-                let service = match started {
-                    Ok(Ok(service)) => service,
-                    Ok(Err(e)) => {
-                        let exited = guard.exit_status().await;
-                        // Its last words first: the reader ends at the pipe's end.
-                        let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
-                        return Err(match exited {
-                            Some(code) => McpError::Exited {
-                                code,
-                                stderr: stderr.last(),
-                            },
-                            None => McpError::Protocol(format!("the handshake failed: {e}")),
-                        });
-                    }
-                    Err(_) => {
-                        return Err(McpError::Timeout {
-                            what: "the handshake".into(),
-                            secs: handshake.as_secs(),
-                        });
-                    }
-                };
-                check_version(&service)?;
-                Ok(Self {
-                    service,
-                    child: guard.child.take(),
-                    group: guard.group.take(),
-                    stderr,
-                    tools_changed,
-                })
+        let (service, mut guard) = match &config.transport {
+            McpTransport::Stdio { .. } => {
+                spawn_stdio(config, &secrets, client, handshake, &stderr).await?
             }
-            McpTransport::Http { url, .. } => {
-                let mut custom = std::collections::HashMap::new();
-                for (name, value) in secrets.headers {
-                    let header =
-                        reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-                            McpError::InvalidConfig {
-                                field: "headers",
-                                message: format!("{name:?} is not a valid header name"),
-                            }
-                        })?;
-                    let mut value = reqwest::header::HeaderValue::from_str(value.expose())
-                        .map_err(|_| McpError::InvalidConfig {
-                            field: "headers",
-                            message: format!("the value of {name} is not a valid header value"),
-                        })?;
-                    value.set_sensitive(true);
-                    custom.insert(header, value);
-                }
-                let http = reqwest::Client::builder()
-                    .connect_timeout(Duration::from_secs(10))
-                    .build()
-                    .map_err(|e| McpError::Protocol(e.to_string()))?;
-                let transport = StreamableHttpClientTransport::with_client(
-                    http,
-                    StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                        .custom_headers(custom),
-                );
-                let service = match tokio::time::timeout(handshake, client.serve(transport)).await {
-                    Ok(Ok(service)) => service,
-                    Ok(Err(e)) => return Err(http_error(url, &e)),
-                    Err(_) => {
-                        return Err(McpError::Timeout {
-                            what: "the handshake".into(),
-                            secs: handshake.as_secs(),
-                        });
-                    }
-                };
-                check_version(&service)?;
-                Ok(Self {
-                    service,
+            McpTransport::Http { url, .. } => (
+                connect_http(url, secrets.headers, client, handshake).await?,
+                ChildGuard {
                     child: None,
                     group: None,
-                    stderr,
-                    tools_changed,
-                })
-            }
-        }
+                },
+            ),
+        };
+        // Made before the version is checked: dropped on a refusal, it ends the server.
+        let connection = Self {
+            service,
+            child: guard.child.take(),
+            group: guard.group.take(),
+            stderr,
+            tools_changed,
+        };
+        check_version(&connection.service)?;
+        Ok(connection)
     }
 
     /// The protocol version agreed on and the server's name and version.
@@ -307,6 +215,126 @@ impl Drop for ChildGuard {
 /// is already empty is not an error.
 fn kill_group(group: Pid) {
     let _ = killpg(group, Signal::SIGKILL);
+}
+
+/// `future` (a handshake), or a timeout error after `limit`.
+async fn within<T>(
+    limit: Duration,
+    future: impl Future<Output = Result<T, McpError>>,
+) -> Result<T, McpError> {
+    tokio::time::timeout(limit, future)
+        .await
+        .unwrap_or_else(|_| {
+            Err(McpError::Timeout {
+                what: "the handshake".into(),
+                secs: limit.as_secs(),
+            })
+        })
+}
+
+/// Spawn a stdio server in its own process group and shake hands; the guard holds the
+/// child until the connection takes it.
+async fn spawn_stdio(
+    config: &McpServerConfig,
+    secrets: &ServerSecrets,
+    client: Client,
+    handshake: Duration,
+    stderr: &StderrTail,
+) -> Result<(RunningService<RoleClient, Client>, ChildGuard), McpError> {
+    let McpTransport::Stdio {
+        command,
+        args,
+        env,
+        cwd,
+        ..
+    } = &config.transport
+    else {
+        return Err(McpError::Protocol("not a stdio server".into()));
+    };
+    let mut cmd = Command::new(command);
+    cmd.args(args)
+        .envs(env)
+        .envs(secrets.env.iter().map(|(k, v)| (k, v.expose())))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    let mut child = cmd.spawn().map_err(|e| spawn_error(command, &e))?;
+    let group = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .map(Pid::from_raw);
+    let mut guard = ChildGuard { child: None, group };
+    let (Some(stdout), Some(stdin), Some(err)) =
+        (child.stdout.take(), child.stdin.take(), child.stderr.take())
+    else {
+        return Err(McpError::Protocol(
+            "the server's pipes were not opened".into(),
+        ));
+    };
+    guard.child = Some(child);
+    let reader = read_stderr(err, stderr.clone(), config.name.clone());
+    let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_LINE);
+    let shaking = async {
+        match client.serve(transport).await {
+            Ok(service) => Ok(service),
+            Err(e) => {
+                let exited = guard.exit_status().await;
+                // Its last words first: the reader ends at the pipe's end.
+                let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+                Err(match exited {
+                    Some(code) => McpError::Exited {
+                        code,
+                        stderr: stderr.last(),
+                    },
+                    None => McpError::Protocol(format!("the handshake failed: {e}")),
+                })
+            }
+        }
+    };
+    let service = within(handshake, shaking).await?;
+    Ok((service, guard))
+}
+
+/// Open a streamable HTTP session with `headers` (marked sensitive) and shake hands.
+async fn connect_http(
+    url: &str,
+    headers: Vec<(String, Secret)>,
+    client: Client,
+    handshake: Duration,
+) -> Result<RunningService<RoleClient, Client>, McpError> {
+    let invalid = |message: String| McpError::InvalidConfig {
+        field: "headers",
+        message,
+    };
+    let mut custom = std::collections::HashMap::new();
+    for (name, value) in headers {
+        let header = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| invalid(format!("{name:?} is not a valid header name")))?;
+        let mut value = reqwest::header::HeaderValue::from_str(value.expose())
+            .map_err(|_| invalid(format!("the value of {name} is not a valid header value")))?;
+        value.set_sensitive(true);
+        custom.insert(header, value);
+    }
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| McpError::Protocol(e.to_string()))?;
+    let transport = StreamableHttpClientTransport::with_client(
+        http,
+        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom),
+    );
+    within(handshake, async {
+        client
+            .serve(transport)
+            .await
+            .map_err(|e| http_error(url, &e))
+    })
+    .await
 }
 
 /// The server must have agreed on a protocol version we speak: the SDK goes on with
