@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use art::secrets::Secret;
+use art::tools::mcp::McpError;
 use art_types::IpcError;
 use art_types::commands::{
     ImportMcpServers, ListMcpServers, ListMcpTools, RemoveMcpServer, RestartMcpServer,
@@ -22,7 +23,8 @@ impl Handler for ListMcpServers {
     }
 }
 
-/// Saved, then started (a disabled one is stopped); a rename removes the old name.
+/// Saved, then started (a disabled one is stopped); a rename removes the old name. A
+/// new or renamed server may not take the name of another.
 impl Handler for SaveMcpServer {
     async fn handle(self, app: AppHandle) -> Result<McpServerStatus, IpcError> {
         let Self {
@@ -36,15 +38,18 @@ impl Handler for SaveMcpServer {
             .map(|(name, value)| (name, Secret::new(value)))
             .collect();
         let store = wb.mcp.store();
-        let renamed = previous_name.filter(|old| *old != config.name);
-        if renamed.is_some() {
-            let taken = store.list().await.map_err(mcp_error)?;
+        // A new server, or one renamed, may not take another's name.
+        if previous_name.as_deref() != Some(config.name.as_str()) {
             require(
-                !taken.iter().any(|c| c.name == config.name),
+                matches!(
+                    store.get(&config.name).await,
+                    Err(McpError::UnknownServer(_))
+                ),
                 "name",
                 format!("a server named `{}` exists already", config.name),
             )?;
         }
+        let renamed = previous_name.filter(|old| *old != config.name);
         store.save(&config, &values).await.map_err(mcp_error)?;
         if let Some(old) = renamed {
             wb.mcp.forget(&old).await;
