@@ -115,7 +115,9 @@ impl Store {
         })
         .await?;
         ipc::listen(events::OBSERVATION, move |o: Observation| {
-            self.with_run(&o.thread_id, &o.trace_id, |run| run.apply_observation(&o));
+            self.with_run(&o.thread_id, &o.trace_id, |run| {
+                run.apply_observation(&o);
+            });
         })
         .await?;
         // (Checkpoints of a streaming answer are not sent: it is shown live.)

@@ -5,13 +5,46 @@ use art_types::FailureCode;
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::run_view::{RunView, ToolState, advice};
+use art_types::record::{PlanUpdateContent, StepStatus};
+
+use crate::run_view::{RunView, ToolState, advice, result_images};
 
 fn pretty(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         other => serde_json::to_string_pretty(other).unwrap_or_default(),
     }
+}
+
+/// A step's status at a glance (its word is the item's title and `data-status`).
+fn step_mark(status: StepStatus) -> &'static str {
+    match status {
+        StepStatus::Pending => "○",
+        StepStatus::InProgress => "◐",
+        StepStatus::Done => "✓",
+        StepStatus::Failed => "✗",
+        StepStatus::Skipped => "–",
+    }
+}
+
+/// What the latest plan change did, in a line.
+fn update_note(update: &PlanUpdateContent) -> String {
+    let mut parts = Vec::new();
+    for (count, what) in [
+        (update.added.len(), "added"),
+        (update.changed.len(), "changed"),
+        (update.removed.len(), "removed"),
+    ] {
+        if count > 0 {
+            parts.push(format!("{count} step(s) {what}"));
+        }
+    }
+    let reason = update
+        .reason
+        .as_deref()
+        .map(|r| format!(": {r}"))
+        .unwrap_or_default();
+    format!("Plan changed while it ran — {}{reason}", parts.join(", "))
 }
 
 /// The agent's work for one run. `run` is a snapshot (re-rendered on change).
@@ -31,8 +64,18 @@ pub fn RunCard(run: RunView) -> impl IntoView {
                 </header>
                 {plan.intent.clone().map(|i| view! { <p class="plan-intent">{i}</p> })}
                 <ol class="plan-steps">
-                    {plan.steps.into_iter().map(|s| view! { <li>{s}</li> }).collect_view()}
+                    {plan.steps.into_iter().map(|s| {
+                        let status = s.status;
+                        let class = format!("step {}", status.label().replace(' ', "-"));
+                        view! {
+                            <li class=class data-status=status.label() title=status.label()>
+                                <span class="step-mark" aria-hidden="true">{step_mark(status)}</span>
+                                {s.description}
+                            </li>
+                        }
+                    }).collect_view()}
                 </ol>
+                {plan.update.map(|u| view! { <p class="muted small plan-update">{update_note(&u)}</p> })}
             </section>
         }
     });
@@ -63,14 +106,14 @@ pub fn RunCard(run: RunView) -> impl IntoView {
                 <section class=format!("card tool-card {class}") data-tool=tool.tool_name.clone()>
                     <header class="card-title">
                         <span class="badge">"Tool"</span>
-                        {tool.server.clone().map(|server| view! { <span class="badge server-badge">{server}</span> })}
+                        {tool.mcp.as_ref().map(|m| view! { <span class="badge server-badge">{m.server.clone()}</span> })}
                         <strong>{tool.tool_name.clone()}</strong>
                         <span class=format!("tool-status {class}")>{label}</span>
                         {tool.duration_ms.map(|ms| view! { <span class="muted small">{format!("{ms} ms")}</span> })}
                     </header>
                     <pre class="tool-args">{pretty(&tool.arguments)}</pre>
                     {result}
-                    {tool.images.iter().map(|(mime, data)| view! {
+                    {tool.result.as_ref().map(result_images).unwrap_or_default().into_iter().map(|(mime, data)| view! {
                         <img class="tool-image" alt=format!("{mime} from {}", tool.tool_name) src=format!("data:{mime};base64,{data}") />
                     }).collect_view()}
                 </section>

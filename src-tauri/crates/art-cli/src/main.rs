@@ -14,6 +14,7 @@
 mod export;
 mod mcp;
 mod out;
+mod printer;
 mod run;
 
 use std::path::PathBuf;

@@ -8,12 +8,12 @@ use art::providers::factory::BASE_URL;
 use art::sockets::{ObservationFilter, StreamFilter};
 use art::standard::Standard;
 use art_types::{
-    AgentFinalResponse, AgentOptions, AgentProps, ConversationMessage, Observation,
-    ObservationType, ProviderConfig, RunStatus, StreamEvent, StreamEventKind, TokenType,
+    AgentFinalResponse, AgentOptions, AgentProps, ConversationMessage, ProviderConfig, RunStatus,
 };
 use serde_json::Value;
 
-use crate::out::{note, noteln, say, sayln};
+use crate::out::{noteln, sayln};
+use crate::printer::Printer;
 
 /// Options of `art run`.
 #[derive(clap::Args)]
@@ -97,86 +97,6 @@ pub async fn drop_failed(stack: &Standard, thread: &str) -> anyhow::Result<()> {
     let preview: String = question.content.chars().take(60).collect();
     noteln!("art: removed the failed question {preview:?} ({removed} message(s))");
     Ok(())
-}
-
-/// Prints what a run does.
-struct Printer {
-    thinking: bool,
-    answered: bool,
-    /// Thinking was printed and its last line is not ended yet.
-    thinking_open: bool,
-}
-
-impl Printer {
-    fn stream(&mut self, event: &StreamEvent) {
-        if let StreamEventKind::Token { text, token_type } = &event.kind {
-            let answer = matches!(
-                token_type,
-                TokenType::FinalSynthesisLlmResponse | TokenType::LlmResponse
-            );
-            if answer {
-                self.end_thinking();
-                self.answered = true;
-                say!("{text}");
-            } else if self.thinking && token_type.is_thinking() && !text.is_empty() {
-                note!("{text}");
-                self.thinking_open = !text.ends_with('\n');
-            }
-        }
-    }
-
-    /// Whatever follows thinking starts on a line of its own.
-    fn end_thinking(&mut self) {
-        if std::mem::take(&mut self.thinking_open) {
-            noteln!();
-        }
-    }
-
-    fn observation(&mut self, o: &Observation) {
-        self.end_thinking();
-        let c = &o.content;
-        let text = |key: &str| {
-            c.get(key)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        };
-        match o.kind {
-            ObservationType::Plan => {
-                let intent = c.get("intent").and_then(Value::as_str);
-                sayln!(
-                    "Plan{}",
-                    intent.map(|i| format!(": {i}")).unwrap_or_default()
-                );
-                for (i, step) in art_types::observation::plan_steps(c).iter().enumerate() {
-                    sayln!("  {}. {step}", i + 1);
-                }
-            }
-            ObservationType::ToolExecution => {
-                let args = c.get("arguments").map(Value::to_string).unwrap_or_default();
-                let outcome = match text("status").as_str() {
-                    "success" => format!(
-                        "ok → {}",
-                        c.get("output").map(Value::to_string).unwrap_or_default()
-                    ),
-                    _ => format!("error: {}", text("error")),
-                };
-                sayln!("Tool {} {args}: {outcome}", text("toolName"));
-            }
-            // A planning output that is not a plan is an answer given straight away: normal
-            // (recorded in the trace), not an error to show.
-            ObservationType::Error if o.metadata["recoverable"] == true => {}
-            ObservationType::Error => {
-                let message = Some(text("message")).filter(|m| !m.is_empty());
-                noteln!(
-                    "Error {}: {}",
-                    text("code"),
-                    message.unwrap_or_else(|| o.title.clone())
-                );
-            }
-            _ => {}
-        }
-    }
 }
 
 fn footer(out: &AgentFinalResponse) -> String {
@@ -295,18 +215,14 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
     });
     let mut observations = art.sockets.observations.subscribe(ObservationFilter {
         thread_id: Some(thread_id.clone()),
-        types: vec![
-            ObservationType::Plan,
-            ObservationType::ToolExecution,
-            ObservationType::Error,
-        ],
+        types: Printer::TYPES.to_vec(),
     });
     let cancel = CancellationToken::new();
-    let mut printer = Printer {
-        thinking: args.thinking,
-        answered: false,
-        thinking_open: false,
-    };
+    let mut printer = Printer::new(
+        &thread_id,
+        trace.as_deref().unwrap_or_default(),
+        args.thinking,
+    );
     let process = art.process(props, cancel.clone());
     tokio::pin!(process);
     let mut stopped = false;
@@ -334,7 +250,7 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
     }
     printer.end_thinking();
     let out = outcome?;
-    if printer.answered {
+    if printer.answered() {
         sayln!();
     }
     sayln!("\n{}", footer(&out));
@@ -352,7 +268,7 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
             if let Some(e) = &out.metadata.error {
                 noteln!("art: the run failed: {} ({})", e.message, e.code);
             }
-            if !printer.answered {
+            if !printer.answered() {
                 noteln!(
                     "art: the question is kept but left out of later questions; ask it again \
                      with `art retry --thread {thread_id}`, or remove it with `art drop --thread \

@@ -19,6 +19,7 @@ pub mod message;
 pub mod observation;
 pub mod prompt;
 pub mod provider;
+pub mod record;
 pub mod stream;
 pub mod thread;
 pub mod tool;

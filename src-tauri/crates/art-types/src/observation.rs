@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Kind of observation (the full ART v0.3 list).
+/// Kind of observation: the ART v0.3 list, and the step agent's STEP and PLAN_UPDATE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ObservationType {
@@ -35,11 +35,15 @@ pub enum ObservationType {
     LlmStreamEnd,
     /// An LLM call failed.
     LlmStreamError,
+    /// A plan step changed status (`record::StepContent`).
+    Step,
+    /// The plan was changed while it ran (`record::PlanUpdateContent`).
+    PlanUpdate,
 }
 
 impl ObservationType {
     /// Every type, in ART's order.
-    pub const ALL: [Self; 14] = [
+    pub const ALL: [Self; 16] = [
         Self::Intent,
         Self::Title,
         Self::Plan,
@@ -54,6 +58,8 @@ impl ObservationType {
         Self::LlmStreamMetadata,
         Self::LlmStreamEnd,
         Self::LlmStreamError,
+        Self::Step,
+        Self::PlanUpdate,
     ];
 
     /// The wire / storage form, e.g. `TOOL_EXECUTION`.
@@ -73,6 +79,8 @@ impl ObservationType {
             Self::LlmStreamMetadata => "LLM_STREAM_METADATA",
             Self::LlmStreamEnd => "LLM_STREAM_END",
             Self::LlmStreamError => "LLM_STREAM_ERROR",
+            Self::Step => "STEP",
+            Self::PlanUpdate => "PLAN_UPDATE",
         }
     }
 

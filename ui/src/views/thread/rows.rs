@@ -113,8 +113,14 @@ pub(super) fn live_key(r: &RunView) -> String {
         .iter()
         .filter(|t| t.state != ToolState::Running)
         .count();
+    let steps: String = r.plan.as_ref().map_or_else(String::new, |p| {
+        p.steps
+            .iter()
+            .map(|s| format!("{}:{};", s.id, s.status.label()))
+            .collect()
+    });
     format!(
-        "{}|{}|{}|{done}|{}|{}|{}",
+        "{}|{}|{steps}|{}|{done}|{}|{}|{}",
         r.trace_id,
         r.plan.is_some(),
         r.tools.len(),

@@ -6,106 +6,13 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write;
 
-use art_types::{ConversationMessage, MessageRole, MessageStatus, Observation, ObservationType};
+use art_types::record::StepStatus;
+use art_types::record::view::{RunView, ToolState};
+use art_types::{ConversationMessage, MessageRole, MessageStatus};
 use serde_json::Value;
 
 use super::{ExportError, Redactor, Sink, Summary, ThreadData, emit};
 use crate::observation::StoredObservation;
-
-/// One tool call of a run.
-#[derive(Default)]
-struct ToolNote {
-    call_id: String,
-    name: String,
-    arguments: Value,
-    /// `ok` or `error`; empty when it never ran.
-    status: String,
-    result: Option<Value>,
-    error: Option<String>,
-    duration_ms: Option<i64>,
-    /// The MCP server it went to, if any.
-    mcp: Option<art_types::mcp::McpOrigin>,
-}
-
-/// What the agent did in one run.
-#[derive(Default)]
-struct RunNotes {
-    title: Option<String>,
-    intent: Option<String>,
-    steps: Vec<String>,
-    tools: Vec<ToolNote>,
-    thinking: String,
-    errors: Vec<(String, String)>,
-}
-
-impl RunNotes {
-    fn tool(&mut self, content: &Value) -> &mut ToolNote {
-        let call_id = text(content, "callId").unwrap_or_default();
-        let index = match self.tools.iter().position(|t| t.call_id == call_id) {
-            Some(i) => i,
-            None => {
-                self.tools.push(ToolNote {
-                    call_id,
-                    name: text(content, "toolName").unwrap_or_default(),
-                    arguments: content.get("arguments").cloned().unwrap_or(Value::Null),
-                    ..ToolNote::default()
-                });
-                self.tools.len() - 1
-            }
-        };
-        &mut self.tools[index]
-    }
-
-    fn add(&mut self, o: &Observation, thinking: bool) {
-        let c = &o.content;
-        match o.kind {
-            ObservationType::Title => self.title = text(c, "title"),
-            ObservationType::Intent => self.intent = text(c, "intent"),
-            ObservationType::Plan => {
-                self.intent = text(c, "intent").or(self.intent.take());
-                self.steps = art_types::observation::plan_steps(c);
-            }
-            ObservationType::ToolCall => {
-                self.tool(c);
-            }
-            ObservationType::ToolExecution => {
-                let duration = o.span.as_ref().and_then(|s| Some(s.end_ms? - s.start_ms));
-                let note = self.tool(c);
-                note.status = text(c, "status").unwrap_or_default();
-                note.result = c.get("output").filter(|v| !v.is_null()).cloned();
-                note.error = text(c, "error");
-                note.duration_ms = duration;
-                note.mcp = art_types::mcp::McpOrigin::of(&o.metadata);
-            }
-            ObservationType::Thoughts if thinking => {
-                if let Some(t) = text(c, "text").or_else(|| text(c, "thinking")) {
-                    self.thinking.push_str(&t);
-                }
-            }
-            ObservationType::Error | ObservationType::LlmStreamError => {
-                let code = text(c, "code").unwrap_or_else(|| "ERROR".into());
-                let message = text(c, "message").unwrap_or_else(|| o.title.clone());
-                if !self.errors.iter().any(|(_, m)| *m == message) {
-                    self.errors.push((code, message));
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.title.is_none()
-            && self.intent.is_none()
-            && self.steps.is_empty()
-            && self.tools.is_empty()
-            && self.thinking.is_empty()
-            && self.errors.is_empty()
-    }
-}
-
-fn text(value: &Value, key: &str) -> Option<String> {
-    value.get(key).and_then(Value::as_str).map(str::to_owned)
-}
 
 fn json_text(value: &Value) -> String {
     match value {
@@ -134,7 +41,8 @@ pub(crate) struct Writer<'a> {
     thinking: bool,
     messages: Vec<ConversationMessage>,
     header: String,
-    runs: HashMap<String, RunNotes>,
+    /// Each run, folded as its observations arrive.
+    runs: HashMap<String, RunView>,
 }
 
 impl<'a> Writer<'a> {
@@ -154,36 +62,63 @@ impl<'a> Writer<'a> {
     }
 }
 
+/// Whether a run did anything worth writing down besides its answer.
+fn has_notes(run: &RunView, thinking: bool) -> bool {
+    run.plan.is_some()
+        || !run.tools.is_empty()
+        || !run.problems.is_empty()
+        || (thinking && !run.thoughts.trim().is_empty())
+}
+
+/// The plan: its title and intent, then each step (its status when it is not done, and
+/// why).
+fn write_plan(out: &mut String, run: &RunView) {
+    let Some(plan) = &run.plan else { return };
+    let _ = write!(out, "**Plan**");
+    if let Some(title) = &plan.title {
+        let _ = write!(out, ": {title}");
+    }
+    out.push('\n');
+    if let Some(intent) = &plan.intent {
+        let _ = writeln!(out, "\n_Intent:_ {intent}");
+    }
+    if !plan.steps.is_empty() {
+        out.push('\n');
+        for (i, step) in plan.steps.iter().enumerate() {
+            let _ = write!(out, "{}. {}", i + 1, step.description);
+            if step.status != StepStatus::Done {
+                let _ = write!(out, " _({})_", step.status.label());
+            }
+            if let Some(reason) = plan.outcomes.get(&step.id).and_then(|o| o.reason.as_ref()) {
+                let _ = write!(out, " — {reason}");
+            }
+            out.push('\n');
+        }
+    }
+    if let Some(update) = plan.update.as_ref().filter(|u| !u.is_empty()) {
+        let _ = writeln!(
+            out,
+            "\n_The plan changed while it ran: added {:?}, changed {:?}, removed {:?}._",
+            update.added, update.changed, update.removed
+        );
+    }
+    out.push('\n');
+}
+
 /// The agent's work for one run, in the order it happened: thinking, plan, tool calls,
 /// errors.
-fn write_run(out: &mut String, run: &RunNotes) {
-    if !run.thinking.trim().is_empty() {
+fn write_run(out: &mut String, run: &RunView, thinking: bool) {
+    if thinking && !run.thoughts.trim().is_empty() {
         out.push_str("<details><summary>Thinking</summary>\n\n");
-        fenced(out, "text", &run.thinking);
+        fenced(out, "text", &run.thoughts);
         out.push_str("\n</details>\n\n");
     }
-    if run.title.is_some() || run.intent.is_some() || !run.steps.is_empty() {
-        let _ = write!(out, "**Plan**");
-        if let Some(title) = &run.title {
-            let _ = write!(out, ": {title}");
-        }
-        out.push('\n');
-        if let Some(intent) = &run.intent {
-            let _ = writeln!(out, "\n_Intent:_ {intent}");
-        }
-        if !run.steps.is_empty() {
-            out.push('\n');
-            for (i, step) in run.steps.iter().enumerate() {
-                let _ = writeln!(out, "{}. {step}", i + 1);
-            }
-        }
-        out.push('\n');
-    }
+    write_plan(out, run);
     for tool in &run.tools {
-        let status = match tool.status.as_str() {
-            "" => "not run".to_owned(),
-            "success" => "ok".to_owned(),
-            other => other.to_owned(),
+        let status = match (tool.state, tool.output.is_some() || tool.error.is_some()) {
+            (ToolState::Ok, _) => "ok",
+            (ToolState::Error, true) => "error",
+            _ => "not run",
         };
         let duration = tool
             .duration_ms
@@ -197,11 +132,11 @@ fn write_run(out: &mut String, run: &RunNotes) {
         let _ = writeln!(
             out,
             "**Tool `{}`** ({status}{duration}{server})\n",
-            tool.name
+            tool.tool_name
         );
         out.push_str("Arguments:\n\n");
         fenced(out, "json", &json_text(&tool.arguments));
-        if let Some(result) = &tool.result {
+        if let Some(result) = &tool.output {
             out.push_str("\nResult:\n\n");
             fenced(out, "json", &json_text(result));
         }
@@ -211,7 +146,7 @@ fn write_run(out: &mut String, run: &RunNotes) {
         }
         out.push('\n');
     }
-    for (code, message) in &run.errors {
+    for (code, message) in &run.problems {
         let _ = writeln!(out, "> **Error** `{code}`: {message}\n");
     }
 }
@@ -237,8 +172,8 @@ impl Sink for Writer<'_> {
             let o = stored.decode()?;
             self.runs
                 .entry(o.trace_id.clone())
-                .or_default()
-                .add(&o, self.thinking);
+                .or_insert_with(|| RunView::new(&o.thread_id, &o.trace_id))
+                .apply_observation(&o);
         }
         Ok(())
     }
@@ -251,11 +186,18 @@ impl Sink for Writer<'_> {
             .filter(|m| m.role == MessageRole::Ai)
             .filter_map(ConversationMessage::trace_id)
             .collect();
+        for run in self.runs.values_mut() {
+            run.finish(None);
+        }
+        let thinking = self.thinking;
+        let runs: HashMap<&str, &RunView> = self
+            .runs
+            .iter()
+            .filter(|(_, run)| has_notes(run, thinking))
+            .map(|(trace, run)| (trace.as_str(), run))
+            .collect();
         for m in &self.messages {
-            let run = m
-                .trace_id()
-                .and_then(|t| self.runs.get(t))
-                .filter(|r| !r.is_empty());
+            let run = m.trace_id().and_then(|t| runs.get(t));
             match m.role {
                 MessageRole::User => {
                     let _ = writeln!(
@@ -269,7 +211,7 @@ impl Sink for Writer<'_> {
                         run.filter(|_| m.trace_id().is_some_and(|t| !answered.contains(&t)))
                     {
                         out.push_str("## Assistant\n\n");
-                        write_run(&mut out, run);
+                        write_run(&mut out, run, self.thinking);
                     }
                 }
                 MessageRole::Ai => {
@@ -280,7 +222,7 @@ impl Sink for Writer<'_> {
                     }
                     out.push_str("\n\n");
                     if let Some(run) = run {
-                        write_run(&mut out, run);
+                        write_run(&mut out, run, self.thinking);
                     }
                     let _ = writeln!(out, "{}\n", m.content.trim_end());
                     if m.status == MessageStatus::Interrupted {

@@ -81,6 +81,8 @@ pub fn default_title(kind: ObservationType) -> &'static str {
         ObservationType::LlmStreamMetadata => "LLM call metadata",
         ObservationType::LlmStreamEnd => "LLM call finished",
         ObservationType::LlmStreamError => "LLM call failed",
+        ObservationType::Step => "Step",
+        ObservationType::PlanUpdate => "Plan changed",
     }
 }
 

@@ -1,0 +1,153 @@
+//! What `art run` prints as a run goes: the plan with its steps, each step as it starts
+//! and ends, plan changes, tool calls with their outcome, errors, and the answer as it
+//! streams (thinking too, on request). Observations go through the shared fold
+//! (`art_types::record::view`), so the terminal says what the app's run card shows.
+
+use art_types::record::StepStatus;
+use art_types::record::view::{Change, RunView, ToolState};
+use art_types::{Observation, ObservationType, StreamEvent, StreamEventKind, TokenType};
+use serde_json::Value;
+
+use crate::out::{note, noteln, say, sayln};
+
+/// Prints what a run does.
+pub struct Printer {
+    run: RunView,
+    thinking: bool,
+    answered: bool,
+    /// Thinking was printed and its last line is not ended yet.
+    thinking_open: bool,
+}
+
+impl Printer {
+    /// The observations the printer reads.
+    pub const TYPES: [ObservationType; 6] = [
+        ObservationType::Plan,
+        ObservationType::Step,
+        ObservationType::PlanUpdate,
+        ObservationType::ToolCall,
+        ObservationType::ToolExecution,
+        ObservationType::Error,
+    ];
+
+    /// A printer for run `trace_id` of `thread_id`; `thinking` prints the model's too.
+    pub fn new(thread_id: &str, trace_id: &str, thinking: bool) -> Self {
+        Self {
+            run: RunView::new(thread_id, trace_id),
+            thinking,
+            answered: false,
+            thinking_open: false,
+        }
+    }
+
+    /// Whether any of the answer was printed.
+    pub fn answered(&self) -> bool {
+        self.answered
+    }
+
+    /// A batch of tokens.
+    pub fn stream(&mut self, event: &StreamEvent) {
+        if let StreamEventKind::Token { text, token_type } = &event.kind {
+            let answer = matches!(
+                token_type,
+                TokenType::FinalSynthesisLlmResponse | TokenType::LlmResponse
+            );
+            if answer {
+                self.end_thinking();
+                self.answered = true;
+                say!("{text}");
+            } else if self.thinking && token_type.is_thinking() && !text.is_empty() {
+                note!("{text}");
+                self.thinking_open = !text.ends_with('\n');
+            }
+        }
+    }
+
+    /// Whatever follows thinking starts on a line of its own.
+    pub fn end_thinking(&mut self) {
+        if std::mem::take(&mut self.thinking_open) {
+            noteln!();
+        }
+    }
+
+    fn print_steps(&self) {
+        let Some(plan) = &self.run.plan else { return };
+        for (i, step) in plan.steps.iter().enumerate() {
+            sayln!("  {}. {}", i + 1, step.description);
+        }
+    }
+
+    /// An observation of the run.
+    pub fn observation(&mut self, o: &Observation) {
+        if o.trace_id != self.run.trace_id {
+            return;
+        }
+        self.end_thinking();
+        match self.run.apply_observation(o) {
+            Change::Plan if o.kind == ObservationType::Plan => {
+                let intent = self.run.plan.as_ref().and_then(|p| p.intent.clone());
+                sayln!(
+                    "Plan{}",
+                    intent.map(|i| format!(": {i}")).unwrap_or_default()
+                );
+                self.print_steps();
+            }
+            Change::Step(i) => self.step(i),
+            Change::PlanUpdate => {
+                let reason = self
+                    .run
+                    .plan
+                    .as_ref()
+                    .and_then(|p| p.update.as_ref()?.reason.clone());
+                sayln!(
+                    "Plan changed{}",
+                    reason.map(|r| format!(": {r}")).unwrap_or_default()
+                );
+                self.print_steps();
+            }
+            Change::Tool(i) => {
+                let tool = &self.run.tools[i];
+                let args = tool.arguments.to_string();
+                let outcome = match tool.state {
+                    ToolState::Running => return,
+                    ToolState::Ok => format!(
+                        "ok → {}",
+                        tool.output
+                            .as_ref()
+                            .map(Value::to_string)
+                            .unwrap_or_default()
+                    ),
+                    ToolState::Error => {
+                        format!("error: {}", tool.error.as_deref().unwrap_or_default())
+                    }
+                };
+                sayln!("Tool {} {args}: {outcome}", tool.tool_name);
+            }
+            Change::Error if o.kind == ObservationType::Error => {
+                if let Some((code, message)) = &self.run.error {
+                    noteln!("Error {code}: {message}");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn step(&self, i: usize) {
+        let Some(plan) = &self.run.plan else { return };
+        let step = &plan.steps[i];
+        let number = i + 1;
+        match step.status {
+            StepStatus::InProgress => sayln!("Step {number}: {}", step.description),
+            StepStatus::Done => sayln!("Step {number} done"),
+            status => {
+                let reason = plan
+                    .outcomes
+                    .get(&step.id)
+                    .and_then(|o| o.reason.clone())
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default();
+                sayln!("Step {number} {}{reason}", status.label());
+            }
+        }
+    }
+}

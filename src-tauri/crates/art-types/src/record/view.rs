@@ -1,0 +1,397 @@
+//! The one fold from what a run records to what people see of it: the plan with its
+//! steps, one card per tool call, thinking, the answer and how the run ended. The app
+//! folds live stream events and observations into it, the Markdown export and the `art`
+//! printer fold recorded observations; [`RunView::apply_observation`] says what changed,
+//! so a printer can print as the run goes.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::{
+    ErrorContent, PlanContent, PlanStep, PlanUpdateContent, StepContent, StepStatus,
+    ToolCallContent, ToolExecutionContent, read,
+};
+use crate::mcp::McpOrigin;
+use crate::{
+    ExecutionMetadata, FailureCode, Observation, ObservationType, StreamEventKind, TokenType,
+    ToolStatus,
+};
+
+/// The plan, as soon as planning finishes, kept current as steps move on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PlanCard {
+    /// Short title of the task.
+    pub title: Option<String>,
+    /// What the agent understood.
+    pub intent: Option<String>,
+    /// The todo list, each step with its status.
+    pub steps: Vec<PlanStep>,
+    /// The latest change of the plan made while it ran.
+    pub update: Option<PlanUpdateContent>,
+    /// How each step that ended ended (its output, or why it failed), by step id.
+    pub outcomes: BTreeMap<String, StepContent>,
+}
+
+impl PlanCard {
+    /// The step with this id.
+    pub fn step(&self, id: &str) -> Option<&PlanStep> {
+        self.steps.iter().find(|s| s.id == id)
+    }
+}
+
+/// Where a tool call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolState {
+    /// Planned or running.
+    Running,
+    /// Returned output.
+    Ok,
+    /// Failed, refused or timed out.
+    Error,
+}
+
+/// One tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCard {
+    /// Call id.
+    pub call_id: String,
+    /// Tool name.
+    pub tool_name: String,
+    /// Arguments.
+    pub arguments: Value,
+    /// Where it is.
+    pub state: ToolState,
+    /// Output, as the model read it (when ok).
+    pub output: Option<Value>,
+    /// The whole result when the model read less (an MCP tool's, with its images).
+    pub result: Option<Value>,
+    /// Error (when failed).
+    pub error: Option<String>,
+    /// How long it ran.
+    pub duration_ms: Option<i64>,
+    /// The MCP server it belongs to, if any.
+    pub mcp: Option<McpOrigin>,
+    /// The plan step it was made for.
+    pub step_id: Option<String>,
+}
+
+/// What an observation changed in the view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Nothing anyone shows.
+    Nothing,
+    /// The title, intent or plan.
+    Plan,
+    /// The step at this index of the plan changed status.
+    Step(usize),
+    /// The plan was changed while it ran.
+    PlanUpdate,
+    /// The tool card at this index.
+    Tool(usize),
+    /// An error that ended or hurt the run.
+    Error,
+    /// Thinking, figures, anything else kept.
+    Other,
+}
+
+/// A run of one thread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunView {
+    /// Thread.
+    pub thread_id: String,
+    /// Run id.
+    pub trace_id: String,
+    /// Plan, once known.
+    pub plan: Option<PlanCard>,
+    /// Thinking streamed so far (all stages).
+    pub thinking: String,
+    /// Thinking as recorded (THOUGHTS observations).
+    pub thoughts: String,
+    /// The answer so far.
+    pub answer: String,
+    /// The model has sent something (planning output included).
+    pub heard: bool,
+    /// Tool calls in the order they were asked for.
+    pub tools: Vec<ToolCard>,
+    /// The error that ended (or hurt) the run: code and message.
+    pub error: Option<(FailureCode, String)>,
+    /// Every distinct error recorded, recoverable ones included, in order.
+    pub problems: Vec<(FailureCode, String)>,
+    /// The run has ended.
+    pub finished: bool,
+    /// Figures of the finished run.
+    pub metadata: Option<ExecutionMetadata>,
+    /// Earlier messages left out of the prompt to fit the model's context window.
+    pub history_left_out: u32,
+}
+
+fn text(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+impl RunView {
+    /// A run that has just been started.
+    pub fn new(thread_id: &str, trace_id: &str) -> Self {
+        Self {
+            thread_id: thread_id.into(),
+            trace_id: trace_id.into(),
+            plan: None,
+            thinking: String::new(),
+            thoughts: String::new(),
+            answer: String::new(),
+            heard: false,
+            tools: Vec::new(),
+            error: None,
+            problems: Vec::new(),
+            finished: false,
+            metadata: None,
+            history_left_out: 0,
+        }
+    }
+
+    /// The fold of recorded observations, ended.
+    pub fn of(thread_id: &str, trace_id: &str, observations: &[Observation]) -> Self {
+        let mut run = Self::new(thread_id, trace_id);
+        for o in observations {
+            run.apply_observation(o);
+        }
+        run.finish(None);
+        run
+    }
+
+    /// Fold a batch of stream events in.
+    pub fn apply_stream(&mut self, events: &[StreamEventKind]) {
+        for event in events {
+            if matches!(event, StreamEventKind::Token { .. }) {
+                self.heard = true;
+            }
+            match event {
+                StreamEventKind::Token { text, token_type } if token_type.is_thinking() => {
+                    self.thinking.push_str(text);
+                }
+                // Planning and step output is for the plan card, not the answer.
+                StreamEventKind::Token {
+                    text,
+                    token_type: TokenType::FinalSynthesisLlmResponse | TokenType::LlmResponse,
+                } => self.answer.push_str(text),
+                _ => {}
+            }
+        }
+    }
+
+    /// A copy without the answer text (for views that show the rest: the answer can be
+    /// long, and streams).
+    pub fn without_answer(&self) -> Self {
+        let mut copy = Self {
+            answer: String::new(),
+            ..Self::new(&self.thread_id, &self.trace_id)
+        };
+        copy.plan.clone_from(&self.plan);
+        copy.thinking.clone_from(&self.thinking);
+        copy.heard = self.heard;
+        copy.tools.clone_from(&self.tools);
+        copy.error.clone_from(&self.error);
+        copy.finished = self.finished;
+        copy.metadata.clone_from(&self.metadata);
+        copy.history_left_out = self.history_left_out;
+        copy
+    }
+
+    /// The step being worked on, with its number (from 1).
+    pub fn current_step(&self) -> Option<(usize, &PlanStep)> {
+        let plan = self.plan.as_ref()?;
+        plan.steps
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.status == StepStatus::InProgress)
+            .map(|(i, s)| (i + 1, s))
+    }
+
+    /// What the run is doing now, in a few words (shown while it runs).
+    pub fn progress(&self) -> String {
+        if let Some(tool) = self.tools.iter().find(|t| t.state == ToolState::Running) {
+            return format!("Running the {} tool…", tool.tool_name);
+        }
+        if let Some((number, step)) = self.current_step() {
+            return format!("Step {number}: {}…", step.description);
+        }
+        match (self.plan.is_some(), self.heard) {
+            (true, _) => "Writing the answer…".into(),
+            (false, true) => "Planning…".into(),
+            (false, false) => {
+                "Waiting for the model… (a local model is loaded on first use, which can take a while)"
+                    .into()
+            }
+        }
+    }
+
+    fn tool(&mut self, call_id: &str, tool_name: &str, arguments: &Value) -> usize {
+        match self.tools.iter().position(|t| t.call_id == call_id) {
+            Some(i) => i,
+            None => {
+                self.tools.push(ToolCard {
+                    call_id: call_id.to_owned(),
+                    tool_name: tool_name.to_owned(),
+                    arguments: arguments.clone(),
+                    state: ToolState::Running,
+                    output: None,
+                    result: None,
+                    error: None,
+                    duration_ms: None,
+                    mcp: None,
+                    step_id: None,
+                });
+                self.tools.len() - 1
+            }
+        }
+    }
+
+    fn plan_mut(&mut self) -> &mut PlanCard {
+        self.plan.get_or_insert_with(PlanCard::default)
+    }
+
+    /// Fold an observation in; says what changed.
+    pub fn apply_observation(&mut self, o: &Observation) -> Change {
+        let c = &o.content;
+        match o.kind {
+            ObservationType::Title => {
+                self.plan_mut().title = text(c, "title");
+                Change::Plan
+            }
+            ObservationType::Intent => {
+                self.plan_mut().intent = text(c, "intent");
+                Change::Plan
+            }
+            ObservationType::Plan => {
+                let content = PlanContent::read(c);
+                let plan = self.plan_mut();
+                plan.intent = content.intent.or(plan.intent.take());
+                plan.steps = content.steps;
+                Change::Plan
+            }
+            ObservationType::Step => self.apply_step(c),
+            ObservationType::PlanUpdate => {
+                let Some(update) = read::<PlanUpdateContent>(c) else {
+                    return Change::Nothing;
+                };
+                let plan = self.plan_mut();
+                plan.steps.clone_from(&update.steps);
+                plan.update = Some(update);
+                Change::PlanUpdate
+            }
+            ObservationType::ToolCall => match read::<ToolCallContent>(c) {
+                Some(call) => {
+                    let i = self.tool(&call.call_id, &call.tool_name, &call.arguments);
+                    self.tools[i].step_id = call.step_id.or(self.tools[i].step_id.take());
+                    Change::Tool(i)
+                }
+                None => Change::Nothing,
+            },
+            ObservationType::ToolExecution => {
+                let Some(done) = read::<ToolExecutionContent>(c) else {
+                    return Change::Nothing;
+                };
+                let duration = o.span.as_ref().and_then(|s| Some(s.end_ms? - s.start_ms));
+                let i = self.tool(&done.call_id, &done.tool_name, &done.arguments);
+                let card = &mut self.tools[i];
+                card.state = match done.status {
+                    ToolStatus::Success => ToolState::Ok,
+                    ToolStatus::Error => ToolState::Error,
+                };
+                card.output = Some(done.output).filter(|v| !v.is_null());
+                card.result = done.result;
+                card.error = done.error;
+                card.duration_ms = duration;
+                card.mcp = McpOrigin::of(&o.metadata);
+                card.step_id = done.step_id.or(card.step_id.take());
+                Change::Tool(i)
+            }
+            ObservationType::Thoughts => {
+                if let Some(t) = text(c, "text").or_else(|| text(c, "thinking")) {
+                    self.thoughts.push_str(&t);
+                }
+                Change::Other
+            }
+            ObservationType::FinalResponse => {
+                let left_out = c
+                    .pointer("/metadata/historyLeftOut")
+                    .and_then(Value::as_u64);
+                self.history_left_out =
+                    left_out.map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX));
+                Change::Other
+            }
+            ObservationType::Error | ObservationType::LlmStreamError => self.apply_error(o),
+            _ => Change::Nothing,
+        }
+    }
+
+    fn apply_step(&mut self, c: &Value) -> Change {
+        let Some(step) = read::<StepContent>(c) else {
+            return Change::Nothing;
+        };
+        let plan = self.plan_mut();
+        let Some(i) = plan.steps.iter().position(|s| s.id == step.step_id) else {
+            return Change::Nothing;
+        };
+        plan.steps[i].status = step.status;
+        if step.status.is_final() {
+            plan.outcomes.insert(step.step_id.clone(), step);
+        }
+        Change::Step(i)
+    }
+
+    fn apply_error(&mut self, o: &Observation) -> Change {
+        let content = read::<ErrorContent>(&o.content);
+        let code = content
+            .as_ref()
+            .map_or_else(|| FailureCode::parse("ERROR"), |e| e.code.clone());
+        let message = content
+            .and_then(|e| e.message)
+            .unwrap_or_else(|| o.title.clone());
+        if !self.problems.iter().any(|(_, m)| *m == message) {
+            self.problems.push((code.clone(), message.clone()));
+        }
+        // A planning output that is not a plan is an answer given straight away: the
+        // trace keeps the note, the card shows no error.
+        if o.kind == ObservationType::Error && o.metadata["recoverable"] == true {
+            return Change::Other;
+        }
+        // A failed LLM call does not end the run by itself; keep the worst.
+        if self.error.is_none() || o.kind == ObservationType::Error {
+            self.error = Some((code, message));
+        }
+        Change::Error
+    }
+
+    /// The run ended: what was still running did not finish.
+    pub fn finish(&mut self, metadata: Option<ExecutionMetadata>) {
+        self.finished = true;
+        for tool in &mut self.tools {
+            if tool.state == ToolState::Running {
+                tool.state = ToolState::Error;
+                tool.error
+                    .get_or_insert_with(|| "not run: the run ended first".into());
+            }
+        }
+        if let Some(plan) = &mut self.plan {
+            for step in &mut plan.steps {
+                step.status = match step.status {
+                    StepStatus::InProgress => StepStatus::Failed,
+                    StepStatus::Pending => StepStatus::Skipped,
+                    done => done,
+                };
+            }
+        }
+        if let Some(error) = metadata.as_ref().and_then(|m| m.error.as_ref()) {
+            self.error = Some((error.code.clone(), error.message.clone()));
+        }
+        if let Some(m) = &metadata {
+            self.history_left_out = m.history_left_out;
+        }
+        self.metadata = metadata;
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,245 @@
+use serde_json::json;
+
+use super::*;
+use crate::SpanInfo;
+
+fn obs(kind: ObservationType, content: Value) -> Observation {
+    Observation {
+        id: "o".into(),
+        thread_id: "t".into(),
+        trace_id: "r".into(),
+        timestamp: 1,
+        kind,
+        title: "title".into(),
+        content,
+        metadata: Value::Null,
+        span: None,
+    }
+}
+
+fn steps(run: &RunView) -> Vec<(&str, StepStatus)> {
+    let plan = run.plan.as_ref().expect("a plan");
+    plan.steps
+        .iter()
+        .map(|s| (s.description.as_str(), s.status))
+        .collect()
+}
+
+#[test]
+fn an_mcp_call_names_its_server_and_keeps_its_whole_result() {
+    let mut run = RunView::new("t", "r");
+    let mut done = obs(
+        ObservationType::ToolExecution,
+        json!({ "callId": "c1", "toolName": "everything__get-tiny-image", "status": "success",
+                "output": "[image: image/png, 9 bytes]",
+                "result": { "content": [{ "type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo=" }] } }),
+    );
+    done.metadata = json!({ "durationMs": 5, "mcp": { "server": "everything", "transport": "stdio", "tool": "get-tiny-image" } });
+    assert_eq!(run.apply_observation(&done), Change::Tool(0));
+    let card = &run.tools[0];
+    assert_eq!(
+        card.mcp.as_ref().map(|m| m.server.as_str()),
+        Some("everything")
+    );
+    assert_eq!(card.result.as_ref().unwrap()["content"][0]["type"], "image");
+    assert_eq!(card.output, Some(json!("[image: image/png, 9 bytes]")));
+}
+
+#[test]
+fn progress_says_what_the_run_waits_for() {
+    let mut run = RunView::new("t", "r");
+    assert!(
+        run.progress().starts_with("Waiting for the model"),
+        "{}",
+        run.progress()
+    );
+    run.apply_stream(&[StreamEventKind::Token {
+        text: "{\"plan".into(),
+        token_type: TokenType::AgentThoughtLlmResponse,
+    }]);
+    assert_eq!(run.progress(), "Planning…");
+    run.apply_observation(&obs(
+        ObservationType::Plan,
+        json!({ "plan": ["add"], "steps": [{ "id": "1", "description": "add", "tools": ["calculator"] }] }),
+    ));
+    run.apply_observation(&obs(
+        ObservationType::Step,
+        json!({ "stepId": "1", "status": "in_progress" }),
+    ));
+    assert_eq!(run.progress(), "Step 1: add…");
+    run.apply_observation(&obs(
+        ObservationType::ToolCall,
+        json!({ "callId": "c1", "toolName": "calculator", "arguments": {}, "stepId": "1" }),
+    ));
+    assert_eq!(run.progress(), "Running the calculator tool…");
+    run.apply_observation(&obs(
+        ObservationType::ToolExecution,
+        json!({ "callId": "c1", "toolName": "calculator", "status": "success", "output": 4 }),
+    ));
+    assert_eq!(
+        run.tools[0].step_id.as_deref(),
+        Some("1"),
+        "kept from the call"
+    );
+    run.apply_observation(&obs(
+        ObservationType::Step,
+        json!({ "stepId": "1", "status": "done", "output": "4" }),
+    ));
+    assert_eq!(run.progress(), "Writing the answer…");
+}
+
+#[test]
+fn a_single_pass_run_folds_into_plan_tools_thinking_and_answer() {
+    let mut run = RunView::new("t", "r");
+    run.apply_observation(&obs(ObservationType::Title, json!({ "title": "Sum" })));
+    run.apply_observation(&obs(
+        ObservationType::Plan,
+        json!({ "intent": "add", "plan": "1. calculate\n2) answer" }),
+    ));
+    run.apply_observation(&obs(
+        ObservationType::ToolCall,
+        json!({ "callId": "c1", "toolName": "calculator", "arguments": { "expression": "2+2" } }),
+    ));
+    assert_eq!(run.tools[0].state, ToolState::Running);
+    let mut done = obs(
+        ObservationType::ToolExecution,
+        json!({ "callId": "c1", "toolName": "calculator", "status": "success", "output": { "result": 4 } }),
+    );
+    done.span = Some(SpanInfo {
+        phase: crate::Phase::Execution,
+        span_id: "s".into(),
+        parent_span_id: None,
+        start_ms: 10,
+        end_ms: Some(13),
+    });
+    run.apply_observation(&done);
+    run.apply_stream(&[
+        StreamEventKind::Token {
+            text: "{\"plan\"".into(),
+            token_type: TokenType::AgentThoughtLlmResponse,
+        },
+        StreamEventKind::Token {
+            text: "hmm".into(),
+            token_type: TokenType::FinalSynthesisLlmThinking,
+        },
+        StreamEventKind::Token {
+            text: "It is ".into(),
+            token_type: TokenType::FinalSynthesisLlmResponse,
+        },
+        StreamEventKind::Token {
+            text: "4.".into(),
+            token_type: TokenType::FinalSynthesisLlmResponse,
+        },
+    ]);
+    run.finish(None);
+    let plan = run.plan.clone().unwrap();
+    assert_eq!(
+        (plan.title.as_deref(), plan.intent.as_deref()),
+        (Some("Sum"), Some("add"))
+    );
+    assert_eq!(
+        steps(&run),
+        [
+            ("calculate", StepStatus::Done),
+            ("answer", StepStatus::Done)
+        ],
+        "a run recorded before steps existed ran its whole plan"
+    );
+    assert_eq!(
+        (run.tools[0].state, run.tools[0].duration_ms),
+        (ToolState::Ok, Some(3))
+    );
+    assert_eq!(run.tools[0].output, Some(json!({ "result": 4 })));
+    assert_eq!(
+        (run.thinking.as_str(), run.answer.as_str()),
+        ("hmm", "It is 4.")
+    );
+}
+
+#[test]
+fn steps_move_on_a_plan_update_replaces_the_list_and_the_end_closes_the_rest() {
+    let mut run = RunView::new("t", "r");
+    run.apply_observation(&obs(
+        ObservationType::Plan,
+        json!({ "steps": [
+            { "id": "1", "description": "list", "tools": ["ls"] },
+            { "id": "2", "description": "read", "tools": ["cat"] },
+            { "id": "3", "description": "sum" }
+        ] }),
+    ));
+    let step = |id: &str, status: &str| {
+        obs(
+            ObservationType::Step,
+            json!({ "stepId": id, "status": status }),
+        )
+    };
+    assert_eq!(
+        run.apply_observation(&step("1", "in_progress")),
+        Change::Step(0)
+    );
+    assert_eq!(run.apply_observation(&step("1", "done")), Change::Step(0));
+    assert_eq!(run.apply_observation(&step("9", "done")), Change::Nothing);
+    let update = obs(
+        ObservationType::PlanUpdate,
+        json!({ "steps": [
+            { "id": "1", "description": "list", "status": "done" },
+            { "id": "2", "description": "read both", "status": "in_progress" },
+            { "id": "4", "description": "compare" }
+        ], "added": ["4"], "changed": ["2"], "removed": ["3"], "stepId": "2" }),
+    );
+    assert_eq!(run.apply_observation(&update), Change::PlanUpdate);
+    let plan = run.plan.clone().unwrap();
+    assert_eq!(plan.update.as_ref().unwrap().removed, ["3"]);
+    run.finish(None);
+    assert_eq!(
+        steps(&run),
+        [
+            ("list", StepStatus::Done),
+            ("read both", StepStatus::Failed),
+            ("compare", StepStatus::Skipped)
+        ]
+    );
+}
+
+#[test]
+fn history_left_out_is_read_from_the_final_response() {
+    let mut run = RunView::new("t", "r");
+    run.apply_observation(&obs(
+        ObservationType::FinalResponse,
+        json!({ "messageId": "m", "metadata": { "historyLeftOut": 6 } }),
+    ));
+    assert_eq!(run.history_left_out, 6);
+}
+
+#[test]
+fn a_plain_answer_without_a_plan_is_no_error_but_is_kept() {
+    let mut run = RunView::new("t", "r");
+    let mut note = obs(
+        ObservationType::Error,
+        json!({ "code": "PLANNING_OUTPUT_UNPARSEABLE", "problems": ["no plan"] }),
+    );
+    note.metadata = json!({ "recoverable": true });
+    assert_eq!(run.apply_observation(&note), Change::Other);
+    run.finish(None);
+    assert_eq!(run.error, None);
+    assert_eq!(run.problems.len(), 1);
+}
+
+#[test]
+fn errors_end_the_run_and_unfinished_tools_are_closed() {
+    let mut run = RunView::new("t", "r");
+    run.apply_observation(&obs(
+        ObservationType::ToolCall,
+        json!({ "callId": "c1", "toolName": "calculator" }),
+    ));
+    let error = obs(
+        ObservationType::Error,
+        json!({ "code": "OLLAMA_NOT_RUNNING", "message": "Ollama is not reachable" }),
+    );
+    assert_eq!(run.apply_observation(&error), Change::Error);
+    run.finish(None);
+    assert_eq!(run.tools[0].state, ToolState::Error);
+    let (code, message) = run.error.clone().unwrap();
+    assert_eq!(code, FailureCode::OllamaNotRunning);
+    assert_eq!(message, "Ollama is not reachable");
+}
