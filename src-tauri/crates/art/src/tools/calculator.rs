@@ -60,12 +60,21 @@ impl Default for CalculatorTool {
 
 /// Evaluate `expression` with `ans` bound when there is a previous result.
 pub fn evaluate(expression: &str, ans: Option<f64>) -> Result<f64, ToolError> {
-    let expr = meval::Expr::from_str(expression).map_err(|e| {
+    let unreadable = |why: String| {
         ToolError::new(
             "INVALID_EXPRESSION",
-            format!("cannot read `{expression}` as an expression: {e}"),
+            format!("cannot read `{expression}` as an expression: {why}"),
         )
-    })?;
+    };
+    let trimmed = expression.trim();
+    if trimmed.is_empty() {
+        return Err(unreadable("it is empty".into()));
+    }
+    // meval's tokenizer (on nom 1) panics where its input ends too soon (whitespace
+    // only, a number cut short); the parse is pure, so a panic is only a refusal.
+    let parsed = std::panic::catch_unwind(|| meval::Expr::from_str(trimmed))
+        .map_err(|_| unreadable("it ends too soon".into()))?;
+    let expr = parsed.map_err(|e| unreadable(e.to_string()))?;
     let mut context = meval::Context::new();
     if let Some(ans) = ans {
         context.var(ANS_KEY, ans);
@@ -151,6 +160,11 @@ mod tests {
         assert_eq!(undefined.code, "UNDEFINED_NAME");
         assert!(undefined.message.contains("`x`"));
         assert_eq!(evaluate("ans + 1", None).unwrap_err().code, "ANS_UNDEFINED");
+        // Input meval's own tokenizer would panic on is refused.
+        for cut_short in [" ", "", "1 + ", "2e", "2e+"] {
+            let error = evaluate(cut_short, None).unwrap_err();
+            assert_eq!(error.code, "INVALID_EXPRESSION", "{cut_short:?}");
+        }
         assert_eq!(
             evaluate("10^400", None).unwrap_err().code,
             "NON_FINITE_RESULT"
