@@ -102,6 +102,70 @@ pub fn text_reply(protocol: Protocol, text: &str, piece: usize) -> Reply {
     }
 }
 
+/// Native tool calls `(id, tool, arguments)` in `protocol`'s own shape: OpenAI's
+/// `tool_calls` deltas (arguments split in two), Anthropic's `tool_use` blocks with
+/// `input_json_delta`s, Gemini's `functionCall` parts, Ollama's `tool_calls` (the last
+/// two have no call ids of their own on the wire: the adapters make them).
+pub fn tool_call_reply(protocol: Protocol, calls: &[(&str, &str, serde_json::Value)]) -> Reply {
+    match protocol {
+        Protocol::OpenAi => {
+            let mut body = String::new();
+            for (i, (id, name, args)) in calls.iter().enumerate() {
+                let args = args.to_string();
+                let (head, tail) = args.split_at(args.len() / 2);
+                let open = json!({ "choices": [{ "index": 0, "delta": { "tool_calls": [{ "index": i, "id": id, "type": "function", "function": { "name": name, "arguments": head } }] }, "finish_reason": null }] });
+                let rest = json!({ "choices": [{ "index": 0, "delta": { "tool_calls": [{ "index": i, "function": { "arguments": tail } }] }, "finish_reason": null }] });
+                body.push_str(&format!("data: {open}\n\ndata: {rest}\n\n"));
+            }
+            let end =
+                json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "tool_calls" }] });
+            let usage =
+                json!({ "choices": [], "usage": { "prompt_tokens": 7, "completion_tokens": 5 } });
+            body.push_str(&format!("data: {end}\n\ndata: {usage}\n\ndata: [DONE]\n\n"));
+            Reply::sse(&body, 64)
+        }
+        Protocol::Anthropic => {
+            let event =
+                |name: &str, data: serde_json::Value| format!("event: {name}\ndata: {data}\n\n");
+            let mut body = event(
+                "message_start",
+                json!({ "type": "message_start", "message": { "id": "msg_fake", "role": "assistant", "content": [], "model": MODEL, "usage": { "input_tokens": 7, "output_tokens": 1 } } }),
+            );
+            for (i, (id, name, args)) in calls.iter().enumerate() {
+                body.push_str(&event("content_block_start", json!({ "type": "content_block_start", "index": i, "content_block": { "type": "tool_use", "id": id, "name": name, "input": {} } })));
+                body.push_str(&event("content_block_delta", json!({ "type": "content_block_delta", "index": i, "delta": { "type": "input_json_delta", "partial_json": args.to_string() } })));
+                body.push_str(&event(
+                    "content_block_stop",
+                    json!({ "type": "content_block_stop", "index": i }),
+                ));
+            }
+            body.push_str(&event("message_delta", json!({ "type": "message_delta", "delta": { "stop_reason": "tool_use" }, "usage": { "output_tokens": 5 } })));
+            body.push_str(&event("message_stop", json!({ "type": "message_stop" })));
+            Reply::sse(&body, 64)
+        }
+        Protocol::Gemini => {
+            let parts: Vec<serde_json::Value> = calls
+                .iter()
+                .map(|(_, name, args)| json!({ "functionCall": { "name": name, "args": args } }))
+                .collect();
+            let chunk = json!({
+                "candidates": [{ "content": { "role": "model", "parts": parts }, "finishReason": "STOP", "index": 0 }],
+                "usageMetadata": { "promptTokenCount": 7, "candidatesTokenCount": 5 },
+            });
+            Reply::sse(&format!("data: {chunk}\n\n"), 64)
+        }
+        Protocol::Ollama => {
+            let tool_calls: Vec<serde_json::Value> = calls
+                .iter()
+                .map(|(_, name, args)| json!({ "function": { "name": name, "arguments": args } }))
+                .collect();
+            let line = json!({ "model": MODEL, "message": { "role": "assistant", "content": "", "tool_calls": tool_calls }, "done": false });
+            let done = json!({ "model": MODEL, "message": { "role": "assistant", "content": "" }, "done": true, "done_reason": "stop", "prompt_eval_count": 7, "eval_count": 5 });
+            Reply::ndjson(&format!("{line}\n{done}\n"), 64)
+        }
+    }
+}
+
 fn path(request: &Recorded) -> (&str, &str) {
     let mut parts = request.request_line.split(' ');
     let method = parts.next().unwrap_or_default();

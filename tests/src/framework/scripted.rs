@@ -64,6 +64,31 @@ impl Script {
         Self::Events { events, delay }
     }
 
+    /// Native tool calls `(id, tool, arguments)`, with usage, then END.
+    pub fn tool_calls(calls: &[(&str, &str, Value)]) -> Self {
+        let mut events: Vec<StreamEventKind> = calls
+            .iter()
+            .map(|(id, tool, args)| {
+                StreamEventKind::ToolCall(art_types::ParsedToolCall {
+                    call_id: (*id).into(),
+                    tool_name: (*tool).into(),
+                    arguments: args.clone(),
+                    signature: None,
+                })
+            })
+            .collect();
+        events.push(StreamEventKind::Metadata(LlmMetadata {
+            input_tokens: Some(10),
+            output_tokens: Some(5),
+            ..Default::default()
+        }));
+        events.push(StreamEventKind::End);
+        Self::Events {
+            events,
+            delay: Duration::ZERO,
+        }
+    }
+
     /// Exactly these events.
     pub fn events(events: Vec<StreamEventKind>) -> Self {
         Self::Events {
@@ -95,7 +120,26 @@ pub fn thread_config(model: &str, tools: &[&str]) -> ThreadConfig {
     }
 }
 
-/// Planning output in the JSON format the PES planning prompt asks for.
+/// A todo list as the planning prompt asks for it: steps `(id, description, tools)`
+/// and the first step's calls `(id, tool, arguments)`.
+pub fn steps_json(
+    title: &str,
+    steps: &[(&str, &str, &[&str])],
+    calls: &[(&str, &str, Value)],
+) -> String {
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|(id, description, tools)| json!({"id": id, "description": description, "tools": tools}))
+        .collect();
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|(id, tool, args)| json!({"callId": id, "toolName": tool, "arguments": args}))
+        .collect();
+    json!({"title": title, "intent": format!("intent of {title}"), "steps": steps, "toolCalls": calls}).to_string()
+}
+
+/// Planning output of the single-pass format (a `plan` of lines, the calls of its first
+/// step), which the planner still reads.
 pub fn plan_json(title: &str, calls: &[(&str, &str, Value)]) -> String {
     let calls: Vec<Value> = calls
         .iter()

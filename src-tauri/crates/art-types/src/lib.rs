@@ -44,7 +44,7 @@ pub use provider::{
 };
 pub use stream::{ErrorClass, LlmMetadata, StreamError, StreamEvent, StreamEventKind, TokenType};
 pub use thread::{
-    AgentState, GenerationParams, ProviderConfig, SearchResult, StateSavingStrategy, ThreadConfig,
-    ThreadContext, ThreadSummary,
+    AgentState, GenerationParams, ProviderConfig, RunLimits, SearchResult, StateSavingStrategy,
+    ThreadConfig, ThreadContext, ThreadSummary, ToolCalling,
 };
 pub use tool::{ParsedToolCall, ToolExample, ToolResult, ToolSchema, ToolStatus};

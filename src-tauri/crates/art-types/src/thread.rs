@@ -80,6 +80,69 @@ pub struct ThreadConfig {
     /// When this thread's agent state is saved; `None` follows the app's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_saving: Option<StateSavingStrategy>,
+    /// How far one run may go before it stops working and answers with what it has.
+    #[serde(default)]
+    pub limits: RunLimits,
+    /// How the model is asked to call tools during a step.
+    #[serde(default)]
+    pub tool_calling: ToolCalling,
+}
+
+/// How far one run may go. A limit reached ends the step at work as failed, with the
+/// reason; the answer is still written from what was done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunLimits {
+    /// LLM calls one step may make.
+    #[serde(default = "RunLimits::default_step_iterations")]
+    pub step_iterations: u32,
+    /// Tool calls one run may make.
+    #[serde(default = "RunLimits::default_tool_calls")]
+    pub tool_calls: u32,
+    /// Tokens, input and output of every call together, one run may use; none: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    /// Seconds after which a run starts no more step work; none: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<u32>,
+}
+
+impl RunLimits {
+    /// LLM calls a step may make unless the thread says otherwise.
+    pub const STEP_ITERATIONS: u32 = 5;
+    /// Tool calls a run may make unless the thread says otherwise.
+    pub const TOOL_CALLS: u32 = 20;
+
+    fn default_step_iterations() -> u32 {
+        Self::STEP_ITERATIONS
+    }
+
+    fn default_tool_calls() -> u32 {
+        Self::TOOL_CALLS
+    }
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        Self {
+            step_iterations: Self::STEP_ITERATIONS,
+            tool_calls: Self::TOOL_CALLS,
+            tokens: None,
+            seconds: None,
+        }
+    }
+}
+
+/// How a step offers tools to the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCalling {
+    /// The provider's own tool calling; a model whose server refuses tools is asked in
+    /// text instead, for the rest of the run.
+    #[default]
+    Native,
+    /// Tools described in the prompt, calls written as JSON (models without tool calling).
+    Text,
 }
 
 impl Default for ThreadConfig {
@@ -93,6 +156,8 @@ impl Default for ThreadConfig {
             prompt_id: None,
             generation: GenerationParams::default(),
             state_saving: None,
+            limits: RunLimits::default(),
+            tool_calling: ToolCalling::default(),
         }
     }
 }

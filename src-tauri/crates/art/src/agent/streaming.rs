@@ -80,7 +80,7 @@ pub struct StageSinks<'a> {
 
 fn token_types(stage: CallStage) -> (TokenType, TokenType) {
     match stage {
-        CallStage::Planning => (
+        CallStage::Planning | CallStage::Execution => (
             TokenType::AgentThoughtLlmThinking,
             TokenType::AgentThoughtLlmResponse,
         ),

@@ -34,6 +34,50 @@ fn problem(field: &str, message: impl Into<String>) -> ConfigProblem {
     }
 }
 
+/// LLM calls a step may be allowed.
+pub const STEP_ITERATIONS: std::ops::RangeInclusive<u32> = 1..=50;
+/// Tool calls a run may be allowed.
+pub const TOOL_CALLS: std::ops::RangeInclusive<u32> = 1..=1_000;
+
+fn limit_problems(limits: &art_types::RunLimits) -> Vec<ConfigProblem> {
+    let mut problems = Vec::new();
+    if !STEP_ITERATIONS.contains(&limits.step_iterations) {
+        problems.push(problem(
+            "limits.stepIterations",
+            format!(
+                "a step may make {} to {} LLM calls, not {}",
+                STEP_ITERATIONS.start(),
+                STEP_ITERATIONS.end(),
+                limits.step_iterations
+            ),
+        ));
+    }
+    if !TOOL_CALLS.contains(&limits.tool_calls) {
+        problems.push(problem(
+            "limits.toolCalls",
+            format!(
+                "a run may make {} to {} tool calls, not {}",
+                TOOL_CALLS.start(),
+                TOOL_CALLS.end(),
+                limits.tool_calls
+            ),
+        ));
+    }
+    if limits.tokens == Some(0) {
+        problems.push(problem(
+            "limits.tokens",
+            "a token budget is at least 1 token",
+        ));
+    }
+    if limits.seconds == Some(0) {
+        problems.push(problem(
+            "limits.seconds",
+            "a time budget is at least 1 second",
+        ));
+    }
+    problems
+}
+
 /// Every problem of `config`, given the tools and providers that exist. Empty: valid.
 pub fn validate_thread_config(
     config: &ThreadConfig,
@@ -113,6 +157,7 @@ pub fn validate_thread_config(
             ),
         ));
     }
+    problems.extend(limit_problems(&config.limits));
     if config
         .system_prompt
         .as_ref()

@@ -37,18 +37,43 @@ Available tools:
 {{tools}}
 
 Reply with one JSON object and nothing else:
-{"title": "<a few words>", "intent": "<what the user wants>", "plan": ["<step>", "..."],
+{"title": "<a few words>", "intent": "<what the user wants>",
+ "steps": [{"id": "1", "description": "<what to do>", "tools": ["<tool name>"]}],
  "toolCalls": [{"callId": "call_1", "toolName": "<tool name>", "arguments": {<arguments matching the tool's schema>}}]}
-Use "toolCalls": [] when no tool is needed. Only use the tools listed above."#;
+"steps" is the work to do before answering, in order. Name in "tools" the tools a step
+needs; a step of pure reasoning names none. A later step sees what earlier steps found.
+Do not add a step for writing the answer. Use "steps": [] when no work is needed.
+"toolCalls" are calls of the first step whose arguments you already know; use [] otherwise.
+Only use the tools listed above."#;
 
-/// Synthesis instructions; `{{intent}}`, `{{plan}}` and `{{tool_results}}` are filled in.
+/// One step's instructions; `{{plan}}` is the todo list with each step's status and
+/// result, `{{number}}` and `{{step}}` the step to do now.
+pub const PES_STEP: &str =
+    "You are working through a plan for the user's latest message, one step at a time.
+The plan:
+{{plan}}
+
+Now do step {{number}}: {{step}}
+Call the tools this step needs; you will see their results and may call more. When the step \
+is done, reply with what it found or did, in a few sentences, and call no tool. If what you \
+found changes the steps after this one, call `update_plan` with the steps that should follow.";
+
+/// Added to a step's instructions when the model calls tools in text; `{{tools}}` is
+/// the list of tools it may call.
+pub const PES_STEP_TEXT_TOOLS: &str = r#"Available tools:
+{{tools}}
+To call tools, reply with one JSON object and nothing else:
+{"toolCalls": [{"callId": "call_1", "toolName": "<tool name>", "arguments": {<arguments matching the tool's schema>}}]}"#;
+
+/// Synthesis instructions; `{{intent}}`, `{{steps}}` and `{{tool_results}}` are filled in.
 pub const PES_SYNTHESIS: &str = "Write the final answer to the user's latest message.
 Intent: {{intent}}
-Plan: {{plan}}
+The plan and what each step produced:
+{{steps}}
 Tool results:
 {{tool_results}}
-Use the tool results; if a tool failed, say so plainly and answer as well as you can. \
-Answer directly, in Markdown where it helps.";
+Use these results; where a step or a tool failed, say so plainly and answer as well as you \
+can. Answer directly, in Markdown where it helps.";
 
 /// Named fragments.
 #[derive(Debug, Clone)]
@@ -63,6 +88,8 @@ impl Default for PromptManager {
         };
         manager.register("pes_base", PES_BASE);
         manager.register("pes_planning", PES_PLANNING);
+        manager.register("pes_step", PES_STEP);
+        manager.register("pes_step_text_tools", PES_STEP_TEXT_TOOLS);
         manager.register("pes_synthesis", PES_SYNTHESIS);
         manager
     }

@@ -20,6 +20,8 @@ pub type EventStream = Pin<Box<dyn Stream<Item = StreamEventKind> + Send>>;
 pub enum CallStage {
     /// The planning call.
     Planning,
+    /// A call made while working on a plan step.
+    Execution,
     /// The synthesis call.
     Synthesis,
     /// Any other call.

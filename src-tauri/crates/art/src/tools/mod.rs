@@ -31,6 +31,8 @@ pub struct ExecutionContext {
     pub trace_id: String,
     /// The thread's agent state; the agent saves it after the tools ran.
     pub state: Arc<Mutex<AgentState>>,
+    /// The plan step the calls are made for (recorded with each execution).
+    pub step_id: Option<String>,
 }
 
 /// A tool failure, turned into an error [`art_types::ToolResult`] by the tool system.

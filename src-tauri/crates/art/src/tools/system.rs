@@ -132,6 +132,9 @@ impl ToolSystem {
         if let Some(whole) = whole {
             content["result"] = whole;
         }
+        if let Some(step) = &context.step_id {
+            content["stepId"] = json!(step);
+        }
         let mut new = NewObservation::new(
             &context.thread_id,
             &context.trace_id,

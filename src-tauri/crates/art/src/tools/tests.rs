@@ -55,6 +55,7 @@ fn setup() -> (ToolSystem, Arc<ObservationManager>, ExecutionContext) {
         thread_id: "t".into(),
         trace_id: "r".into(),
         state: Arc::new(Mutex::new(AgentState::default())),
+        step_id: None,
     };
     (
         ToolSystem::new(registry, Arc::clone(&observations)),

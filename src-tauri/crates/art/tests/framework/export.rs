@@ -58,8 +58,10 @@ async fn known_run(dir: &Path) -> (ArtInstance, String, String) {
         },
         StreamEventKind::End,
     ]);
+    // The second call fails: the step gets a call of its own to try again, and gives up.
     let source = Arc::new(ScriptedSource::new(vec![
         planning,
+        Script::text("6*7 is 42; the other sum cannot be computed."),
         Script::text("It is 42."),
     ]));
     let art = instance(dir, source);
@@ -177,7 +179,7 @@ async fn otlp_is_a_span_tree_an_independent_decoder_reads() {
     assert_eq!(parent_name(plan).as_deref(), Some(root.name.as_str()));
     assert_eq!(attr_str(plan, "openinference.span.kind"), Some("CHAIN"));
     let chats = named("chat test-model");
-    assert_eq!(chats.len(), 2, "planning and synthesis calls");
+    assert_eq!(chats.len(), 3, "planning, the step's retry and synthesis");
     let chat_parents: Vec<Option<String>> = chats.iter().map(|c| parent_name(c)).collect();
     assert!(
         chat_parents.contains(&Some("plan".into())),
@@ -187,6 +189,15 @@ async fn otlp_is_a_span_tree_an_independent_decoder_reads() {
         chat_parents.contains(&Some("synthesize".into())),
         "{chat_parents:?}"
     );
+    assert!(
+        chat_parents.contains(&Some("execute".into())),
+        "{chat_parents:?}"
+    );
+    // The step is a span of its own, under the root, holding its calls and tools.
+    let steps = named("execute");
+    assert_eq!(steps.len(), 1, "one step acted");
+    let step = steps[0];
+    assert_eq!(parent_name(step).as_deref(), Some(root.name.as_str()));
     for chat in &chats {
         assert_eq!(chat.kind, 3, "CLIENT");
         assert_eq!(attr_str(chat, "gen_ai.operation.name"), Some("chat"));
@@ -209,7 +220,7 @@ async fn otlp_is_a_span_tree_an_independent_decoder_reads() {
     let tools = named("execute_tool calculator");
     assert_eq!(tools.len(), 2);
     for tool in &tools {
-        assert_eq!(parent_name(tool).as_deref(), Some(root.name.as_str()));
+        assert_eq!(parent_name(tool).as_deref(), Some("execute"));
         assert_eq!(attr_str(tool, "gen_ai.tool.name"), Some("calculator"));
         assert_eq!(attr_str(tool, "openinference.span.kind"), Some("TOOL"));
         assert!(
@@ -229,9 +240,10 @@ async fn otlp_is_a_span_tree_an_independent_decoder_reads() {
     assert_eq!(failed.len(), 1, "the second call failed");
     assert!(attr_str(failed[0], "error.type").is_some());
 
-    // Points become events: the tool calls of the plan, the thinking.
-    let plan_events: Vec<&str> = plan.events.iter().map(|e| e.name.as_str()).collect();
-    assert!(plan_events.contains(&"TOOL_CALL"), "{plan_events:?}");
+    // Points become events: the step's tool calls and status, the thinking.
+    let step_events: Vec<&str> = step.events.iter().map(|e| e.name.as_str()).collect();
+    assert!(step_events.contains(&"TOOL_CALL"), "{step_events:?}");
+    assert!(step_events.contains(&"STEP"), "{step_events:?}");
     assert!(
         !root.events.is_empty()
             || spans

@@ -16,6 +16,7 @@ mod concurrency;
 mod faults;
 mod pes;
 mod pes_over_http;
+mod steps;
 
 // Storage, exports, the keychain and the parsers' properties.
 mod export;

@@ -268,8 +268,15 @@ async fn one_tool_then_two_in_order_with_results_in_history() {
         .span
         .clone()
         .unwrap();
+    // A tool runs inside its step's span, which sits under the root.
+    let step_span = all
+        .iter()
+        .filter(|o| o.kind == ObservationType::Step)
+        .filter_map(|o| o.span.clone())
+        .find(|s| Some(s.span_id.as_str()) == tool_span.parent_span_id.as_deref())
+        .expect("the tool's parent is a step");
     assert_eq!(
-        tool_span.parent_span_id.as_deref(),
+        step_span.parent_span_id.as_deref(),
         Some(root.span_id.as_str())
     );
     let tools: Vec<_> = h
@@ -310,6 +317,7 @@ async fn invalid_arguments_disabled_tool_and_timeout_make_a_partial_run() {
     let h = harness(
         vec![
             Script::text(&plan_json("x", &calls)),
+            Script::text("None of them worked."),
             Script::text("Partly done."),
         ],
         &["calculator", "slow_lookup"],
@@ -339,6 +347,13 @@ async fn invalid_arguments_disabled_tool_and_timeout_make_a_partial_run() {
         codes,
         ["INVALID_TOOL_ARGUMENTS", "TOOL_DISABLED", "TOOL_TIMEOUT"]
     );
+    // The planned calls failed, so the step asked the model, which saw every error.
+    let step = &h.source.prompts()[1];
+    let errors = step
+        .iter()
+        .filter(|m| m.role == PromptRole::ToolResult && m.content.starts_with("Error:"))
+        .count();
+    assert_eq!(errors, 3, "{step:#?}");
 }
 
 #[tokio::test]

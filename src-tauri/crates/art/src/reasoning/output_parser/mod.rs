@@ -7,6 +7,7 @@
 //! found, never a panic.
 
 use art_types::ParsedToolCall;
+use art_types::record::PlanStep;
 use serde_json::{Map, Value};
 
 use super::think_tags::{self, Segment};
@@ -20,6 +21,8 @@ pub struct PlanningOutput {
     pub title: Option<String>,
     /// The plan, as text (internal indentation kept).
     pub plan: Option<String>,
+    /// The plan as a todo list: its `steps`, else one step per line of its `plan`.
+    pub steps: Vec<PlanStep>,
     /// Tool calls to run, in order (empty when none or when they were malformed).
     pub tool_calls: Vec<ParsedToolCall>,
     /// Thinking found in `<think>` tags.
@@ -31,7 +34,10 @@ pub struct PlanningOutput {
 impl PlanningOutput {
     /// Whether nothing usable was found.
     pub fn is_empty(&self) -> bool {
-        self.intent.is_none() && self.plan.is_none() && self.tool_calls.is_empty()
+        self.intent.is_none()
+            && self.plan.is_none()
+            && self.steps.is_empty()
+            && self.tool_calls.is_empty()
     }
 }
 
@@ -46,9 +52,18 @@ pub fn parse_planning(raw: &str) -> PlanningOutput {
         }
     }
     let mut out = match find_json_object(&text) {
-        Some(object) => from_object(&object),
+        Some(object) => {
+            let mut out = from_object(&object);
+            out.steps = steps::from_value(object.get("steps"), &mut out.problems);
+            out
+        }
         None => from_sections(&text),
     };
+    if out.steps.is_empty() {
+        out.steps = steps::from_plan_text(out.plan.as_deref().unwrap_or_default());
+    } else if out.plan.is_none() {
+        out.plan = Some(steps::as_text(&out.steps));
+    }
     out.thinking = Some(thinking.trim().to_owned()).filter(|t| !t.is_empty());
     if out.is_empty() && out.problems.is_empty() {
         out.problems
@@ -70,7 +85,14 @@ pub fn parse_synthesis(raw: &str) -> (String, Option<String>) {
     (text.trim().to_owned(), thinking)
 }
 
-const KNOWN_KEYS: [&str; 5] = ["intent", "plan", "toolCalls", "tool_calls", "title"];
+const KNOWN_KEYS: [&str; 6] = [
+    "intent",
+    "plan",
+    "steps",
+    "toolCalls",
+    "tool_calls",
+    "title",
+];
 
 /// The first JSON object in the text that looks like a plan: fenced blocks first, then
 /// every balanced `{…}` from left to right.
@@ -309,6 +331,17 @@ fn trim_block(body: &str) -> String {
         }
         _ => String::new(),
     }
+}
+
+mod steps;
+
+pub use steps::{fresh_id, parse_calls_in};
+
+/// Steps from a `steps` array (an `update_plan` call's), with the problems found.
+pub fn read_steps(value: Option<&Value>) -> (Vec<PlanStep>, Vec<String>) {
+    let mut problems = Vec::new();
+    let steps = steps::from_value(value, &mut problems);
+    (steps, problems)
 }
 
 #[cfg(test)]

@@ -408,6 +408,7 @@ impl McpManager {
             thread_id: String::new(),
             trace_id: String::new(),
             state: Default::default(),
+            step_id: None,
         };
         let limit = entry.tool.timeout();
         tokio::time::timeout(limit, entry.tool.execute(arguments, &context))

@@ -1,0 +1,155 @@
+//! Phase 1, planning: one call that yields a title, an intent and a todo list (plus any
+//! calls of the first step whose arguments the planner already knows), recorded as
+//! TITLE / INTENT / PLAN observations before any step runs.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use art_types::record::{PlanContent, PlanStep};
+use art_types::{FailureCode, ObservationType, ParsedToolCall, Phase, PromptMessage, PromptRole};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::super::history;
+use super::super::streaming::Ending;
+use super::calls::{Call, stage_error, stopped};
+use super::run::{Run, Stop, ms_since};
+use super::{PesAgent, Setup, history_budget, tools_list};
+use crate::clock;
+use crate::context::UNTITLED;
+use crate::reasoning::output_parser::{self, PlanningOutput, fresh_id};
+use crate::reasoning::provider::CallStage;
+
+/// What planning decided.
+pub(super) struct Planned {
+    /// What the user wants, in the model's words.
+    pub intent: Option<String>,
+    /// Calls of the first step the planner already wrote.
+    pub calls: Vec<ParsedToolCall>,
+}
+
+impl PesAgent {
+    pub(super) async fn plan(
+        &self,
+        run: &mut Run,
+        setup: &mut Setup,
+        cancel: &CancellationToken,
+    ) -> Result<Planned, Stop> {
+        let values = HashMap::from([("tools", tools_list(&setup.schemas))]);
+        let planning_text = self
+            .prompts
+            .render("pes_planning", &values)
+            .map_err(|e| super::AgentError::InvalidInput(e.to_string()))?;
+        let planning_system = format!("{}\n\n{planning_text}", setup.system);
+        if let Some(window) = setup.window {
+            let budget = history_budget(window, &planning_system, &setup.config.generation);
+            run.history_left_out = history::fit(&mut setup.history, budget);
+        }
+        let mut prompt = vec![PromptMessage::text(PromptRole::System, planning_system)];
+        prompt.extend(history::to_prompt(&setup.history));
+
+        let span = clock::new_id();
+        let start_ms = clock::now_ms();
+        let started = Instant::now();
+        let root = run.root_span.clone();
+        let call = Call {
+            provider: &setup.provider,
+            generation: &setup.config.generation,
+            prompt,
+            stage: CallStage::Planning,
+            phase: Phase::Planning,
+            parent_span: &span,
+            tools: Vec::new(),
+            checkpoint: None,
+        };
+        let planned = self.llm_call(run, call, cancel).await;
+        run.planning_ms = Some(ms_since(started));
+        match &planned.ending {
+            Ending::Cancelled => return Err(Stop::run(stopped(), Phase::Planning, None)),
+            Ending::Failed(e) => return Err(Stop::run(stage_error(e), Phase::Planning, None)),
+            Ending::Completed => {}
+        }
+        let mut plan = output_parser::parse_planning(&planned.text);
+        if plan.tool_calls.is_empty() && !planned.tool_calls.is_empty() {
+            plan.tool_calls = planned.tool_calls.clone();
+        }
+        run.steps = todo_list(&plan);
+        self.record_plan(run, &plan, &span, start_ms, &root).await;
+        if let (Some(title), true) = (&plan.title, setup.thread_title == UNTITLED)
+            && let Err(e) = self.conversation.rename_thread(&run.thread_id, title).await
+        {
+            tracing::debug!("could not title the thread: {e}");
+        }
+        Ok(Planned {
+            intent: plan.intent,
+            calls: plan.tool_calls,
+        })
+    }
+
+    async fn record_plan(
+        &self,
+        run: &Run,
+        plan: &PlanningOutput,
+        span: &str,
+        start_ms: i64,
+        root: &str,
+    ) {
+        let point = |kind, content| {
+            run.obs(
+                kind,
+                content,
+                run.span(Phase::Planning, span, Some(root), start_ms, false),
+            )
+        };
+        let mut batch = Vec::new();
+        if let Some(title) = &plan.title {
+            batch.push(point(ObservationType::Title, json!({ "title": title })));
+        }
+        if let Some(intent) = &plan.intent {
+            batch.push(point(ObservationType::Intent, json!({ "intent": intent })));
+        }
+        let content = PlanContent::new(
+            plan.intent.clone(),
+            run.steps.clone(),
+            plan.tool_calls.clone(),
+        );
+        batch.push(run.obs(
+            ObservationType::Plan,
+            json!(content),
+            run.span(Phase::Planning, span, Some(root), start_ms, true),
+        ));
+        if !plan.problems.is_empty() {
+            let mut o = point(
+                ObservationType::Error,
+                json!({ "code": FailureCode::PlanningOutputUnparseable, "problems": plan.problems, "phase": Phase::Planning }),
+            );
+            o.title = Some("Could not fully read the plan".into());
+            o.metadata = json!({ "recoverable": true });
+            batch.push(o);
+        }
+        if let Err(e) = self.observations.record_all(batch).await {
+            tracing::warn!("could not record the plan: {e}");
+        }
+    }
+}
+
+/// The run's todo list: the planner's steps; calls it wrote without any step become
+/// one step of their own.
+fn todo_list(plan: &PlanningOutput) -> Vec<PlanStep> {
+    let mut steps = plan.steps.clone();
+    if steps.is_empty() && !plan.tool_calls.is_empty() {
+        let mut tools: Vec<String> = plan
+            .tool_calls
+            .iter()
+            .map(|c| c.tool_name.clone())
+            .collect();
+        tools.dedup();
+        steps.push(PlanStep {
+            id: fresh_id(&steps),
+            description: format!("Call {}", tools.join(", ")),
+            status: art_types::record::StepStatus::Pending,
+            tools,
+        });
+    }
+    steps
+}

@@ -1,0 +1,226 @@
+//! One run's bookkeeping: ids and spans, counts and usage, the todo list with what each
+//! step produced, the tool exchange so far, and the limits it must stay within.
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Instant;
+
+use art_types::record::{PlanStep, StepStatus};
+use art_types::{
+    ConversationMessage, ExecutionMetadata, ObservationType, ParsedToolCall, Phase, PromptMessage,
+    RunError, RunLimits, RunStatus, SpanInfo, TokenUsage, ToolCalling, ToolResult,
+};
+use serde_json::Value;
+
+use super::super::streaming::StageResult;
+use crate::clock;
+use crate::observation::NewObservation;
+
+/// How a run that cannot go on stops: a run error (recorded, the question kept, any
+/// partial answer kept as interrupted), or an error before the run could be recorded.
+pub(super) enum Stop {
+    /// The run failed in `phase` (boxed: it carries the answer so far).
+    Run(Box<Failed>),
+    /// Storage or input failed.
+    Agent(super::AgentError),
+}
+
+/// Why and where a run failed, with what was answered so far.
+pub(super) struct Failed {
+    pub error: RunError,
+    pub phase: Phase,
+    pub partial: Option<ConversationMessage>,
+}
+
+impl Stop {
+    /// The run failed in `phase`.
+    pub fn run(error: RunError, phase: Phase, partial: Option<ConversationMessage>) -> Self {
+        Self::Run(Box::new(Failed {
+            error,
+            phase,
+            partial,
+        }))
+    }
+}
+
+impl From<super::AgentError> for Stop {
+    fn from(e: super::AgentError) -> Self {
+        Self::Agent(e)
+    }
+}
+
+impl From<crate::context::ContextError> for Stop {
+    fn from(e: crate::context::ContextError) -> Self {
+        Self::Agent(e.into())
+    }
+}
+
+pub(super) fn ms_since(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// One run's bookkeeping.
+pub(super) struct Run {
+    pub thread_id: String,
+    pub trace_id: String,
+    pub root_span: String,
+    pub run_start_ms: i64,
+    pub started: Instant,
+    pub llm_calls: u32,
+    pub tool_calls: u32,
+    pub usage: TokenUsage,
+    pub planning_ms: Option<u64>,
+    pub execution_ms: Option<u64>,
+    pub synthesis_ms: Option<u64>,
+    pub tool_failed: bool,
+    /// The user's message, once stored.
+    pub question: Option<ConversationMessage>,
+    /// Earlier messages left out so the prompt fits the model's context window.
+    pub history_left_out: usize,
+    /// The todo list, each step with its status.
+    pub steps: Vec<PlanStep>,
+    /// What each finished step produced, or why it did not.
+    pub outcomes: BTreeMap<String, String>,
+    /// Every tool result of the run, in order.
+    pub results: Vec<ToolResult>,
+    /// The run's tool calls and results so far, as the model reads them in later calls.
+    pub exchange: Vec<PromptMessage>,
+    /// How steps offer tools (native until a server refuses them).
+    pub tool_calling: ToolCalling,
+    /// How far the run may go.
+    pub limits: RunLimits,
+    /// Every call id the run has used.
+    pub call_ids: HashSet<String>,
+}
+
+impl Run {
+    pub fn new(thread_id: &str, trace_id: String, limits: RunLimits, calling: ToolCalling) -> Self {
+        Self {
+            thread_id: thread_id.to_owned(),
+            trace_id,
+            root_span: clock::new_id(),
+            run_start_ms: clock::now_ms(),
+            started: Instant::now(),
+            llm_calls: 0,
+            tool_calls: 0,
+            usage: TokenUsage::default(),
+            planning_ms: None,
+            execution_ms: None,
+            synthesis_ms: None,
+            tool_failed: false,
+            question: None,
+            history_left_out: 0,
+            steps: Vec::new(),
+            outcomes: BTreeMap::new(),
+            results: Vec::new(),
+            exchange: Vec::new(),
+            tool_calling: calling,
+            limits,
+            call_ids: HashSet::new(),
+        }
+    }
+
+    pub fn span(
+        &self,
+        phase: Phase,
+        span_id: &str,
+        parent: Option<&str>,
+        start_ms: i64,
+        end: bool,
+    ) -> Option<SpanInfo> {
+        Some(SpanInfo {
+            phase,
+            span_id: span_id.to_owned(),
+            parent_span_id: parent.map(str::to_owned),
+            start_ms,
+            end_ms: end.then(clock::now_ms),
+        })
+    }
+
+    pub fn obs(
+        &self,
+        kind: ObservationType,
+        content: Value,
+        span: Option<SpanInfo>,
+    ) -> NewObservation {
+        let mut o = NewObservation::new(&self.thread_id, &self.trace_id, kind, content);
+        o.span = span;
+        o
+    }
+
+    pub fn add_usage(&mut self, result: &StageResult) {
+        self.usage.input_tokens += result.metadata.input_tokens.unwrap_or(0);
+        self.usage.cached_input_tokens += result.metadata.cached_input_tokens.unwrap_or(0);
+        self.usage.output_tokens += result.metadata.output_tokens.unwrap_or(0);
+        self.usage.thinking_tokens += result.metadata.thinking_tokens.unwrap_or(0);
+    }
+
+    /// Give each call an id no earlier call of the run has: servers that send no ids
+    /// (Gemini, Ollama) get ids numbered per reply, and a result must answer one call.
+    pub fn make_ids_unique(&mut self, calls: &mut [ParsedToolCall]) {
+        for call in calls {
+            if !self.call_ids.insert(call.call_id.clone()) {
+                let id = (2..)
+                    .map(|n| format!("{}_{n}", call.call_id))
+                    .find(|id| !self.call_ids.contains(id))
+                    .unwrap_or_default();
+                self.call_ids.insert(id.clone());
+                call.call_id = id;
+            }
+        }
+    }
+
+    /// Why the run may start no more step work: its token or time budget is spent.
+    pub fn over_budget(&self) -> Option<String> {
+        let used = self.usage.input_tokens + self.usage.output_tokens;
+        if let Some(tokens) = self.limits.tokens.filter(|t| used >= *t) {
+            return Some(format!(
+                "the run used {used} tokens of its budget of {tokens}"
+            ));
+        }
+        let seconds = self.limits.seconds?;
+        (self.started.elapsed().as_secs() >= u64::from(seconds))
+            .then(|| format!("the run reached its time budget of {seconds} s"))
+    }
+
+    /// Why the run may make no more tool calls.
+    pub fn out_of_tool_calls(&self) -> Option<String> {
+        (self.tool_calls >= self.limits.tool_calls).then(|| {
+            format!(
+                "the run reached its limit of {} tool calls",
+                self.limits.tool_calls
+            )
+        })
+    }
+
+    /// The step at `index`, with a new status.
+    pub fn set_status(&mut self, index: usize, status: StepStatus) -> &PlanStep {
+        self.steps[index].status = status;
+        &self.steps[index]
+    }
+
+    pub fn status(&self, error: Option<&RunError>) -> RunStatus {
+        let step_failed = self.steps.iter().any(|s| s.status == StepStatus::Failed);
+        match error {
+            Some(_) => RunStatus::Error,
+            None if self.tool_failed || step_failed => RunStatus::Partial,
+            None => RunStatus::Success,
+        }
+    }
+
+    pub fn metadata(&self, status: RunStatus, error: Option<RunError>) -> ExecutionMetadata {
+        ExecutionMetadata {
+            thread_id: self.thread_id.clone(),
+            trace_id: self.trace_id.clone(),
+            status,
+            total_duration_ms: ms_since(self.started),
+            planning_duration_ms: self.planning_ms,
+            execution_duration_ms: self.execution_ms,
+            synthesis_duration_ms: self.synthesis_ms,
+            llm_calls: self.llm_calls,
+            tool_calls: self.tool_calls,
+            usage: self.usage,
+            history_left_out: u32::try_from(self.history_left_out).unwrap_or(u32::MAX),
+            error,
+        }
+    }
+}

@@ -1,0 +1,508 @@
+//! The agent working in steps, through the real provider stack over HTTP: each step a
+//! loop of native tool calls (in every wire protocol) or calls written as JSON, a step
+//! using what an earlier one found, limits, and a step that changes the plan.
+
+use art_testkit::framework::adapters as wire;
+use art_testkit::framework::scripted::steps_json;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use art::ArtInstance;
+use art::agent::CancellationToken;
+use art::observation::ObservationQuery;
+use art::providers::factory::{BuiltinFactory, builtin_entries};
+use art::providers::manager::{ManagerOptions, ProviderManager};
+use art::secrets::{MemoryStore, Secret, SecretStore};
+use art::storage::sqlite::SqliteStorage;
+use art_testkit::fake::scripts::{Protocol, text_reply, tool_call_reply};
+use art_testkit::fake::{FakeServer, Recorded, Reply};
+use art_types::record::StepStatus;
+use art_types::record::view::RunView;
+use art_types::{
+    AgentFinalResponse, MessageRole, ObservationType, RunLimits, RunStatus, ToolCalling,
+};
+use serde_json::{Value, json};
+
+/// Every wire protocol, with a provider that speaks it and its base path.
+const WIRES: [(&str, Protocol, &str); 4] = [
+    ("openai", Protocol::OpenAi, "/v1"),
+    ("anthropic", Protocol::Anthropic, "/v1"),
+    ("gemini", Protocol::Gemini, "/v1beta"),
+    ("ollama", Protocol::Ollama, ""),
+];
+
+/// A run against `replies` on `provider`, the thread set up by `configure`.
+struct Stepped {
+    art: ArtInstance,
+    thread: String,
+    server: FakeServer,
+    _dir: tempfile::TempDir,
+}
+
+impl Stepped {
+    async fn start(
+        (provider, _, path): (&str, Protocol, &str),
+        replies: Vec<Reply>,
+        configure: impl FnOnce(&mut art_types::ThreadConfig),
+    ) -> Self {
+        let server = FakeServer::start(replies).await;
+        let dir = tempfile::tempdir().unwrap();
+        let secrets = Arc::new(MemoryStore::new());
+        secrets.set(provider, &Secret::new("key-steps")).unwrap();
+        let providers = Arc::new(ProviderManager::new(
+            builtin_entries(),
+            Arc::new(BuiltinFactory::default()),
+            secrets,
+            ManagerOptions::default(),
+        ));
+        let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
+        let art = ArtInstance::builder(storage, providers).build().unwrap();
+        let base_url = format!("{}{path}", server.url());
+        let thread =
+            wire::thread_at(&art, provider, "fake-model", &base_url, &["calculator"]).await;
+        let mut config = art.state.load_thread_context(&thread).await.unwrap().config;
+        configure(&mut config);
+        art.state.set_thread_config(&thread, &config).await.unwrap();
+        Self {
+            art,
+            thread,
+            server,
+            _dir: dir,
+        }
+    }
+
+    async fn ask(&self, question: &str) -> AgentFinalResponse {
+        let props = wire::ask(&self.thread, question);
+        self.art
+            .process(props, CancellationToken::new())
+            .await
+            .unwrap()
+    }
+
+    /// The model calls, in order (not Ollama's questions about its window).
+    fn calls(&self) -> Vec<Recorded> {
+        self.server
+            .requests()
+            .into_iter()
+            .filter(|r| {
+                !r.request_line.contains("/api/ps") && !r.request_line.contains("/api/show")
+            })
+            .collect()
+    }
+
+    /// The run as people see it: the shared fold of its observations.
+    async fn view(&self, out: &AgentFinalResponse) -> RunView {
+        let trace = &out.metadata.trace_id;
+        let observations = self
+            .art
+            .observations
+            .query(&ObservationQuery {
+                trace_ids: vec![trace.clone()],
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        RunView::of(&self.thread, trace, &observations)
+    }
+}
+
+fn statuses(view: &RunView) -> Vec<(String, StepStatus)> {
+    let plan = view.plan.as_ref().expect("a plan");
+    plan.steps
+        .iter()
+        .map(|s| (s.description.clone(), s.status))
+        .collect()
+}
+
+/// Three steps: multiply, add to what the first found, and say it (reasoning, done by
+/// the answer).
+fn three_steps() -> String {
+    steps_json(
+        "Sums",
+        &[
+            ("1", "Multiply 6 by 7", &["calculator"]),
+            ("2", "Add 100 to that", &["calculator"]),
+            ("3", "Say the result", &[]),
+        ],
+        &[],
+    )
+}
+
+fn calc(id: &'static str, expression: &str) -> (&'static str, &'static str, Value) {
+    (id, "calculator", json!({ "expression": expression }))
+}
+
+#[tokio::test]
+async fn a_step_uses_what_the_step_before_found_with_native_tool_calls_in_every_wire() {
+    for wire_format in WIRES {
+        let (name, protocol, _) = wire_format;
+        let replies = vec![
+            text_reply(protocol, &three_steps(), 9),
+            tool_call_reply(protocol, &[calc("c1", "6*7")]),
+            text_reply(protocol, "6 times 7 is 42.", 5),
+            tool_call_reply(protocol, &[calc("c2", "42 + 100")]),
+            text_reply(protocol, "42 plus 100 is 142.", 5),
+            text_reply(protocol, "The answer is 142.", 5),
+        ];
+        let run = Stepped::start(wire_format, replies, |_| {}).await;
+        let out = run.ask("What is 6*7, plus 100?").await;
+        assert_eq!(
+            (out.metadata.status, out.response.content.as_str()),
+            (RunStatus::Success, "The answer is 142."),
+            "{name}: {:?}",
+            out.metadata.error
+        );
+        assert_eq!(
+            (out.metadata.llm_calls, out.metadata.tool_calls),
+            (6, 2),
+            "{name}"
+        );
+        let calls = run.calls();
+        assert_eq!(calls.len(), 6, "{name}");
+        // Each step offers the calculator and update_plan natively.
+        for step_call in &calls[1..5] {
+            assert!(step_call.body.contains("update_plan"), "{name}");
+            assert!(step_call.body.contains("calculator"), "{name}");
+        }
+        assert!(
+            !calls[0].body.contains("update_plan"),
+            "{name}: planning offers no tools"
+        );
+        // Step 2 is asked with step 1's tool result and its output in front of it.
+        let step_two = &calls[3].body;
+        assert!(step_two.contains("6 times 7 is 42."), "{name}: {step_two}");
+        assert!(
+            step_two.contains("Now do step 2: Add 100 to that"),
+            "{name}"
+        );
+        assert!(step_two.contains("42"), "{name}");
+        // The answer is written from what every step produced.
+        assert!(calls[5].body.contains("42 plus 100 is 142."), "{name}");
+
+        let view = run.view(&out).await;
+        assert_eq!(
+            statuses(&view),
+            [
+                ("Multiply 6 by 7".to_owned(), StepStatus::Done),
+                ("Add 100 to that".to_owned(), StepStatus::Done),
+                ("Say the result".to_owned(), StepStatus::Done)
+            ],
+            "{name}"
+        );
+        let steps_of_tools: Vec<_> = view.tools.iter().map(|t| t.step_id.clone()).collect();
+        assert_eq!(
+            steps_of_tools,
+            [Some("1".to_owned()), Some("2".to_owned())],
+            "{name}"
+        );
+        let outputs: Vec<_> = view
+            .tools
+            .iter()
+            .map(|t| t.output.as_ref().map(|o| o["result"].clone()))
+            .collect();
+        assert_eq!(outputs, [Some(json!(42.0)), Some(json!(142.0))], "{name}");
+        // Both tool results stay in the thread's history for later questions.
+        let history = run
+            .art
+            .conversation
+            .messages(&run.thread, Default::default())
+            .await
+            .unwrap();
+        let roles: Vec<_> = history.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [
+                MessageRole::User,
+                MessageRole::Tool,
+                MessageRole::Tool,
+                MessageRole::Ai
+            ],
+            "{name}"
+        );
+    }
+}
+
+/// A step's call written as JSON, the way the text form asks for it.
+fn written(id: &str, expression: &str) -> String {
+    json!({ "toolCalls": [{ "callId": id, "toolName": "calculator", "arguments": { "expression": expression } }] })
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_thread_that_asks_in_text_gets_the_same_steps_without_native_tools() {
+    let wire_format = WIRES[0];
+    let protocol = wire_format.1;
+    let replies = vec![
+        text_reply(protocol, &three_steps(), 9),
+        text_reply(protocol, &written("c1", "6*7"), 9),
+        text_reply(protocol, "6 times 7 is 42.", 5),
+        text_reply(protocol, &written("c2", "42 + 100"), 9),
+        text_reply(protocol, "42 plus 100 is 142.", 5),
+        text_reply(protocol, "The answer is 142.", 5),
+    ];
+    let run = Stepped::start(wire_format, replies, |c| c.tool_calling = ToolCalling::Text).await;
+    let out = run.ask("What is 6*7, plus 100?").await;
+    assert_eq!(
+        out.metadata.status,
+        RunStatus::Success,
+        "{:?}",
+        out.metadata.error
+    );
+    assert_eq!(out.response.content, "The answer is 142.");
+    let calls = run.calls();
+    for step_call in &calls[1..5] {
+        assert!(step_call.json().get("tools").is_none(), "no native tools");
+        assert!(
+            step_call.body.contains("toolCalls"),
+            "the format is explained"
+        );
+    }
+    // The results come back as a message the model reads.
+    assert!(calls[2].body.contains("Results of your tool calls"));
+    assert!(calls[3].body.contains("6 times 7 is 42."));
+    assert!(calls[3].body.contains("142") || calls[3].body.contains("42"));
+    let view = run.view(&out).await;
+    assert!(statuses(&view).iter().all(|(_, s)| *s == StepStatus::Done));
+    assert_eq!(view.tools.len(), 2);
+}
+
+#[tokio::test]
+async fn a_model_whose_server_refuses_tools_is_asked_in_text() {
+    let wire_format = WIRES[3];
+    let protocol = wire_format.1;
+    let refusal =
+        json!({ "error": "registry.ollama.ai/library/fake-model does not support tools" });
+    let plan = steps_json("Sum", &[("1", "Multiply 6 by 7", &["calculator"])], &[]);
+    let replies = vec![
+        text_reply(protocol, &plan, 9),
+        Reply::error(400, &refusal.to_string()),
+        text_reply(protocol, &written("c1", "6*7"), 9),
+        text_reply(protocol, "It is 42.", 5),
+        text_reply(protocol, "42.", 5),
+    ];
+    let run = Stepped::start(wire_format, replies, |_| {}).await;
+    let out = run.ask("6*7?").await;
+    assert_eq!(
+        out.metadata.status,
+        RunStatus::Success,
+        "{:?}",
+        out.metadata.error
+    );
+    assert_eq!(out.metadata.tool_calls, 1);
+    let calls = run.calls();
+    assert!(
+        calls[1].json().get("tools").is_some(),
+        "asked natively first"
+    );
+    assert!(calls[2].json().get("tools").is_none(), "then in text");
+    assert!(
+        calls[3].json().get("tools").is_none(),
+        "for the rest of the run"
+    );
+}
+
+#[tokio::test]
+async fn a_step_that_never_ends_fails_at_its_limit_and_the_answer_is_still_written() {
+    let wire_format = WIRES[0];
+    let protocol = wire_format.1;
+    let plan = steps_json(
+        "Loop",
+        &[
+            ("1", "Keep computing", &["calculator"]),
+            ("2", "Compute once more", &["calculator"]),
+        ],
+        &[],
+    );
+    let replies = vec![
+        text_reply(protocol, &plan, 9),
+        tool_call_reply(protocol, &[calc("a", "1+1")]),
+        tool_call_reply(protocol, &[calc("b", "2+2")]),
+        // Step 2 still runs: the limit is per step.
+        tool_call_reply(protocol, &[calc("c", "3+3")]),
+        text_reply(protocol, "6.", 5),
+        text_reply(protocol, "Step one never finished; step two found 6.", 5),
+    ];
+    let run = Stepped::start(wire_format, replies, |c| {
+        c.limits = RunLimits {
+            step_iterations: 2,
+            ..RunLimits::default()
+        };
+    })
+    .await;
+    let out = run.ask("loop").await;
+    assert_eq!(out.metadata.status, RunStatus::Partial);
+    assert_eq!(
+        out.response.content,
+        "Step one never finished; step two found 6."
+    );
+    let view = run.view(&out).await;
+    assert_eq!(
+        statuses(&view),
+        [
+            ("Keep computing".to_owned(), StepStatus::Failed),
+            ("Compute once more".to_owned(), StepStatus::Done)
+        ]
+    );
+    let plan = view.plan.unwrap();
+    let reason = plan.outcomes["1"].reason.clone().unwrap();
+    assert_eq!(reason, "the step did not finish within 2 LLM calls");
+    assert_eq!(plan.outcomes["1"].iterations, 2);
+    // The last call's tool was not run: the step had ended.
+    assert_eq!(out.metadata.tool_calls, 2);
+    assert!(
+        run.calls()[5]
+            .body
+            .contains("did not finish within 2 LLM calls")
+    );
+}
+
+#[tokio::test]
+async fn the_tool_call_limit_fails_the_step_at_work_and_skips_the_rest() {
+    let wire_format = WIRES[0];
+    let protocol = wire_format.1;
+    let plan = steps_json(
+        "Many",
+        &[
+            ("1", "Compute two things", &["calculator"]),
+            ("2", "Compute a third", &["calculator"]),
+        ],
+        &[calc("a", "1+1"), calc("b", "2+2")],
+    );
+    let replies = vec![
+        text_reply(protocol, &plan, 9),
+        text_reply(protocol, "Only 2 was computed.", 5),
+    ];
+    let run = Stepped::start(wire_format, replies, |c| {
+        c.limits = RunLimits {
+            tool_calls: 1,
+            ..RunLimits::default()
+        };
+    })
+    .await;
+    let out = run.ask("many").await;
+    assert_eq!(out.metadata.status, RunStatus::Partial);
+    assert_eq!(out.metadata.tool_calls, 1, "the second call was not run");
+    assert_eq!(out.response.content, "Only 2 was computed.");
+    let view = run.view(&out).await;
+    assert_eq!(
+        statuses(&view),
+        [
+            ("Compute two things".to_owned(), StepStatus::Failed),
+            ("Compute a third".to_owned(), StepStatus::Skipped)
+        ]
+    );
+    let plan = view.plan.unwrap();
+    assert_eq!(
+        plan.outcomes["2"].reason.as_deref(),
+        Some("not started: the run reached its limit of 1 tool calls")
+    );
+}
+
+#[tokio::test]
+async fn token_and_time_budgets_stop_the_steps_but_not_the_answer() {
+    let wire_format = WIRES[0];
+    let protocol = wire_format.1;
+    let plan = || steps_json("Sum", &[("1", "Multiply", &["calculator"])], &[]);
+    // Planning alone uses 7 + its words' tokens: more than a budget of 5.
+    let run = Stepped::start(
+        wire_format,
+        vec![
+            text_reply(protocol, &plan(), 9),
+            text_reply(protocol, "No room to compute.", 5),
+        ],
+        |c| c.limits.tokens = Some(5),
+    )
+    .await;
+    let out = run.ask("6*7?").await;
+    assert_eq!(out.metadata.status, RunStatus::Partial);
+    assert_eq!(out.response.content, "No room to compute.");
+    let view = run.view(&out).await;
+    let reason = view.plan.unwrap().outcomes["1"].reason.clone().unwrap();
+    assert!(reason.contains("of its budget of 5"), "{reason}");
+
+    // A planner slower than the time budget leaves no time for the step.
+    let run = Stepped::start(
+        wire_format,
+        vec![
+            // One piece on the wire, paused before.
+            text_reply(protocol, &plan(), 1 << 20).delayed(Duration::from_millis(1_100)),
+            text_reply(protocol, "Out of time.", 5),
+        ],
+        |c| c.limits.seconds = Some(1),
+    )
+    .await;
+    let out = run.ask("6*7?").await;
+    assert_eq!(out.metadata.status, RunStatus::Partial);
+    let view = run.view(&out).await;
+    let reason = view.plan.unwrap().outcomes["1"].reason.clone().unwrap();
+    assert_eq!(reason, "the run reached its time budget of 1 s");
+    assert_eq!(run.calls().len(), 2, "no step call was made");
+}
+
+#[tokio::test]
+async fn a_step_changes_the_plan_and_the_new_step_runs() {
+    let wire_format = WIRES[1];
+    let protocol = wire_format.1;
+    let plan = steps_json(
+        "Check",
+        &[
+            ("1", "Multiply 6 by 7", &["calculator"]),
+            ("2", "Look it up in a table", &["calculator"]),
+        ],
+        &[],
+    );
+    let update = json!({
+        "steps": [{ "id": "3", "description": "Check by adding 7 six times", "tools": ["calculator"] }],
+        "reason": "no table is needed"
+    });
+    let replies = vec![
+        text_reply(protocol, &plan, 9),
+        tool_call_reply(protocol, &[calc("c1", "6*7")]),
+        tool_call_reply(protocol, &[("u1", "update_plan", update)]),
+        text_reply(protocol, "It is 42.", 5),
+        tool_call_reply(protocol, &[calc("c2", "7+7+7+7+7+7")]),
+        text_reply(protocol, "Checked: 42.", 5),
+        text_reply(protocol, "6*7 = 42, checked.", 5),
+    ];
+    let run = Stepped::start(wire_format, replies, |_| {}).await;
+    let out = run.ask("6*7, checked?").await;
+    assert_eq!(
+        out.metadata.status,
+        RunStatus::Success,
+        "{:?}",
+        out.metadata.error
+    );
+    assert_eq!(out.metadata.tool_calls, 2, "update_plan is not a tool call");
+    let view = run.view(&out).await;
+    assert_eq!(
+        statuses(&view),
+        [
+            ("Multiply 6 by 7".to_owned(), StepStatus::Done),
+            ("Check by adding 7 six times".to_owned(), StepStatus::Done)
+        ]
+    );
+    let update = view.plan.unwrap().update.unwrap();
+    assert_eq!(
+        (update.added, update.removed, update.changed.len()),
+        (vec!["3".to_owned()], vec!["2".to_owned()], 0)
+    );
+    assert_eq!(update.reason.as_deref(), Some("no table is needed"));
+    assert_eq!(update.step_id.as_deref(), Some("1"));
+    // The model was told, as the tool's result, what follows now.
+    assert!(run.calls()[3].body.contains("The plan is updated"));
+    let kinds: Vec<ObservationType> = run
+        .art
+        .observations
+        .query(&ObservationQuery {
+            trace_ids: vec![out.metadata.trace_id.clone()],
+            types: vec![ObservationType::PlanUpdate],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|o| o.kind)
+        .collect();
+    assert_eq!(kinds, [ObservationType::PlanUpdate]);
+}
