@@ -264,6 +264,7 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
         _ if stopped => ExitCode::from(130),
         RunStatus::Success => ExitCode::SUCCESS,
         RunStatus::Partial => ExitCode::from(3),
+        RunStatus::Suspended => ExitCode::from(4),
         RunStatus::Error => {
             if let Some(e) = &out.metadata.error {
                 noteln!("art: the run failed: {} ({})", e.message, e.code);

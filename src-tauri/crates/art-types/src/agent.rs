@@ -48,6 +48,9 @@ pub enum RunStatus {
     Partial,
     /// No answer (planning or synthesis failed, or the run was cancelled).
     Error,
+    /// Waiting for the user's decision on a tool call (no answer yet); a decision
+    /// resumes it.
+    Suspended,
 }
 
 /// Tokens used by a run, summed over its LLM calls.

@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod approval;
 pub mod commands;
 pub mod error;
 pub mod events;

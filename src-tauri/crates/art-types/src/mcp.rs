@@ -123,6 +123,13 @@ pub struct McpServerConfig {
     /// Longest result, in characters, the model is given.
     #[serde(default = "result_limit")]
     pub result_limit: u32,
+    /// What happens before one of its tools runs, unless a thread says otherwise.
+    #[serde(default = "ask")]
+    pub tool_policy: crate::approval::ToolPolicy,
+}
+
+fn ask() -> crate::approval::ToolPolicy {
+    crate::approval::ToolPolicy::Ask
 }
 
 fn enabled() -> bool {
@@ -146,6 +153,7 @@ impl McpServerConfig {
             enabled: true,
             timeout_secs: DEFAULT_CALL_TIMEOUT_SECS,
             result_limit: DEFAULT_RESULT_LIMIT,
+            tool_policy: crate::approval::ToolPolicy::Ask,
         }
     }
 }

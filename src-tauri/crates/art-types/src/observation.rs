@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Kind of observation: the ART v0.3 list, and the step agent's STEP and PLAN_UPDATE.
+/// Kind of observation: the ART v0.3 list, and the step agent's STEP, PLAN_UPDATE,
+/// SUSPENSION and APPROVAL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ObservationType {
@@ -39,11 +40,16 @@ pub enum ObservationType {
     Step,
     /// The plan was changed while it ran (`record::PlanUpdateContent`).
     PlanUpdate,
+    /// The run waits for a decision on a tool call (`approval::SuspensionContent`).
+    Suspension,
+    /// A decision on a tool call: the user's, or the thread's policy
+    /// (`approval::ApprovalContent`).
+    Approval,
 }
 
 impl ObservationType {
     /// Every type, in ART's order.
-    pub const ALL: [Self; 16] = [
+    pub const ALL: [Self; 18] = [
         Self::Intent,
         Self::Title,
         Self::Plan,
@@ -60,6 +66,8 @@ impl ObservationType {
         Self::LlmStreamError,
         Self::Step,
         Self::PlanUpdate,
+        Self::Suspension,
+        Self::Approval,
     ];
 
     /// The wire / storage form, e.g. `TOOL_EXECUTION`.
@@ -81,6 +89,8 @@ impl ObservationType {
             Self::LlmStreamError => "LLM_STREAM_ERROR",
             Self::Step => "STEP",
             Self::PlanUpdate => "PLAN_UPDATE",
+            Self::Suspension => "SUSPENSION",
+            Self::Approval => "APPROVAL",
         }
     }
 

@@ -86,6 +86,9 @@ pub struct ThreadConfig {
     /// How the model is asked to call tools during a step.
     #[serde(default)]
     pub tool_calling: ToolCalling,
+    /// This thread's own policy for a tool, by tool name (over the tool's default).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tool_policies: std::collections::BTreeMap<String, crate::approval::ToolPolicy>,
 }
 
 /// How far one run may go. A limit reached ends the step at work as failed, with the
@@ -158,6 +161,7 @@ impl Default for ThreadConfig {
             state_saving: None,
             limits: RunLimits::default(),
             tool_calling: ToolCalling::default(),
+            tool_policies: Default::default(),
         }
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use art_types::{AgentFinalResponse, AgentProps};
 
-use crate::agent::pes::PesAgent;
+use crate::agent::pes::{PesAgent, WaitingRuns};
 use crate::agent::{AgentCore, AgentError, CancellationToken};
 use crate::context::{ConversationManager, PromptLibrary, StateManager, StateSavingStrategy};
 use crate::observation::ObservationManager;
@@ -17,6 +17,7 @@ use crate::storage::StorageAdapter;
 use crate::tools::calculator::CalculatorTool;
 use crate::tools::current_time::CurrentTimeTool;
 use crate::tools::{RegistryError, ToolExecutor, ToolRegistry, ToolSystem};
+use art_types::approval::{ApprovalDecision, SuspensionContent};
 
 /// A configured ART framework.
 pub struct ArtInstance {
@@ -59,6 +60,29 @@ impl ArtInstance {
         cancel: CancellationToken,
     ) -> Result<AgentFinalResponse, AgentError> {
         self.agent.process(props, cancel).await
+    }
+
+    /// The tool call the thread's run waits on, if it waits.
+    pub async fn waiting(&self, thread_id: &str) -> Result<Option<SuspensionContent>, AgentError> {
+        self.agent.waiting(thread_id).await
+    }
+
+    /// Go on with the thread's waiting run, `decision` taken on its call.
+    pub async fn resume(
+        &self,
+        thread_id: &str,
+        decision: ApprovalDecision,
+        cancel: CancellationToken,
+    ) -> Result<AgentFinalResponse, AgentError> {
+        self.agent.resume(thread_id, decision, cancel).await
+    }
+
+    /// End the thread's waiting run as stopped; `None` if none waits.
+    pub async fn stop_waiting(
+        &self,
+        thread_id: &str,
+    ) -> Result<Option<AgentFinalResponse>, AgentError> {
+        self.agent.stop_waiting(thread_id).await
     }
 }
 
@@ -138,6 +162,7 @@ impl ArtInstanceBuilder {
             library: Arc::clone(&library),
             sockets: Arc::clone(&sockets),
             instance_system_prompt: self.system_prompt,
+            waiting_runs: Arc::new(WaitingRuns::new(Arc::clone(&self.storage))),
         };
         Ok(ArtInstance {
             sockets,

@@ -12,6 +12,7 @@ use super::{
     ErrorContent, PlanContent, PlanStep, PlanUpdateContent, StepContent, StepStatus,
     ToolCallContent, ToolExecutionContent, read,
 };
+use crate::approval::{ApprovalContent, SuspensionContent};
 use crate::mcp::McpOrigin;
 use crate::{
     ExecutionMetadata, FailureCode, Observation, ObservationType, StreamEventKind, TokenType,
@@ -74,6 +75,8 @@ pub struct ToolCard {
     pub mcp: Option<McpOrigin>,
     /// The plan step it was made for.
     pub step_id: Option<String>,
+    /// The decision taken on it, when it was asked about or refused by policy.
+    pub approval: Option<ApprovalContent>,
 }
 
 /// What an observation changed in the view.
@@ -91,6 +94,10 @@ pub enum Change {
     Tool(usize),
     /// An error that ended or hurt the run.
     Error,
+    /// The run waits for a decision on a call.
+    Waiting,
+    /// A decision was taken on the call at this index of the tool cards.
+    Decided(usize),
     /// Thinking, figures, anything else kept.
     Other,
 }
@@ -124,6 +131,8 @@ pub struct RunView {
     pub metadata: Option<ExecutionMetadata>,
     /// Earlier messages left out of the prompt to fit the model's context window.
     pub history_left_out: u32,
+    /// The call the run waits on for the user's decision.
+    pub waiting: Option<SuspensionContent>,
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -147,6 +156,7 @@ impl RunView {
             finished: false,
             metadata: None,
             history_left_out: 0,
+            waiting: None,
         }
     }
 
@@ -195,6 +205,7 @@ impl RunView {
         copy.finished = self.finished;
         copy.metadata.clone_from(&self.metadata);
         copy.history_left_out = self.history_left_out;
+        copy.waiting.clone_from(&self.waiting);
         copy
     }
 
@@ -210,6 +221,9 @@ impl RunView {
 
     /// What the run is doing now, in a few words (shown while it runs).
     pub fn progress(&self) -> String {
+        if let Some(waiting) = &self.waiting {
+            return format!("Waiting for your approval of {}…", waiting.tool_name);
+        }
         if let Some(tool) = self.tools.iter().find(|t| t.state == ToolState::Running) {
             return format!("Running the {} tool…", tool.tool_name);
         }
@@ -241,6 +255,7 @@ impl RunView {
                     duration_ms: None,
                     mcp: None,
                     step_id: None,
+                    approval: None,
                 });
                 self.tools.len() - 1
             }
@@ -321,7 +336,34 @@ impl RunView {
                     left_out.map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX));
                 Change::Other
             }
-            ObservationType::Error | ObservationType::LlmStreamError => self.apply_error(o),
+            ObservationType::Suspension => match read::<SuspensionContent>(c) {
+                Some(waiting) => {
+                    self.waiting = Some(waiting);
+                    Change::Waiting
+                }
+                None => Change::Nothing,
+            },
+            ObservationType::Approval => {
+                let Some(decided) = read::<ApprovalContent>(c) else {
+                    return Change::Nothing;
+                };
+                if self
+                    .waiting
+                    .as_ref()
+                    .is_some_and(|w| w.call_id == decided.call_id)
+                {
+                    self.waiting = None;
+                }
+                let i = self.tool(&decided.call_id, &decided.tool_name, &decided.proposed);
+                self.tools[i].approval = Some(decided);
+                Change::Decided(i)
+            }
+            ObservationType::Error | ObservationType::LlmStreamError => {
+                if o.kind == ObservationType::Error {
+                    self.waiting = None;
+                }
+                self.apply_error(o)
+            }
             _ => Change::Nothing,
         }
     }
@@ -364,9 +406,14 @@ impl RunView {
         Change::Error
     }
 
-    /// The run ended: what was still running did not finish.
+    /// The run ended: what was still running did not finish — unless it waits for a
+    /// decision, and then all of it stays as it is.
     pub fn finish(&mut self, metadata: Option<ExecutionMetadata>) {
         self.finished = true;
+        if self.waiting.is_some() {
+            self.metadata = metadata;
+            return;
+        }
         for tool in &mut self.tools {
             if tool.state == ToolState::Running {
                 tool.state = ToolState::Error;

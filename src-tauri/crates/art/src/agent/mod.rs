@@ -5,6 +5,7 @@ mod history;
 pub mod pes;
 mod streaming;
 
+use art_types::approval::{ApprovalDecision, SuspensionContent};
 use art_types::{AgentFinalResponse, AgentProps};
 pub use tokio_util::sync::CancellationToken;
 
@@ -20,6 +21,18 @@ pub enum AgentError {
     /// The thread does not exist or storage failed.
     #[error(transparent)]
     Context(#[from] ContextError),
+    /// The thread's run waits for a decision on a tool call: decide, or stop it, first.
+    #[error("this thread's run waits for your decision on `{0}`: approve, deny or stop it first")]
+    AwaitingApproval(String),
+    /// Nothing in the thread waits for a decision.
+    #[error("no run of thread {0} waits for a decision")]
+    NothingWaiting(String),
+}
+
+impl From<crate::storage::StorageError> for AgentError {
+    fn from(e: crate::storage::StorageError) -> Self {
+        Self::Context(e.into())
+    }
 }
 
 /// Runs one user message through an agent (ART's IAgentCore).
@@ -31,4 +44,31 @@ pub trait AgentCore: Send + Sync {
         props: AgentProps,
         cancel: CancellationToken,
     ) -> Result<AgentFinalResponse, AgentError>;
+
+    /// The call a suspended run of `thread_id` waits on, if any.
+    async fn waiting(&self, thread_id: &str) -> Result<Option<SuspensionContent>, AgentError> {
+        let _ = thread_id;
+        Ok(None)
+    }
+
+    /// Go on with the suspended run of `thread_id`, `decision` taken on the call it
+    /// waits on; it then runs to its end (or its next suspension).
+    async fn resume(
+        &self,
+        thread_id: &str,
+        decision: ApprovalDecision,
+        cancel: CancellationToken,
+    ) -> Result<AgentFinalResponse, AgentError> {
+        let _ = (decision, cancel);
+        Err(AgentError::NothingWaiting(thread_id.to_owned()))
+    }
+
+    /// End the suspended run of `thread_id` as stopped; `None` if none waits.
+    async fn stop_waiting(
+        &self,
+        thread_id: &str,
+    ) -> Result<Option<AgentFinalResponse>, AgentError> {
+        let _ = thread_id;
+        Ok(None)
+    }
 }

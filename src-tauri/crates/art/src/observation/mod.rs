@@ -83,6 +83,8 @@ pub fn default_title(kind: ObservationType) -> &'static str {
         ObservationType::LlmStreamError => "LLM call failed",
         ObservationType::Step => "Step",
         ObservationType::PlanUpdate => "Plan changed",
+        ObservationType::Suspension => "Waiting for approval",
+        ObservationType::Approval => "Approval",
     }
 }
 

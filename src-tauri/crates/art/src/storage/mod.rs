@@ -28,11 +28,14 @@ pub enum Collection {
     Prompts,
     /// MCP servers the user added (id = server name; no secrets in them).
     McpServers,
+    /// Runs waiting for a decision on a tool call, one per thread (id = thread id):
+    /// what they need to go on after a restart.
+    SuspendedRuns,
 }
 
 impl Collection {
     /// Every collection.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Threads,
         Self::Messages,
         Self::Observations,
@@ -40,6 +43,7 @@ impl Collection {
         Self::ThreadStates,
         Self::Prompts,
         Self::McpServers,
+        Self::SuspendedRuns,
     ];
 
     /// Storage name.
@@ -52,6 +56,7 @@ impl Collection {
             Self::ThreadStates => "thread_states",
             Self::Prompts => "prompts",
             Self::McpServers => "mcp_servers",
+            Self::SuspendedRuns => "suspended_runs",
         }
     }
 }

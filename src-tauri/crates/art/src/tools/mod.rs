@@ -85,6 +85,12 @@ pub trait ToolExecutor: Send + Sync {
     fn origin(&self) -> Option<art_types::mcp::McpOrigin> {
         None
     }
+
+    /// What happens before a call when the thread has no policy of its own for the
+    /// tool: built-ins run; an MCP tool follows its server's default.
+    fn default_policy(&self) -> art_types::approval::ToolPolicy {
+        art_types::approval::ToolPolicy::Auto
+    }
 }
 
 #[cfg(test)]

@@ -171,6 +171,12 @@ impl ToolRegistry {
             .collect()
     }
 
+    /// What happens before `name` runs when a thread says nothing of it (`None`: no
+    /// such tool).
+    pub fn default_policy(&self, name: &str) -> Option<art_types::approval::ToolPolicy> {
+        self.entry(name).map(|e| e.tool.default_policy())
+    }
+
     /// Whether a tool of that name is registered.
     pub fn contains(&self, name: &str) -> bool {
         self.entry(name).is_some()

@@ -72,6 +72,31 @@ impl ToolSystem {
         results
     }
 
+    /// A call that does not run (denied): its error result, recorded like an execution
+    /// so cards and exports show it.
+    pub async fn refuse(
+        &self,
+        call: &ParsedToolCall,
+        error: ToolError,
+        context: &ExecutionContext,
+        parent_span_id: Option<&str>,
+    ) -> ToolResult {
+        let start_ms = clock::now_ms();
+        let mut result = to_result(call, Err(error), 0);
+        if let (Some(entry), Value::Object(metadata)) =
+            (self.registry.entry(&call.tool_name), &mut result.metadata)
+            && let Some(origin) = entry.tool.origin()
+        {
+            metadata.insert(
+                art_types::mcp::ORIGIN_KEY.into(),
+                serde_json::to_value(origin).unwrap_or_default(),
+            );
+        }
+        self.record(&result, None, call, context, parent_span_id, start_ms)
+            .await;
+        result
+    }
+
     async fn run_one(
         &self,
         call: &ParsedToolCall,

@@ -12,10 +12,12 @@ mod ollama;
 mod openai;
 
 // Whole runs: the scripted provider, the real provider stack, faults, many at once.
+mod approvals;
 mod concurrency;
 mod faults;
 mod pes;
 mod pes_over_http;
+mod stepped;
 mod steps;
 
 // Storage, exports, the keychain and the parsers' properties.

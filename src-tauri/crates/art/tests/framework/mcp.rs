@@ -257,9 +257,23 @@ async fn a_run_calls_an_mcp_tool_and_every_export_names_its_server() {
         .await
         .unwrap()
         .thread_id;
-    let config = scripted::thread_config("m", &["time__get_current_time"]);
+    // The user trusts this tool in this thread (MCP tools ask first otherwise).
+    let mut config = scripted::thread_config("m", &["time__get_current_time"]);
+    config.tool_policies.insert(
+        "time__get_current_time".into(),
+        art_types::approval::ToolPolicy::Auto,
+    );
     art.state.set_thread_config(&thread, &config).await.unwrap();
     mcp.start_for_thread(&art.state, &thread).await;
+    // Without the thread's word, an MCP tool asks first (its server's default).
+    assert_eq!(
+        art.tools.default_policy("time__get_current_time"),
+        Some(art_types::approval::ToolPolicy::Ask)
+    );
+    assert_eq!(
+        art.tools.default_policy("calculator"),
+        Some(art_types::approval::ToolPolicy::Auto)
+    );
 
     let props = AgentProps {
         query: "What time is it?".into(),

@@ -371,7 +371,10 @@ async fn stopping_a_run_cancels_its_mcp_call_on_the_server() {
         .await
         .unwrap()
         .thread_id;
-    let settings = scripted::thread_config("m", &["slow__echo"]);
+    let mut settings = scripted::thread_config("m", &["slow__echo"]);
+    settings
+        .tool_policies
+        .insert("slow__echo".into(), art_types::approval::ToolPolicy::Auto);
     art.state
         .set_thread_config(&thread, &settings)
         .await

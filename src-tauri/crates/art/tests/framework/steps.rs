@@ -2,118 +2,18 @@
 //! loop of native tool calls (in every wire protocol) or calls written as JSON, a step
 //! using what an earlier one found, limits, and a step that changes the plan.
 
-use art_testkit::framework::adapters as wire;
 use art_testkit::framework::scripted::steps_json;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use art::ArtInstance;
-use art::agent::CancellationToken;
 use art::observation::ObservationQuery;
-use art::providers::factory::{BuiltinFactory, builtin_entries};
-use art::providers::manager::{ManagerOptions, ProviderManager};
-use art::secrets::{MemoryStore, Secret, SecretStore};
-use art::storage::sqlite::SqliteStorage;
-use art_testkit::fake::scripts::{Protocol, text_reply, tool_call_reply};
-use art_testkit::fake::{FakeServer, Recorded, Reply};
+use art_testkit::fake::Reply;
+use art_testkit::fake::scripts::{text_reply, tool_call_reply};
 use art_types::record::StepStatus;
-use art_types::record::view::RunView;
-use art_types::{
-    AgentFinalResponse, MessageRole, ObservationType, RunLimits, RunStatus, ToolCalling,
-};
+use art_types::{MessageRole, ObservationType, RunLimits, RunStatus, ToolCalling};
+
+use super::stepped::{Stepped, WIRES, statuses};
 use serde_json::{Value, json};
-
-/// Every wire protocol, with a provider that speaks it and its base path.
-const WIRES: [(&str, Protocol, &str); 4] = [
-    ("openai", Protocol::OpenAi, "/v1"),
-    ("anthropic", Protocol::Anthropic, "/v1"),
-    ("gemini", Protocol::Gemini, "/v1beta"),
-    ("ollama", Protocol::Ollama, ""),
-];
-
-/// A run against `replies` on `provider`, the thread set up by `configure`.
-struct Stepped {
-    art: ArtInstance,
-    thread: String,
-    server: FakeServer,
-    _dir: tempfile::TempDir,
-}
-
-impl Stepped {
-    async fn start(
-        (provider, _, path): (&str, Protocol, &str),
-        replies: Vec<Reply>,
-        configure: impl FnOnce(&mut art_types::ThreadConfig),
-    ) -> Self {
-        let server = FakeServer::start(replies).await;
-        let dir = tempfile::tempdir().unwrap();
-        let secrets = Arc::new(MemoryStore::new());
-        secrets.set(provider, &Secret::new("key-steps")).unwrap();
-        let providers = Arc::new(ProviderManager::new(
-            builtin_entries(),
-            Arc::new(BuiltinFactory::default()),
-            secrets,
-            ManagerOptions::default(),
-        ));
-        let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
-        let art = ArtInstance::builder(storage, providers).build().unwrap();
-        let base_url = format!("{}{path}", server.url());
-        let thread =
-            wire::thread_at(&art, provider, "fake-model", &base_url, &["calculator"]).await;
-        let mut config = art.state.load_thread_context(&thread).await.unwrap().config;
-        configure(&mut config);
-        art.state.set_thread_config(&thread, &config).await.unwrap();
-        Self {
-            art,
-            thread,
-            server,
-            _dir: dir,
-        }
-    }
-
-    async fn ask(&self, question: &str) -> AgentFinalResponse {
-        let props = wire::ask(&self.thread, question);
-        self.art
-            .process(props, CancellationToken::new())
-            .await
-            .unwrap()
-    }
-
-    /// The model calls, in order (not Ollama's questions about its window).
-    fn calls(&self) -> Vec<Recorded> {
-        self.server
-            .requests()
-            .into_iter()
-            .filter(|r| {
-                !r.request_line.contains("/api/ps") && !r.request_line.contains("/api/show")
-            })
-            .collect()
-    }
-
-    /// The run as people see it: the shared fold of its observations.
-    async fn view(&self, out: &AgentFinalResponse) -> RunView {
-        let trace = &out.metadata.trace_id;
-        let observations = self
-            .art
-            .observations
-            .query(&ObservationQuery {
-                trace_ids: vec![trace.clone()],
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        RunView::of(&self.thread, trace, &observations)
-    }
-}
-
-fn statuses(view: &RunView) -> Vec<(String, StepStatus)> {
-    let plan = view.plan.as_ref().expect("a plan");
-    plan.steps
-        .iter()
-        .map(|s| (s.description.clone(), s.status))
-        .collect()
-}
 
 /// Three steps: multiply, add to what the first found, and say it (reasoning, done by
 /// the answer).

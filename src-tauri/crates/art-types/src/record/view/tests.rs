@@ -243,3 +243,45 @@ fn errors_end_the_run_and_unfinished_tools_are_closed() {
     assert_eq!(code, FailureCode::OllamaNotRunning);
     assert_eq!(message, "Ollama is not reachable");
 }
+
+#[test]
+fn a_waiting_run_keeps_its_card_open_until_the_decision() {
+    let mut run = RunView::new("t", "r");
+    run.apply_observation(&obs(
+        ObservationType::Plan,
+        json!({ "steps": [{ "id": "1", "description": "fetch", "tools": ["web__fetch"] }] }),
+    ));
+    run.apply_observation(&obs(
+        ObservationType::Step,
+        json!({ "stepId": "1", "status": "in_progress" }),
+    ));
+    run.apply_observation(&obs(
+        ObservationType::ToolCall,
+        json!({ "callId": "c1", "toolName": "web__fetch", "arguments": { "url": "https://x" }, "stepId": "1" }),
+    ));
+    let suspension = obs(
+        ObservationType::Suspension,
+        json!({ "callId": "c1", "toolName": "web__fetch", "arguments": { "url": "https://x" }, "server": "web", "stepId": "1" }),
+    );
+    assert_eq!(run.apply_observation(&suspension), Change::Waiting);
+    run.finish(None);
+    assert_eq!(run.progress(), "Waiting for your approval of web__fetch…");
+    assert_eq!(
+        steps(&run),
+        [("fetch", StepStatus::InProgress)],
+        "still at work"
+    );
+    assert_eq!(run.tools[0].state, ToolState::Running);
+
+    let decision = obs(
+        ObservationType::Approval,
+        json!({ "callId": "c1", "toolName": "web__fetch", "approved": true, "decidedBy": "user",
+                "proposed": { "url": "https://x" }, "arguments": { "url": "https://y" } }),
+    );
+    assert_eq!(run.apply_observation(&decision), Change::Decided(0));
+    assert_eq!(run.waiting, None);
+    let approval = run.tools[0].approval.clone().unwrap();
+    assert!(approval.approved && approval.edited());
+    run.finish(None);
+    assert_eq!(steps(&run), [("fetch", StepStatus::Failed)]);
+}

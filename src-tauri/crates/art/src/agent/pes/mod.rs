@@ -14,6 +14,7 @@
 //! observation and an `interrupted` answer (if any text had arrived); a failed tool or
 //! step makes the run `partial`. Every observation carries span information.
 
+mod approvals;
 mod calls;
 mod planning;
 mod run;
@@ -22,9 +23,10 @@ mod synthesis;
 
 use std::sync::Arc;
 
+use art_types::approval::{ApprovalDecision, SuspensionContent};
 use art_types::{
-    AgentFinalResponse, AgentProps, AgentState, ConversationMessage, FailureCode, GenerationParams,
-    ObservationType, Phase, ProviderConfig, ThreadConfig, ToolSchema,
+    AgentFinalResponse, AgentOptions, AgentProps, AgentState, ConversationMessage, FailureCode,
+    GenerationParams, ObservationType, Phase, ProviderConfig, ThreadConfig, ToolSchema,
 };
 use serde_json::json;
 use tokio::sync::Mutex;
@@ -38,8 +40,10 @@ use crate::reasoning::engine::ReasoningEngine;
 use crate::reasoning::prompts::{self, PromptManager};
 use crate::sockets::Sockets;
 use crate::tools::ToolSystem;
+pub use approvals::WaitingRuns;
 use calls::run_error;
 use run::{Failed, Run, Stop};
+use steps::Start;
 pub use steps::UPDATE_PLAN;
 
 /// Longest accepted user message, in bytes.
@@ -65,6 +69,8 @@ pub struct PesAgent {
     pub sockets: Arc<Sockets>,
     /// Instance-level custom system prompt.
     pub instance_system_prompt: Option<String>,
+    /// Runs that wait for a decision on a tool call.
+    pub waiting_runs: Arc<WaitingRuns>,
 }
 
 /// What every phase of one run works from.
@@ -162,13 +168,31 @@ impl PesAgent {
         &self,
         run: &mut Run,
         mut setup: Setup,
+        options: AgentOptions,
         state: AgentState,
         cancel: &CancellationToken,
     ) -> Result<AgentFinalResponse, Stop> {
         let planned = self.plan(run, &mut setup, cancel).await?;
+        let start = Start::Planned(planned.calls);
+        self.after_plan(run, setup, planned.intent, options, start, state, cancel)
+            .await
+    }
+
+    /// The steps (from the start, or from one that waited) and the answer; or the run
+    /// waits for a decision.
+    #[allow(clippy::too_many_arguments)]
+    async fn after_plan(
+        &self,
+        run: &mut Run,
+        setup: Setup,
+        intent: Option<String>,
+        options: AgentOptions,
+        start: Start,
+        state: AgentState,
+        cancel: &CancellationToken,
+    ) -> Result<AgentFinalResponse, Stop> {
         let shared = Arc::new(Mutex::new(state.clone()));
-        let calls = planned.calls.clone();
-        self.execute(run, &setup, calls, &shared, cancel).await?;
+        let waiting = self.execute(run, &setup, start, &shared, cancel).await?;
         let new_state: AgentState = shared.lock().await.clone();
         if new_state != state {
             self.state
@@ -182,8 +206,33 @@ impl PesAgent {
             ))
             .await;
         }
-        let (answer, usage) = self.synthesize(run, &setup, &planned, cancel).await?;
+        if let Some(step) = waiting {
+            return self.suspend(run, intent, options, step).await;
+        }
+        let (answer, usage) = self
+            .synthesize(run, &setup, intent.as_deref(), cancel)
+            .await?;
         self.finalise(run, answer, usage, &new_state).await
+    }
+
+    /// The run's response, or its failure recorded as its end.
+    async fn ended(
+        &self,
+        run: &Run,
+        outcome: Result<AgentFinalResponse, Stop>,
+    ) -> Result<AgentFinalResponse, AgentError> {
+        match outcome {
+            Ok(response) => Ok(response),
+            Err(Stop::Run(failed)) => {
+                let Failed {
+                    error,
+                    phase,
+                    partial,
+                } = *failed;
+                self.fail(run, error, phase, partial).await
+            }
+            Err(Stop::Agent(e)) => Err(e),
+        }
     }
 }
 
@@ -204,6 +253,9 @@ impl AgentCore for PesAgent {
             )));
         }
         let thread = self.conversation.thread(&props.thread_id).await?;
+        if let Some(call) = self.waiting_call(&props.thread_id).await? {
+            return Err(AgentError::AwaitingApproval(call.tool_name));
+        }
         let context = self.state.load_thread_context(&props.thread_id).await?;
         let trace_id = props.trace_id.clone().unwrap_or_else(crate::clock::new_id);
         let config = context.config;
@@ -229,22 +281,35 @@ impl AgentCore for PesAgent {
             .await?;
         run.question = Some(user);
 
+        let options = props.options.clone();
         let outcome = match self.setup(&props, config, thread.title).await {
-            Ok(setup) => self.phases(&mut run, setup, context.state, &cancel).await,
+            Ok(setup) => {
+                self.phases(&mut run, setup, options, context.state, &cancel)
+                    .await
+            }
             Err(stop) => Err(stop),
         };
-        match outcome {
-            Ok(response) => Ok(response),
-            Err(Stop::Run(failed)) => {
-                let Failed {
-                    error,
-                    phase,
-                    partial,
-                } = *failed;
-                self.fail(&run, error, phase, partial).await
-            }
-            Err(Stop::Agent(e)) => Err(e),
-        }
+        self.ended(&run, outcome).await
+    }
+
+    async fn waiting(&self, thread_id: &str) -> Result<Option<SuspensionContent>, AgentError> {
+        self.waiting_call(thread_id).await
+    }
+
+    async fn resume(
+        &self,
+        thread_id: &str,
+        decision: ApprovalDecision,
+        cancel: CancellationToken,
+    ) -> Result<AgentFinalResponse, AgentError> {
+        self.resume_waiting(thread_id, decision, cancel).await
+    }
+
+    async fn stop_waiting(
+        &self,
+        thread_id: &str,
+    ) -> Result<Option<AgentFinalResponse>, AgentError> {
+        self.stop_waiting_run(thread_id).await
     }
 }
 

@@ -1,14 +1,16 @@
 //! One run's bookkeeping: ids and spans, counts and usage, the todo list with what each
 //! step produced, the tool exchange so far, and the limits it must stay within.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
 
+use art_types::approval::ApprovalDecision;
 use art_types::record::{PlanStep, StepStatus};
 use art_types::{
     ConversationMessage, ExecutionMetadata, ObservationType, ParsedToolCall, Phase, PromptMessage,
     RunError, RunLimits, RunStatus, SpanInfo, TokenUsage, ToolCalling, ToolResult,
 };
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::super::streaming::StageResult;
@@ -58,13 +60,20 @@ pub(super) fn ms_since(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-/// One run's bookkeeping.
+/// One run's bookkeeping (stored as it is while the run waits for a decision).
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(super) struct Run {
     pub thread_id: String,
     pub trace_id: String,
     pub root_span: String,
     pub run_start_ms: i64,
+    /// When the run (or its latest part, after a wait) started.
+    #[serde(skip, default = "Instant::now")]
     pub started: Instant,
+    /// Time the run worked before it waited.
+    #[serde(default)]
+    pub worked_ms: u64,
     pub llm_calls: u32,
     pub tool_calls: u32,
     pub usage: TokenUsage,
@@ -90,6 +99,9 @@ pub(super) struct Run {
     pub limits: RunLimits,
     /// Every call id the run has used.
     pub call_ids: HashSet<String>,
+    /// Decisions taken on calls that waited, by call id (given when the run goes on).
+    #[serde(skip)]
+    pub decisions: HashMap<String, ApprovalDecision>,
 }
 
 impl Run {
@@ -116,6 +128,8 @@ impl Run {
             tool_calling: calling,
             limits,
             call_ids: HashSet::new(),
+            worked_ms: 0,
+            decisions: HashMap::new(),
         }
     }
 
@@ -154,6 +168,22 @@ impl Run {
         self.usage.thinking_tokens += result.metadata.thinking_tokens.unwrap_or(0);
     }
 
+    /// The run stops to wait: the time it worked is kept (waiting does not count
+    /// against its time budget).
+    pub fn pause(&mut self) {
+        self.worked_ms = self.elapsed_ms();
+    }
+
+    /// The run goes on after a wait.
+    pub fn go_on(&mut self) {
+        self.started = Instant::now();
+    }
+
+    /// Time the run has worked, waits left out.
+    pub fn elapsed_ms(&self) -> u64 {
+        self.worked_ms + ms_since(self.started)
+    }
+
     /// Give each call an id no earlier call of the run has: servers that send no ids
     /// (Gemini, Ollama) get ids numbered per reply, and a result must answer one call.
     pub fn make_ids_unique(&mut self, calls: &mut [ParsedToolCall]) {
@@ -178,7 +208,7 @@ impl Run {
             ));
         }
         let seconds = self.limits.seconds?;
-        (self.started.elapsed().as_secs() >= u64::from(seconds))
+        (self.elapsed_ms() >= u64::from(seconds) * 1_000)
             .then(|| format!("the run reached its time budget of {seconds} s"))
     }
 
@@ -212,7 +242,7 @@ impl Run {
             thread_id: self.thread_id.clone(),
             trace_id: self.trace_id.clone(),
             status,
-            total_duration_ms: ms_since(self.started),
+            total_duration_ms: self.elapsed_ms(),
             planning_duration_ms: self.planning_ms,
             execution_duration_ms: self.execution_ms,
             synthesis_duration_ms: self.synthesis_ms,

@@ -15,12 +15,14 @@ use art_types::{
     AgentState, FunctionCall, ObservationType, ParsedToolCall, Phase, PromptMessage, PromptRole,
     StreamError, ToolCallRequest, ToolCalling, ToolResult, ToolSchema, ToolStatus,
 };
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::super::history;
 use super::super::streaming::{Ending, StageResult};
+use super::approvals::Verdict;
 use super::calls::{Call, output_text, stage_error, stopped, tool_message};
 use super::run::{Run, Stop, ms_since};
 use super::{PesAgent, Setup, tools_list};
@@ -63,6 +65,62 @@ impl StepEnd {
             reason: Some(reason),
             iterations,
             halts,
+        }
+    }
+}
+
+/// Where the step loop starts.
+pub(super) enum Start {
+    /// After planning, with the calls the planner wrote for the first step.
+    Planned(Vec<ParsedToolCall>),
+    /// At a step that waited for a decision.
+    Resumed(StepState),
+}
+
+/// How a step left the loop.
+enum StepOutcome {
+    /// It ended.
+    Ended(StepEnd),
+    /// It waits for a decision on its next call.
+    Waiting(StepState),
+}
+
+/// A step at work, as a waiting run keeps it to go on after a restart.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct StepState {
+    /// Its place in the plan.
+    pub index: usize,
+    /// Its span.
+    pub span: String,
+    /// When it started (Unix ms).
+    pub start_ms: i64,
+    /// Calls still to make, in order (the first is the one a waiting run waits on).
+    pub calls: Vec<ParsedToolCall>,
+    /// Calls of the current batch already made, with their results.
+    pub ran: Vec<(ParsedToolCall, ToolResult)>,
+    /// The current batch's TOOL_CALL observations are recorded.
+    pub announced: bool,
+    /// What the model wrote with the current batch.
+    pub said: String,
+    /// The current batch is the planner's.
+    pub from_planner: bool,
+    /// LLM calls made so far.
+    pub iterations: u32,
+}
+
+impl StepState {
+    fn new(index: usize, calls: Vec<ParsedToolCall>) -> Self {
+        Self {
+            index,
+            span: clock::new_id(),
+            start_ms: clock::now_ms(),
+            from_planner: !calls.is_empty(),
+            calls,
+            ran: Vec::new(),
+            announced: false,
+            said: String::new(),
+            iterations: 0,
         }
     }
 }
@@ -174,19 +232,31 @@ fn request(call: &ParsedToolCall) -> ToolCallRequest {
 }
 
 impl PesAgent {
-    /// Every step that acts, in order; steps of pure reasoning are left to the answer.
+    /// Every step that acts, in order, from the start or from a step that was waiting
+    /// for a decision; steps of pure reasoning are left to the answer. Returns the step
+    /// that waits for a decision, if one does.
     pub(super) async fn execute(
         &self,
         run: &mut Run,
         setup: &Setup,
-        planned: Vec<ParsedToolCall>,
+        start: Start,
         state: &Arc<Mutex<AgentState>>,
         cancel: &CancellationToken,
-    ) -> Result<(), Stop> {
+    ) -> Result<Option<StepState>, Stop> {
         let started = Instant::now();
-        let mut planned = Some(planned).filter(|c| !c.is_empty());
         let mut halted: Option<String> = None;
-        let mut index = 0;
+        let (mut planned, mut index) = match start {
+            Start::Planned(calls) => (Some(calls).filter(|c| !c.is_empty()), 0),
+            Start::Resumed(step) => {
+                let next = step.index + 1;
+                match self.run_step(run, setup, step, true, state, cancel).await? {
+                    StepOutcome::Waiting(step) => return Ok(Some(step)),
+                    StepOutcome::Ended(end) if end.halts => halted = end.reason,
+                    StepOutcome::Ended(_) => {}
+                }
+                (None, next)
+            }
+        };
         while index < run.steps.len() {
             if run.steps[index].status != StepStatus::Pending {
                 index += 1;
@@ -208,78 +278,82 @@ impl PesAgent {
             let acts = !calls.is_empty()
                 || (!run.steps[index].tools.is_empty() && !setup.schemas.is_empty());
             if acts {
-                let end = self
-                    .run_step(run, setup, index, calls, state, cancel)
-                    .await?;
-                if end.halts {
-                    halted = end.reason.clone();
+                let step = StepState::new(index, calls);
+                match self
+                    .run_step(run, setup, step, false, state, cancel)
+                    .await?
+                {
+                    StepOutcome::Waiting(step) => return Ok(Some(step)),
+                    StepOutcome::Ended(end) if end.halts => halted = end.reason,
+                    StepOutcome::Ended(_) => {}
                 }
             }
             index += 1;
         }
         if run.llm_calls > 1 || !run.results.is_empty() {
-            run.execution_ms = Some(ms_since(started));
+            let before = run.execution_ms.unwrap_or(0);
+            run.execution_ms = Some(before + ms_since(started));
         }
-        Ok(())
+        Ok(None)
     }
 
-    /// One step that acts, from in progress to done or failed (its own span).
+    /// One step that acts, from in progress (or from where it waited for a decision)
+    /// to done or failed, in its own span.
     async fn run_step(
         &self,
         run: &mut Run,
         setup: &Setup,
-        index: usize,
-        mut calls: Vec<ParsedToolCall>,
+        mut st: StepState,
+        resumed: bool,
         state: &Arc<Mutex<AgentState>>,
         cancel: &CancellationToken,
-    ) -> Result<StepEnd, Stop> {
-        let span = clock::new_id();
-        let start_ms = clock::now_ms();
+    ) -> Result<StepOutcome, Stop> {
+        let index = st.index;
         let step_id = run.set_status(index, StepStatus::InProgress).id.clone();
-        let begin = StepContent {
-            step_id: step_id.clone(),
-            status: StepStatus::InProgress,
-            output: None,
-            reason: None,
-            iterations: 0,
-        };
-        self.record_step(run, index, begin, &span, start_ms, false)
-            .await;
-        let mut from_planner = !calls.is_empty();
-        let mut said = String::new();
-        let mut iterations = 0;
+        if !resumed {
+            let begin = StepContent {
+                step_id: step_id.clone(),
+                status: StepStatus::InProgress,
+                output: None,
+                reason: None,
+                iterations: 0,
+            };
+            self.record_step(run, index, begin, &st.span, st.start_ms, false)
+                .await;
+        }
+        let limit = run.limits.step_iterations;
+        let unfinished = || format!("the step did not finish within {limit} LLM calls");
         let end = loop {
-            if !calls.is_empty() {
-                let results = self
-                    .run_calls(run, setup, &step_id, &span, &calls, &said, state, cancel)
-                    .await?;
-                if results.len() < calls.len() {
+            if !st.calls.is_empty() {
+                let Some((results, complete)) = self
+                    .run_calls(run, setup, &step_id, &mut st, state, cancel)
+                    .await?
+                else {
+                    return Ok(StepOutcome::Waiting(st));
+                };
+                if !complete {
                     let reason = run.out_of_tool_calls().unwrap_or_default();
-                    break StepEnd::failed(reason, iterations, true);
+                    break StepEnd::failed(reason, st.iterations, true);
                 }
-                if from_planner && results.iter().all(|r| r.status == ToolStatus::Success) {
-                    break StepEnd::done(results_text(&results), iterations);
+                if st.from_planner && results.iter().all(|r| r.status == ToolStatus::Success) {
+                    break StepEnd::done(results_text(&results), st.iterations);
                 }
             }
-            from_planner = false;
+            st.from_planner = false;
             if let Some(reason) = run.over_budget() {
-                break StepEnd::failed(reason, iterations, true);
+                break StepEnd::failed(reason, st.iterations, true);
             }
-            if iterations >= run.limits.step_iterations {
-                let reason = format!(
-                    "the step did not finish within {} LLM calls",
-                    run.limits.step_iterations
-                );
-                break StepEnd::failed(reason, iterations, false);
+            if st.iterations >= limit {
+                break StepEnd::failed(unfinished(), st.iterations, false);
             }
-            iterations += 1;
-            let reply = self.step_call(run, setup, index, &span, cancel).await?;
+            st.iterations += 1;
+            let reply = self.step_call(run, setup, index, &st.span, cancel).await?;
             let (mut asked, problem) = asked_calls(&reply);
             run.make_ids_unique(&mut asked);
             let (updates, rest): (Vec<_>, Vec<_>) =
                 asked.into_iter().partition(|c| c.tool_name == UPDATE_PLAN);
             for update in &updates {
-                let note = self.update_plan(run, index, &span, update).await;
+                let note = self.update_plan(run, index, &st.span, update).await;
                 self.exchange_one(run, update, &reply.text, &note);
             }
             if rest.is_empty() && updates.is_empty() {
@@ -294,22 +368,18 @@ impl PesAgent {
                     continue;
                 }
                 let (output, _) = output_parser::parse_synthesis(&reply.text);
-                break StepEnd::done(output, iterations);
+                break StepEnd::done(output, st.iterations);
             }
-            if !rest.is_empty() && iterations >= run.limits.step_iterations {
+            if !rest.is_empty() && st.iterations >= limit {
                 // Its results would reach no one: the step has no call left to read them.
-                let reason = format!(
-                    "the step did not finish within {} LLM calls",
-                    run.limits.step_iterations
-                );
-                break StepEnd::failed(reason, iterations, false);
+                break StepEnd::failed(unfinished(), st.iterations, false);
             }
-            said = if updates.is_empty() {
+            st.said = if updates.is_empty() {
                 reply.text
             } else {
                 String::new()
             };
-            calls = rest;
+            st.calls = rest;
         };
         let outcome = end.output.clone().or_else(|| end.reason.clone());
         run.outcomes
@@ -322,9 +392,9 @@ impl PesAgent {
             reason: end.reason.clone(),
             iterations: end.iterations,
         };
-        self.record_step(run, index, content, &span, start_ms, true)
+        self.record_step(run, index, content, &st.span, st.start_ms, true)
             .await;
-        Ok(end)
+        Ok(StepOutcome::Ended(end))
     }
 
     /// One LLM call of a step; a server that refuses tools is asked again in text.
@@ -409,29 +479,79 @@ impl PesAgent {
         Ok(system)
     }
 
-    /// Run `calls` (as many as the run's tool-call limit leaves room for), keep their
-    /// results as TOOL messages and in the step's exchange. Fewer results than calls: the
-    /// limit was reached.
-    #[allow(clippy::too_many_arguments)]
+    /// Run the step's pending calls one by one, each as its policy says: `auto` runs,
+    /// `deny` is refused, `ask` runs or is refused as the user decided — or, with no
+    /// decision yet, the run waits (`None`). Results are kept as TOOL messages and, once
+    /// the batch is over, in the exchange. `complete` is false when the run's tool-call
+    /// limit left calls unrun.
     async fn run_calls(
         &self,
         run: &mut Run,
         setup: &Setup,
         step_id: &str,
-        span: &str,
-        calls: &[ParsedToolCall],
-        said: &str,
+        st: &mut StepState,
         state: &Arc<Mutex<AgentState>>,
         cancel: &CancellationToken,
-    ) -> Result<Vec<ToolResult>, Stop> {
-        let room = run.limits.tool_calls.saturating_sub(run.tool_calls) as usize;
-        let now = &calls[..room.min(calls.len())];
-        if now.is_empty() {
-            return Ok(Vec::new());
+    ) -> Result<Option<(Vec<ToolResult>, bool)>, Stop> {
+        if !st.announced {
+            self.announce(run, step_id, &st.span, &st.calls).await;
+            st.announced = true;
         }
+        let exec = ExecutionContext {
+            thread_id: run.thread_id.clone(),
+            trace_id: run.trace_id.clone(),
+            state: Arc::clone(state),
+            step_id: Some(step_id.to_owned()),
+        };
+        while let Some(call) = st.calls.first().cloned() {
+            if run.out_of_tool_calls().is_some() {
+                break;
+            }
+            let Some(verdict) = self.verdict(run, setup, &call).await else {
+                return Ok(None);
+            };
+            let result = match verdict {
+                Verdict::Run(call) => {
+                    let ran = tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => return Err(Stop::run(stopped(), Phase::Execution, None)),
+                        ran = self.tools.execute_tools(std::slice::from_ref(&call), &setup.config.enabled_tools, &exec, Some(&st.span)) => ran,
+                    };
+                    run.tool_calls += 1;
+                    let result = ran.into_iter().next().expect("one result per call");
+                    st.ran.push((call, result.clone()));
+                    result
+                }
+                Verdict::Refuse(error) => {
+                    let result = self.tools.refuse(&call, error, &exec, Some(&st.span)).await;
+                    st.ran.push((call, result.clone()));
+                    result
+                }
+            };
+            run.tool_failed |= result.status == ToolStatus::Error;
+            let (ran_call, _) = st.ran.last().expect("just pushed");
+            let message = tool_message(run, ran_call, &result);
+            self.conversation
+                .add_messages(&run.thread_id, std::slice::from_ref(&message))
+                .await?;
+            st.calls.remove(0);
+        }
+        let complete = st.calls.is_empty();
+        st.calls.clear();
+        st.announced = false;
+        let (calls, results): (Vec<_>, Vec<_>) = std::mem::take(&mut st.ran).into_iter().unzip();
+        if !calls.is_empty() {
+            self.exchange_results(run, &calls, &st.said, &results);
+        }
+        run.results.extend(results.iter().cloned());
+        Ok(Some((results, complete)))
+    }
+
+    /// TOOL_CALL observations for a batch of calls the step is about to make.
+    async fn announce(&self, run: &Run, step_id: &str, span: &str, calls: &[ParsedToolCall]) {
         let root = run.root_span.clone();
         let point = run.span(Phase::Execution, span, Some(&root), clock::now_ms(), false);
-        let batch = now
+        let batch = calls
             .iter()
             .map(|c| {
                 let mut o = run.obs(
@@ -446,31 +566,6 @@ impl PesAgent {
         if let Err(e) = self.observations.record_all(batch).await {
             tracing::warn!("could not record the tool calls: {e}");
         }
-        let exec = ExecutionContext {
-            thread_id: run.thread_id.clone(),
-            trace_id: run.trace_id.clone(),
-            state: Arc::clone(state),
-            step_id: Some(step_id.to_owned()),
-        };
-        let enabled = &setup.config.enabled_tools;
-        let results = tokio::select! {
-            biased;
-            () = cancel.cancelled() => return Err(Stop::run(stopped(), Phase::Execution, None)),
-            results = self.tools.execute_tools(now, enabled, &exec, Some(span)) => results,
-        };
-        run.tool_calls += u32::try_from(results.len()).unwrap_or(u32::MAX);
-        run.tool_failed |= results.iter().any(|r| r.status == ToolStatus::Error);
-        let messages: Vec<_> = now
-            .iter()
-            .zip(&results)
-            .map(|(c, r)| tool_message(run, c, r))
-            .collect();
-        self.conversation
-            .add_messages(&run.thread_id, &messages)
-            .await?;
-        self.exchange_results(run, now, said, &results);
-        run.results.extend(results.iter().cloned());
-        Ok(results)
     }
 
     /// The calls and their results, as later calls of the run read them: natively an

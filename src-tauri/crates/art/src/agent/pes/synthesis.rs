@@ -16,7 +16,6 @@ use tokio_util::sync::CancellationToken;
 use super::super::history;
 use super::super::streaming::Ending;
 use super::calls::{Call, stage_error, stopped};
-use super::planning::Planned;
 use super::run::{Run, Stop, ms_since};
 use super::steps::{plan_text, results_text};
 use super::{PesAgent, Setup, history_budget};
@@ -31,17 +30,11 @@ impl PesAgent {
         &self,
         run: &mut Run,
         setup: &Setup,
-        planned: &Planned,
+        intent: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<(ConversationMessage, art_types::LlmMetadata), Stop> {
         let values = HashMap::from([
-            (
-                "intent",
-                planned
-                    .intent
-                    .clone()
-                    .unwrap_or_else(|| "(not stated)".into()),
-            ),
+            ("intent", intent.unwrap_or("(not stated)").to_owned()),
             ("steps", plan_text(run, usize::MAX)),
             ("tool_results", results_text(&run.results)),
         ]);

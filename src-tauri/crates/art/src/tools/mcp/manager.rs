@@ -516,7 +516,8 @@ async fn list_and_register(
                 Duration::from_secs(u64::from(config.timeout_secs)),
                 config.result_limit as usize,
             )
-            .with_protocol_version(protocol_version.clone());
+            .with_protocol_version(protocol_version.clone())
+            .with_policy(config.tool_policy);
             executors.push(Arc::new(executor));
         }
         infos.push(info);

@@ -21,6 +21,7 @@ pub struct McpTool {
     timeout: Duration,
     limit: usize,
     protocol_version: Option<String>,
+    policy: art_types::approval::ToolPolicy,
 }
 
 impl McpTool {
@@ -45,7 +46,15 @@ impl McpTool {
             timeout,
             limit,
             protocol_version: None,
+            policy: art_types::approval::ToolPolicy::Ask,
         }
+    }
+
+    /// Its server's policy for its tools.
+    #[must_use]
+    pub(super) fn with_policy(mut self, policy: art_types::approval::ToolPolicy) -> Self {
+        self.policy = policy;
+        self
     }
 
     /// The protocol version agreed with its server, recorded with each call.
@@ -109,6 +118,10 @@ impl ToolExecutor for McpTool {
 
     fn for_model(&self, output: &Value) -> Option<Value> {
         Some(Value::String(result::for_model(output, self.limit)))
+    }
+
+    fn default_policy(&self) -> art_types::approval::ToolPolicy {
+        self.policy
     }
 
     fn origin(&self) -> Option<McpOrigin> {

@@ -1,0 +1,290 @@
+//! Approval before a tool runs, through the real provider stack over HTTP: a call whose
+//! policy is `ask` suspends the run; approve, edit, deny and "always" continue it; a
+//! `deny` policy refuses without asking; a run that waits survives a restart (the
+//! database reopened) and can be stopped. Every decision is an APPROVAL observation.
+
+use art_testkit::framework::scripted::steps_json;
+
+use art::agent::{AgentError, CancellationToken};
+use art::observation::ObservationQuery;
+use art_testkit::fake::scripts::{text_reply, tool_call_reply};
+use art_types::approval::{ApprovalContent, ApprovalDecision, Decider, ToolPolicy};
+use art_types::record::StepStatus;
+use art_types::{ObservationType, RunStatus};
+use serde_json::{Value, json};
+
+use super::stepped::{Stepped, WIRES, statuses};
+
+fn calc(id: &'static str, expression: &str) -> (&'static str, &'static str, Value) {
+    (id, "calculator", json!({ "expression": expression }))
+}
+
+fn one_step() -> String {
+    steps_json("Sum", &[("1", "Multiply 6 by 7", &["calculator"])], &[])
+}
+
+/// A thread that asks before the calculator runs, the model calling it once (6*7),
+/// then ending its step and answering with `after`.
+async fn asking(after: &[&str]) -> Stepped {
+    let protocol = WIRES[0].1;
+    let mut replies = vec![
+        text_reply(protocol, &one_step(), 9),
+        tool_call_reply(protocol, &[calc("c1", "6*7")]),
+    ];
+    replies.extend(after.iter().map(|t| text_reply(protocol, t, 5)));
+    Stepped::start(WIRES[0], replies, |c| {
+        c.tool_policies.insert("calculator".into(), ToolPolicy::Ask);
+    })
+    .await
+}
+
+async fn decisions(run: &Stepped, trace: &str) -> Vec<ApprovalContent> {
+    run.art
+        .observations
+        .query(&ObservationQuery {
+            trace_ids: vec![trace.to_owned()],
+            types: vec![ObservationType::Approval],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|o| serde_json::from_value(o.content).unwrap())
+        .collect()
+}
+
+fn approve(arguments: Option<Value>, always: bool) -> ApprovalDecision {
+    ApprovalDecision::Approve { arguments, always }
+}
+
+#[tokio::test]
+async fn ask_suspends_before_the_call_and_approving_runs_it_and_goes_on() {
+    let run = asking(&["It is 42.", "6*7 = 42."]).await;
+    let out = run.ask("6*7?").await;
+    assert_eq!(out.metadata.status, RunStatus::Suspended);
+    assert_eq!(out.metadata.tool_calls, 0, "nothing ran yet");
+    let waiting = run.art.waiting(&run.thread).await.unwrap().unwrap();
+    assert_eq!(
+        (waiting.tool_name.as_str(), &waiting.arguments),
+        ("calculator", &json!({ "expression": "6*7" }))
+    );
+    assert!(waiting.input_schema["properties"]["expression"].is_object());
+    // The card waits, with its step at work, whatever the view folds.
+    let view = run.view(&out).await;
+    assert_eq!(view.waiting.as_ref().unwrap().call_id, waiting.call_id);
+    assert_eq!(statuses(&view)[0].1, StepStatus::InProgress);
+    // A new question must wait for the decision.
+    let props = art_testkit::framework::adapters::ask(&run.thread, "another?");
+    let refused = run.art.process(props, CancellationToken::new()).await;
+    assert!(matches!(refused, Err(AgentError::AwaitingApproval(t)) if t == "calculator"));
+
+    let done = run
+        .art
+        .resume(&run.thread, approve(None, false), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        done.metadata.status,
+        RunStatus::Success,
+        "{:?}",
+        done.metadata.error
+    );
+    assert_eq!(
+        done.metadata.trace_id, out.metadata.trace_id,
+        "the same run"
+    );
+    assert_eq!(done.response.content, "6*7 = 42.");
+    assert_eq!(done.metadata.tool_calls, 1);
+    assert_eq!(done.metadata.llm_calls, 4, "plan, two step calls, answer");
+    assert!(run.art.waiting(&run.thread).await.unwrap().is_none());
+    let trail = decisions(&run, &out.metadata.trace_id).await;
+    assert_eq!(trail.len(), 1);
+    assert!(trail[0].approved && !trail[0].edited());
+    assert_eq!(trail[0].decided_by, Decider::User);
+    let view = run.view(&done).await;
+    assert_eq!(
+        statuses(&view),
+        [("Multiply 6 by 7".to_owned(), StepStatus::Done)]
+    );
+    assert!(view.tools[0].approval.as_ref().unwrap().approved);
+    // Resuming twice is a clear error, not a second run.
+    let again = run
+        .art
+        .resume(&run.thread, approve(None, false), CancellationToken::new())
+        .await;
+    assert!(matches!(again, Err(AgentError::NothingWaiting(_))));
+}
+
+#[tokio::test]
+async fn edited_arguments_are_checked_then_run_and_the_trail_keeps_both() {
+    let run = asking(&["It is 49.", "7*7 = 49."]).await;
+    let out = run.ask("6*7?").await;
+    assert_eq!(out.metadata.status, RunStatus::Suspended);
+    let wrong = run
+        .art
+        .resume(
+            &run.thread,
+            approve(Some(json!({ "expr": 1 })), false),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(
+        matches!(wrong, Err(AgentError::InvalidInput(_))),
+        "{wrong:?}"
+    );
+    assert!(
+        run.art.waiting(&run.thread).await.unwrap().is_some(),
+        "still waiting"
+    );
+    let done = run
+        .art
+        .resume(
+            &run.thread,
+            approve(Some(json!({ "expression": "7*7" })), false),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.metadata.status, RunStatus::Success);
+    let view = run.view(&done).await;
+    assert_eq!(
+        view.tools[0].output.as_ref().unwrap()["result"],
+        json!(49.0)
+    );
+    let trail = decisions(&run, &out.metadata.trace_id).await;
+    assert!(trail[0].edited());
+    assert_eq!(trail[0].proposed, json!({ "expression": "6*7" }));
+    assert_eq!(trail[0].arguments, Some(json!({ "expression": "7*7" })));
+    // The model sees the call as it ran.
+    assert!(run.calls()[2].body.contains("7*7"));
+}
+
+#[tokio::test]
+async fn a_denial_with_a_reason_is_the_tools_result_for_the_model() {
+    let run = asking(&["I may not compute it.", "I was not allowed to compute it."]).await;
+    run.ask("6*7?").await;
+    let reason = "not with this tool";
+    let done = run
+        .art
+        .resume(
+            &run.thread,
+            ApprovalDecision::Deny {
+                reason: Some(reason.into()),
+            },
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.metadata.status, RunStatus::Partial, "a refused call");
+    assert_eq!(done.metadata.tool_calls, 0, "nothing ran");
+    let told = &run.calls()[2].body;
+    assert!(
+        told.contains("the user did not let `calculator` run: not with this tool"),
+        "{told}"
+    );
+    let trail = decisions(&run, &done.metadata.trace_id).await;
+    assert!(!trail[0].approved);
+    assert_eq!(trail[0].reason.as_deref(), Some(reason));
+}
+
+#[tokio::test]
+async fn always_allow_lets_the_tool_run_without_asking_from_then_on() {
+    let protocol = WIRES[0].1;
+    let replies = vec![
+        text_reply(protocol, &one_step(), 9),
+        tool_call_reply(protocol, &[calc("c1", "6*7")]),
+        tool_call_reply(protocol, &[calc("c2", "42+1")]),
+        text_reply(protocol, "43.", 5),
+        text_reply(protocol, "43.", 5),
+    ];
+    let run = Stepped::start(WIRES[0], replies, |c| {
+        c.tool_policies.insert("calculator".into(), ToolPolicy::Ask);
+    })
+    .await;
+    run.ask("6*7+1?").await;
+    let done = run
+        .art
+        .resume(&run.thread, approve(None, true), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        done.metadata.status,
+        RunStatus::Success,
+        "{:?}",
+        done.metadata.error
+    );
+    assert_eq!(done.metadata.tool_calls, 2, "the second call did not ask");
+    let config = run
+        .art
+        .state
+        .load_thread_context(&run.thread)
+        .await
+        .unwrap()
+        .config;
+    assert_eq!(config.tool_policies["calculator"], ToolPolicy::Auto);
+    let trail = decisions(&run, &done.metadata.trace_id).await;
+    assert_eq!(trail.len(), 1);
+    assert!(trail[0].always);
+}
+
+#[tokio::test]
+async fn a_deny_policy_refuses_without_asking_and_the_model_is_told() {
+    let protocol = WIRES[0].1;
+    let replies = vec![
+        text_reply(protocol, &one_step(), 9),
+        tool_call_reply(protocol, &[calc("c1", "6*7")]),
+        text_reply(protocol, "The calculator may not run.", 5),
+        text_reply(protocol, "I could not compute it.", 5),
+    ];
+    let run = Stepped::start(WIRES[0], replies, |c| {
+        c.tool_policies
+            .insert("calculator".into(), ToolPolicy::Deny);
+    })
+    .await;
+    let out = run.ask("6*7?").await;
+    assert_eq!(out.metadata.status, RunStatus::Partial);
+    assert_eq!(out.response.content, "I could not compute it.");
+    let view = run.view(&out).await;
+    let card = &view.tools[0];
+    assert_eq!(
+        card.error.as_deref(),
+        Some("`calculator` may not run in this thread (its policy is deny)")
+    );
+    assert_eq!(card.approval.as_ref().unwrap().decided_by, Decider::Policy);
+    assert!(run.calls()[2].body.contains("its policy is deny"));
+}
+
+#[tokio::test]
+async fn a_waiting_run_survives_a_restart_and_goes_on_or_is_stopped() {
+    let mut run = asking(&["It is 42.", "6*7 = 42."]).await;
+    let out = run.ask("6*7?").await;
+    assert_eq!(out.metadata.status, RunStatus::Suspended);
+    run.reopen(WIRES[0].0);
+    let waiting = run.art.waiting(&run.thread).await.unwrap();
+    assert_eq!(waiting.unwrap().tool_name, "calculator", "still waiting");
+    let done = run
+        .art
+        .resume(&run.thread, approve(None, false), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        done.metadata.status,
+        RunStatus::Success,
+        "{:?}",
+        done.metadata.error
+    );
+    assert_eq!(done.response.content, "6*7 = 42.");
+
+    // Stopped instead: the run ends as stopped, the thread takes new questions.
+    let mut run = asking(&[]).await;
+    let out = run.ask("6*7?").await;
+    run.reopen(WIRES[0].0);
+    let stopped = run.art.stop_waiting(&run.thread).await.unwrap().unwrap();
+    assert_eq!(stopped.metadata.status, RunStatus::Error);
+    assert_eq!(stopped.metadata.trace_id, out.metadata.trace_id);
+    assert!(run.art.waiting(&run.thread).await.unwrap().is_none());
+    assert!(run.art.stop_waiting(&run.thread).await.unwrap().is_none());
+    let view = run.view(&out).await;
+    assert_eq!(view.waiting, None);
+    assert_eq!(statuses(&view)[0].1, StepStatus::Failed);
+}
