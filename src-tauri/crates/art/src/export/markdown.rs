@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write;
 
+use art_types::approval::{ApprovalContent, Decider};
 use art_types::record::StepStatus;
 use art_types::record::view::{RunView, ToolState};
 use art_types::{ConversationMessage, MessageRole, MessageStatus};
@@ -105,6 +106,30 @@ fn write_plan(out: &mut String, run: &RunView) {
     out.push('\n');
 }
 
+/// Who decided on a call and how, for its heading.
+fn approval_note(approval: &ApprovalContent) -> String {
+    let by = match approval.decided_by {
+        Decider::User => "by the user",
+        Decider::Policy => "by the thread's policy",
+    };
+    let mut note = if approval.approved {
+        format!(" · approved {by}")
+    } else {
+        format!(" · denied {by}")
+    };
+    if approval.edited() {
+        note.push_str(", arguments edited");
+    }
+    if approval.always {
+        note.push_str(", always in this thread");
+    }
+    if let Some(reason) = approval.reason.as_deref().filter(|r| !r.is_empty()) {
+        note.push_str(": ");
+        note.push_str(reason);
+    }
+    note
+}
+
 /// The agent's work for one run, in the order it happened: thinking, plan, tool calls,
 /// errors.
 fn write_run(out: &mut String, run: &RunView, thinking: bool) {
@@ -129,9 +154,14 @@ fn write_run(out: &mut String, run: &RunView, thinking: bool) {
             .as_ref()
             .map(|m| format!(" · MCP server `{}` over {}", m.server, m.transport))
             .unwrap_or_default();
+        let decision = tool
+            .approval
+            .as_ref()
+            .map(approval_note)
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "**Tool `{}`** ({status}{duration}{server})\n",
+            "**Tool `{}`** ({status}{duration}{server}{decision})\n",
             tool.tool_name
         );
         out.push_str("Arguments:\n\n");
@@ -144,6 +174,15 @@ fn write_run(out: &mut String, run: &RunView, thinking: bool) {
             out.push_str("\nError:\n\n");
             fenced(out, "text", error);
         }
+        out.push('\n');
+    }
+    if let Some(waiting) = &run.waiting {
+        let _ = writeln!(
+            out,
+            "> **Waiting for approval** of `{}` with:\n",
+            waiting.tool_name
+        );
+        fenced(out, "json", &json_text(&waiting.arguments));
         out.push('\n');
     }
     for (code, message) in &run.problems {

@@ -6,6 +6,7 @@
 use art_testkit::framework::scripted::steps_json;
 
 use art::agent::{AgentError, CancellationToken};
+use art::export::{Format, Options, Redactor, Scope};
 use art::observation::ObservationQuery;
 use art_testkit::fake::scripts::{text_reply, tool_call_reply};
 use art_types::approval::{ApprovalContent, ApprovalDecision, Decider, ToolPolicy};
@@ -157,6 +158,26 @@ async fn edited_arguments_are_checked_then_run_and_the_trail_keeps_both() {
     assert_eq!(trail[0].arguments, Some(json!({ "expression": "7*7" })));
     // The model sees the call as it ran.
     assert!(run.calls()[2].body.contains("7*7"));
+
+    // Every export format keeps the decision.
+    let scope = Scope::Thread(run.thread.clone());
+    let redactor = Redactor::new(Vec::new());
+    let text = |format| {
+        super::export::export_to_string(&run.art, &scope, format, Options::default(), &redactor)
+    };
+    let markdown = text(Format::Markdown).await;
+    assert!(
+        markdown
+            .contains("**Tool `calculator`** (ok · 0 ms · approved by the user, arguments edited)")
+            || markdown.contains("approved by the user, arguments edited)"),
+        "{markdown}"
+    );
+    let otlp = text(Format::Otlp).await;
+    assert!(otlp.contains(r#""name":"APPROVAL""#), "{otlp}");
+    assert!(otlp.contains(r#"{"key":"art.approval.approved","value":{"boolValue":true}}"#));
+    assert!(otlp.contains(r#"{"key":"art.approval.decided_by","value":{"stringValue":"user"}}"#));
+    let jsonl = text(Format::Jsonl).await;
+    assert!(jsonl.contains(r#""type":"APPROVAL""#) && jsonl.contains(r#""type":"SUSPENSION""#));
 }
 
 #[tokio::test]

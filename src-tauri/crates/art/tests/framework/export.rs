@@ -83,7 +83,7 @@ async fn known_run(dir: &Path) -> (ArtInstance, String, String) {
     (art, thread, out.metadata.trace_id)
 }
 
-async fn export_to_string(
+pub(crate) async fn export_to_string(
     art: &ArtInstance,
     scope: &Scope,
     format: Format,

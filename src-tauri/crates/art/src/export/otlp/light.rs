@@ -69,6 +69,13 @@ pub(super) struct Content<'a> {
     /// LLM_STREAM_END: `metadata`; FINAL_RESPONSE: `metadata` (with `usage`).
     #[serde(borrow)]
     pub(super) metadata: Option<Usage<'a>>,
+    /// APPROVAL: the decision and who took it.
+    pub(super) approved: Option<bool>,
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) decided_by: Text<'a>,
+    /// STEP: the step and its status.
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) step_id: Text<'a>,
 }
 
 /// Token counts and stop reason of a call or run.

@@ -569,6 +569,29 @@ fn event<'r>(o: &'r Obs<'_>) -> Event<'r> {
             attributes.push(text("exception.message", message));
         }
     }
+    // The audit trail: a decision on a tool call, and the step a status belongs to.
+    if o.kind == ObservationType::Approval || o.kind == ObservationType::Suspension {
+        if let Some(tool) = o.content.tool_name.as_deref() {
+            attributes.push(text("gen_ai.tool.name", tool));
+        }
+        if let Some(call) = o.content.call_id.as_deref() {
+            attributes.push(text("gen_ai.tool.call.id", call));
+        }
+    }
+    if let Some(approved) = o.content.approved {
+        attributes.push(boolean("art.approval.approved", approved));
+    }
+    if let Some(by) = o.content.decided_by.as_deref() {
+        attributes.push(text("art.approval.decided_by", by));
+    }
+    if o.kind == ObservationType::Step {
+        if let Some(step) = o.content.step_id.as_deref() {
+            attributes.push(text("art.step.id", step));
+        }
+        if let Some(status) = o.content.status.as_deref() {
+            attributes.push(text("art.step.status", status));
+        }
+    }
     // Kept only when content is exported.
     if let Some(raw) = o.raw {
         attributes.push(text("art.observation.content", raw));

@@ -21,6 +21,8 @@ pub(super) enum AnyValue<'a> {
     Str(Cow<'a, str>),
     /// `intValue` (a decimal string in OTLP/JSON).
     Int(u64),
+    /// `boolValue`.
+    Bool(bool),
 }
 
 /// One attribute.
@@ -44,6 +46,14 @@ pub(super) fn int(key: &'static str, value: u64) -> KeyValue<'static> {
     KeyValue {
         key,
         value: AnyValue::Int(value),
+    }
+}
+
+/// A boolean attribute.
+pub(super) fn boolean(key: &'static str, value: bool) -> KeyValue<'static> {
+    KeyValue {
+        key,
+        value: AnyValue::Bool(value),
     }
 }
 
@@ -182,6 +192,10 @@ impl Lines {
                 self.buf.push_str(r#"","value":{"intValue":""#);
                 self.buf.push_str(itoa::Buffer::new().format(*n));
                 self.buf.push('"');
+            }
+            AnyValue::Bool(b) => {
+                self.buf.push_str(r#"","value":{"boolValue":"#);
+                self.buf.push_str(if *b { "true" } else { "false" });
             }
         }
         self.buf.push_str("}}");
