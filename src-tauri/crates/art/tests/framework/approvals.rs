@@ -167,9 +167,7 @@ async fn edited_arguments_are_checked_then_run_and_the_trail_keeps_both() {
     };
     let markdown = text(Format::Markdown).await;
     assert!(
-        markdown
-            .contains("**Tool `calculator`** (ok · 0 ms · approved by the user, arguments edited)")
-            || markdown.contains("approved by the user, arguments edited)"),
+        markdown.contains("approved by the user, arguments edited)"),
         "{markdown}"
     );
     let otlp = text(Format::Otlp).await;
