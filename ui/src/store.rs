@@ -83,6 +83,18 @@ impl Store {
         self.bump(thread_id);
     }
 
+    /// A run that waited goes on (after the user's decision): it is live again, with
+    /// what it did so far, until its end arrives.
+    pub fn resume(&self, mut run: RunView) {
+        run.finished = false;
+        run.waiting = None;
+        run.metadata = None;
+        self.runs.update(|runs| {
+            runs.retain(|r| r.trace_id != run.trace_id);
+            runs.push(run);
+        });
+    }
+
     /// Reload the thread list.
     pub fn reload_threads(&self) {
         let store = *self;

@@ -2,9 +2,14 @@
 //! regenerate the last answer, edit and resend a question, cancel a run, and read a
 //! thread's observations.
 
+use art::agent::AgentError;
 use art::clock;
 use art::observation::ObservationQuery;
-use art_types::commands::{CancelRun, EditAndResend, ListObservations, Regenerate, SendMessage};
+use art_types::approval::ApprovalDecision;
+use art_types::commands::{
+    CancelRun, DecideApproval, EditAndResend, ListObservations, Regenerate, SendMessage,
+    StopWaiting,
+};
 use art_types::{AgentProps, ErrorCode, IpcError, MessageRole, Observation, RunFinished};
 use tauri::{AppHandle, Emitter, Manager};
 
@@ -52,7 +57,28 @@ async fn check_ready(wb: &Workbench, thread_id: &str) -> Result<(), IpcError> {
     if wb.is_running(thread_id) {
         return Err(busy());
     }
+    if let Some(waiting) = wb.art.waiting(thread_id).await.map_err(agent_error)? {
+        return Err(awaiting(&waiting.call.tool_name));
+    }
     Ok(())
+}
+
+fn awaiting(tool: &str) -> IpcError {
+    IpcError::new(
+        ErrorCode::InvalidInput,
+        format!("this thread waits for your decision on `{tool}`: approve, deny or stop it first"),
+    )
+}
+
+/// A run's error that is not recorded as the run's end.
+fn agent_error(e: AgentError) -> IpcError {
+    match e {
+        AgentError::Context(e) => context_error(e),
+        AgentError::AwaitingApproval(tool) => awaiting(&tool),
+        AgentError::NothingWaiting(_) => IpcError::new(ErrorCode::NotFound, e.to_string()),
+        AgentError::InvalidInput(message) => IpcError::new(ErrorCode::InvalidInput, message)
+            .with_details(serde_json::json!({ "field": "decision" })),
+    }
 }
 
 fn busy() -> IpcError {
@@ -60,6 +86,12 @@ fn busy() -> IpcError {
         ErrorCode::InvalidInput,
         "this thread is still answering: stop it or wait for the answer first",
     )
+}
+
+/// What a run in the background does: answer a question, or go on after a decision.
+enum Work {
+    Ask(AgentProps),
+    Resume(ApprovalDecision),
 }
 
 /// Start a run of the thread's agent on `text` in the background; returns its trace id.
@@ -70,21 +102,34 @@ fn launch(
     text: String,
 ) -> Result<String, IpcError> {
     let trace_id = clock::new_id();
-    let cancel = wb.start_run(&trace_id, &thread_id).ok_or_else(busy)?;
     let props = AgentProps {
         query: text,
         thread_id: thread_id.clone(),
         trace_id: Some(trace_id.clone()),
         options: Default::default(),
     };
-    let trace = trace_id.clone();
+    spawn(app, wb, thread_id, trace_id, Work::Ask(props))
+}
+
+/// Run `work` in the background as run `trace` of `thread_id`; its end is the
+/// `RunFinished` event.
+fn spawn(
+    app: AppHandle,
+    wb: &Workbench,
+    thread_id: String,
+    trace: String,
+    work: Work,
+) -> Result<String, IpcError> {
+    let cancel = wb.start_run(&trace, &thread_id).ok_or_else(busy)?;
+    let trace_id = trace.clone();
     tauri::async_runtime::spawn(async move {
         let state = app.state::<AppState>();
         let Ok(wb) = state.workbench() else { return };
-        wb.mcp
-            .start_for_thread(&wb.art.state, &props.thread_id)
-            .await;
-        let outcome = wb.art.process(props, cancel).await;
+        wb.mcp.start_for_thread(&wb.art.state, &thread_id).await;
+        let outcome = match work {
+            Work::Ask(props) => wb.art.process(props, cancel).await,
+            Work::Resume(decision) => wb.art.resume(&thread_id, decision, cancel).await,
+        };
         wb.finish_run(&trace);
         let finished = match outcome {
             Ok(out) => RunFinished {
@@ -97,7 +142,7 @@ fn launch(
                 thread_id,
                 trace_id: trace,
                 metadata: None,
-                error: Some(IpcError::new(ErrorCode::Internal, e.to_string())),
+                error: Some(agent_error(e)),
             },
         };
         if let Err(e) = app.emit(art_types::events::RUN_FINISHED, &finished) {
@@ -206,6 +251,73 @@ impl Handler for CancelRun {
                 "that run is not running (it may have just finished)",
             ))
         }
+    }
+}
+
+/// The user's decision on the call a thread's run waits on: the run goes on in the
+/// background (arguments that do not fit the tool's schema are refused first, and the
+/// run keeps waiting).
+impl Handler for DecideApproval {
+    async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
+        let wb = workbench(&app)?;
+        if wb.is_running(&self.thread_id) {
+            return Err(busy());
+        }
+        let waiting = wb
+            .art
+            .waiting(&self.thread_id)
+            .await
+            .map_err(agent_error)?
+            .ok_or_else(|| {
+                IpcError::new(
+                    ErrorCode::NotFound,
+                    "nothing in this thread waits for a decision",
+                )
+            })?;
+        if let ApprovalDecision::Approve {
+            arguments: Some(arguments),
+            ..
+        } = &self.decision
+        {
+            wb.art
+                .tools
+                .check_arguments(&waiting.call.tool_name, arguments)
+                .map_err(|e| {
+                    IpcError::new(ErrorCode::InvalidInput, e.message)
+                        .with_details(serde_json::json!({ "field": "decision.arguments" }))
+                })?;
+        }
+        let work = Work::Resume(self.decision);
+        spawn(app, &wb, self.thread_id, waiting.trace_id, work)
+    }
+}
+
+/// Stop the run a thread waits on: it ends as stopped.
+impl Handler for StopWaiting {
+    async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
+        let wb = workbench(&app)?;
+        let stopped = wb
+            .art
+            .stop_waiting(&self.thread_id)
+            .await
+            .map_err(agent_error)?
+            .ok_or_else(|| {
+                IpcError::new(
+                    ErrorCode::NotFound,
+                    "nothing in this thread waits for a decision",
+                )
+            })?;
+        let finished = RunFinished {
+            thread_id: self.thread_id,
+            trace_id: stopped.metadata.trace_id.clone(),
+            metadata: Some(stopped.metadata),
+            error: None,
+        };
+        if let Err(e) = app.emit(art_types::events::RUN_FINISHED, &finished) {
+            tracing::warn!("cannot emit the end of a run: {e}");
+        }
+        threads_changed(&app);
+        Ok(())
     }
 }
 

@@ -1,5 +1,6 @@
 //! Reusable pieces of the shell.
 
+pub mod approval;
 pub mod error_card;
 pub mod run_card;
 pub mod sidebar;

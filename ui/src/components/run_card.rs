@@ -5,8 +5,10 @@ use art_types::FailureCode;
 use leptos::prelude::*;
 use serde_json::Value;
 
+use art_types::approval::{ApprovalContent, Decider};
 use art_types::record::{PlanUpdateContent, StepStatus};
 
+use crate::components::approval::ApprovalCard;
 use crate::run_view::{RunView, ToolState, advice, result_images};
 
 fn pretty(value: &Value) -> String {
@@ -25,6 +27,28 @@ fn step_mark(status: StepStatus) -> &'static str {
         StepStatus::Failed => "✗",
         StepStatus::Skipped => "–",
     }
+}
+
+/// Who decided on a call, in a line.
+fn approval_note(approval: &ApprovalContent) -> String {
+    let mut note = match (approval.approved, approval.decided_by) {
+        (true, _) => "Approved by you".to_owned(),
+        (false, Decider::User) => "Denied by you".to_owned(),
+        (false, Decider::Policy) => "Not run: this thread's policy denies this tool".to_owned(),
+    };
+    if approval.edited() {
+        note.push_str(", with edited arguments");
+    }
+    if approval.always {
+        note.push_str(" (always in this thread)");
+    }
+    if let Some(reason) = approval.reason.as_deref().filter(|r| !r.is_empty()) {
+        if approval.decided_by == Decider::User {
+            note.push_str(": ");
+            note.push_str(reason);
+        }
+    }
+    note
 }
 
 /// What the latest plan change did, in a line.
@@ -111,6 +135,7 @@ pub fn RunCard(run: RunView) -> impl IntoView {
                         <span class=format!("tool-status {class}")>{label}</span>
                         {tool.duration_ms.map(|ms| view! { <span class="muted small">{format!("{ms} ms")}</span> })}
                     </header>
+                    {tool.approval.as_ref().map(|a| view! { <p class="muted small tool-approval">{approval_note(a)}</p> })}
                     <pre class="tool-args">{pretty(&tool.arguments)}</pre>
                     {result}
                     {tool.result.as_ref().map(result_images).unwrap_or_default().into_iter().map(|(mime, data)| view! {
@@ -138,5 +163,9 @@ pub fn RunCard(run: RunView) -> impl IntoView {
             </p>
         }
     });
-    view! { <div class="run-card">{left_out}{plan}{thinking}{tools}{error}</div> }
+    let approval = run
+        .waiting
+        .is_some()
+        .then(|| view! { <ApprovalCard run=run.clone() /> });
+    view! { <div class="run-card">{left_out}{plan}{thinking}{tools}{approval}{error}</div> }
 }

@@ -1,6 +1,7 @@
 //! Whole-pane views shown in the main area.
 
 pub mod about;
+pub mod agent_settings;
 pub mod home;
 pub mod prompts;
 pub mod providers;

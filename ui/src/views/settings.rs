@@ -3,6 +3,7 @@
 //! generation parameters. Saved per thread; the backend validates and every problem is
 //! shown next to its field.
 
+use art_types::approval::ToolPolicy;
 use art_types::commands as cmd;
 use art_types::{
     IpcError, ModelInfo, ProviderInfo, SavedPrompt, StateSavingStrategy, ThreadConfig, ToolSchema,
@@ -12,6 +13,7 @@ use leptos::task::spawn_local;
 use serde::Deserialize;
 
 use crate::ipc;
+use crate::views::agent_settings::AgentSettings;
 use crate::views::tool_picker::{ToolPicker, token_cost};
 
 const BASE_URL: &str = "base_url";
@@ -255,6 +257,13 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                 .unwrap_or_default()
         })
     }));
+    let policies = Signal::from(Memo::new(move |_| {
+        config.with(|c| {
+            c.as_ref()
+                .map(|c| c.tool_policies.clone())
+                .unwrap_or_default()
+        })
+    }));
     let cost = move || {
         tools.with(|ts| {
             ts.iter()
@@ -362,10 +371,17 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                                 c.enabled_tools.retain(|t| *t != tool);
                                 if on { c.enabled_tools.push(tool.clone()); }
                             });
+                        }) policies=policies set_policy=Callback::new(move |(tool, policy): (String, Option<ToolPolicy>)| {
+                            edit(&|c| match policy {
+                                Some(p) => { c.tool_policies.insert(tool.clone(), p); }
+                                None => { c.tool_policies.remove(&tool); }
+                            });
                         }) />
                         <p class="muted small" id="tool-cost">{move || format!("Enabled schemas add about {} tokens to each planning call.", cost())}</p>
                         {problem_for("enabledTools")}
                     </div>
+                    <AgentSettings config=config edited=Callback::new(move |()| saved.set(false))
+                        problem_for=Callback::new(move |field: &'static str| problem_for(field).into_any()) />
                     <label for="temperature">"Temperature"</label>
                     <div>
                         <input id="temperature" inputmode="decimal" placeholder="provider default (0–2)"

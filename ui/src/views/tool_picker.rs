@@ -1,8 +1,12 @@
 //! The thread settings' tool list: built-in tools, then each MCP server's tools under
 //! its name, each with its description, schema and token cost; a tool the thread has
 //! enabled whose server is not running is listed as unavailable (it can be turned off).
+//! Each tool has its policy in the thread: its default, or runs / asks first / never.
+
+use std::collections::BTreeMap;
 
 use art_types::ToolSchema;
+use art_types::approval::ToolPolicy;
 use art_types::mcp::{TOOL_SEPARATOR, server_of};
 use leptos::prelude::*;
 
@@ -91,6 +95,8 @@ pub fn ToolPicker(
     tools: RwSignal<Vec<ToolSchema>>,
     enabled_list: Signal<Vec<String>>,
     toggle: Callback<(String, bool)>,
+    policies: Signal<BTreeMap<String, ToolPolicy>>,
+    set_policy: Callback<(String, Option<ToolPolicy>)>,
 ) -> impl IntoView {
     let list = Memo::new(move |_| groups(&tools.get(), &enabled_list.get()));
     let group_key = |g: &Group| {
@@ -122,6 +128,25 @@ pub fn ToolPicker(
                                         None => " — unavailable: its MCP server is not running (see Tools)".to_owned(),
                                     }}
                                 </label>
+                                {
+                                    let name = row.name.clone();
+                                    let default = if server_of(&name).is_some() {
+                                        "Server's default (asks first unless changed on Tools)"
+                                    } else {
+                                        "Default (runs)"
+                                    };
+                                    let current = { let name = name.clone(); move || policies.with(|p| p.get(&name).map_or("", |p| p.as_str())) };
+                                    view! {
+                                        <select class="tool-policy" data-tool=name.clone() title="Before it runs"
+                                            prop:value=current
+                                            on:change=move |ev| set_policy.run((name.clone(), ToolPolicy::parse(&event_target_value(&ev))))>
+                                            <option value="">{default}</option>
+                                            <option value="auto">"Runs without asking"</option>
+                                            <option value="ask">"Asks me first"</option>
+                                            <option value="deny">"Never runs"</option>
+                                        </select>
+                                    }
+                                }
                                 {row.schema.map(|schema| {
                                     let pretty = serde_json::to_string_pretty(&schema.input_schema).unwrap_or_default();
                                     view! {

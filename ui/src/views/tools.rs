@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use art_types::IpcError;
+use art_types::approval::ToolPolicy;
 use art_types::commands as cmd;
 use art_types::mcp::{
     DEFAULT_CALL_TIMEOUT_SECS, DEFAULT_RESULT_LIMIT, McpImportReport, McpServerConfig,
@@ -43,6 +44,8 @@ pub struct Form {
     pub limit: String,
     /// Started with the app.
     pub enabled: bool,
+    /// What happens before one of its tools runs, unless a thread says otherwise.
+    pub policy: ToolPolicy,
 }
 
 impl Default for Form {
@@ -59,6 +62,7 @@ impl Default for Form {
             timeout: DEFAULT_CALL_TIMEOUT_SECS.to_string(),
             limit: DEFAULT_RESULT_LIMIT.to_string(),
             enabled: true,
+            policy: ToolPolicy::Ask,
         }
     }
 }
@@ -75,6 +79,7 @@ impl Form {
             timeout: config.timeout_secs.to_string(),
             limit: config.result_limit.to_string(),
             enabled: config.enabled,
+            policy: config.tool_policy,
             ..Self::default()
         };
         match &config.transport {
@@ -156,6 +161,7 @@ impl Form {
         config.enabled = self.enabled;
         config.timeout_secs = number(&self.timeout, "timeoutSecs")?;
         config.result_limit = number(&self.limit, "resultLimit")?;
+        config.tool_policy = self.policy;
         Ok((config, values))
     }
 }
@@ -399,6 +405,16 @@ pub fn Tools() -> impl IntoView {
                             </Show>
                             {text_field("timeoutSecs", "Call timeout (s)", |f| f.timeout.clone(), |f, v| f.timeout = v, 1)}
                             {text_field("resultLimit", "Result limit (characters for the model)", |f| f.limit.clone(), |f, v| f.limit = v, 1)}
+                            <label for="mcp-policy">"Before a tool runs"</label>
+                            <div>
+                                <select id="mcp-policy" prop:value=move || form.with(|f| f.policy.as_str())
+                                    on:change=move |ev| form.update(|f| f.policy = ToolPolicy::parse(&event_target_value(&ev)).unwrap_or(ToolPolicy::Ask))>
+                                    <option value="ask">"Ask me first"</option>
+                                    <option value="auto">"Run without asking"</option>
+                                    <option value="deny">"Never run"</option>
+                                </select>
+                                <p class="muted small">"The default for every thread; a thread's settings can choose otherwise for each tool."</p>
+                            </div>
                             <span class="label">"Enabled"</span>
                             <div>
                                 <label><input type="checkbox" id="mcp-enabled" prop:checked=move || form.with(|f| f.enabled)

@@ -44,6 +44,8 @@ macro_rules! for_each_command {
             $crate::commands::Regenerate,
             $crate::commands::EditAndResend,
             $crate::commands::CancelRun,
+            $crate::commands::DecideApproval,
+            $crate::commands::StopWaiting,
             $crate::commands::ListObservations,
             $crate::commands::GetThreadConfig,
             $crate::commands::SetThreadConfig,
@@ -99,6 +101,8 @@ commands! {
     Regenerate = "regenerate" -> String;
     EditAndResend = "edit_and_resend" -> String;
     CancelRun = "cancel_run" -> ();
+    DecideApproval = "decide_approval" -> String;
+    StopWaiting = "stop_waiting" -> ();
     ListObservations = "list_observations" -> Vec<Observation>;
     GetThreadConfig = "get_thread_config" -> ThreadConfig;
     SetThreadConfig = "set_thread_config" -> ThreadConfig;
@@ -224,6 +228,26 @@ pub struct EditAndResend {
 pub struct CancelRun {
     /// The run.
     pub trace_id: String,
+}
+
+/// Decide on the tool call a thread's run waits on; the run goes on in the background
+/// (its events as any run's). Returns the run's trace id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DecideApproval {
+    /// The thread whose run waits.
+    pub thread_id: String,
+    /// Approve (maybe with edited arguments, maybe always) or deny (maybe with a reason).
+    pub decision: crate::approval::ApprovalDecision,
+}
+
+/// Stop a run that waits for a decision: it ends as stopped, and the thread takes new
+/// questions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StopWaiting {
+    /// The thread whose run waits.
+    pub thread_id: String,
 }
 
 /// Observations of a thread, oldest first: a view of a long thread asks for the runs of

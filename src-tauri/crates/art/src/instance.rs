@@ -6,7 +6,7 @@ use std::sync::Arc;
 use art_types::{AgentFinalResponse, AgentProps};
 
 use crate::agent::pes::{PesAgent, WaitingRuns};
-use crate::agent::{AgentCore, AgentError, CancellationToken};
+use crate::agent::{AgentCore, AgentError, CancellationToken, WaitingCall};
 use crate::context::{ConversationManager, PromptLibrary, StateManager, StateSavingStrategy};
 use crate::observation::ObservationManager;
 use crate::reasoning::engine::ReasoningEngine;
@@ -17,7 +17,7 @@ use crate::storage::StorageAdapter;
 use crate::tools::calculator::CalculatorTool;
 use crate::tools::current_time::CurrentTimeTool;
 use crate::tools::{RegistryError, ToolExecutor, ToolRegistry, ToolSystem};
-use art_types::approval::{ApprovalDecision, SuspensionContent};
+use art_types::approval::ApprovalDecision;
 
 /// A configured ART framework.
 pub struct ArtInstance {
@@ -63,7 +63,7 @@ impl ArtInstance {
     }
 
     /// The tool call the thread's run waits on, if it waits.
-    pub async fn waiting(&self, thread_id: &str) -> Result<Option<SuspensionContent>, AgentError> {
+    pub async fn waiting(&self, thread_id: &str) -> Result<Option<WaitingCall>, AgentError> {
         self.agent.waiting(thread_id).await
     }
 

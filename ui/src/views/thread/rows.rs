@@ -46,6 +46,7 @@ impl Row {
                 r.tools.len(),
                 r.error.is_some(),
                 r.history_left_out,
+                r.waiting.is_some(),
             )
         });
         format!(
@@ -94,6 +95,7 @@ pub(super) fn rows(
                         || !r.tools.is_empty()
                         || r.error.is_some()
                         || r.history_left_out > 0
+                        || r.waiting.is_some()
                 });
             Some(Row {
                 message: m.clone(),
@@ -120,8 +122,9 @@ pub(super) fn live_key(r: &RunView) -> String {
             .collect()
     });
     format!(
-        "{}|{}|{steps}|{}|{done}|{}|{}|{}",
+        "{}|{}|{}|{steps}|{}|{done}|{}|{}|{}",
         r.trace_id,
+        r.waiting.is_some(),
         r.plan.is_some(),
         r.tools.len(),
         r.thinking.len(),

@@ -6,6 +6,15 @@ pub mod pes;
 mod streaming;
 
 use art_types::approval::{ApprovalDecision, SuspensionContent};
+
+/// The call a waiting run waits on, and the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WaitingCall {
+    /// The run (its trace id).
+    pub trace_id: String,
+    /// The call, as its SUSPENSION observation shows it.
+    pub call: SuspensionContent,
+}
 use art_types::{AgentFinalResponse, AgentProps};
 pub use tokio_util::sync::CancellationToken;
 
@@ -46,7 +55,7 @@ pub trait AgentCore: Send + Sync {
     ) -> Result<AgentFinalResponse, AgentError>;
 
     /// The call a suspended run of `thread_id` waits on, if any.
-    async fn waiting(&self, thread_id: &str) -> Result<Option<SuspensionContent>, AgentError> {
+    async fn waiting(&self, thread_id: &str) -> Result<Option<WaitingCall>, AgentError> {
         let _ = thread_id;
         Ok(None)
     }

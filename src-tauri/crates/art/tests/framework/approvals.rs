@@ -65,6 +65,8 @@ async fn ask_suspends_before_the_call_and_approving_runs_it_and_goes_on() {
     assert_eq!(out.metadata.status, RunStatus::Suspended);
     assert_eq!(out.metadata.tool_calls, 0, "nothing ran yet");
     let waiting = run.art.waiting(&run.thread).await.unwrap().unwrap();
+    assert_eq!(waiting.trace_id, out.metadata.trace_id);
+    let waiting = waiting.call;
     assert_eq!(
         (waiting.tool_name.as_str(), &waiting.arguments),
         ("calculator", &json!({ "expression": "6*7" }))
@@ -280,7 +282,11 @@ async fn a_waiting_run_survives_a_restart_and_goes_on_or_is_stopped() {
     assert_eq!(out.metadata.status, RunStatus::Suspended);
     run.reopen(WIRES[0].0);
     let waiting = run.art.waiting(&run.thread).await.unwrap();
-    assert_eq!(waiting.unwrap().tool_name, "calculator", "still waiting");
+    assert_eq!(
+        waiting.unwrap().call.tool_name,
+        "calculator",
+        "still waiting"
+    );
     let done = run
         .art
         .resume(&run.thread, approve(None, false), CancellationToken::new())

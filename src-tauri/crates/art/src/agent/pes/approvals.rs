@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::super::AgentError;
+use super::super::{AgentError, WaitingCall};
 use super::calls::stopped;
 use super::run::{Run, Stop};
 use super::steps::{Start, StepState};
@@ -272,7 +272,7 @@ impl PesAgent {
     pub(super) async fn waiting_call(
         &self,
         thread_id: &str,
-    ) -> Result<Option<SuspensionContent>, AgentError> {
+    ) -> Result<Option<WaitingCall>, AgentError> {
         let Some(waiting) = self.waiting_runs.get(thread_id).await? else {
             return Ok(None);
         };
@@ -285,7 +285,7 @@ impl PesAgent {
             .entry(&call.tool_name)
             .map(|e| e.tool.schema().input_schema.clone())
             .unwrap_or_default();
-        Ok(Some(SuspensionContent {
+        let call = SuspensionContent {
             call_id: call.call_id.clone(),
             tool_name: call.tool_name.clone(),
             arguments: call.arguments.clone(),
@@ -296,6 +296,10 @@ impl PesAgent {
                 .steps
                 .get(waiting.step.index)
                 .map(|s| s.id.clone()),
+        };
+        Ok(Some(WaitingCall {
+            trace_id: waiting.run.trace_id.clone(),
+            call,
         }))
     }
 

@@ -23,7 +23,7 @@ mod synthesis;
 
 use std::sync::Arc;
 
-use art_types::approval::{ApprovalDecision, SuspensionContent};
+use art_types::approval::ApprovalDecision;
 use art_types::{
     AgentFinalResponse, AgentOptions, AgentProps, AgentState, ConversationMessage, FailureCode,
     GenerationParams, ObservationType, Phase, ProviderConfig, ThreadConfig, ToolSchema,
@@ -33,7 +33,7 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::history;
-use super::{AgentCore, AgentError};
+use super::{AgentCore, AgentError, WaitingCall};
 use crate::context::{ConversationManager, MessageOptions, PromptLibrary, StateManager};
 use crate::observation::ObservationManager;
 use crate::reasoning::engine::ReasoningEngine;
@@ -253,8 +253,8 @@ impl AgentCore for PesAgent {
             )));
         }
         let thread = self.conversation.thread(&props.thread_id).await?;
-        if let Some(call) = self.waiting_call(&props.thread_id).await? {
-            return Err(AgentError::AwaitingApproval(call.tool_name));
+        if let Some(waiting) = self.waiting_call(&props.thread_id).await? {
+            return Err(AgentError::AwaitingApproval(waiting.call.tool_name));
         }
         let context = self.state.load_thread_context(&props.thread_id).await?;
         let trace_id = props.trace_id.clone().unwrap_or_else(crate::clock::new_id);
@@ -292,7 +292,7 @@ impl AgentCore for PesAgent {
         self.ended(&run, outcome).await
     }
 
-    async fn waiting(&self, thread_id: &str) -> Result<Option<SuspensionContent>, AgentError> {
+    async fn waiting(&self, thread_id: &str) -> Result<Option<WaitingCall>, AgentError> {
         self.waiting_call(thread_id).await
     }
 
