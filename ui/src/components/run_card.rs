@@ -42,11 +42,11 @@ fn approval_note(approval: &ApprovalContent) -> String {
     if approval.always {
         note.push_str(" (always in this thread)");
     }
-    if let Some(reason) = approval.reason.as_deref().filter(|r| !r.is_empty()) {
-        if approval.decided_by == Decider::User {
-            note.push_str(": ");
-            note.push_str(reason);
-        }
+    if let Some(reason) = approval.reason.as_deref().filter(|r| !r.is_empty())
+        && approval.decided_by == Decider::User
+    {
+        note.push_str(": ");
+        note.push_str(reason);
     }
     note
 }
