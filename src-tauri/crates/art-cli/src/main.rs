@@ -12,6 +12,7 @@
 //! ```
 
 mod export;
+mod follow;
 mod mcp;
 mod out;
 mod printer;
@@ -23,6 +24,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use art::paths::DataDir;
 use art::standard::Standard;
+use art_types::approval::ApprovalDecision;
 use clap::{Parser, Subcommand};
 use out::{noteln, sayln};
 
@@ -43,8 +45,8 @@ enum Command {
     Threads,
     /// Ask the agent in a thread; prints the plan, tool calls and the streamed answer.
     ///
-    /// Exit status: 0 answered, 3 answered but a tool failed, 1 failed, 130 stopped
-    /// (Ctrl-C).
+    /// Exit status: 0 answered, 3 answered but a tool or step failed, 4 waiting for a
+    /// decision on a tool call (see `art approve`), 1 failed, 130 stopped (Ctrl-C).
     Run(run::Args),
     /// Export threads or runs as native JSONL, OpenTelemetry (OTLP JSON) or Markdown.
     Export(export::Args),
@@ -63,6 +65,34 @@ enum Command {
     /// error, and left out of what later questions send to the model).
     #[command(name = "drop")]
     DropFailed {
+        /// The thread (see `art threads`).
+        #[arg(long, value_name = "ID")]
+        thread: String,
+    },
+    /// Let the tool call a thread's run waits on run, and follow the run to its end.
+    Approve {
+        /// The thread (see `art threads`).
+        #[arg(long, value_name = "ID")]
+        thread: String,
+        /// Run it with these arguments instead (a JSON object, checked against the
+        /// tool's schema).
+        #[arg(long, value_name = "JSON")]
+        arguments: Option<String>,
+        /// Let this tool run without asking in this thread from now on.
+        #[arg(long)]
+        always: bool,
+    },
+    /// Do not let the tool call a thread's run waits on run; the run goes on without it.
+    Deny {
+        /// The thread (see `art threads`).
+        #[arg(long, value_name = "ID")]
+        thread: String,
+        /// Why, for the model (it reads this as the tool's result).
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
+    /// End a thread's run that waits for a decision.
+    Stop {
         /// The thread (see `art threads`).
         #[arg(long, value_name = "ID")]
         thread: String,
@@ -115,6 +145,30 @@ async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
             .await
             .map(|()| ExitCode::SUCCESS),
         Command::Mcp(command) => mcp::mcp(&stack, command).await,
+        Command::Approve {
+            thread,
+            arguments,
+            always,
+        } => match arguments.as_deref().map(serde_json::from_str).transpose() {
+            Ok(arguments) => {
+                let decision = ApprovalDecision::Approve { arguments, always };
+                follow::decided(&stack, &thread, decision).await
+            }
+            Err(e) => Err(anyhow::anyhow!("--arguments is not JSON: {e}")),
+        },
+        Command::Deny { thread, reason } => {
+            follow::decided(&stack, &thread, ApprovalDecision::Deny { reason }).await
+        }
+        Command::Stop { thread } => match stack.art.stop_waiting(&thread).await {
+            Ok(Some(_)) => {
+                noteln!("art: the run is stopped");
+                Ok(ExitCode::SUCCESS)
+            }
+            Ok(None) => Err(anyhow::anyhow!(
+                "no run of thread {thread} waits for a decision"
+            )),
+            Err(e) => Err(e.into()),
+        },
     };
     // The MCP servers a run started end with the process.
     stack.mcp.shutdown().await;

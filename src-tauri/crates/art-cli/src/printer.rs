@@ -21,7 +21,9 @@ pub struct Printer {
 
 impl Printer {
     /// The observations the printer reads.
-    pub const TYPES: [ObservationType; 6] = [
+    pub const TYPES: [ObservationType; 8] = [
+        ObservationType::Suspension,
+        ObservationType::Approval,
         ObservationType::Plan,
         ObservationType::Step,
         ObservationType::PlanUpdate,
@@ -38,6 +40,11 @@ impl Printer {
             answered: false,
             thinking_open: false,
         }
+    }
+
+    /// The run it prints.
+    pub fn trace_id(&self) -> &str {
+        &self.run.trace_id
     }
 
     /// Whether any of the answer was printed.
@@ -122,6 +129,30 @@ impl Printer {
                     }
                 };
                 sayln!("Tool {} {args}: {outcome}", tool.tool_name);
+            }
+            Change::Waiting => {
+                if let Some(waiting) = &self.run.waiting {
+                    sayln!(
+                        "Waiting for approval: {} {}",
+                        waiting.tool_name,
+                        waiting.arguments
+                    );
+                }
+            }
+            Change::Decided(i) => {
+                let tool = &self.run.tools[i];
+                if let Some(decision) = &tool.approval {
+                    let verb = if decision.approved {
+                        "approved"
+                    } else {
+                        "denied"
+                    };
+                    let by = match decision.decided_by {
+                        art_types::approval::Decider::User => "",
+                        art_types::approval::Decider::Policy => " by the thread's policy",
+                    };
+                    sayln!("Tool {} {verb}{by}", tool.tool_name);
+                }
             }
             Change::Error if o.kind == ObservationType::Error => {
                 if let Some((code, message)) = &self.run.error {

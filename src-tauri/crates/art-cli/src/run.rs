@@ -3,16 +3,13 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use art::agent::CancellationToken;
 use art::providers::factory::BASE_URL;
-use art::sockets::{ObservationFilter, StreamFilter};
 use art::standard::Standard;
-use art_types::{
-    AgentFinalResponse, AgentOptions, AgentProps, ConversationMessage, ProviderConfig, RunStatus,
-};
+use art_types::{AgentOptions, AgentProps, ConversationMessage, ProviderConfig};
 use serde_json::Value;
 
-use crate::out::{noteln, sayln};
+use crate::follow;
+use crate::out::noteln;
 use crate::printer::Printer;
 
 /// Options of `art run`.
@@ -50,6 +47,10 @@ pub struct Args {
     /// Also print the model's thinking.
     #[arg(long)]
     thinking: bool,
+    /// Decide for every tool call that asks first: run them all, or none (default: ask
+    /// on the terminal; without one, the run waits for `art approve` or `art deny`).
+    #[arg(long, value_enum, value_name = "WHICH")]
+    approve: Option<follow::Approve>,
     /// The question.
     question: String,
 }
@@ -66,6 +67,7 @@ impl Args {
             tools: None,
             context_window: None,
             thinking: false,
+            approve: None,
             question,
         }
     }
@@ -97,28 +99,6 @@ pub async fn drop_failed(stack: &Standard, thread: &str) -> anyhow::Result<()> {
     let preview: String = question.content.chars().take(60).collect();
     noteln!("art: removed the failed question {preview:?} ({removed} message(s))");
     Ok(())
-}
-
-fn footer(out: &AgentFinalResponse) -> String {
-    let m = &out.metadata;
-    let model = out
-        .response
-        .metadata
-        .get("model")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let cached = match m.usage.cached_input_tokens {
-        0 => String::new(),
-        n => format!(" ({n} cached)"),
-    };
-    format!(
-        "{model} · {}{cached} → {} tokens · {} LLM calls, {} tool calls · {:.1} s",
-        m.usage.input_tokens,
-        m.usage.output_tokens,
-        m.llm_calls,
-        m.tool_calls,
-        m.total_duration_ms as f64 / 1000.0
-    )
 }
 
 /// Save a thread's provider (a new thread's) and enabled tools (checked by name).
@@ -208,75 +188,7 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
             ..AgentOptions::default()
         },
     };
-    let trace = props.trace_id.clone();
-    let mut stream = art.sockets.stream.subscribe(StreamFilter {
-        thread_id: Some(thread_id.clone()),
-        trace_id: trace.clone(),
-    });
-    let mut observations = art.sockets.observations.subscribe(ObservationFilter {
-        thread_id: Some(thread_id.clone()),
-        types: Printer::TYPES.to_vec(),
-    });
-    let cancel = CancellationToken::new();
-    let mut printer = Printer::new(
-        &thread_id,
-        trace.as_deref().unwrap_or_default(),
-        args.thinking,
-    );
-    let process = art.process(props, cancel.clone());
-    tokio::pin!(process);
-    let mut stopped = false;
-    let outcome = loop {
-        // In this order: an observation (a plan) is broadcast before the tokens that
-        // follow it, so preferring observations prints them in the order they happened;
-        // the run's end comes last, after what it sent.
-        tokio::select! {
-            biased;
-            Some(o) = observations.recv() => printer.observation(&o),
-            Some(event) = stream.recv() => printer.stream(&event),
-            _ = tokio::signal::ctrl_c(), if !stopped => {
-                stopped = true;
-                noteln!("\nStopping…");
-                cancel.cancel();
-            }
-            out = &mut process => break out,
-        }
-    };
-    while let Some(o) = observations.try_recv() {
-        printer.observation(&o);
-    }
-    while let Some(event) = stream.try_recv() {
-        printer.stream(&event);
-    }
-    printer.end_thinking();
-    let out = outcome?;
-    if printer.answered() {
-        sayln!();
-    }
-    sayln!("\n{}", footer(&out));
-    if out.metadata.history_left_out > 0 {
-        noteln!(
-            "art: {} earlier message(s) left out to fit the model's context window",
-            out.metadata.history_left_out
-        );
-    }
-    Ok(match out.metadata.status {
-        _ if stopped => ExitCode::from(130),
-        RunStatus::Success => ExitCode::SUCCESS,
-        RunStatus::Partial => ExitCode::from(3),
-        RunStatus::Suspended => ExitCode::from(4),
-        RunStatus::Error => {
-            if let Some(e) = &out.metadata.error {
-                noteln!("art: the run failed: {} ({})", e.message, e.code);
-            }
-            if !printer.answered() {
-                noteln!(
-                    "art: the question is kept but left out of later questions; ask it again \
-                     with `art retry --thread {thread_id}`, or remove it with `art drop --thread \
-                     {thread_id}`"
-                );
-            }
-            ExitCode::FAILURE
-        }
-    })
+    let trace = props.trace_id.clone().unwrap_or_default();
+    let printer = Printer::new(&thread_id, &trace, args.thinking);
+    follow::follow(stack, printer, args.approve, follow::Work::Ask(props)).await
 }

@@ -195,9 +195,35 @@ async fn a_run_calls_a_thread_s_mcp_tool_and_ends_its_server() {
     let url = ollama.url();
     let mut args = ask_new("Tokyo", &url, "What time is it in Tokyo?");
     args.splice(1..1, ["--tools", "time__get_current_time"]);
+    // An MCP tool asks first: without a terminal to ask on, the run waits (exit 4).
     let out = art(data.path(), &args).await;
     let printed = stdout(&out);
+    assert_eq!(out.status.code(), Some(4), "{printed}\n{}", stderr(&out));
+    assert!(
+        printed
+            .contains("Waiting for approval: time__get_current_time {\"timezone\":\"Asia/Tokyo\"}"),
+        "{printed}"
+    );
+    assert!(
+        stderr(&out).contains("art approve --thread"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        settle(&mark, 5).await,
+        0,
+        "the waiting run's server outlived it"
+    );
+    // Approved from another process, the run goes on where it stopped.
+    let listed = stdout(&art(data.path(), &["threads"]).await);
+    let thread = listed.split_whitespace().next().unwrap().to_owned();
+    let out = art(data.path(), &["approve", "--thread", &thread]).await;
+    let printed = stdout(&out);
     assert!(out.status.success(), "{printed}\n{}", stderr(&out));
+    assert!(
+        printed.contains("Tool time__get_current_time approved"),
+        "{printed}"
+    );
     assert!(
         printed.contains("Tool time__get_current_time {\"timezone\":\"Asia/Tokyo\"}: ok"),
         "{printed}"
@@ -217,10 +243,48 @@ async fn a_run_calls_a_thread_s_mcp_tool_and_ends_its_server() {
     );
     assert_eq!(settle(&mark, 5).await, 0, "the run's server outlived it");
 
+    // `--approve none`: the call is denied, the model told, the run partial (exit 3).
+    let denied = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, plan, 16),
+            text_reply(Protocol::Ollama, "The user said no.", 4),
+            text_reply(Protocol::Ollama, "I was not allowed to ask.", 4),
+        ],
+    )
+    .await
+    .unwrap();
+    let url = denied.url();
+    let model = art_testkit::fake::scripts::MODEL;
+    let out = art(
+        data.path(),
+        &[
+            "run",
+            "--thread",
+            &thread,
+            "--provider",
+            "ollama",
+            "--model",
+            model,
+            "--base-url",
+            &url,
+            "--approve",
+            "none",
+            "Again?",
+        ],
+    )
+    .await;
+    let printed = stdout(&out);
+    assert_eq!(out.status.code(), Some(3), "{printed}\n{}", stderr(&out));
+    assert!(
+        printed.contains("Tool time__get_current_time denied"),
+        "{printed}"
+    );
+    assert!(printed.contains("I was not allowed to ask."), "{printed}");
+
     // Disabled, its tool is unavailable and the run says so instead of failing.
     art(data.path(), &["mcp", "disable", "time"]).await;
-    let listed = stdout(&art(data.path(), &["threads"]).await);
-    let thread = listed.split_whitespace().next().unwrap().to_owned();
     let again = FakeServer::start_at(
         0,
         Some(router(Protocol::Ollama)),

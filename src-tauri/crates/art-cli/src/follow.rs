@@ -1,0 +1,277 @@
+//! Following a run to its end on the terminal: tokens and observations printed as they
+//! come, Ctrl-C stops it, and a run that waits for a decision on a tool call is decided
+//! here — by `--approve all|none`, by asking on the terminal, or left waiting for
+//! `art approve` / `art deny` when there is no terminal to ask on.
+
+use std::io::{BufRead, IsTerminal};
+use std::process::ExitCode;
+
+use art::agent::CancellationToken;
+use art::sockets::{ObservationFilter, StreamFilter};
+use art::standard::Standard;
+use art_types::approval::{ApprovalDecision, SuspensionContent};
+use art_types::{AgentFinalResponse, AgentProps, RunStatus};
+use serde_json::Value;
+
+use crate::out::{note, noteln, sayln};
+use crate::printer::Printer;
+
+/// What to do when a tool asks first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Approve {
+    /// Run every call that asks.
+    All,
+    /// Run none of them (the model is told each was denied).
+    None,
+}
+
+/// Go on with the thread's waiting run after `decision` (`art approve` / `art deny`),
+/// printing the rest of it.
+pub async fn decided(
+    stack: &Standard,
+    thread_id: &str,
+    decision: ApprovalDecision,
+) -> anyhow::Result<ExitCode> {
+    let Some(waiting) = stack.art.waiting(thread_id).await? else {
+        anyhow::bail!("no run of thread {thread_id} waits for a decision");
+    };
+    stack
+        .mcp
+        .start_for_thread(&stack.art.state, thread_id)
+        .await;
+    let printer = Printer::new(thread_id, &waiting.trace_id, false);
+    follow(
+        stack,
+        printer,
+        None,
+        Work::Resume(thread_id.to_owned(), decision),
+    )
+    .await
+}
+
+/// What the followed run does.
+pub enum Work {
+    /// Answer a question.
+    Ask(AgentProps),
+    /// Go on after a decision on the thread's waiting call.
+    Resume(String, ApprovalDecision),
+}
+
+/// Run `work` to its end (deciding on waiting calls as `approve` says), printing as it
+/// goes; the exit status says how it ended.
+pub async fn follow(
+    stack: &Standard,
+    mut printer: Printer,
+    approve: Option<Approve>,
+    work: Work,
+) -> anyhow::Result<ExitCode> {
+    let (thread_id, mut work) = match work {
+        Work::Ask(props) => (props.thread_id.clone(), Work::Ask(props)),
+        Work::Resume(thread, decision) => (thread.clone(), Work::Resume(thread, decision)),
+    };
+    loop {
+        let (out, stopped) = drive(stack, &mut printer, work).await?;
+        if out.metadata.status != RunStatus::Suspended || stopped {
+            return Ok(ended(&out, &printer, &thread_id, stopped));
+        }
+        let Some(waiting) = stack.art.waiting(&thread_id).await? else {
+            return Ok(ended(&out, &printer, &thread_id, stopped));
+        };
+        match decide(&waiting.call, approve) {
+            Some(decision) => work = Work::Resume(thread_id.clone(), decision),
+            None => {
+                noteln!(
+                    "art: the run waits for your decision on `{}`: `art approve --thread {thread_id}` \
+                     runs it, `art deny --thread {thread_id}` does not, `art stop --thread {thread_id}` ends the run",
+                    waiting.call.tool_name
+                );
+                return Ok(ExitCode::from(4));
+            }
+        }
+    }
+}
+
+/// The decision on `call`: the flag's, else the terminal's answer; `None` without either.
+fn decide(call: &SuspensionContent, approve: Option<Approve>) -> Option<ApprovalDecision> {
+    match approve {
+        Some(Approve::All) => {
+            return Some(ApprovalDecision::Approve {
+                arguments: None,
+                always: false,
+            });
+        }
+        Some(Approve::None) => {
+            return Some(ApprovalDecision::Deny {
+                reason: Some("denied from the command line (--approve none)".into()),
+            });
+        }
+        None => {}
+    }
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return None;
+    }
+    let server = call
+        .server
+        .as_deref()
+        .map(|s| format!(" (MCP server `{s}`)"))
+        .unwrap_or_default();
+    let arguments = serde_json::to_string_pretty(&call.arguments).unwrap_or_default();
+    noteln!(
+        "\nThe agent wants to run `{}`{server} with:\n{arguments}",
+        call.tool_name
+    );
+    loop {
+        note!("Run it? [y]es, [n]o, [a]lways in this thread, [e]dit the arguments: ");
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        match line.trim().to_lowercase().as_str() {
+            "y" | "yes" => {
+                return Some(ApprovalDecision::Approve {
+                    arguments: None,
+                    always: false,
+                });
+            }
+            "a" | "always" => {
+                return Some(ApprovalDecision::Approve {
+                    arguments: None,
+                    always: true,
+                });
+            }
+            "n" | "no" => {
+                note!("Why not (the model reads it; Enter for no reason)? ");
+                let mut reason = String::new();
+                stdin.lock().read_line(&mut reason).ok()?;
+                let reason = Some(reason.trim().to_owned()).filter(|r| !r.is_empty());
+                return Some(ApprovalDecision::Deny { reason });
+            }
+            "e" | "edit" => {
+                note!("Arguments as JSON on one line: ");
+                let mut json = String::new();
+                stdin.lock().read_line(&mut json).ok()?;
+                match serde_json::from_str::<serde_json::Value>(&json) {
+                    Ok(arguments) if arguments.is_object() => {
+                        return Some(ApprovalDecision::Approve {
+                            arguments: Some(arguments),
+                            always: false,
+                        });
+                    }
+                    _ => noteln!("That is not a JSON object."),
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// One stretch of the run (to its end or its next wait), printed; whether Ctrl-C
+/// stopped it.
+async fn drive(
+    stack: &Standard,
+    printer: &mut Printer,
+    work: Work,
+) -> anyhow::Result<(AgentFinalResponse, bool)> {
+    let art = &stack.art;
+    let thread_id = match &work {
+        Work::Ask(props) => props.thread_id.clone(),
+        Work::Resume(thread, _) => thread.clone(),
+    };
+    let mut stream = art.sockets.stream.subscribe(StreamFilter {
+        thread_id: Some(thread_id.clone()),
+        trace_id: Some(printer.trace_id().to_owned()),
+    });
+    let mut observations = art.sockets.observations.subscribe(ObservationFilter {
+        thread_id: Some(thread_id.clone()),
+        types: Printer::TYPES.to_vec(),
+    });
+    let cancel = CancellationToken::new();
+    let run = async {
+        match work {
+            Work::Ask(props) => art.process(props, cancel.clone()).await,
+            Work::Resume(thread, decision) => art.resume(&thread, decision, cancel.clone()).await,
+        }
+    };
+    tokio::pin!(run);
+    let mut stopped = false;
+    let outcome = loop {
+        // In this order: an observation (a plan) is broadcast before the tokens that
+        // follow it, so preferring observations prints them in the order they happened;
+        // the run's end comes last, after what it sent.
+        tokio::select! {
+            biased;
+            Some(o) = observations.recv() => printer.observation(&o),
+            Some(event) = stream.recv() => printer.stream(&event),
+            _ = tokio::signal::ctrl_c(), if !stopped => {
+                stopped = true;
+                noteln!("\nStopping…");
+                cancel.cancel();
+            }
+            out = &mut run => break out,
+        }
+    };
+    while let Some(o) = observations.try_recv() {
+        printer.observation(&o);
+    }
+    while let Some(event) = stream.try_recv() {
+        printer.stream(&event);
+    }
+    printer.end_thinking();
+    Ok((outcome?, stopped))
+}
+
+/// The footer and the exit status of a run that ended (or waits).
+fn ended(out: &AgentFinalResponse, printer: &Printer, thread_id: &str, stopped: bool) -> ExitCode {
+    if printer.answered() {
+        sayln!();
+    }
+    sayln!("\n{}", footer(out));
+    if out.metadata.history_left_out > 0 {
+        noteln!(
+            "art: {} earlier message(s) left out to fit the model's context window",
+            out.metadata.history_left_out
+        );
+    }
+    match out.metadata.status {
+        _ if stopped => ExitCode::from(130),
+        RunStatus::Success => ExitCode::SUCCESS,
+        RunStatus::Partial => ExitCode::from(3),
+        RunStatus::Suspended => ExitCode::from(4),
+        RunStatus::Error => {
+            if let Some(e) = &out.metadata.error {
+                noteln!("art: the run failed: {} ({})", e.message, e.code);
+            }
+            if !printer.answered() {
+                noteln!(
+                    "art: the question is kept but left out of later questions; ask it again \
+                     with `art retry --thread {thread_id}`, or remove it with `art drop --thread \
+                     {thread_id}`"
+                );
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn footer(out: &AgentFinalResponse) -> String {
+    let m = &out.metadata;
+    let model = out
+        .response
+        .metadata
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let cached = match m.usage.cached_input_tokens {
+        0 => String::new(),
+        n => format!(" ({n} cached)"),
+    };
+    format!(
+        "{model} · {}{cached} → {} tokens · {} LLM calls, {} tool calls · {:.1} s",
+        m.usage.input_tokens,
+        m.usage.output_tokens,
+        m.llm_calls,
+        m.tool_calls,
+        m.total_duration_ms as f64 / 1000.0
+    )
+}
