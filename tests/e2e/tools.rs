@@ -1,8 +1,10 @@
 //! A user's day with MCP tools: add `mcp-server-time` (PyPI) on the Tools page and see
 //! its tools, paste `mcpServers` JSON for server-everything (npm), enable its image tool
-//! in a thread, let the fake model plan a call to it and see the server's real result
-//! in the tool card (the image too) and its span in the Trace panel; restart and find
-//! the servers and the thread's settings again; quit and leave no server running.
+//! in a thread, let the fake model plan two steps with a call to it; the call waits for
+//! approval, through a restart, and once approved the tool card shows the server's real
+//! result (the image too), both steps end done, and the Trace panel has its span;
+//! restart and find the servers and the thread's settings again; quit and leave no
+//! server running.
 
 use art_testkit::e2e::AppSession;
 use art_testkit::fake::scripts::{Protocol, text_reply};
@@ -10,7 +12,9 @@ use art_testkit::mcp::{MARKER_VAR, everything_script, marker, servers_dir, settl
 
 use crate::day::fake_ollama;
 
-const PLAN: &str = r#"{"title": "Show the logo", "intent": "Show the MCP logo", "plan": ["Fetch the image from the everything server"], "toolCalls": [{"callId": "c1", "toolName": "everything__get-tiny-image", "arguments": {}}]}"#;
+/// Two steps: fetch the image (its call already planned), then say what it is (done by
+/// the answer).
+const PLAN: &str = r#"{"title": "Show the logo", "intent": "Show the MCP logo", "steps": [{"id": "1", "description": "Fetch the image from the everything server", "tools": ["everything__get-tiny-image"]}, {"id": "2", "description": "Tell the user what it shows"}], "toolCalls": [{"callId": "c1", "toolName": "everything__get-tiny-image", "arguments": {}}]}"#;
 
 #[tokio::test(flavor = "current_thread")]
 async fn add_servers_call_a_tool_see_its_image_restart_and_quit_cleanly() {
@@ -76,6 +80,22 @@ async fn add_servers_call_a_tool_see_its_image_restart_and_quit_cleanly() {
     app.type_into("#composer-input", "Show me the MCP logo")
         .await;
     app.click("#send-button").await;
+    // An MCP tool asks first: the run waits with the call's arguments on its card.
+    let asking = ".approval-card[data-tool=\"everything__get-tiny-image\"]";
+    app.wait_for_text(asking, "Approval needed").await;
+    app.wait_for(".plan-steps li[data-status=\"in progress\"]")
+        .await;
+    app.screenshot("approval-card").await;
+
+    // Closed while it waits, the app shows the same waiting card after a restart.
+    let data = app.close_keeping_data().await;
+    let path = data.path().to_path_buf();
+    let app = AppSession::launch_with(data, &path).await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+    app.click(".thread-item .thread-title").await;
+    app.wait_for_text(asking, "Approval needed").await;
+    app.click(&format!("{asking} button.approve")).await;
     let card = app
         .wait_for_text(
             ".tool-card.ok[data-tool=\"everything__get-tiny-image\"]",
@@ -88,6 +108,13 @@ async fn add_servers_call_a_tool_see_its_image_restart_and_quit_cleanly() {
     app.wait_for(".tool-card img.tool-image[src^=\"data:image/png;base64,\"]")
         .await;
     app.wait_for_text(".message.ai .answer", "Here is the MCP logo.")
+        .await;
+    app.wait_for_text(".tool-card .tool-approval", "Approved by you")
+        .await;
+    // Both steps are done: the first by its call, the second by the answer.
+    app.wait_for(".plan-steps li:nth-child(2)[data-status=\"done\"]")
+        .await;
+    app.wait_for(".plan-steps li:nth-child(1)[data-status=\"done\"]")
         .await;
     app.screenshot("tool-card-mcp").await;
     app.click("#trace-button").await;

@@ -1,6 +1,6 @@
 //! Framework budgets (DESIGN §8): batched observation inserts, a per-thread/type query
 //! among 1,000,000 observations, the last 100 messages of a 5,000-message thread, and
-//! the agent + socket overhead per streamed token. Each is timed over several runs after
+//! the agent + socket overhead per streamed token, per step and per tool call. Each is timed over several runs after
 //! a warm-up; the figures go to the results file BENCHMARKS.md is made from.
 //! Run: `cargo xtask bench framework` (or `art-bench framework`).
 
@@ -14,12 +14,12 @@ use art::observation::{NewObservation, ObservationManager, ObservationQuery};
 use art::sockets::{Sockets, StreamFilter};
 use art::storage::sqlite::SqliteStorage;
 use art_testkit::bench::{Budget, Figure, Results};
-use art_testkit::framework::scripted::{Script, ScriptedSource, plan_json};
+use art_testkit::framework::scripted::{Script, ScriptedSource, plan_json, steps_json};
 use art_types::{
     AgentProps, ConversationMessage, MessageRole, MessageStatus, ObservationType, StreamEventKind,
     TokenType,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -287,6 +287,109 @@ fn agent_per_token(results: &mut Results) {
     ));
 }
 
+/// Steps (and tool calls) in the step-agent runs.
+const STEPS: usize = 20;
+
+/// An instance over a fresh SQLite file with `scripts` and a thread with the calculator.
+fn scripted_thread(
+    rt: &tokio::runtime::Runtime,
+    scripts: Vec<Script>,
+) -> (tempfile::TempDir, ArtInstance, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Arc::new(SqliteStorage::open(dir.path().join("a.sqlite3")).unwrap());
+    let art = ArtInstance::builder(storage, Arc::new(ScriptedSource::new(scripts)))
+        .build()
+        .unwrap();
+    let thread = rt.block_on(async {
+        let t = art
+            .conversation
+            .create_thread(None)
+            .await
+            .unwrap()
+            .thread_id;
+        let config = art_testkit::framework::scripted::thread_config("m", &["calculator"]);
+        art.state.set_thread_config(&t, &config).await.unwrap();
+        t
+    });
+    (dir, art, thread)
+}
+
+/// Ask in the thread; the run must end with `tool_calls` calls made.
+fn ask(rt: &tokio::runtime::Runtime, art: &ArtInstance, thread: String, tool_calls: usize) {
+    rt.block_on(async {
+        let props = AgentProps {
+            query: "go".into(),
+            thread_id: thread,
+            trace_id: None,
+            options: Default::default(),
+        };
+        let out = art.process(props, CancellationToken::new()).await.unwrap();
+        assert_eq!(out.metadata.tool_calls as usize, tool_calls, "{out:?}");
+    });
+}
+
+/// The agent's own cost of a step and of a tool call, the provider in-process and
+/// answering at once: a run of 20 steps that each call the calculator natively and end
+/// (two LLM calls and one tool call a step), and a run whose plan already holds 20 calls
+/// (the single pass of before: no LLM call between them).
+fn agent_per_step(results: &mut Results) {
+    let rt = runtime();
+    let steps: Vec<(String, String, Vec<&str>)> = (1..=STEPS)
+        .map(|i| (i.to_string(), format!("step {i}"), vec!["calculator"]))
+        .collect();
+    let listed: Vec<(&str, &str, &[&str])> = steps
+        .iter()
+        .map(|(id, d, t)| (id.as_str(), d.as_str(), t.as_slice()))
+        .collect();
+    let plan = steps_json("bench", &listed, &[]);
+    let per_step = timed(
+        7,
+        || {
+            let mut scripts = vec![Script::text(&plan)];
+            for i in 0..STEPS {
+                let id = format!("c{i}");
+                let args = json!({ "expression": format!("{i} + 1") });
+                scripts.push(Script::tool_calls(&[(id.as_str(), "calculator", args)]));
+                scripts.push(Script::text("done"));
+            }
+            scripts.push(Script::text("All done."));
+            scripted_thread(&rt, scripts)
+        },
+        |(_dir, art, thread)| ask(&rt, &art, thread, STEPS),
+    );
+    let calls: Vec<(String, Value)> = (0..STEPS)
+        .map(|i| (format!("c{i}"), json!({ "expression": format!("{i} + 1") })))
+        .collect();
+    let planned: Vec<(&str, &str, Value)> = calls
+        .iter()
+        .map(|(id, args)| (id.as_str(), "calculator", args.clone()))
+        .collect();
+    let single = plan_json("bench", &planned);
+    let per_call = timed(
+        7,
+        || scripted_thread(&rt, vec![Script::text(&single), Script::text("All done.")]),
+        |(_dir, art, thread)| ask(&rt, &art, thread, STEPS),
+    );
+    let each = |times: &[Duration]| -> Vec<f64> {
+        times
+            .iter()
+            .map(|t| t.as_secs_f64() * 1_000.0 / STEPS as f64)
+            .collect()
+    };
+    results.add(Figure::new(
+        "agent/per_step_ms",
+        "A step that acts (two LLM calls, one tool call, its observations and messages), in a run of 20 steps",
+        "ms",
+        each(&per_step),
+    ));
+    results.add(Figure::new(
+        "agent/per_planned_call_ms",
+        "A tool call the plan already held (the single pass of before), in a run of 20",
+        "ms",
+        each(&per_call),
+    ));
+}
+
 /// Run every framework bench; the figures go to `framework.json`.
 pub fn run() -> Result<(), String> {
     let mut results = Results::new("framework", "cargo xtask bench framework");
@@ -303,6 +406,8 @@ pub fn run() -> Result<(), String> {
     last_100_messages(&mut results);
     eprintln!("framework: agent per token");
     agent_per_token(&mut results);
+    eprintln!("framework: agent per step and per tool call");
+    agent_per_step(&mut results);
     results.write().map_err(|e| e.to_string())?;
     Ok(())
 }

@@ -116,7 +116,9 @@ pub fn RunCard(run: RunView) -> impl IntoView {
         .tools
         .iter()
         .map(|tool| {
+            let waits = run.waiting.as_ref().is_some_and(|w| w.call_id == tool.call_id);
             let (class, label) = match tool.state {
+                ToolState::Running if waits => ("waiting", "waiting for approval"),
                 ToolState::Running => ("running", "running"),
                 ToolState::Ok => ("ok", "ok"),
                 ToolState::Error => ("error", "error"),

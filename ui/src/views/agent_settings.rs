@@ -106,9 +106,10 @@ pub fn AgentSettings(
                     });
                     edited.run(());
                 }>
-                <option value="native">"The provider's own (falls back to text when the model refuses tools)"</option>
-                <option value="text">"Described in the prompt (models without tool calling)"</option>
+                <option value="native">"The provider's own"</option>
+                <option value="text">"Described in the prompt"</option>
             </select>
+            <p class="muted small">"Described in the prompt, calls are written as JSON: for models without tool calling. A model whose server refuses tools is asked that way anyway."</p>
         </div>
     }
 }

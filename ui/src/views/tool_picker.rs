@@ -131,7 +131,7 @@ pub fn ToolPicker(
                                 {
                                     let name = row.name.clone();
                                     let default = if server_of(&name).is_some() {
-                                        "Server's default (asks first unless changed on Tools)"
+                                        "Server's default"
                                     } else {
                                         "Default (runs)"
                                     };

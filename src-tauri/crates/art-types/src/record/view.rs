@@ -410,7 +410,11 @@ impl RunView {
     /// decision, and then all of it stays as it is.
     pub fn finish(&mut self, metadata: Option<ExecutionMetadata>) {
         self.finished = true;
-        if self.waiting.is_some() {
+        // (Its end may arrive before the SUSPENSION observation does.)
+        let suspended = metadata
+            .as_ref()
+            .is_some_and(|m| m.status == crate::RunStatus::Suspended);
+        if self.waiting.is_some() || suspended {
             self.metadata = metadata;
             return;
         }

@@ -285,3 +285,23 @@ fn a_waiting_run_keeps_its_card_open_until_the_decision() {
     run.finish(None);
     assert_eq!(steps(&run), [("fetch", StepStatus::Failed)]);
 }
+
+#[test]
+fn a_run_that_ends_suspended_before_its_suspension_arrives_stays_open() {
+    let mut run = RunView::new("t", "r");
+    run.apply_observation(&obs(
+        ObservationType::Plan,
+        json!({ "steps": [{ "id": "1", "description": "fetch", "tools": ["web__fetch"] }] }),
+    ));
+    run.apply_observation(&obs(
+        ObservationType::Step,
+        json!({ "stepId": "1", "status": "in_progress" }),
+    ));
+    let metadata: ExecutionMetadata = serde_json::from_value(json!({
+        "threadId": "t", "traceId": "r", "status": "suspended", "totalDurationMs": 5,
+        "llmCalls": 1, "toolCalls": 0, "usage": { "inputTokens": 0, "outputTokens": 0, "thinkingTokens": 0 }
+    }))
+    .unwrap();
+    run.finish(Some(metadata));
+    assert_eq!(steps(&run), [("fetch", StepStatus::InProgress)]);
+}
