@@ -75,6 +75,7 @@ fn agent_error(e: AgentError) -> IpcError {
     match e {
         AgentError::Context(e) => context_error(e),
         AgentError::AwaitingApproval(tool) => awaiting(&tool),
+        AgentError::Busy(_) => IpcError::new(ErrorCode::InvalidInput, e.to_string()),
         AgentError::NothingWaiting(_) => IpcError::new(ErrorCode::NotFound, e.to_string()),
         AgentError::InvalidInput(message) => IpcError::new(ErrorCode::InvalidInput, message)
             .with_details(serde_json::json!({ "field": "decision" })),

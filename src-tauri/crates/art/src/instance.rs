@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use art_types::{AgentFinalResponse, AgentProps};
 
+use crate::agent::claims::Claims;
 use crate::agent::pes::{PesAgent, WaitingRuns};
 use crate::agent::{AgentCore, AgentError, CancellationToken, WaitingCall};
 use crate::context::{ConversationManager, PromptLibrary, StateManager, StateSavingStrategy};
@@ -163,6 +164,7 @@ impl ArtInstanceBuilder {
             sockets: Arc::clone(&sockets),
             instance_system_prompt: self.system_prompt,
             waiting_runs: Arc::new(WaitingRuns::new(Arc::clone(&self.storage))),
+            claims: Arc::new(Claims::new(Arc::clone(&self.storage))),
         };
         Ok(ArtInstance {
             sockets,

@@ -187,3 +187,70 @@ async fn eight_writers_at_once_all_succeed_and_a_killed_one_harms_nobody() {
         assert!(out.status.success(), "{}", done(&out));
     }
 }
+
+/// One run per thread, whatever process runs it: a second `art run` on a thread that is
+/// answering in another process is refused (and stores nothing), then the thread takes
+/// questions again once the first is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_answers_one_question_at_a_time_across_processes() {
+    let slow = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, "Just answer.", 64),
+            text_reply(Protocol::Ollama, "slow answer in many words ", 2)
+                .delayed(Duration::from_millis(40)),
+            text_reply(Protocol::Ollama, "Just answer.", 64),
+            text_reply(Protocol::Ollama, "Second answer.", 64),
+        ],
+    )
+    .await
+    .unwrap();
+    let url = slow.url();
+    let data = tempfile::tempdir().unwrap();
+    let first = art(data.path())
+        .args(super::ask_new("Busy", &url, "First?"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first run is answering once its answer call has reached the model.
+    for _ in 0..200 {
+        let asked = slow
+            .requests()
+            .iter()
+            .filter(|r| r.request_line.contains("/api/chat"))
+            .count();
+        if asked == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let listed = output(art(data.path()).arg("threads"));
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let thread = listed.split_whitespace().next().unwrap().to_owned();
+    let second = |question: &'static str| {
+        output(
+            art(data.path())
+                .args(["run", "--thread", &thread, "--provider", "ollama"])
+                .args(["--model", MODEL, "--base-url", &url, question]),
+        )
+    };
+    let refused = second("Meanwhile?");
+    assert_eq!(refused.status.code(), Some(1), "{}", done(&refused));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("is answering already"),
+        "{}",
+        done(&refused)
+    );
+    let first = tokio::task::block_in_place(|| first.wait_with_output()).unwrap();
+    assert!(first.status.success(), "{}", done(&first));
+    let after = second("Now?");
+    assert!(after.status.success(), "{}", done(&after));
+    let listed = output(art(data.path()).arg("threads"));
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert!(
+        listed.contains("    4 messages"),
+        "the refused question was not stored: {listed}"
+    );
+}

@@ -1,6 +1,7 @@
 //! Agent cores: the [`AgentCore`] trait and the Plan-Execute-Synthesize agent
 //! ([`pes::PesAgent`]).
 
+pub mod claims;
 mod history;
 pub mod pes;
 mod streaming;
@@ -36,6 +37,9 @@ pub enum AgentError {
     /// Nothing in the thread waits for a decision.
     #[error("no run of thread {0} waits for a decision")]
     NothingWaiting(String),
+    /// The thread is answering already (here or in another process).
+    #[error("thread {0} is answering already: stop that run or wait for its answer first")]
+    Busy(String),
 }
 
 impl From<crate::storage::StorageError> for AgentError {

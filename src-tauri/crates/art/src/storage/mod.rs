@@ -31,11 +31,14 @@ pub enum Collection {
     /// Runs waiting for a decision on a tool call, one per thread (id = thread id):
     /// what they need to go on after a restart.
     SuspendedRuns,
+    /// The run each busy thread has, and the process running it (id = thread id): one
+    /// run per thread across processes.
+    ActiveRuns,
 }
 
 impl Collection {
     /// Every collection.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Threads,
         Self::Messages,
         Self::Observations,
@@ -44,6 +47,7 @@ impl Collection {
         Self::Prompts,
         Self::McpServers,
         Self::SuspendedRuns,
+        Self::ActiveRuns,
     ];
 
     /// Storage name.
@@ -57,6 +61,7 @@ impl Collection {
             Self::Prompts => "prompts",
             Self::McpServers => "mcp_servers",
             Self::SuspendedRuns => "suspended_runs",
+            Self::ActiveRuns => "active_runs",
         }
     }
 }

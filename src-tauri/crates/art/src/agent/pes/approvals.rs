@@ -332,13 +332,20 @@ impl PesAgent {
                 .check_arguments(&call.tool_name, arguments)
                 .map_err(|e| AgentError::InvalidInput(e.message))?;
         }
+        let claim = self.claims.claim(thread_id, &waiting.run.trace_id).await?;
         let Waiting {
             mut run,
             step,
             intent,
             options,
             question,
-        } = self.waiting_runs.take(thread_id).await?;
+        } = match self.waiting_runs.take(thread_id).await {
+            Ok(waiting) => waiting,
+            Err(e) => {
+                claim.release().await;
+                return Err(e);
+            }
+        };
         let context = self.state.load_thread_context(thread_id).await?;
         let mut config = context.config;
         if let ApprovalDecision::Approve { always: true, .. } = &decision {
@@ -377,7 +384,9 @@ impl PesAgent {
             }
             Err(stop) => Err(stop),
         };
-        self.ended(&run, outcome).await
+        let ended = self.ended(&run, outcome).await;
+        claim.release().await;
+        ended
     }
 
     /// End the thread's waiting run as stopped.

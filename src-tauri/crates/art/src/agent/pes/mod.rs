@@ -32,6 +32,7 @@ use serde_json::json;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use super::claims::Claims;
 use super::history;
 use super::{AgentCore, AgentError, WaitingCall};
 use crate::context::{ConversationManager, MessageOptions, PromptLibrary, StateManager};
@@ -71,6 +72,8 @@ pub struct PesAgent {
     pub instance_system_prompt: Option<String>,
     /// Runs that wait for a decision on a tool call.
     pub waiting_runs: Arc<WaitingRuns>,
+    /// One run per thread, across processes.
+    pub claims: Arc<Claims>,
 }
 
 /// What every phase of one run works from.
@@ -258,6 +261,7 @@ impl AgentCore for PesAgent {
         }
         let context = self.state.load_thread_context(&props.thread_id).await?;
         let trace_id = props.trace_id.clone().unwrap_or_else(crate::clock::new_id);
+        let claim = self.claims.claim(&props.thread_id, &trace_id).await?;
         let config = context.config;
         let mut run = Run::new(
             &props.thread_id,
@@ -289,7 +293,9 @@ impl AgentCore for PesAgent {
             }
             Err(stop) => Err(stop),
         };
-        self.ended(&run, outcome).await
+        let ended = self.ended(&run, outcome).await;
+        claim.release().await;
+        ended
     }
 
     async fn waiting(&self, thread_id: &str) -> Result<Option<WaitingCall>, AgentError> {
