@@ -16,10 +16,13 @@
 
 mod approvals;
 mod calls;
+mod exchange;
 mod planning;
+mod replan;
 mod run;
 mod steps;
 mod synthesis;
+mod tool_calls;
 
 use std::sync::Arc;
 
@@ -43,9 +46,9 @@ use crate::sockets::Sockets;
 use crate::tools::ToolSystem;
 pub use approvals::WaitingRuns;
 use calls::run_error;
+pub use replan::UPDATE_PLAN;
 use run::{Failed, Run, Stop};
 use steps::Start;
-pub use steps::UPDATE_PLAN;
 
 /// Longest accepted user message, in bytes.
 pub const MAX_QUERY_BYTES: usize = 1_000_000;

@@ -1,38 +1,36 @@
 //! Phase 2, the steps: each step that acts is a loop — the model gets the plan with what
-//! earlier steps found and the thread's tools, calls tools, sees their results, and
-//! either calls more or ends the step with its output. Tools are offered natively, or
-//! described in the prompt with calls written as JSON (a thread's choice, and the
-//! fallback when a server refuses tools). `update_plan` lets a step change the steps
-//! after it. Limits (LLM calls per step, tool calls, tokens and time per run) end the
-//! step at work as failed; the answer is still written from what was done.
+//! earlier steps found and the thread's tools, calls tools (`tool_calls.rs`), sees their
+//! results (`exchange.rs`), and either calls more or ends the step with its output. Tools
+//! are offered natively, or described in the prompt with calls written as JSON (a
+//! thread's choice, and the fallback when a server refuses tools). `update_plan`
+//! (`replan.rs`) lets a step change the steps after it. Limits (LLM calls per step, tool
+//! calls, tokens and time per run) end the step at work as failed; the answer is still
+//! written from what was done.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use art_types::record::{PlanStep, PlanUpdateContent, StepContent, StepStatus};
+use art_types::record::{StepContent, StepStatus};
 use art_types::{
-    AgentState, FunctionCall, ObservationType, ParsedToolCall, Phase, PromptMessage, PromptRole,
-    StreamError, ToolCallRequest, ToolCalling, ToolResult, ToolSchema, ToolStatus,
+    AgentState, ObservationType, ParsedToolCall, Phase, PromptMessage, PromptRole, ToolCalling,
+    ToolResult, ToolStatus,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::super::history;
 use super::super::streaming::{Ending, StageResult};
-use super::approvals::Verdict;
-use super::calls::{Call, output_text, stage_error, stopped, tool_message};
+use super::calls::{Call, stage_error, stopped};
+use super::exchange::{asked_calls, plan_text, refuses_tools, results_text};
+use super::replan::{UPDATE_PLAN, update_plan_schema};
 use super::run::{Run, Stop, ms_since};
 use super::{PesAgent, Setup, tools_list};
 use crate::clock;
-use crate::reasoning::output_parser::{self, fresh_id, parse_calls_in};
+use crate::reasoning::output_parser;
 use crate::reasoning::provider::CallStage;
-use crate::tools::ExecutionContext;
-
-/// The tool a step calls to change the steps after it (handled by the agent itself).
-pub const UPDATE_PLAN: &str = "update_plan";
 
 /// Longest step output shown to later steps in their plan (the answer gets it whole).
 const OUTPUT_IN_PLAN: usize = 2_000;
@@ -122,112 +120,6 @@ impl StepState {
             said: String::new(),
             iterations: 0,
         }
-    }
-}
-
-/// The `update_plan` tool as the model sees it.
-fn update_plan_schema() -> ToolSchema {
-    ToolSchema {
-        name: UPDATE_PLAN.into(),
-        description: "Replace the steps after the current one with these (what you found \
-                      changed what is left to do)."
-            .into(),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "steps": { "type": "array", "items": { "type": "object", "properties": {
-                    "id": { "type": "string" },
-                    "description": { "type": "string" },
-                    "tools": { "type": "array", "items": { "type": "string" } }
-                }, "required": ["description"] } },
-                "reason": { "type": "string" }
-            },
-            "required": ["steps"]
-        }),
-        output_schema: None,
-        examples: Vec::new(),
-    }
-}
-
-/// Whether a provider refused the call because the model cannot take tools (Ollama:
-/// "… does not support tools"; OpenAI-compatible servers say it in other words).
-fn refuses_tools(error: &StreamError) -> bool {
-    let message = error.message.to_lowercase();
-    [
-        "does not support tools",
-        "does not support tool",
-        "tools are not supported",
-        "tool use is not supported",
-        "does not support function calling",
-        "function calling is not supported",
-    ]
-    .iter()
-    .any(|m| message.contains(m))
-}
-
-fn clip(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
-}
-
-/// The todo list as the model reads it: each step with its status and what it produced
-/// (`max` characters of each output at most).
-pub(super) fn plan_text(run: &Run, max: usize) -> String {
-    if run.steps.is_empty() {
-        return "(no steps: answer directly)".into();
-    }
-    run.steps
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let mut line = format!("{}. [{}] {}", i + 1, s.status.label(), s.description);
-            if let Some(outcome) = run.outcomes.get(&s.id) {
-                line.push_str(" — ");
-                line.push_str(&clip(outcome, max));
-            }
-            line
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Tool results as one text (the step output of calls the planner wrote, and the text
-/// form of tool calling).
-pub(super) fn results_text(results: &[ToolResult]) -> String {
-    if results.is_empty() {
-        return "(no tools were used)".into();
-    }
-    results
-        .iter()
-        .map(|r| match r.status {
-            ToolStatus::Success => format!(
-                "- {} ({}): {}",
-                r.tool_name,
-                r.call_id,
-                output_text(&r.output)
-            ),
-            ToolStatus::Error => format!(
-                "- {} ({}) FAILED: {}",
-                r.tool_name,
-                r.call_id,
-                r.error.as_deref().unwrap_or("")
-            ),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn request(call: &ParsedToolCall) -> ToolCallRequest {
-    ToolCallRequest {
-        id: call.call_id.clone(),
-        kind: "function".into(),
-        function: FunctionCall {
-            name: call.tool_name.clone(),
-            arguments: call.arguments.to_string(),
-        },
-        signature: call.signature.clone(),
     }
 }
 
@@ -479,207 +371,6 @@ impl PesAgent {
         Ok(system)
     }
 
-    /// Run the step's pending calls one by one, each as its policy says: `auto` runs,
-    /// `deny` is refused, `ask` runs or is refused as the user decided — or, with no
-    /// decision yet, the run waits (`None`). Results are kept as TOOL messages and, once
-    /// the batch is over, in the exchange. `complete` is false when the run's tool-call
-    /// limit left calls unrun.
-    async fn run_calls(
-        &self,
-        run: &mut Run,
-        setup: &Setup,
-        step_id: &str,
-        st: &mut StepState,
-        state: &Arc<Mutex<AgentState>>,
-        cancel: &CancellationToken,
-    ) -> Result<Option<(Vec<ToolResult>, bool)>, Stop> {
-        if !st.announced {
-            self.announce(run, step_id, &st.span, &st.calls).await;
-            st.announced = true;
-        }
-        let exec = ExecutionContext {
-            thread_id: run.thread_id.clone(),
-            trace_id: run.trace_id.clone(),
-            state: Arc::clone(state),
-            step_id: Some(step_id.to_owned()),
-        };
-        while let Some(call) = st.calls.first().cloned() {
-            if run.out_of_tool_calls().is_some() {
-                break;
-            }
-            let Some(verdict) = self.verdict(run, setup, &call).await else {
-                return Ok(None);
-            };
-            let result = match verdict {
-                Verdict::Run(call) => {
-                    let ran = tokio::select! {
-                        biased;
-                        () = cancel.cancelled() => return Err(Stop::run(stopped(), Phase::Execution, None)),
-                        ran = self.tools.execute_tools(std::slice::from_ref(&call), &setup.config.enabled_tools, &exec, Some(&st.span)) => ran,
-                    };
-                    run.tool_calls += 1;
-                    let result = ran.into_iter().next().expect("one result per call");
-                    st.ran.push((call, result.clone()));
-                    result
-                }
-                Verdict::Refuse(error) => {
-                    let result = self.tools.refuse(&call, error, &exec, Some(&st.span)).await;
-                    st.ran.push((call, result.clone()));
-                    result
-                }
-            };
-            run.tool_failed |= result.status == ToolStatus::Error;
-            let (ran_call, _) = st.ran.last().expect("just pushed");
-            let message = tool_message(run, ran_call, &result);
-            self.conversation
-                .add_messages(&run.thread_id, std::slice::from_ref(&message))
-                .await?;
-            st.calls.remove(0);
-        }
-        let complete = st.calls.is_empty();
-        st.calls.clear();
-        st.announced = false;
-        let (calls, results): (Vec<_>, Vec<_>) = std::mem::take(&mut st.ran).into_iter().unzip();
-        if !calls.is_empty() {
-            self.exchange_results(run, &calls, &st.said, &results);
-        }
-        run.results.extend(results.iter().cloned());
-        Ok(Some((results, complete)))
-    }
-
-    /// TOOL_CALL observations for a batch of calls the step is about to make.
-    async fn announce(&self, run: &Run, step_id: &str, span: &str, calls: &[ParsedToolCall]) {
-        let root = run.root_span.clone();
-        let point = run.span(Phase::Execution, span, Some(&root), clock::now_ms(), false);
-        let batch = calls
-            .iter()
-            .map(|c| {
-                let mut o = run.obs(
-                    ObservationType::ToolCall,
-                    json!({ "callId": c.call_id, "toolName": c.tool_name, "arguments": c.arguments, "stepId": step_id }),
-                    point.clone(),
-                );
-                o.title = Some(format!("Tool call: {}", c.tool_name));
-                o
-            })
-            .collect();
-        if let Err(e) = self.observations.record_all(batch).await {
-            tracing::warn!("could not record the tool calls: {e}");
-        }
-    }
-
-    /// The calls and their results, as later calls of the run read them: natively an
-    /// assistant message with the calls and one result each; in text, what the model
-    /// wrote and a message with the results.
-    fn exchange_results(
-        &self,
-        run: &mut Run,
-        calls: &[ParsedToolCall],
-        said: &str,
-        results: &[ToolResult],
-    ) {
-        if run.tool_calling == ToolCalling::Native {
-            let mut assistant = PromptMessage::text(PromptRole::Assistant, said);
-            assistant.tool_calls = calls.iter().map(request).collect();
-            run.exchange.push(assistant);
-            for r in results {
-                let content = match r.status {
-                    ToolStatus::Success => output_text(&r.output),
-                    ToolStatus::Error => {
-                        format!("Error: {}", r.error.as_deref().unwrap_or("the tool failed"))
-                    }
-                };
-                let mut message = PromptMessage::text(PromptRole::ToolResult, content);
-                message.tool_call_id = Some(r.call_id.clone());
-                message.name = Some(r.tool_name.clone());
-                run.exchange.push(message);
-            }
-        } else {
-            let written = if said.trim().is_empty() {
-                json!({ "toolCalls": calls }).to_string()
-            } else {
-                said.to_owned()
-            };
-            run.exchange
-                .push(PromptMessage::text(PromptRole::Assistant, written));
-            run.exchange.push(PromptMessage::text(
-                PromptRole::User,
-                format!("Results of your tool calls:\n{}", results_text(results)),
-            ));
-        }
-    }
-
-    /// One call answered by the agent itself (`update_plan`).
-    fn exchange_one(&self, run: &mut Run, call: &ParsedToolCall, said: &str, answer: &str) {
-        let result = ToolResult {
-            call_id: call.call_id.clone(),
-            tool_name: call.tool_name.clone(),
-            status: ToolStatus::Success,
-            output: Value::String(answer.to_owned()),
-            error: None,
-            metadata: Value::Null,
-        };
-        self.exchange_results(run, std::slice::from_ref(call), said, &[result]);
-    }
-
-    /// Replace the steps after step `index` with those an `update_plan` call gives;
-    /// recorded as a PLAN_UPDATE. Returns what the model is told.
-    async fn update_plan(
-        &self,
-        run: &mut Run,
-        index: usize,
-        span: &str,
-        call: &ParsedToolCall,
-    ) -> String {
-        let (new_steps, problems) = output_parser::read_steps(call.arguments.get("steps"));
-        if call.arguments.get("steps").is_none() || !problems.is_empty() {
-            let why = if problems.is_empty() {
-                "`steps` is missing".to_owned()
-            } else {
-                problems.join("; ")
-            };
-            return format!("Error: the plan was not changed: {why}");
-        }
-        let mut after: Vec<PlanStep> = run.steps[..=index].to_vec();
-        for step in new_steps {
-            let taken = after.iter().any(|s| s.id == step.id);
-            let id = if taken { fresh_id(&after) } else { step.id };
-            after.push(PlanStep {
-                id,
-                status: StepStatus::Pending,
-                ..step
-            });
-        }
-        let mut update = PlanUpdateContent::between(&run.steps, after);
-        update.step_id = Some(run.steps[index].id.clone());
-        update.reason = call
-            .arguments
-            .get("reason")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        run.steps.clone_from(&update.steps);
-        let root = run.root_span.clone();
-        let mut o = run.obs(
-            ObservationType::PlanUpdate,
-            json!(update),
-            run.span(Phase::Execution, span, Some(&root), clock::now_ms(), false),
-        );
-        o.title = Some("Plan changed".into());
-        self.record(o).await;
-        let rest: Vec<String> = run.steps[index + 1..]
-            .iter()
-            .map(|s| s.description.clone())
-            .collect();
-        format!(
-            "The plan is updated. After this step: {}",
-            if rest.is_empty() {
-                "nothing".to_owned()
-            } else {
-                rest.join("; ")
-            }
-        )
-    }
-
     /// A STEP observation in the step's own span (`end`: the one that closes it).
     async fn record_step(
         &self,
@@ -734,45 +425,5 @@ impl PesAgent {
         );
         o.title = Some(format!("Step {}: {}", index + 1, status.label()));
         self.record(o).await;
-    }
-}
-
-/// The calls a reply asks for: native ones, else those written as JSON in its text
-/// (with the problem when they were written wrongly).
-fn asked_calls(reply: &StageResult) -> (Vec<ParsedToolCall>, Option<String>) {
-    if !reply.tool_calls.is_empty() {
-        return (reply.tool_calls.clone(), None);
-    }
-    match parse_calls_in(&reply.text) {
-        None => (Vec::new(), None),
-        Some(Ok(calls)) => (calls, None),
-        Some(Err(problem)) => (Vec::new(), Some(problem)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn refusals_of_tools_are_recognised_in_each_servers_words() {
-        let error = |message: &str| StreamError {
-            class: art_types::ErrorClass::Permanent,
-            code: art_types::FailureCode::LlmProviderError,
-            message: message.into(),
-        };
-        assert!(refuses_tools(&error(
-            "registry.ollama.ai/library/gemma:2b does not support tools"
-        )));
-        assert!(refuses_tools(&error(
-            "Function calling is not supported by this model"
-        )));
-        assert!(!refuses_tools(&error("model not found")));
-    }
-
-    #[test]
-    fn long_outputs_are_clipped_on_a_character_boundary() {
-        assert_eq!(clip("héllo", 2), "hé…");
-        assert_eq!(clip("hi", 5), "hi");
     }
 }

@@ -1,0 +1,108 @@
+//! A step's tool calls, one by one, each as its policy says (run, refuse, or wait for
+//! the user), kept as TOOL messages and, once the batch is over, in the run's exchange.
+
+use std::sync::Arc;
+
+use art_types::{AgentState, ObservationType, ParsedToolCall, Phase, ToolResult, ToolStatus};
+use serde_json::json;
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use super::approvals::Verdict;
+use super::calls::{stopped, tool_message};
+use super::run::{Run, Stop};
+use super::steps::StepState;
+use super::{PesAgent, Setup};
+use crate::clock;
+use crate::tools::ExecutionContext;
+
+impl PesAgent {
+    /// Run the step's pending calls one by one, each as its policy says: `auto` runs,
+    /// `deny` is refused, `ask` runs or is refused as the user decided — or, with no
+    /// decision yet, the run waits (`None`). Results are kept as TOOL messages and, once
+    /// the batch is over, in the exchange. `complete` is false when the run's tool-call
+    /// limit left calls unrun.
+    pub(super) async fn run_calls(
+        &self,
+        run: &mut Run,
+        setup: &Setup,
+        step_id: &str,
+        st: &mut StepState,
+        state: &Arc<Mutex<AgentState>>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<(Vec<ToolResult>, bool)>, Stop> {
+        if !st.announced {
+            self.announce(run, step_id, &st.span, &st.calls).await;
+            st.announced = true;
+        }
+        let exec = ExecutionContext {
+            thread_id: run.thread_id.clone(),
+            trace_id: run.trace_id.clone(),
+            state: Arc::clone(state),
+            step_id: Some(step_id.to_owned()),
+        };
+        while let Some(call) = st.calls.first().cloned() {
+            if run.out_of_tool_calls().is_some() {
+                break;
+            }
+            let Some(verdict) = self.verdict(run, setup, &call).await else {
+                return Ok(None);
+            };
+            let result = match verdict {
+                Verdict::Run(call) => {
+                    let ran = tokio::select! {
+                        biased;
+                        () = cancel.cancelled() => return Err(Stop::run(stopped(), Phase::Execution, None)),
+                        ran = self.tools.execute_tools(std::slice::from_ref(&call), &setup.config.enabled_tools, &exec, Some(&st.span)) => ran,
+                    };
+                    run.tool_calls += 1;
+                    let result = ran.into_iter().next().expect("one result per call");
+                    st.ran.push((call, result.clone()));
+                    result
+                }
+                Verdict::Refuse(error) => {
+                    let result = self.tools.refuse(&call, error, &exec, Some(&st.span)).await;
+                    st.ran.push((call, result.clone()));
+                    result
+                }
+            };
+            run.tool_failed |= result.status == ToolStatus::Error;
+            let (ran_call, _) = st.ran.last().expect("just pushed");
+            let message = tool_message(run, ran_call, &result);
+            self.conversation
+                .add_messages(&run.thread_id, std::slice::from_ref(&message))
+                .await?;
+            st.calls.remove(0);
+        }
+        let complete = st.calls.is_empty();
+        st.calls.clear();
+        st.announced = false;
+        let (calls, results): (Vec<_>, Vec<_>) = std::mem::take(&mut st.ran).into_iter().unzip();
+        if !calls.is_empty() {
+            self.exchange_results(run, &calls, &st.said, &results);
+        }
+        run.results.extend(results.iter().cloned());
+        Ok(Some((results, complete)))
+    }
+
+    /// TOOL_CALL observations for a batch of calls the step is about to make.
+    async fn announce(&self, run: &Run, step_id: &str, span: &str, calls: &[ParsedToolCall]) {
+        let root = run.root_span.clone();
+        let point = run.span(Phase::Execution, span, Some(&root), clock::now_ms(), false);
+        let batch = calls
+            .iter()
+            .map(|c| {
+                let mut o = run.obs(
+                    ObservationType::ToolCall,
+                    json!({ "callId": c.call_id, "toolName": c.tool_name, "arguments": c.arguments, "stepId": step_id }),
+                    point.clone(),
+                );
+                o.title = Some(format!("Tool call: {}", c.tool_name));
+                o
+            })
+            .collect();
+        if let Err(e) = self.observations.record_all(batch).await {
+            tracing::warn!("could not record the tool calls: {e}");
+        }
+    }
+}
