@@ -213,11 +213,12 @@ impl PesAgent {
         options: AgentOptions,
         step: StepState,
     ) -> Result<AgentFinalResponse, Stop> {
+        let broken = |what: &str| Stop::Agent(AgentError::InvalidInput(what.to_owned()));
         let call = step
             .calls
             .first()
             .cloned()
-            .expect("a waiting step has a call");
+            .ok_or_else(|| broken("a step waits with no call to decide on"))?;
         let entry = self.tools.registry().entry(&call.tool_name);
         let content = SuspensionContent {
             call_id: call.call_id.clone(),
@@ -231,7 +232,10 @@ impl PesAgent {
             step_id: Some(run.steps[step.index].id.clone()),
         };
         run.pause();
-        let question = run.question.clone().expect("the question is stored first");
+        let question = run
+            .question
+            .clone()
+            .ok_or_else(|| broken("a run waits with no question stored"))?;
         let root = run.root_span.clone();
         let mut o = run.obs(
             ObservationType::Suspension,

@@ -14,7 +14,7 @@ use super::run::{Run, Stop};
 use super::steps::StepState;
 use super::{PesAgent, Setup};
 use crate::clock;
-use crate::tools::ExecutionContext;
+use crate::tools::{ExecutionContext, ToolError};
 
 impl PesAgent {
     /// Run the step's pending calls one by one, each as its policy says: `auto` runs,
@@ -48,7 +48,7 @@ impl PesAgent {
             let Some(verdict) = self.verdict(run, setup, &call).await else {
                 return Ok(None);
             };
-            let result = match verdict {
+            let (call, result) = match verdict {
                 Verdict::Run(call) => {
                     let ran = tokio::select! {
                         biased;
@@ -56,22 +56,27 @@ impl PesAgent {
                         ran = self.tools.execute_tools(std::slice::from_ref(&call), &setup.config.enabled_tools, &exec, Some(&st.span)) => ran,
                     };
                     run.tool_calls += 1;
-                    let result = ran.into_iter().next().expect("one result per call");
-                    st.ran.push((call, result.clone()));
-                    result
+                    match ran.into_iter().next() {
+                        Some(result) => (call, result),
+                        None => {
+                            let lost = ToolError::new("TOOL_FAILED", "the tool gave no result");
+                            let result =
+                                self.tools.refuse(&call, lost, &exec, Some(&st.span)).await;
+                            (call, result)
+                        }
+                    }
                 }
                 Verdict::Refuse(error) => {
                     let result = self.tools.refuse(&call, error, &exec, Some(&st.span)).await;
-                    st.ran.push((call, result.clone()));
-                    result
+                    (call, result)
                 }
             };
             run.tool_failed |= result.status == ToolStatus::Error;
-            let (ran_call, _) = st.ran.last().expect("just pushed");
-            let message = tool_message(run, ran_call, &result);
+            let message = tool_message(run, &call, &result);
             self.conversation
                 .add_messages(&run.thread_id, std::slice::from_ref(&message))
                 .await?;
+            st.ran.push((call, result));
             st.calls.remove(0);
         }
         let complete = st.calls.is_empty();
