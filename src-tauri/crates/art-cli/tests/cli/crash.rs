@@ -385,3 +385,115 @@ async fn sigkill_at_any_moment_loses_nothing_but_the_last_tokens() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// SIGKILL while a step is at work: the step before it stays recorded as done, the step
+/// killed reads as failed (it never finished), and the thread takes the next question
+/// (the dead process's claim on it is taken over).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_during_a_step_keeps_the_finished_steps() {
+    use art_testkit::fake::scripts::tool_call_reply;
+    let plan = r#"{"title": "Two sums", "intent": "sum twice", "steps": [{"id": "1", "description": "Add 1 and 2", "tools": ["calculator"]}, {"id": "2", "description": "Add 3 and 4", "tools": ["calculator"]}], "toolCalls": []}"#;
+    let call = |id: &str, expression: &str| {
+        tool_call_reply(
+            Protocol::Ollama,
+            &[(
+                id,
+                "calculator",
+                serde_json::json!({ "expression": expression }),
+            )],
+        )
+    };
+    let server = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, plan, 32),
+            call("a", "1 + 2"),
+            text_reply(Protocol::Ollama, "1 + 2 = 3.", 32),
+            // Step 2's first call hangs: the process dies while the step is at work.
+            call("b", "3 + 4").delayed(Duration::from_secs(30)),
+        ],
+    )
+    .await
+    .unwrap();
+    let url = server.url();
+    let data = tempfile::tempdir().unwrap();
+    let mut args = super::ask_new("Steps", &url, "Two sums?");
+    args.extend(["--tools", "calculator"]);
+    let mut child = art(data.path())
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let chats = || {
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.request_line.contains("/api/chat"))
+            .count()
+    };
+    let started = Instant::now();
+    while chats() < 4 && started.elapsed() < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(chats(), 4, "step 2 asked the model");
+    child.kill().unwrap();
+    tokio::task::block_in_place(|| child.wait()).unwrap();
+
+    let listed = tokio::task::block_in_place(|| art(data.path()).arg("threads").output()).unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let thread = listed.split_whitespace().next().unwrap().to_owned();
+    let file = data.path().join("steps.md");
+    let export = tokio::task::block_in_place(|| {
+        art(data.path())
+            .args(["export", "--format", "markdown", "--thread", &thread, "-o"])
+            .arg(&file)
+            .output()
+    })
+    .unwrap();
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
+    let markdown = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        markdown.contains("1. Add 1 and 2\n"),
+        "step 1 done: {markdown}"
+    );
+    assert!(markdown.contains("2. Add 3 and 4 _(failed)_"), "{markdown}");
+    assert!(markdown.contains("**Tool `calculator`** (ok"), "{markdown}");
+
+    let again = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, r#"{"title": "Hi", "steps": []}"#, 32),
+            text_reply(Protocol::Ollama, "Still here.", 32),
+        ],
+    )
+    .await
+    .unwrap();
+    let again_url = again.url();
+    let out = tokio::task::block_in_place(|| {
+        art(data.path())
+            .args([
+                "run",
+                "--thread",
+                &thread,
+                "--provider",
+                "ollama",
+                "--model",
+                MODEL,
+            ])
+            .args(["--base-url", &again_url, "Still there?"])
+            .output()
+    })
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
