@@ -88,12 +88,6 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["regenerate", { "threadId": t }],
         ["edit_and_resend", { "threadId": t, "messageId": "no-such-message", "text": "x" }],
         ["cancel_run", {}],
-        ["decide_approval", { "threadId": t, "decision": { "decision": "maybe" } }],
-        ["decide_approval", { "threadId": t, "decision": { "decision": "approve" } }],
-        ["decide_approval", { "threadId": t, "decision": { "decision": "approve", "arguments": "@big:5000" } }],
-        ["decide_approval", { "threadId": "no-such-thread", "decision": { "decision": "deny" } }],
-        ["stop_waiting", { "threadId": t }],
-        ["stop_waiting", { "threadId": 5 }],
         ["list_observations", { "threadId": t, "traceIds": many_runs }],
         ["list_observations", { "threadId": t, "types": ["NOT_A_TYPE"] }],
         ["get_thread_config", { "threadId": 1 }],
@@ -120,6 +114,19 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["export_traces", { "request": { "format": "jsonl", "scope": { "kind": "thread", "threadId": "no-such-thread" } } }],
         ["export_traces", { "request": { "format": "jsonl", "scope": { "kind": "all" }, "path": "/etc/passwd" } }],
     ]);
+    // (A second list: one `json!` of every case passes the macro's recursion limit.)
+    let approvals = json!([
+        ["decide_approval", { "threadId": t, "decision": { "decision": "maybe" } }],
+        ["decide_approval", { "threadId": t, "decision": { "decision": "approve" } }],
+        ["decide_approval", { "threadId": t, "decision": { "decision": "approve", "arguments": "@big:5000" } }],
+        ["decide_approval", { "threadId": "no-such-thread", "decision": { "decision": "deny" } }],
+        ["stop_waiting", { "threadId": t }],
+        ["stop_waiting", { "threadId": 5 }],
+    ]);
+    let mut cases = cases;
+    if let (Some(all), Some(more)) = (cases.as_array_mut(), approvals.as_array()) {
+        all.extend(more.iter().cloned());
+    }
     let count = cases.as_array().unwrap().len();
     let outcomes = app.eval_async(CALL_ALL, vec![cases.clone()]).await;
     let outcomes = outcomes.as_array().expect("one outcome per case");
