@@ -164,6 +164,11 @@ impl Printer {
     }
 
     fn step(&self, i: usize) {
+        // Steps of pure reasoning are done by the answer, and marked so once it is
+        // written: their line would land inside the answer's text.
+        if self.answered {
+            return;
+        }
         let Some(plan) = &self.run.plan else { return };
         let step = &plan.steps[i];
         let number = i + 1;
