@@ -63,7 +63,15 @@ impl WaitingRuns {
             .get(Collection::SuspendedRuns, thread_id)
             .await?
         {
-            Some(record) => Ok(Some(record.decode(Collection::SuspendedRuns)?)),
+            // One that cannot be read (written by a newer version) must not lock the
+            // thread: it is left where it is, and the thread takes new questions.
+            Some(record) => match record.decode(Collection::SuspendedRuns) {
+                Ok(waiting) => Ok(Some(waiting)),
+                Err(e) => {
+                    tracing::warn!(thread = thread_id, "a waiting run cannot be read: {e}");
+                    Ok(None)
+                }
+            },
             None => Ok(None),
         }
     }
