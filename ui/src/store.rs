@@ -83,12 +83,21 @@ impl Store {
         self.bump(thread_id);
     }
 
-    /// A run that waited goes on (after the user's decision): it is live again, with
-    /// what it did so far, until its end arrives.
+    /// A run that waited goes on (the user decided): it is live again, with what it did
+    /// so far, until its end arrives. Called before the decision is sent, so no event of
+    /// the run's next part can arrive first and start a view of its own.
     pub fn resume(&self, mut run: RunView) {
         run.finished = false;
         run.waiting = None;
         run.metadata = None;
+        self.runs.update(|runs| {
+            runs.retain(|r| r.trace_id != run.trace_id);
+            runs.push(run);
+        });
+    }
+
+    /// Show `run` as it is (a decision that failed: the run still waits).
+    pub fn show(&self, run: RunView) {
         self.runs.update(|runs| {
             runs.retain(|r| r.trace_id != run.trace_id);
             runs.push(run);

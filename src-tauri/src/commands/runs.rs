@@ -5,7 +5,7 @@
 use art::agent::AgentError;
 use art::clock;
 use art::observation::ObservationQuery;
-use art_types::approval::ApprovalDecision;
+use art_types::approval::{ApprovalDecision, PLAN_REVIEW};
 use art_types::commands::{
     CancelRun, DecideApproval, EditAndResend, ListObservations, Regenerate, SendMessage,
     StopWaiting,
@@ -280,13 +280,20 @@ impl Handler for DecideApproval {
             ..
         } = &self.decision
         {
-            wb.art
-                .tools
-                .check_arguments(&waiting.call.tool_name, arguments)
-                .map_err(|e| {
-                    IpcError::new(ErrorCode::InvalidInput, e.message)
-                        .with_details(serde_json::json!({ "field": "decision.arguments" }))
-                })?;
+            let checked = if waiting.call.tool_name == PLAN_REVIEW {
+                art::agent::pes::edited_steps(&[], arguments, &[])
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            } else {
+                wb.art
+                    .tools
+                    .check_arguments(&waiting.call.tool_name, arguments)
+                    .map_err(|e| e.message)
+            };
+            checked.map_err(|message| {
+                IpcError::new(ErrorCode::InvalidInput, message)
+                    .with_details(serde_json::json!({ "field": "decision.arguments" }))
+            })?;
         }
         let work = Work::Resume(self.decision);
         spawn(app, &wb, self.thread_id, waiting.trace_id, work)

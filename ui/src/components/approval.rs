@@ -1,7 +1,8 @@
-//! The card of a tool call that waits for the user: the tool, its server and the full
-//! arguments the model proposed — editable as JSON, checked against the tool's schema by
-//! the backend — with Approve, "Always allow in this thread", Deny (an optional reason
-//! goes back to the model as the tool's result) and Stop.
+//! The cards of a run that waits for the user. A tool call: the tool, its server and the
+//! full arguments the model proposed — editable as JSON, checked against the tool's
+//! schema by the backend — with Approve, "Always allow in this thread", Deny (an optional
+//! reason goes back to the model as the tool's result) and Stop. A plan (the thread asks
+//! to review it): its steps one a line, editable, with Run this plan and Cancel.
 
 use art_types::approval::ApprovalDecision;
 use art_types::commands as cmd;
@@ -81,6 +82,7 @@ pub fn ApprovalCard(run: RunView) -> impl IntoView {
         };
         busy.set(true);
         let thread_id = thread_id.get_value();
+        store.resume(run.get_value());
         spawn_local(async move {
             let outcome = match decided {
                 None => ipc::call(&cmd::StopWaiting { thread_id }).await,
@@ -89,18 +91,14 @@ pub fn ApprovalCard(run: RunView) -> impl IntoView {
                         thread_id,
                         decision: decided,
                     };
-                    match ipc::call(&args).await {
-                        Ok(_) => {
-                            store.resume(run.get_value());
-                            Ok(())
-                        }
-                        Err(e) => Err(e),
-                    }
+                    ipc::call(&args).await.map(|_| ())
                 }
             };
             busy.try_set(false);
             if let Err(e) = outcome {
-                problem.try_set(Some(e.message));
+                // Still waiting: the card comes back (a new one), the banner says why.
+                store.show(run.get_value());
+                store.banner.set(Some(e.message));
             }
         });
     };
@@ -140,6 +138,86 @@ pub fn ApprovalCard(run: RunView) -> impl IntoView {
     .into_any()
 }
 
+/// The plan's steps as the form shows them (one a line) and what the user's lines make
+/// of them: `None` when nothing changed, else `{"steps": [...]}`; an empty plan cannot
+/// be run.
+fn plan_edit(proposed: &[String], text: &str) -> Result<Option<Value>, String> {
+    let lines: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if lines.is_empty() {
+        return Err("a plan needs a step; to run none, cancel the run".into());
+    }
+    Ok((lines != proposed).then(|| serde_json::json!({ "steps": lines })))
+}
+
+/// The plan of `run`, waiting for the user's word before any step runs: its steps one a
+/// line (edit, reorder, remove or add lines), Run this plan, or Cancel the run.
+#[component]
+pub fn PlanReviewCard(run: RunView) -> impl IntoView {
+    let store = expect_context::<Store>();
+    let proposed: Vec<String> = run
+        .plan
+        .as_ref()
+        .map(|p| p.steps.iter().map(|s| s.description.clone()).collect())
+        .unwrap_or_default();
+    let text = RwSignal::new(proposed.join("\n"));
+    let problem = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let thread_id = StoredValue::new(run.thread_id.clone());
+    let proposed = StoredValue::new(proposed);
+    let run = StoredValue::new(run);
+    let act = move |go: bool| {
+        problem.set(None);
+        let decision = if go {
+            match proposed.with_value(|p| plan_edit(p, &text.get_untracked())) {
+                Ok(arguments) => ApprovalDecision::Approve {
+                    arguments,
+                    always: false,
+                },
+                Err(e) => return problem.set(Some(e)),
+            }
+        } else {
+            ApprovalDecision::Deny { reason: None }
+        };
+        busy.set(true);
+        let args = cmd::DecideApproval {
+            thread_id: thread_id.get_value(),
+            decision,
+        };
+        // The run goes on (or ends, cancelled) in the card the user sees.
+        store.resume(run.get_value());
+        spawn_local(async move {
+            if let Err(e) = ipc::call(&args).await {
+                store.show(run.get_value());
+                store.banner.set(Some(e.message));
+            }
+            busy.try_set(false);
+        });
+    };
+    view! {
+        <section class="card approval-card plan-review">
+            <header class="card-title">
+                <span class="badge approval-badge">"Review the plan"</span>
+            </header>
+            <p class="muted small">"Nothing has run yet. One step a line: change, reorder, remove or add steps, then run it."</p>
+            <textarea class="plan-review-steps" rows="5" spellcheck="false"
+                prop:value=move || text.get()
+                on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+            {move || problem.get().map(|p| view! { <p class="run-error approval-problem">{p}</p> })}
+            <div class="approval-actions">
+                <button class="primary run-plan" disabled=move || busy.get()
+                    on:click=move |_| act(true)>"Run this plan"</button>
+                <button class="ghost cancel-plan" disabled=move || busy.get()
+                    on:click=move |_| act(false)>"Cancel the run"</button>
+            </div>
+        </section>
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -171,6 +249,13 @@ mod tests {
             }
         );
         assert!(decision(Choice::Approve, &proposed, "[1]", "").is_err());
+        let steps = ["list".to_owned(), "read".to_owned()];
+        assert_eq!(plan_edit(&steps, " list\nread \n\n"), Ok(None));
+        assert_eq!(
+            plan_edit(&steps, "read\nlist"),
+            Ok(Some(json!({ "steps": ["read", "list"] })))
+        );
+        assert!(plan_edit(&steps, "  \n").is_err());
         assert!(decision(Choice::Approve, &proposed, "{", "").is_err());
         let denied = decision(Choice::Deny, &proposed, "not json", "  too risky ");
         assert_eq!(

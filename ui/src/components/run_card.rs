@@ -8,7 +8,7 @@ use serde_json::Value;
 use art_types::approval::{ApprovalContent, Decider};
 use art_types::record::{PlanUpdateContent, StepStatus};
 
-use crate::components::approval::ApprovalCard;
+use crate::components::approval::{ApprovalCard, PlanReviewCard};
 use crate::run_view::{RunView, ToolState, advice, result_images};
 
 fn pretty(value: &Value) -> String {
@@ -100,6 +100,9 @@ pub fn RunCard(run: RunView) -> impl IntoView {
                     }).collect_view()}
                 </ol>
                 {plan.update.map(|u| view! { <p class="muted small plan-update">{update_note(&u)}</p> })}
+                {plan.review.as_ref().filter(|r| r.approved).map(|r| view! {
+                    <p class="muted small plan-reviewed">{if r.edited() { "You edited this plan before it ran." } else { "You reviewed this plan before it ran." }}</p>
+                })}
             </section>
         }
     });
@@ -169,5 +172,8 @@ pub fn RunCard(run: RunView) -> impl IntoView {
         .waiting
         .is_some()
         .then(|| view! { <ApprovalCard run=run.clone() /> });
-    view! { <div class="run-card">{left_out}{plan}{thinking}{tools}{approval}{error}</div> }
+    let review = run
+        .waits_for_review()
+        .then(|| view! { <PlanReviewCard run=run.clone() /> });
+    view! { <div class="run-card">{left_out}{plan}{thinking}{review}{tools}{approval}{error}</div> }
 }

@@ -1,5 +1,6 @@
 //! The thread settings' "Agent" rows: how far one run may go (LLM calls per step, tool
-//! calls, tokens and seconds per run) and how a step offers tools to the model. They
+//! calls, tokens and seconds per run), whether the plan waits for review before any step
+//! runs, and how a step offers tools to the model. They
 //! edit the form's configuration in place; the backend checks the ranges on save and
 //! names the field of any problem.
 
@@ -92,6 +93,17 @@ pub fn AgentSettings(
         {limit("toolCalls", "Tool calls per run", "20", "The most tools one answer may run; the answer is still written from what was done.")}
         {limit("tokens", "Token budget", "no limit", "Input and output tokens of every call of a run together; past it, no more steps start.")}
         {limit("seconds", "Time budget", "no limit (seconds)", "Past it, no more steps start (time spent waiting for your approval does not count).")}
+        <span class="label">"Plan review"</span>
+        <div>
+            <label><input type="checkbox" id="plan-checkpoint"
+                prop:checked=move || config.with(|c| c.as_ref().is_some_and(|c| c.plan_checkpoint))
+                on:change=move |ev| {
+                    let on = event_target_checked(&ev);
+                    config.update(|c| if let Some(c) = c { c.plan_checkpoint = on });
+                    edited.run(());
+                } />
+                " Show me the plan before any step runs (edit, reorder or remove steps, or cancel)"</label>
+        </div>
         <label for="tool-calling">"Tool calling"</label>
         <div>
             <select id="tool-calling"

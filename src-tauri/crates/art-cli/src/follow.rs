@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use art::agent::CancellationToken;
 use art::sockets::{ObservationFilter, StreamFilter};
 use art::standard::Standard;
-use art_types::approval::{ApprovalDecision, SuspensionContent};
+use art_types::approval::{ApprovalDecision, PLAN_REVIEW, SuspensionContent};
 use art_types::{AgentFinalResponse, AgentProps, RunStatus};
 use serde_json::Value;
 
@@ -111,6 +111,9 @@ fn decide(call: &SuspensionContent, approve: Option<Approve>) -> Option<Approval
     if !stdin.is_terminal() {
         return None;
     }
+    if call.tool_name == PLAN_REVIEW {
+        return review_on_terminal(call, &stdin);
+    }
     let server = call
         .server
         .as_deref()
@@ -161,6 +164,39 @@ fn decide(call: &SuspensionContent, approve: Option<Approve>) -> Option<Approval
                     _ => noteln!("That is not a JSON object."),
                 }
             }
+            _ => {}
+        }
+    }
+}
+
+/// The plan shown on the terminal: run it as it is, or cancel the run (editing it is the
+/// app's, or `art approve --arguments '{"steps": [...]}'`).
+fn review_on_terminal(
+    call: &SuspensionContent,
+    stdin: &std::io::Stdin,
+) -> Option<ApprovalDecision> {
+    let steps = call.arguments["steps"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    noteln!("\nThe plan, before any step runs:");
+    for (i, step) in steps.iter().enumerate() {
+        noteln!("  {}. {}", i + 1, step.as_str().unwrap_or_default());
+    }
+    loop {
+        note!("Run it? [y]es, [n]o (cancel the run): ");
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        match line.trim().to_lowercase().as_str() {
+            "y" | "yes" => {
+                return Some(ApprovalDecision::Approve {
+                    arguments: None,
+                    always: false,
+                });
+            }
+            "n" | "no" => return Some(ApprovalDecision::Deny { reason: None }),
             _ => {}
         }
     }

@@ -21,7 +21,8 @@ pub struct Printer {
 
 impl Printer {
     /// The observations the printer reads.
-    pub const TYPES: [ObservationType; 8] = [
+    pub const TYPES: [ObservationType; 9] = [
+        ObservationType::PlanReview,
         ObservationType::Suspension,
         ObservationType::Approval,
         ObservationType::Plan,
@@ -139,6 +140,12 @@ impl Printer {
                     );
                 }
             }
+            Change::Review => match self.run.plan.as_ref().and_then(|p| p.review.as_ref()) {
+                None => sayln!("Waiting for your word on the plan"),
+                Some(r) if !r.approved => sayln!("Plan cancelled"),
+                Some(r) if r.edited() => sayln!("Plan approved as edited"),
+                Some(_) => sayln!("Plan approved"),
+            },
             Change::Decided(i) => {
                 let tool = &self.run.tools[i];
                 if let Some(decision) = &tool.approval {

@@ -63,6 +63,20 @@ pub enum ApprovalDecision {
     },
 }
 
+/// The call id and tool name a plan review waits under: the plan checkpoint is decided
+/// like a call (approve, with the steps edited; deny, to cancel the run), and recorded
+/// like one (APPROVAL).
+pub const PLAN_REVIEW: &str = "plan";
+
+/// Content of a `PLAN_REVIEW` observation: the run waits for the user's word on its plan
+/// before any step runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanReviewContent {
+    /// The steps as planned.
+    pub steps: Vec<crate::record::PlanStep>,
+}
+
 /// Who decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Kind of observation: the ART v0.3 list, and the step agent's STEP, PLAN_UPDATE,
-/// SUSPENSION and APPROVAL.
+/// SUSPENSION, APPROVAL and PLAN_REVIEW.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ObservationType {
@@ -45,11 +45,13 @@ pub enum ObservationType {
     /// A decision on a tool call: the user's, or the thread's policy
     /// (`approval::ApprovalContent`).
     Approval,
+    /// The run waits for the user's word on its plan (`approval::PlanReviewContent`).
+    PlanReview,
 }
 
 impl ObservationType {
     /// Every type, in ART's order.
-    pub const ALL: [Self; 18] = [
+    pub const ALL: [Self; 19] = [
         Self::Intent,
         Self::Title,
         Self::Plan,
@@ -68,6 +70,7 @@ impl ObservationType {
         Self::PlanUpdate,
         Self::Suspension,
         Self::Approval,
+        Self::PlanReview,
     ];
 
     /// The wire / storage form, e.g. `TOOL_EXECUTION`.
@@ -91,6 +94,7 @@ impl ObservationType {
             Self::PlanUpdate => "PLAN_UPDATE",
             Self::Suspension => "SUSPENSION",
             Self::Approval => "APPROVAL",
+            Self::PlanReview => "PLAN_REVIEW",
         }
     }
 

@@ -89,6 +89,9 @@ pub struct ThreadConfig {
     /// This thread's own policy for a tool, by tool name (over the tool's default).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub tool_policies: std::collections::BTreeMap<String, crate::approval::ToolPolicy>,
+    /// Show the plan for review before any step runs (edit, reorder, remove, or cancel).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plan_checkpoint: bool,
 }
 
 /// How far one run may go. A limit reached ends the step at work as failed, with the
@@ -162,6 +165,7 @@ impl Default for ThreadConfig {
             limits: RunLimits::default(),
             tool_calling: ToolCalling::default(),
             tool_policies: Default::default(),
+            plan_checkpoint: false,
         }
     }
 }

@@ -46,7 +46,7 @@ impl Row {
                 r.tools.len(),
                 r.error.is_some(),
                 r.history_left_out,
-                r.waiting.is_some(),
+                r.waiting.is_some() || r.waits_for_review(),
             )
         });
         format!(
@@ -96,6 +96,7 @@ pub(super) fn rows(
                         || r.error.is_some()
                         || r.history_left_out > 0
                         || r.waiting.is_some()
+                        || r.waits_for_review()
                 });
             Some(Row {
                 message: m.clone(),
@@ -124,7 +125,7 @@ pub(super) fn live_key(r: &RunView) -> String {
     format!(
         "{}|{}|{}|{steps}|{}|{done}|{}|{}|{}",
         r.trace_id,
-        r.waiting.is_some(),
+        r.waiting.is_some() || r.waits_for_review(),
         r.plan.is_some(),
         r.tools.len(),
         r.thinking.len(),

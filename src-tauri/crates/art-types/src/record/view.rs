@@ -12,7 +12,7 @@ use super::{
     ErrorContent, PlanContent, PlanStep, PlanUpdateContent, StepContent, StepStatus,
     ToolCallContent, ToolExecutionContent, read,
 };
-use crate::approval::{ApprovalContent, SuspensionContent};
+use crate::approval::{ApprovalContent, PLAN_REVIEW, PlanReviewContent, SuspensionContent};
 use crate::mcp::McpOrigin;
 use crate::{
     ExecutionMetadata, FailureCode, Observation, ObservationType, StreamEventKind, TokenType,
@@ -32,6 +32,10 @@ pub struct PlanCard {
     pub update: Option<PlanUpdateContent>,
     /// How each step that ended ended (its output, or why it failed), by step id.
     pub outcomes: BTreeMap<String, StepContent>,
+    /// The run waits for the user's word on this plan before any step runs.
+    pub in_review: bool,
+    /// The user's word on the plan, when the thread asks for it.
+    pub review: Option<ApprovalContent>,
 }
 
 impl PlanCard {
@@ -98,6 +102,8 @@ pub enum Change {
     Waiting,
     /// A decision was taken on the call at this index of the tool cards.
     Decided(usize),
+    /// The plan waits for the user's word, or got it.
+    Review,
     /// Thinking, figures, anything else kept.
     Other,
 }
@@ -209,6 +215,11 @@ impl RunView {
         copy
     }
 
+    /// Whether the run waits for the user's word on its plan.
+    pub fn waits_for_review(&self) -> bool {
+        self.plan.as_ref().is_some_and(|p| p.in_review)
+    }
+
     /// The step being worked on, with its number (from 1).
     pub fn current_step(&self) -> Option<(usize, &PlanStep)> {
         let plan = self.plan.as_ref()?;
@@ -223,6 +234,9 @@ impl RunView {
     pub fn progress(&self) -> String {
         if let Some(waiting) = &self.waiting {
             return format!("Waiting for your approval of {}…", waiting.tool_name);
+        }
+        if self.waits_for_review() {
+            return "Waiting for your word on the plan…".into();
         }
         if let Some(tool) = self.tools.iter().find(|t| t.state == ToolState::Running) {
             return format!("Running the {} tool…", tool.tool_name);
@@ -343,10 +357,25 @@ impl RunView {
                 }
                 None => Change::Nothing,
             },
+            ObservationType::PlanReview => match read::<PlanReviewContent>(c) {
+                Some(review) => {
+                    let plan = self.plan_mut();
+                    plan.steps = review.steps;
+                    plan.in_review = true;
+                    Change::Review
+                }
+                None => Change::Nothing,
+            },
             ObservationType::Approval => {
                 let Some(decided) = read::<ApprovalContent>(c) else {
                     return Change::Nothing;
                 };
+                if decided.call_id == PLAN_REVIEW {
+                    let plan = self.plan_mut();
+                    plan.in_review = false;
+                    plan.review = Some(decided);
+                    return Change::Review;
+                }
                 if self
                     .waiting
                     .as_ref()
@@ -361,6 +390,9 @@ impl RunView {
             ObservationType::Error | ObservationType::LlmStreamError => {
                 if o.kind == ObservationType::Error {
                     self.waiting = None;
+                    if let Some(plan) = &mut self.plan {
+                        plan.in_review = false;
+                    }
                 }
                 self.apply_error(o)
             }
@@ -414,7 +446,7 @@ impl RunView {
         let suspended = metadata
             .as_ref()
             .is_some_and(|m| m.status == crate::RunStatus::Suspended);
-        if self.waiting.is_some() || suspended {
+        if self.waiting.is_some() || self.waits_for_review() || suspended {
             self.metadata = metadata;
             return;
         }

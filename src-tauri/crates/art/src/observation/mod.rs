@@ -85,6 +85,7 @@ pub fn default_title(kind: ObservationType) -> &'static str {
         ObservationType::PlanUpdate => "Plan changed",
         ObservationType::Suspension => "Waiting for approval",
         ObservationType::Approval => "Approval",
+        ObservationType::PlanReview => "Waiting for the plan's review",
     }
 }
 

@@ -313,3 +313,106 @@ async fn a_waiting_run_survives_a_restart_and_goes_on_or_is_stopped() {
     assert_eq!(view.waiting, None);
     assert_eq!(statuses(&view)[0].1, StepStatus::Failed);
 }
+
+#[tokio::test]
+async fn the_plan_checkpoint_runs_the_plan_as_edited_or_cancels_the_run() {
+    let protocol = WIRES[0].1;
+    let plan = steps_json(
+        "Sums",
+        &[
+            ("1", "Multiply 6 by 7", &["calculator"]),
+            ("2", "Look it up in a table", &["calculator"]),
+        ],
+        &[calc("c1", "6*7")],
+    );
+    let replies = vec![
+        text_reply(protocol, &plan, 9),
+        // The edited plan: step 2 dropped, a new step first, then step 1.
+        tool_call_reply(protocol, &[calc("c2", "7+7+7+7+7+7")]),
+        text_reply(protocol, "Adding gives 42.", 5),
+        tool_call_reply(protocol, &[calc("c3", "6*7")]),
+        text_reply(protocol, "Multiplying gives 42.", 5),
+        text_reply(protocol, "42, checked twice.", 5),
+    ];
+    let run = Stepped::start(WIRES[0], replies, |c| c.plan_checkpoint = true).await;
+    let out = run.ask("6*7?").await;
+    assert_eq!(out.metadata.status, RunStatus::Suspended);
+    assert_eq!(out.metadata.tool_calls, 0, "no step ran before the review");
+    let waiting = run.art.waiting(&run.thread).await.unwrap().unwrap().call;
+    assert_eq!(waiting.tool_name, "plan");
+    assert_eq!(
+        waiting.arguments,
+        json!({ "steps": ["Multiply 6 by 7", "Look it up in a table"] })
+    );
+    let view = run.view(&out).await;
+    assert!(view.waits_for_review());
+    // An empty plan is refused; the run keeps waiting.
+    let empty = approve(Some(json!({ "steps": [] })), false);
+    let refused = run
+        .art
+        .resume(&run.thread, empty, CancellationToken::new())
+        .await;
+    assert!(
+        matches!(refused, Err(AgentError::InvalidInput(_))),
+        "{refused:?}"
+    );
+    let edited = json!({ "steps": ["Add 7 six times", "Multiply 6 by 7"] });
+    let done = run
+        .art
+        .resume(
+            &run.thread,
+            approve(Some(edited.clone()), false),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        done.metadata.status,
+        RunStatus::Success,
+        "{:?}",
+        done.metadata.error
+    );
+    assert_eq!(done.response.content, "42, checked twice.");
+    assert_eq!(done.metadata.tool_calls, 2);
+    let view = run.view(&done).await;
+    assert_eq!(
+        statuses(&view),
+        [
+            ("Add 7 six times".to_owned(), StepStatus::Done),
+            ("Multiply 6 by 7".to_owned(), StepStatus::Done)
+        ]
+    );
+    let card = view.plan.unwrap();
+    let review = card.review.unwrap();
+    assert!(review.approved && review.edited());
+    assert_eq!(review.arguments, Some(edited));
+    let update = card.update.unwrap();
+    assert_eq!(update.removed, ["2"]);
+    assert_eq!(update.added.len(), 1);
+    // The planner's call belonged to "Multiply 6 by 7" as the first step: not run
+    // without the model once another step comes first.
+    assert!(view.tools.iter().all(|t| t.call_id != "c1"));
+
+    // Cancelled: no step runs, the run ends as stopped.
+    let run = Stepped::start(WIRES[0], vec![text_reply(protocol, &plan, 9)], |c| {
+        c.plan_checkpoint = true
+    })
+    .await;
+    run.ask("6*7?").await;
+    let cancel = ApprovalDecision::Deny {
+        reason: Some("not now".into()),
+    };
+    let stopped = run
+        .art
+        .resume(&run.thread, cancel, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(stopped.metadata.status, RunStatus::Error);
+    assert_eq!(stopped.metadata.tool_calls, 0);
+    let trail = decisions(&run, &stopped.metadata.trace_id).await;
+    assert_eq!(
+        (trail[0].tool_name.as_str(), trail[0].approved),
+        ("plan", false)
+    );
+    assert!(run.art.waiting(&run.thread).await.unwrap().is_none());
+}

@@ -305,3 +305,30 @@ fn a_run_that_ends_suspended_before_its_suspension_arrives_stays_open() {
     run.finish(Some(metadata));
     assert_eq!(steps(&run), [("fetch", StepStatus::InProgress)]);
 }
+
+#[test]
+fn a_plan_in_review_waits_and_the_users_word_is_kept() {
+    let mut run = RunView::new("t", "r");
+    let review = obs(
+        ObservationType::PlanReview,
+        json!({ "steps": [{ "id": "1", "description": "fetch", "tools": ["web__fetch"] }] }),
+    );
+    assert_eq!(run.apply_observation(&review), Change::Review);
+    run.finish(None);
+    assert!(run.waits_for_review());
+    assert_eq!(run.progress(), "Waiting for your word on the plan…");
+    assert_eq!(
+        steps(&run),
+        [("fetch", StepStatus::Pending)],
+        "still to run"
+    );
+    let word = obs(
+        ObservationType::Approval,
+        json!({ "callId": "plan", "toolName": "plan", "approved": true, "decidedBy": "user",
+                "proposed": { "steps": ["fetch"] }, "arguments": { "steps": ["fetch twice"] } }),
+    );
+    assert_eq!(run.apply_observation(&word), Change::Review);
+    assert!(!run.waits_for_review());
+    assert!(run.tools.is_empty(), "the plan is no tool");
+    assert!(run.plan.unwrap().review.unwrap().edited());
+}

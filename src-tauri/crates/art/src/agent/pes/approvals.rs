@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use art_types::approval::{
-    ApprovalContent, ApprovalDecision, Decider, SuspensionContent, ToolPolicy,
+    ApprovalContent, ApprovalDecision, Decider, PLAN_REVIEW, SuspensionContent, ToolPolicy,
 };
 use art_types::{
     AgentFinalResponse, AgentOptions, AgentProps, ConversationMessage, MessageRole, MessageStatus,
@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::super::{AgentError, WaitingCall};
 use super::calls::stopped;
+use super::review::{edited_steps, plan_arguments};
 use super::run::{Run, Stop};
 use super::steps::{Start, StepState};
 use super::{PesAgent, Setup};
@@ -40,7 +41,12 @@ pub(super) enum Verdict {
 #[serde(rename_all = "camelCase")]
 struct Waiting {
     run: Run,
-    step: StepState,
+    /// The step whose call waits; none while the plan waits for review.
+    #[serde(default)]
+    step: Option<StepState>,
+    /// The planner's calls of the first step (a plan in review).
+    #[serde(default)]
+    calls: Vec<ParsedToolCall>,
     intent: Option<String>,
     options: AgentOptions,
     question: ConversationMessage,
@@ -130,7 +136,12 @@ impl PesAgent {
             .map_or(ToolPolicy::Auto, |e| e.tool.default_policy())
     }
 
-    async fn record_approval(&self, run: &Run, span: Option<&str>, content: &ApprovalContent) {
+    pub(super) async fn record_approval(
+        &self,
+        run: &Run,
+        span: Option<&str>,
+        content: &ApprovalContent,
+    ) {
         let root = run.root_span.clone();
         let span = span.unwrap_or(&root);
         let parent = (span != root).then_some(root.as_str());
@@ -239,11 +250,6 @@ impl PesAgent {
             server: entry.and_then(|e| e.tool.origin()).map(|o| o.server),
             step_id: Some(run.steps[step.index].id.clone()),
         };
-        run.pause();
-        let question = run
-            .question
-            .clone()
-            .ok_or_else(|| broken("a run waits with no question stored"))?;
         let root = run.root_span.clone();
         let mut o = run.obs(
             ObservationType::Suspension,
@@ -257,15 +263,37 @@ impl PesAgent {
             ),
         );
         o.title = Some(format!("Waiting for approval: {}", call.tool_name));
+        self.wait(run, Some(step), Vec::new(), intent, options, o)
+            .await
+    }
+
+    /// Store what the run needs to go on, record `why` (SUSPENSION, PLAN_REVIEW), and end
+    /// the run with status `suspended` (no answer yet).
+    pub(super) async fn wait(
+        &self,
+        run: &mut Run,
+        step: Option<StepState>,
+        calls: Vec<ParsedToolCall>,
+        intent: Option<String>,
+        options: AgentOptions,
+        why: crate::observation::NewObservation,
+    ) -> Result<AgentFinalResponse, Stop> {
+        run.pause();
+        let question = run.question.clone().ok_or_else(|| {
+            Stop::Agent(AgentError::InvalidInput(
+                "a run waits with no question stored".into(),
+            ))
+        })?;
         let waiting = Waiting {
             run: run.clone(),
             step,
+            calls,
             intent,
             options,
             question,
         };
         self.waiting_runs.put(&waiting).await?;
-        self.record(o).await;
+        self.record(why).await;
         Ok(AgentFinalResponse {
             response: ConversationMessage {
                 message_id: clock::new_id(),
@@ -288,7 +316,19 @@ impl PesAgent {
         let Some(waiting) = self.waiting_runs.get(thread_id).await? else {
             return Ok(None);
         };
-        let Some(call) = waiting.step.calls.first() else {
+        let trace_id = waiting.run.trace_id.clone();
+        let Some(step) = &waiting.step else {
+            let call = SuspensionContent {
+                call_id: PLAN_REVIEW.into(),
+                tool_name: PLAN_REVIEW.into(),
+                arguments: plan_arguments(&waiting.run.steps),
+                input_schema: json!({ "type": "object", "properties": { "steps": { "type": "array", "items": { "type": "string" } } }, "required": ["steps"] }),
+                server: None,
+                step_id: None,
+            };
+            return Ok(Some(WaitingCall { trace_id, call }));
+        };
+        let Some(call) = step.calls.first() else {
             return Ok(None);
         };
         let schema = self
@@ -303,16 +343,9 @@ impl PesAgent {
             arguments: call.arguments.clone(),
             input_schema: schema,
             server: art_types::mcp::server_of(&call.tool_name).map(str::to_owned),
-            step_id: waiting
-                .run
-                .steps
-                .get(waiting.step.index)
-                .map(|s| s.id.clone()),
+            step_id: waiting.run.steps.get(step.index).map(|s| s.id.clone()),
         };
-        Ok(Some(WaitingCall {
-            trace_id: waiting.run.trace_id.clone(),
-            call,
-        }))
+        Ok(Some(WaitingCall { trace_id, call }))
     }
 
     /// Go on with the thread's waiting run, `decision` taken on its call.
@@ -327,27 +360,34 @@ impl PesAgent {
             .get(thread_id)
             .await?
             .ok_or_else(|| AgentError::NothingWaiting(thread_id.to_owned()))?;
-        let call = waiting
-            .step
-            .calls
-            .first()
-            .cloned()
-            .ok_or_else(|| AgentError::NothingWaiting(thread_id.to_owned()))?;
-        // Edited arguments must fit the tool's schema; the run keeps waiting otherwise.
+        let call = match &waiting.step {
+            Some(step) => step.calls.first().cloned(),
+            None => None,
+        };
+        // Edited arguments must fit the tool's schema (an edited plan, make a plan); the
+        // run keeps waiting otherwise.
         if let ApprovalDecision::Approve {
             arguments: Some(arguments),
             ..
         } = &decision
         {
-            self.tools
-                .registry()
-                .check_arguments(&call.tool_name, arguments)
-                .map_err(|e| AgentError::InvalidInput(e.message))?;
+            match &call {
+                Some(call) => self
+                    .tools
+                    .registry()
+                    .check_arguments(&call.tool_name, arguments)
+                    .map_err(|e| AgentError::InvalidInput(e.message))?,
+                None => {
+                    edited_steps(&waiting.run.steps, arguments, &[])
+                        .map_err(AgentError::InvalidInput)?;
+                }
+            }
         }
         let claim = self.claims.claim(thread_id, &waiting.run.trace_id).await?;
         let Waiting {
             mut run,
             step,
+            calls,
             intent,
             options,
             question,
@@ -360,14 +400,13 @@ impl PesAgent {
         };
         let context = self.state.load_thread_context(thread_id).await?;
         let mut config = context.config;
-        if let ApprovalDecision::Approve { always: true, .. } = &decision {
+        if let (ApprovalDecision::Approve { always: true, .. }, Some(call)) = (&decision, &call) {
             config
                 .tool_policies
                 .insert(call.tool_name.clone(), ToolPolicy::Auto);
             self.state.set_thread_config(thread_id, &config).await?;
         }
         run.go_on();
-        run.decisions.insert(call.call_id.clone(), decision);
         let props = AgentProps {
             query: question.content.clone(),
             thread_id: thread_id.to_owned(),
@@ -382,17 +421,22 @@ impl PesAgent {
                 setup.history.retain(|m| {
                     m.message_id == question.message_id || m.trace_id() != Some(trace.as_str())
                 });
-                let start = Start::Resumed(step);
-                self.after_plan(
-                    &mut run,
-                    setup,
-                    intent,
-                    options,
-                    start,
-                    context.state,
-                    &cancel,
-                )
-                .await
+                let start = match (step, call) {
+                    (Some(step), Some(call)) => {
+                        run.decisions.insert(call.call_id, decision);
+                        Ok(Start::Resumed(step))
+                    }
+                    (Some(step), None) => Ok(Start::Resumed(step)),
+                    (None, _) => self.settle_review(&mut run, &setup, calls, decision).await,
+                };
+                match start {
+                    Ok(start) => {
+                        let state = context.state;
+                        self.after_plan(&mut run, setup, intent, options, start, state, &cancel)
+                            .await
+                    }
+                    Err(stop) => Err(stop),
+                }
             }
             Err(stop) => Err(stop),
         };

@@ -19,6 +19,7 @@ mod calls;
 mod exchange;
 mod planning;
 mod replan;
+mod review;
 mod run;
 mod steps;
 mod synthesis;
@@ -47,6 +48,7 @@ use crate::tools::ToolSystem;
 pub use approvals::WaitingRuns;
 use calls::run_error;
 pub use replan::UPDATE_PLAN;
+pub use review::edited_steps;
 use run::{Failed, Run, Stop};
 use steps::Start;
 
@@ -179,6 +181,11 @@ impl PesAgent {
         cancel: &CancellationToken,
     ) -> Result<AgentFinalResponse, Stop> {
         let planned = self.plan(run, &mut setup, cancel).await?;
+        if setup.config.plan_checkpoint && !run.steps.is_empty() {
+            return self
+                .hold_plan(run, planned.intent, options, planned.calls)
+                .await;
+        }
         let start = Start::Planned(planned.calls);
         self.after_plan(run, setup, planned.intent, options, start, state, cancel)
             .await
