@@ -387,3 +387,58 @@ async fn a_library_prompt_is_kept_edited_and_reaches_the_model() {
     assert!(system.contains("Talk like a pirate."), "{system}");
     app.close().await;
 }
+
+/// A thread that reviews its plans: the plan waits with its steps one a line; the user
+/// drops the second step and runs it; the one step left runs its calculator call.
+#[tokio::test(flavor = "current_thread")]
+async fn a_plan_waits_for_review_and_runs_as_edited() {
+    let ollama = fake_ollama(vec![
+        text_reply(Protocol::Ollama, PLAN, 24),
+        text_reply(Protocol::Ollama, "It is **42**.", 8),
+    ])
+    .await;
+    let app = launched().await;
+    new_thread(&app, &ollama.url()).await;
+    app.click("#settings-button").await;
+    app.click("#plan-checkpoint").await;
+    app.wait_for("#plan-checkpoint:checked").await;
+    app.click("#save-settings").await;
+    app.wait_for("#settings-saved").await;
+    app.click("#settings-button").await;
+
+    app.type_into("#composer-input", "What is 19 + 23?").await;
+    app.click("#send-button").await;
+    app.wait_for(".plan-review .plan-review-steps").await;
+    let steps = app
+        .wait_for_text(".plan-card .plan-steps", "Answer with the sum")
+        .await;
+    assert!(
+        steps.contains("Add the numbers with the calculator"),
+        "{steps}"
+    );
+    app.screenshot("plan-review").await;
+    assert_eq!(
+        app.count(".tool-card").await,
+        0,
+        "nothing ran before the review"
+    );
+    app.type_into(
+        ".plan-review .plan-review-steps",
+        "Add the numbers with the calculator",
+    )
+    .await;
+    app.click(".plan-review button.run-plan").await;
+    app.wait_for_text(".message.ai .answer", "It is 42.").await;
+    app.wait_for(".tool-card.ok[data-tool=\"calculator\"]")
+        .await;
+    app.wait_for_text(".plan-reviewed", "You edited this plan")
+        .await;
+    assert_eq!(
+        app.count(".plan-steps li").await,
+        1,
+        "the dropped step is gone"
+    );
+    app.wait_for(".plan-steps li[data-status=\"done\"]").await;
+    app.screenshot("plan-reviewed").await;
+    app.close().await;
+}

@@ -68,7 +68,12 @@ fn update_note(update: &PlanUpdateContent) -> String {
         .as_deref()
         .map(|r| format!(": {r}"))
         .unwrap_or_default();
-    format!("Plan changed while it ran — {}{reason}", parts.join(", "))
+    let when = if update.step_id.is_some() {
+        "while it ran"
+    } else {
+        "before it ran"
+    };
+    format!("Plan changed {when} — {}{reason}", parts.join(", "))
 }
 
 /// The agent's work for one run. `run` is a snapshot (re-rendered on change).
@@ -99,7 +104,9 @@ pub fn RunCard(run: RunView) -> impl IntoView {
                         }
                     }).collect_view()}
                 </ol>
-                {plan.update.map(|u| view! { <p class="muted small plan-update">{update_note(&u)}</p> })}
+                // An edit made in review is said by the line below, not as a change.
+                {plan.update.filter(|_| !plan.review.as_ref().is_some_and(|r| r.edited()))
+                    .map(|u| view! { <p class="muted small plan-update">{update_note(&u)}</p> })}
                 {plan.review.as_ref().filter(|r| r.approved).map(|r| view! {
                     <p class="muted small plan-reviewed">{if r.edited() { "You edited this plan before it ran." } else { "You reviewed this plan before it ran." }}</p>
                 })}
