@@ -131,40 +131,58 @@ fn written(id: &str, expression: &str) -> String {
 
 #[tokio::test]
 async fn a_thread_that_asks_in_text_gets_the_same_steps_without_native_tools() {
-    let wire_format = WIRES[0];
-    let protocol = wire_format.1;
-    let replies = vec![
-        text_reply(protocol, &three_steps(), 9),
-        text_reply(protocol, &written("c1", "6*7"), 9),
-        text_reply(protocol, "6 times 7 is 42.", 5),
-        text_reply(protocol, &written("c2", "42 + 100"), 9),
-        text_reply(protocol, "42 plus 100 is 142.", 5),
-        text_reply(protocol, "The answer is 142.", 5),
-    ];
-    let run = Stepped::start(wire_format, replies, |c| c.tool_calling = ToolCalling::Text).await;
-    let out = run.ask("What is 6*7, plus 100?").await;
-    assert_eq!(
-        out.metadata.status,
-        RunStatus::Success,
-        "{:?}",
-        out.metadata.error
-    );
-    assert_eq!(out.response.content, "The answer is 142.");
-    let calls = run.calls();
-    for step_call in &calls[1..5] {
-        assert!(step_call.json().get("tools").is_none(), "no native tools");
-        assert!(
-            step_call.body.contains("toolCalls"),
-            "the format is explained"
+    for wire_format in WIRES {
+        let (name, protocol, _) = wire_format;
+        let replies = vec![
+            text_reply(protocol, &three_steps(), 9),
+            text_reply(protocol, &written("c1", "6*7"), 9),
+            text_reply(protocol, "6 times 7 is 42.", 5),
+            text_reply(protocol, &written("c2", "42 + 100"), 9),
+            text_reply(protocol, "42 plus 100 is 142.", 5),
+            text_reply(protocol, "The answer is 142.", 5),
+        ];
+        let run =
+            Stepped::start(wire_format, replies, |c| c.tool_calling = ToolCalling::Text).await;
+        let out = run.ask("What is 6*7, plus 100?").await;
+        assert_eq!(
+            (out.metadata.status, out.response.content.as_str()),
+            (RunStatus::Success, "The answer is 142."),
+            "{name}: {:?}",
+            out.metadata.error
         );
+        let calls = run.calls();
+        for step_call in &calls[1..5] {
+            assert!(
+                !step_call.body.contains("update_plan\",\"description"),
+                "{name}"
+            );
+            assert!(
+                step_call.body.contains("toolCalls"),
+                "{name}: the format is explained"
+            );
+        }
+        // No native tools in any request: no `tools` (OpenAI, Anthropic, Ollama) and no
+        // `functionDeclarations` (Gemini).
+        assert!(
+            calls.iter().all(|c| c.json().get("tools").is_none()),
+            "{name}: no native tools"
+        );
+        // Step 1's result comes back as a message the model reads, and step 2 is asked
+        // with it.
+        assert!(
+            calls[2].body.contains("Results of your tool calls"),
+            "{name}"
+        );
+        let step_two = &calls[3].body;
+        assert!(step_two.contains("6 times 7 is 42."), "{name}: {step_two}");
+        assert!(step_two.contains("\\\"result\\\":42"), "{name}: {step_two}");
+        let view = run.view(&out).await;
+        assert!(
+            statuses(&view).iter().all(|(_, s)| *s == StepStatus::Done),
+            "{name}"
+        );
+        assert_eq!(view.tools.len(), 2, "{name}");
     }
-    // The results come back as a message the model reads.
-    assert!(calls[2].body.contains("Results of your tool calls"));
-    assert!(calls[3].body.contains("6 times 7 is 42."));
-    assert!(calls[3].body.contains("142") || calls[3].body.contains("42"));
-    let view = run.view(&out).await;
-    assert!(statuses(&view).iter().all(|(_, s)| *s == StepStatus::Done));
-    assert_eq!(view.tools.len(), 2);
 }
 
 #[tokio::test]
