@@ -32,35 +32,20 @@ fn check_text(text: &str) -> Result<(), IpcError> {
     )
 }
 
-/// Refuse when the thread does not exist, has no provider and model yet, or is
-/// answering already; nothing is changed.
+/// Refuse when a run may not start (the thread does not exist, has no provider and
+/// model yet, waits for a decision or is answering — `art`'s rules); nothing is changed.
 async fn check_ready(wb: &Workbench, thread_id: &str) -> Result<(), IpcError> {
-    wb.art
-        .conversation
-        .thread(thread_id)
-        .await
-        .map_err(context_error)?;
-    let context = wb
-        .art
-        .state
-        .load_thread_context(thread_id)
-        .await
-        .map_err(context_error)?;
-    let provider = &context.config.provider_config;
-    if provider.provider_name.is_empty() || provider.model_id.is_empty() {
-        return Err(IpcError::new(
-            ErrorCode::InvalidInput,
-            "choose a provider and a model in this thread's settings first",
-        )
-        .with_details(serde_json::json!({ "field": "providerConfig" })));
-    }
     if wb.is_running(thread_id) {
         return Err(busy());
     }
-    if let Some(waiting) = wb.art.waiting(thread_id).await.map_err(agent_error)? {
-        return Err(awaiting(&waiting.call.tool_name));
-    }
-    Ok(())
+    wb.art.ready(thread_id).await.map_err(agent_error)
+}
+
+fn busy() -> IpcError {
+    IpcError::new(
+        ErrorCode::InvalidInput,
+        "this thread is still answering: stop it or wait for the answer first",
+    )
 }
 
 fn awaiting(tool: &str) -> IpcError {
@@ -75,18 +60,12 @@ fn agent_error(e: AgentError) -> IpcError {
     match e {
         AgentError::Context(e) => context_error(e),
         AgentError::AwaitingApproval(tool) => awaiting(&tool),
-        AgentError::Busy(_) => IpcError::new(ErrorCode::InvalidInput, e.to_string()),
+        AgentError::Busy(_) => busy(),
+        AgentError::NotConfigured => IpcError::new(ErrorCode::InvalidInput, e.to_string())
+            .with_details(serde_json::json!({ "field": "providerConfig" })),
         AgentError::NothingWaiting(_) => IpcError::new(ErrorCode::NotFound, e.to_string()),
-        AgentError::InvalidInput(message) => IpcError::new(ErrorCode::InvalidInput, message)
-            .with_details(serde_json::json!({ "field": "decision" })),
+        AgentError::InvalidInput(message) => IpcError::new(ErrorCode::InvalidInput, message),
     }
-}
-
-fn busy() -> IpcError {
-    IpcError::new(
-        ErrorCode::InvalidInput,
-        "this thread is still answering: stop it or wait for the answer first",
-    )
 }
 
 /// What a run in the background does: answer a question, or go on after a decision.

@@ -63,6 +63,11 @@ impl ArtInstance {
         self.agent.process(props, cancel).await
     }
 
+    /// Whether a run may start in the thread now (see [`AgentCore::ready`]).
+    pub async fn ready(&self, thread_id: &str) -> Result<(), AgentError> {
+        self.agent.ready(thread_id).await
+    }
+
     /// The tool call the thread's run waits on, if it waits.
     pub async fn waiting(&self, thread_id: &str) -> Result<Option<WaitingCall>, AgentError> {
         self.agent.waiting(thread_id).await

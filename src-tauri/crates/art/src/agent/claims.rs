@@ -57,6 +57,27 @@ impl Claims {
         }
     }
 
+    /// Whether `thread_id` has a run, in this process or in another that lives.
+    pub async fn busy(&self, thread_id: &str) -> Result<bool, AgentError> {
+        if self
+            .here
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(thread_id)
+        {
+            return Ok(true);
+        }
+        let me = std::process::id();
+        Ok(
+            match self.storage.get(Collection::ActiveRuns, thread_id).await? {
+                Some(record) => record
+                    .decode::<Stored>(Collection::ActiveRuns)
+                    .is_ok_and(|other| other.pid != me && alive(other.pid)),
+                None => false,
+            },
+        )
+    }
+
     /// Claim `thread_id` for run `trace_id`, or say who has it.
     pub async fn claim(&self, thread_id: &str, trace_id: &str) -> Result<Claim, AgentError> {
         let busy = || AgentError::Busy(thread_id.to_owned());

@@ -40,6 +40,9 @@ pub enum AgentError {
     /// The thread is answering already (here or in another process).
     #[error("thread {0} is answering already: stop that run or wait for its answer first")]
     Busy(String),
+    /// The thread has no provider and model to run on yet.
+    #[error("choose a provider and a model in this thread's settings first")]
+    NotConfigured,
 }
 
 impl From<crate::storage::StorageError> for AgentError {
@@ -57,6 +60,14 @@ pub trait AgentCore: Send + Sync {
         props: AgentProps,
         cancel: CancellationToken,
     ) -> Result<AgentFinalResponse, AgentError>;
+
+    /// Whether a run may start in `thread_id` now: it exists, has a provider and a model,
+    /// does not wait for a decision and is not answering (here or in another process).
+    /// The app asks before it starts a run in the background; a run checks the same.
+    async fn ready(&self, thread_id: &str) -> Result<(), AgentError> {
+        let _ = thread_id;
+        Ok(())
+    }
 
     /// The call a suspended run of `thread_id` waits on, if any.
     async fn waiting(&self, thread_id: &str) -> Result<Option<WaitingCall>, AgentError> {

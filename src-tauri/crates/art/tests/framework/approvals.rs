@@ -76,7 +76,12 @@ async fn ask_suspends_before_the_call_and_approving_runs_it_and_goes_on() {
     let view = run.view(&out).await;
     assert_eq!(view.waiting.as_ref().unwrap().call_id, waiting.call_id);
     assert_eq!(statuses(&view)[0].1, StepStatus::InProgress);
-    // A new question must wait for the decision.
+    // A new question must wait for the decision (the app asks `ready` first).
+    let not_yet = run.art.ready(&run.thread).await;
+    assert!(
+        matches!(not_yet, Err(AgentError::AwaitingApproval(_))),
+        "{not_yet:?}"
+    );
     let props = art_testkit::framework::adapters::ask(&run.thread, "another?");
     let refused = run.art.process(props, CancellationToken::new()).await;
     assert!(matches!(refused, Err(AgentError::AwaitingApproval(t)) if t == "calculator"));
@@ -100,6 +105,14 @@ async fn ask_suspends_before_the_call_and_approving_runs_it_and_goes_on() {
     assert_eq!(done.metadata.tool_calls, 1);
     assert_eq!(done.metadata.llm_calls, 4, "plan, two step calls, answer");
     assert!(run.art.waiting(&run.thread).await.unwrap().is_none());
+    run.art.ready(&run.thread).await.unwrap();
+    // A thread without a provider and model cannot start a run.
+    let bare = run.art.conversation.create_thread(None).await.unwrap();
+    let refused = run.art.ready(&bare.thread_id).await;
+    assert!(
+        matches!(refused, Err(AgentError::NotConfigured)),
+        "{refused:?}"
+    );
     let trail = decisions(&run, &out.metadata.trace_id).await;
     assert_eq!(trail.len(), 1);
     assert!(trail[0].approved && !trail[0].edited());

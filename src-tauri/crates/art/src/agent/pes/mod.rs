@@ -308,6 +308,22 @@ impl AgentCore for PesAgent {
         ended
     }
 
+    async fn ready(&self, thread_id: &str) -> Result<(), AgentError> {
+        self.conversation.thread(thread_id).await?;
+        let config = self.state.load_thread_context(thread_id).await?.config;
+        let provider = &config.provider_config;
+        if provider.provider_name.trim().is_empty() || provider.model_id.trim().is_empty() {
+            return Err(AgentError::NotConfigured);
+        }
+        if let Some(waiting) = self.waiting_call(thread_id).await? {
+            return Err(AgentError::AwaitingApproval(waiting.call.tool_name));
+        }
+        if self.claims.busy(thread_id).await? {
+            return Err(AgentError::Busy(thread_id.to_owned()));
+        }
+        Ok(())
+    }
+
     async fn waiting(&self, thread_id: &str) -> Result<Option<WaitingCall>, AgentError> {
         self.waiting_call(thread_id).await
     }
