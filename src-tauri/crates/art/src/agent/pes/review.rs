@@ -54,7 +54,9 @@ pub fn edited_steps(
                 b.clone()
             }
             None => {
-                let taken: Vec<PlanStep> = before.iter().chain(&out).cloned().collect();
+                // Every id the plan had, and those of the steps added so far.
+                let added = out.iter().filter(|s| !before.iter().any(|b| b.id == s.id));
+                let taken: Vec<PlanStep> = before.iter().chain(added).cloned().collect();
                 PlanStep {
                     id: fresh_id(&taken),
                     tools: if step.tools.is_empty() {
