@@ -5,7 +5,7 @@
 use art::agent::AgentError;
 use art::clock;
 use art::observation::ObservationQuery;
-use art_types::approval::{ApprovalDecision, PLAN_REVIEW};
+use art_types::approval::ApprovalDecision;
 use art_types::commands::{
     CancelRun, DecideApproval, EditAndResend, ListObservations, Regenerate, SendMessage,
     StopWaiting,
@@ -243,37 +243,18 @@ impl Handler for DecideApproval {
         if wb.is_running(&self.thread_id) {
             return Err(busy());
         }
+        // Arguments that do not fit are refused here, at once, and the run keeps waiting.
         let waiting = wb
             .art
-            .waiting(&self.thread_id)
+            .check_decision(&self.thread_id, &self.decision)
             .await
-            .map_err(agent_error)?
-            .ok_or_else(|| {
-                IpcError::new(
-                    ErrorCode::NotFound,
-                    "nothing in this thread waits for a decision",
-                )
+            .map_err(|e| match e {
+                AgentError::InvalidInput(message) => {
+                    IpcError::new(ErrorCode::InvalidInput, message)
+                        .with_details(serde_json::json!({ "field": "decision.arguments" }))
+                }
+                other => agent_error(other),
             })?;
-        if let ApprovalDecision::Approve {
-            arguments: Some(arguments),
-            ..
-        } = &self.decision
-        {
-            let checked = if waiting.call.tool_name == PLAN_REVIEW {
-                art::agent::pes::edited_steps(&[], arguments, &[])
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            } else {
-                wb.art
-                    .tools
-                    .check_arguments(&waiting.call.tool_name, arguments)
-                    .map_err(|e| e.message)
-            };
-            checked.map_err(|message| {
-                IpcError::new(ErrorCode::InvalidInput, message)
-                    .with_details(serde_json::json!({ "field": "decision.arguments" }))
-            })?;
-        }
         let work = Work::Resume(self.decision);
         spawn(app, &wb, self.thread_id, waiting.trace_id, work)
     }
@@ -288,12 +269,7 @@ impl Handler for StopWaiting {
             .stop_waiting(&self.thread_id)
             .await
             .map_err(agent_error)?
-            .ok_or_else(|| {
-                IpcError::new(
-                    ErrorCode::NotFound,
-                    "nothing in this thread waits for a decision",
-                )
-            })?;
+            .ok_or_else(|| agent_error(AgentError::NothingWaiting(self.thread_id.clone())))?;
         let finished = RunFinished {
             thread_id: self.thread_id,
             trace_id: stopped.metadata.trace_id.clone(),

@@ -73,6 +73,15 @@ impl ArtInstance {
         self.agent.waiting(thread_id).await
     }
 
+    /// What the thread's waiting run waits on, if `decision` can be taken on it.
+    pub async fn check_decision(
+        &self,
+        thread_id: &str,
+        decision: &ApprovalDecision,
+    ) -> Result<WaitingCall, AgentError> {
+        self.agent.check_decision(thread_id, decision).await
+    }
+
     /// Go on with the thread's waiting run, `decision` taken on its call.
     pub async fn resume(
         &self,

@@ -75,6 +75,17 @@ pub trait AgentCore: Send + Sync {
         Ok(None)
     }
 
+    /// What the suspended run of `thread_id` waits on, if `decision` can be taken on it
+    /// (edited arguments must fit the tool's schema; an edited plan must be a plan).
+    async fn check_decision(
+        &self,
+        thread_id: &str,
+        decision: &ApprovalDecision,
+    ) -> Result<WaitingCall, AgentError> {
+        let _ = decision;
+        Err(AgentError::NothingWaiting(thread_id.to_owned()))
+    }
+
     /// Go on with the suspended run of `thread_id`, `decision` taken on the call it
     /// waits on; it then runs to its end (or its next suspension).
     async fn resume(

@@ -238,18 +238,7 @@ impl PesAgent {
             .first()
             .cloned()
             .ok_or_else(|| broken("a step waits with no call to decide on"))?;
-        let entry = self.tools.registry().entry(&call.tool_name);
-        let content = SuspensionContent {
-            call_id: call.call_id.clone(),
-            tool_name: call.tool_name.clone(),
-            arguments: call.arguments.clone(),
-            input_schema: entry
-                .as_ref()
-                .map(|e| e.tool.schema().input_schema.clone())
-                .unwrap_or_default(),
-            server: entry.and_then(|e| e.tool.origin()).map(|o| o.server),
-            step_id: Some(run.steps[step.index].id.clone()),
-        };
+        let content = self.suspension_of(run, &step, &call);
         let root = run.root_span.clone();
         let mut o = run.obs(
             ObservationType::Suspension,
@@ -308,44 +297,95 @@ impl PesAgent {
         })
     }
 
-    /// The call the thread's waiting run waits on.
-    pub(super) async fn waiting_call(
+    /// A call that waits, as the user sees it: its tool, its server, its arguments and
+    /// the schema an edit must fit.
+    fn suspension_of(
         &self,
-        thread_id: &str,
-    ) -> Result<Option<WaitingCall>, AgentError> {
-        let Some(waiting) = self.waiting_runs.get(thread_id).await? else {
-            return Ok(None);
-        };
+        run: &Run,
+        step: &StepState,
+        call: &ParsedToolCall,
+    ) -> SuspensionContent {
+        let entry = self.tools.registry().entry(&call.tool_name);
+        SuspensionContent {
+            call_id: call.call_id.clone(),
+            tool_name: call.tool_name.clone(),
+            arguments: call.arguments.clone(),
+            input_schema: entry
+                .as_ref()
+                .map(|e| e.tool.schema().input_schema.clone())
+                .unwrap_or_default(),
+            server: entry.and_then(|e| e.tool.origin()).map(|o| o.server),
+            step_id: run.steps.get(step.index).map(|s| s.id.clone()),
+        }
+    }
+
+    /// What `waiting` waits on: a step's call, or its plan (under the name `plan`).
+    fn waiting_of(&self, waiting: &Waiting) -> Option<WaitingCall> {
         let trace_id = waiting.run.trace_id.clone();
-        let Some(step) = &waiting.step else {
-            let call = SuspensionContent {
+        let call = match &waiting.step {
+            Some(step) => self.suspension_of(&waiting.run, step, step.calls.first()?),
+            None => SuspensionContent {
                 call_id: PLAN_REVIEW.into(),
                 tool_name: PLAN_REVIEW.into(),
                 arguments: plan_arguments(&waiting.run.steps),
                 input_schema: json!({ "type": "object", "properties": { "steps": { "type": "array", "items": { "type": "string" } } }, "required": ["steps"] }),
                 server: None,
                 step_id: None,
-            };
-            return Ok(Some(WaitingCall { trace_id, call }));
+            },
         };
-        let Some(call) = step.calls.first() else {
-            return Ok(None);
-        };
-        let schema = self
-            .tools
-            .registry()
-            .entry(&call.tool_name)
-            .map(|e| e.tool.schema().input_schema.clone())
-            .unwrap_or_default();
-        let call = SuspensionContent {
-            call_id: call.call_id.clone(),
-            tool_name: call.tool_name.clone(),
-            arguments: call.arguments.clone(),
-            input_schema: schema,
-            server: art_types::mcp::server_of(&call.tool_name).map(str::to_owned),
-            step_id: waiting.run.steps.get(step.index).map(|s| s.id.clone()),
-        };
-        Ok(Some(WaitingCall { trace_id, call }))
+        Some(WaitingCall { trace_id, call })
+    }
+
+    /// The call the thread's waiting run waits on.
+    pub(super) async fn waiting_call(
+        &self,
+        thread_id: &str,
+    ) -> Result<Option<WaitingCall>, AgentError> {
+        let waiting = self.waiting_runs.get(thread_id).await?;
+        Ok(waiting.as_ref().and_then(|w| self.waiting_of(w)))
+    }
+
+    /// The thread's waiting run and what it waits on, `decision` checked against it:
+    /// edited arguments must fit the tool's schema (an edited plan must be a plan).
+    async fn checked(
+        &self,
+        thread_id: &str,
+        decision: &ApprovalDecision,
+    ) -> Result<(Waiting, WaitingCall), AgentError> {
+        let nothing = || AgentError::NothingWaiting(thread_id.to_owned());
+        let waiting = self
+            .waiting_runs
+            .get(thread_id)
+            .await?
+            .ok_or_else(nothing)?;
+        let call = self.waiting_of(&waiting).ok_or_else(nothing)?;
+        if let ApprovalDecision::Approve {
+            arguments: Some(arguments),
+            ..
+        } = decision
+        {
+            if waiting.step.is_some() {
+                self.tools
+                    .registry()
+                    .check_arguments(&call.call.tool_name, arguments)
+                    .map_err(|e| AgentError::InvalidInput(e.message))?;
+            } else {
+                edited_steps(&waiting.run.steps, arguments, &[])
+                    .map_err(AgentError::InvalidInput)?;
+            }
+        }
+        Ok((waiting, call))
+    }
+
+    /// What the thread's run waits on, if `decision` can be taken on it.
+    pub(super) async fn decidable(
+        &self,
+        thread_id: &str,
+        decision: &ApprovalDecision,
+    ) -> Result<WaitingCall, AgentError> {
+        self.checked(thread_id, decision)
+            .await
+            .map(|(_, call)| call)
     }
 
     /// Go on with the thread's waiting run, `decision` taken on its call.
@@ -355,34 +395,8 @@ impl PesAgent {
         decision: ApprovalDecision,
         cancel: CancellationToken,
     ) -> Result<AgentFinalResponse, AgentError> {
-        let waiting = self
-            .waiting_runs
-            .get(thread_id)
-            .await?
-            .ok_or_else(|| AgentError::NothingWaiting(thread_id.to_owned()))?;
-        let call = match &waiting.step {
-            Some(step) => step.calls.first().cloned(),
-            None => None,
-        };
-        // Edited arguments must fit the tool's schema (an edited plan, make a plan); the
-        // run keeps waiting otherwise.
-        if let ApprovalDecision::Approve {
-            arguments: Some(arguments),
-            ..
-        } = &decision
-        {
-            match &call {
-                Some(call) => self
-                    .tools
-                    .registry()
-                    .check_arguments(&call.tool_name, arguments)
-                    .map_err(|e| AgentError::InvalidInput(e.message))?,
-                None => {
-                    edited_steps(&waiting.run.steps, arguments, &[])
-                        .map_err(AgentError::InvalidInput)?;
-                }
-            }
-        }
+        let (waiting, _) = self.checked(thread_id, &decision).await?;
+        let call = waiting.step.as_ref().and_then(|s| s.calls.first().cloned());
         let claim = self.claims.claim(thread_id, &waiting.run.trace_id).await?;
         let Waiting {
             mut run,

@@ -48,7 +48,6 @@ use crate::tools::ToolSystem;
 pub use approvals::WaitingRuns;
 use calls::run_error;
 pub use replan::UPDATE_PLAN;
-pub use review::edited_steps;
 use run::{Failed, Run, Stop};
 use steps::Start;
 
@@ -326,6 +325,14 @@ impl AgentCore for PesAgent {
 
     async fn waiting(&self, thread_id: &str) -> Result<Option<WaitingCall>, AgentError> {
         self.waiting_call(thread_id).await
+    }
+
+    async fn check_decision(
+        &self,
+        thread_id: &str,
+        decision: &ApprovalDecision,
+    ) -> Result<WaitingCall, AgentError> {
+        self.decidable(thread_id, decision).await
     }
 
     async fn resume(

@@ -27,7 +27,7 @@ pub(super) fn plan_arguments(steps: &[PlanStep]) -> Value {
 
 /// What the user's edit makes of the plan `before`: a step kept (same description) keeps
 /// its id and tools; a new one gets a fresh id and may use `tools` (the thread's).
-pub fn edited_steps(
+pub(super) fn edited_steps(
     before: &[PlanStep],
     arguments: &Value,
     tools: &[String],
