@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use art_types::record::ToolExecutionContent;
 use art_types::{ObservationType, ParsedToolCall, Phase, SpanInfo, ToolResult, ToolStatus};
 use serde_json::{Value, json};
 
@@ -146,20 +147,16 @@ impl ToolSystem {
         parent_span_id: Option<&str>,
         start_ms: i64,
     ) {
-        let mut content = json!({
-            "callId": result.call_id,
-            "toolName": result.tool_name,
-            "arguments": call.arguments,
-            "status": result.status,
-            "output": result.output,
-            "error": result.error,
+        let content = json!(ToolExecutionContent {
+            call_id: result.call_id.clone(),
+            tool_name: result.tool_name.clone(),
+            arguments: call.arguments.clone(),
+            status: result.status,
+            output: result.output.clone(),
+            error: result.error.clone(),
+            result: whole,
+            step_id: context.step_id.clone(),
         });
-        if let Some(whole) = whole {
-            content["result"] = whole;
-        }
-        if let Some(step) = &context.step_id {
-            content["stepId"] = json!(step);
-        }
         let mut new = NewObservation::new(
             &context.thread_id,
             &context.trace_id,

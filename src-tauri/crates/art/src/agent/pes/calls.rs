@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use art_types::record::ErrorContent;
 use art_types::{
     AgentFinalResponse, ConversationMessage, ErrorClass, FailureCode, GenerationParams,
     MessageRole, MessageStatus, ObservationType, ParsedToolCall, Phase, PromptMessage,
@@ -165,7 +166,12 @@ impl PesAgent {
     ) -> Result<AgentFinalResponse, AgentError> {
         let mut obs = run.obs(
             ObservationType::Error,
-            json!({ "code": error.code, "message": error.message, "phase": phase }),
+            json!(ErrorContent {
+                code: error.code.clone(),
+                message: Some(error.message.clone()),
+                phase: Some(phase),
+                problems: Vec::new(),
+            }),
             run.span(phase, &run.root_span, None, run.run_start_ms, false),
         );
         obs.title = Some(if error.code == FailureCode::Cancelled {

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use art_types::record::{PlanContent, PlanStep};
+use art_types::record::{ErrorContent, PlanContent, PlanStep};
 use art_types::{FailureCode, ObservationType, ParsedToolCall, Phase, PromptMessage, PromptRole};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -121,7 +121,12 @@ impl PesAgent {
         if !plan.problems.is_empty() {
             let mut o = point(
                 ObservationType::Error,
-                json!({ "code": FailureCode::PlanningOutputUnparseable, "problems": plan.problems, "phase": Phase::Planning }),
+                json!(ErrorContent {
+                    code: FailureCode::PlanningOutputUnparseable,
+                    message: None,
+                    phase: Some(Phase::Planning),
+                    problems: plan.problems.clone(),
+                }),
             );
             o.title = Some("Could not fully read the plan".into());
             o.metadata = json!({ "recoverable": true });

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use art_types::record::ToolCallContent;
 use art_types::{AgentState, ObservationType, ParsedToolCall, Phase, ToolResult, ToolStatus};
 use serde_json::json;
 use tokio::sync::Mutex;
@@ -99,7 +100,12 @@ impl PesAgent {
             .map(|c| {
                 let mut o = run.obs(
                     ObservationType::ToolCall,
-                    json!({ "callId": c.call_id, "toolName": c.tool_name, "arguments": c.arguments, "stepId": step_id }),
+                    json!(ToolCallContent {
+                        call_id: c.call_id.clone(),
+                        tool_name: c.tool_name.clone(),
+                        arguments: c.arguments.clone(),
+                        step_id: Some(step_id.to_owned()),
+                    }),
                     point.clone(),
                 );
                 o.title = Some(format!("Tool call: {}", c.tool_name));
