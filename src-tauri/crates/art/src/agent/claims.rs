@@ -67,15 +67,19 @@ impl Claims {
         {
             return Ok(true);
         }
+        Ok(self.elsewhere(thread_id).await?.is_some())
+    }
+
+    /// The claim on `thread_id` of another process that lives, if any.
+    async fn elsewhere(&self, thread_id: &str) -> Result<Option<Stored>, AgentError> {
         let me = std::process::id();
-        Ok(
-            match self.storage.get(Collection::ActiveRuns, thread_id).await? {
-                Some(record) => record
-                    .decode::<Stored>(Collection::ActiveRuns)
-                    .is_ok_and(|other| other.pid != me && alive(other.pid)),
-                None => false,
-            },
-        )
+        let Some(record) = self.storage.get(Collection::ActiveRuns, thread_id).await? else {
+            return Ok(None);
+        };
+        Ok(record
+            .decode::<Stored>(Collection::ActiveRuns)
+            .ok()
+            .filter(|other| other.pid != me && alive(other.pid)))
     }
 
     /// Claim `thread_id` for run `trace_id`, or say who has it.
@@ -95,19 +99,14 @@ impl Claims {
             here: Arc::clone(&self.here),
             thread_id: thread_id.to_owned(),
         };
-        let me = std::process::id();
-        if let Some(record) = self.storage.get(Collection::ActiveRuns, thread_id).await?
-            && let Ok(other) = record.decode::<Stored>(Collection::ActiveRuns)
-            && other.pid != me
-            && alive(other.pid)
-        {
+        if let Some(other) = self.elsewhere(thread_id).await? {
             return Err(AgentError::Busy(format!(
                 "{thread_id} (run {} in process {})",
                 other.trace_id, other.pid
             )));
         }
         let stored = Stored {
-            pid: me,
+            pid: std::process::id(),
             trace_id: trace_id.to_owned(),
         };
         let record = Record {
