@@ -94,12 +94,7 @@ pub async fn follow(
 /// The decision on `call`: the flag's, else the terminal's answer; `None` without either.
 fn decide(call: &SuspensionContent, approve: Option<Approve>) -> Option<ApprovalDecision> {
     match approve {
-        Some(Approve::All) => {
-            return Some(ApprovalDecision::Approve {
-                arguments: None,
-                always: false,
-            });
-        }
+        Some(Approve::All) => return Some(ApprovalDecision::approve()),
         Some(Approve::None) => {
             return Some(ApprovalDecision::Deny {
                 reason: Some("denied from the command line (--approve none)".into()),
@@ -125,18 +120,12 @@ fn decide(call: &SuspensionContent, approve: Option<Approve>) -> Option<Approval
         call.tool_name
     );
     loop {
-        note!("Run it? [y]es, [n]o, [a]lways in this thread, [e]dit the arguments: ");
-        let mut line = String::new();
-        if stdin.lock().read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        match line.trim().to_lowercase().as_str() {
-            "y" | "yes" => {
-                return Some(ApprovalDecision::Approve {
-                    arguments: None,
-                    always: false,
-                });
-            }
+        let answer = ask(
+            &stdin,
+            "Run it? [y]es, [n]o, [a]lways in this thread, [e]dit the arguments: ",
+        )?;
+        match answer.to_lowercase().as_str() {
+            "y" | "yes" => return Some(ApprovalDecision::approve()),
             "a" | "always" => {
                 return Some(ApprovalDecision::Approve {
                     arguments: None,
@@ -144,16 +133,15 @@ fn decide(call: &SuspensionContent, approve: Option<Approve>) -> Option<Approval
                 });
             }
             "n" | "no" => {
-                note!("Why not (the model reads it; Enter for no reason)? ");
-                let mut reason = String::new();
-                stdin.lock().read_line(&mut reason).ok()?;
-                let reason = Some(reason.trim().to_owned()).filter(|r| !r.is_empty());
+                let reason = ask(
+                    &stdin,
+                    "Why not (the model reads it; Enter for no reason)? ",
+                )?;
+                let reason = Some(reason).filter(|r| !r.is_empty());
                 return Some(ApprovalDecision::Deny { reason });
             }
             "e" | "edit" => {
-                note!("Arguments as JSON on one line: ");
-                let mut json = String::new();
-                stdin.lock().read_line(&mut json).ok()?;
+                let json = ask(&stdin, "Arguments as JSON on one line: ")?;
                 match serde_json::from_str::<serde_json::Value>(&json) {
                     Ok(arguments) if arguments.is_object() => {
                         return Some(ApprovalDecision::Approve {
@@ -166,6 +154,16 @@ fn decide(call: &SuspensionContent, approve: Option<Approve>) -> Option<Approval
             }
             _ => {}
         }
+    }
+}
+
+/// `question` on the terminal, and the line answered (trimmed); `None` at its end.
+fn ask(stdin: &std::io::Stdin, question: &str) -> Option<String> {
+    note!("{question}");
+    let mut line = String::new();
+    match stdin.lock().read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line.trim().to_owned()),
     }
 }
 
@@ -184,18 +182,11 @@ fn review_on_terminal(
         noteln!("  {}. {}", i + 1, step.as_str().unwrap_or_default());
     }
     loop {
-        note!("Run it? [y]es, [n]o (cancel the run): ");
-        let mut line = String::new();
-        if stdin.lock().read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        match line.trim().to_lowercase().as_str() {
-            "y" | "yes" => {
-                return Some(ApprovalDecision::Approve {
-                    arguments: None,
-                    always: false,
-                });
-            }
+        match ask(stdin, "Run it? [y]es, [n]o (cancel the run): ")?
+            .to_lowercase()
+            .as_str()
+        {
+            "y" | "yes" => return Some(ApprovalDecision::approve()),
             "n" | "no" => return Some(ApprovalDecision::Deny { reason: None }),
             _ => {}
         }

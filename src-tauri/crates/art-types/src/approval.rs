@@ -77,6 +77,16 @@ pub struct PlanReviewContent {
     pub steps: Vec<crate::record::PlanStep>,
 }
 
+impl ApprovalDecision {
+    /// Run it as proposed, this once.
+    pub fn approve() -> Self {
+        Self::Approve {
+            arguments: None,
+            always: false,
+        }
+    }
+}
+
 /// Who decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
