@@ -239,8 +239,6 @@ fn agent_per_token(results: &mut Results) {
     let times = timed(
         7,
         || {
-            let dir = tempfile::tempdir().unwrap();
-            let storage = Arc::new(SqliteStorage::open(dir.path().join("a.sqlite3")).unwrap());
             let mut tokens: Vec<StreamEventKind> = (0..TOKENS)
                 .map(|i| StreamEventKind::Token {
                     text: format!("w{i} "),
@@ -248,23 +246,11 @@ fn agent_per_token(results: &mut Results) {
                 })
                 .collect();
             tokens.push(StreamEventKind::End);
-            let source = Arc::new(ScriptedSource::new(vec![
+            let scripts = vec![
                 Script::text(&plan_json("bench", &[])),
                 Script::events(tokens),
-            ]));
-            let art = ArtInstance::builder(storage, source).build().unwrap();
-            let thread = rt.block_on(async {
-                let t = art
-                    .conversation
-                    .create_thread(None)
-                    .await
-                    .unwrap()
-                    .thread_id;
-                let config = art_testkit::framework::scripted::thread_config("m", &[]);
-                art.state.set_thread_config(&t, &config).await.unwrap();
-                t
-            });
-            (dir, art, thread)
+            ];
+            scripted_thread(&rt, scripts, &[])
         },
         |(_dir, art, thread)| {
             rt.block_on(async {
@@ -293,10 +279,11 @@ fn agent_per_token(results: &mut Results) {
 /// Steps (and tool calls) in the step-agent runs.
 const STEPS: usize = 20;
 
-/// An instance over a fresh SQLite file with `scripts` and a thread with the calculator.
+/// An instance over a fresh SQLite file with `scripts` and a thread with `tools`.
 fn scripted_thread(
     rt: &tokio::runtime::Runtime,
     scripts: Vec<Script>,
+    tools: &[&str],
 ) -> (tempfile::TempDir, ArtInstance, String) {
     let dir = tempfile::tempdir().unwrap();
     let storage = Arc::new(SqliteStorage::open(dir.path().join("a.sqlite3")).unwrap());
@@ -310,7 +297,7 @@ fn scripted_thread(
             .await
             .unwrap()
             .thread_id;
-        let config = art_testkit::framework::scripted::thread_config("m", &["calculator"]);
+        let config = art_testkit::framework::scripted::thread_config("m", tools);
         art.state.set_thread_config(&t, &config).await.unwrap();
         t
     });
@@ -356,7 +343,7 @@ fn agent_per_step(results: &mut Results) {
                 scripts.push(Script::text("done"));
             }
             scripts.push(Script::text("All done."));
-            scripted_thread(&rt, scripts)
+            scripted_thread(&rt, scripts, &["calculator"])
         },
         |(_dir, art, thread)| ask(&rt, &art, thread, STEPS),
     );
@@ -370,7 +357,10 @@ fn agent_per_step(results: &mut Results) {
     let single = plan_json("bench", &planned);
     let per_call = timed(
         7,
-        || scripted_thread(&rt, vec![Script::text(&single), Script::text("All done.")]),
+        || {
+            let scripts = vec![Script::text(&single), Script::text("All done.")];
+            scripted_thread(&rt, scripts, &["calculator"])
+        },
         |(_dir, art, thread)| ask(&rt, &art, thread, STEPS),
     );
     let each = |times: &[Duration]| -> Vec<f64> {
