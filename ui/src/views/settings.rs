@@ -329,7 +329,9 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                                 view! { <option value=m.id.clone()>{label}</option> }
                             }).collect_view()}
                         </datalist>
-                        {move || model_note.get().map(|n| view! { <p class="muted small" id="model-note">{n}</p> })}
+                        // Its line is kept while empty: a note coming and going would move the form
+                        // under the pointer (the tool list below it most of all).
+                        <p class="muted small model-note" id="model-note">{move || model_note.get().unwrap_or_default()}</p>
                         {problem_for("providerConfig.modelId")}
                     </div>
                     <label for="library-prompt">"Library prompt"</label>
