@@ -25,6 +25,11 @@ pub fn context_error(err: ContextError) -> IpcError {
             "that thread does not exist (it may have been deleted)",
         )
         .with_details(serde_json::json!({ "threadId": id })),
+        ContextError::MessageNotFound(id) => IpcError::new(
+            ErrorCode::NotFound,
+            "that message is not in this thread (it may have been deleted)",
+        )
+        .with_details(serde_json::json!({ "field": "messageId", "messageId": id })),
         ContextError::InvalidInput(message) => IpcError::new(ErrorCode::InvalidInput, message),
         ContextError::InvalidField { field, message } => {
             IpcError::new(ErrorCode::InvalidInput, message)

@@ -35,3 +35,15 @@ pub mod ollama {
     /// A tool call.
     pub const TOOL_CALL: &str = include_str!("../fixtures/ollama/tool_call.ndjson");
 }
+
+/// Databases written by released builds, to prove each still opens and upgrades.
+pub mod db {
+    use std::path::PathBuf;
+
+    /// A database written by the build of 2026-11-24 (schema v3, before branches): two
+    /// threads — one with a calculator run and a plain one, renamed; one plain — their
+    /// runs' observations, settings, agent state and a library prompt.
+    pub fn release_2026_11_24() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/db/release-2026-11-24.sqlite3")
+    }
+}

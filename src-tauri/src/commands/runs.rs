@@ -1,6 +1,6 @@
 //! Runs: send a message (starts the agent, returns the run's trace id at once),
-//! regenerate the last answer, edit and resend a question, cancel a run, and read a
-//! thread's observations.
+//! regenerate the last answer or edit and resend a question (each a new branch beside
+//! the old), cancel a run, and read a thread's observations.
 
 use art::agent::AgentError;
 use art::clock;
@@ -41,7 +41,8 @@ async fn check_ready(wb: &Workbench, thread_id: &str) -> Result<(), IpcError> {
     wb.art.ready(thread_id).await.map_err(agent_error)
 }
 
-fn busy() -> IpcError {
+/// The thread answers already.
+pub(super) fn busy() -> IpcError {
     IpcError::new(
         ErrorCode::InvalidInput,
         "this thread is still answering: stop it or wait for the answer first",
@@ -142,8 +143,7 @@ impl Handler for SendMessage {
     }
 }
 
-/// The last user message and everything after it are replaced by a new run on the same
-/// text.
+/// The active branch's last question is asked again on a new branch beside it.
 impl Handler for Regenerate {
     async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
         let Self { thread_id } = self;
@@ -152,7 +152,7 @@ impl Handler for Regenerate {
         let question = wb
             .art
             .conversation
-            .latest(&thread_id, MessageRole::User)
+            .last_question(&thread_id)
             .await
             .map_err(context_error)?
             .ok_or_else(|| {
@@ -161,12 +161,12 @@ impl Handler for Regenerate {
                     "there is no question in this thread to answer again",
                 )
             })?;
-        replace_and_launch(app, &wb, thread_id, question.message_id, question.content).await
+        branch_and_launch(app, &wb, thread_id, question.message_id, question.content).await
     }
 }
 
-/// The edited user message and everything after it are replaced by a new run on the
-/// new text, once the message is found to be the user's.
+/// The edited question is asked on a new branch beside it, once the message is found
+/// to be the user's.
 impl Handler for EditAndResend {
     async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
         let EditAndResend {
@@ -201,11 +201,12 @@ impl Handler for EditAndResend {
                 .with_details(serde_json::json!({ "field": "messageId" })));
             }
         }
-        replace_and_launch(app, &wb, thread_id, message_id, text).await
+        branch_and_launch(app, &wb, thread_id, message_id, text).await
     }
 }
 
-async fn replace_and_launch(
+/// Start a branch beside `from` and run `text` on it.
+async fn branch_and_launch(
     app: AppHandle,
     wb: &Workbench,
     thread_id: String,
@@ -214,7 +215,7 @@ async fn replace_and_launch(
 ) -> Result<String, IpcError> {
     wb.art
         .conversation
-        .remove_from(&thread_id, &from)
+        .branch_beside(&thread_id, &from)
         .await
         .map_err(context_error)?;
     threads_changed(&app);

@@ -1,12 +1,15 @@
-//! Thread list and history: list, create, rename, delete, search, page through messages.
+//! Thread list and history: list, create, rename, delete, search, page through the
+//! active branch, list and switch branches, fork.
 
 use art::context::MessageOptions;
 use art_types::commands::{
-    CreateThread, DeleteThread, ListMessages, ListThreads, RenameThread, Search,
+    CreateThread, DeleteThread, ForkThread, ListBranches, ListMessages, ListThreads, RenameThread,
+    Search, SwitchBranch,
 };
-use art_types::{ConversationMessage, IpcError, SearchResult, ThreadSummary};
+use art_types::{BranchPoint, ConversationMessage, IpcError, SearchResult, ThreadSummary};
 use tauri::AppHandle;
 
+use super::runs::busy;
 use super::{Handler, workbench};
 use crate::error::{context_error, require};
 use crate::events::threads_changed;
@@ -89,9 +92,51 @@ impl Handler for ListMessages {
         };
         wb.art
             .conversation
-            .messages(&self.thread_id, options)
+            .path(&self.thread_id, options)
             .await
             .map_err(context_error)
+    }
+}
+
+impl Handler for ListBranches {
+    async fn handle(self, app: AppHandle) -> Result<Vec<BranchPoint>, IpcError> {
+        let wb = workbench(&app)?;
+        wb.art
+            .conversation
+            .branches(&self.thread_id)
+            .await
+            .map_err(context_error)
+    }
+}
+
+/// Refused while the thread answers: its run adds to the branch it started on.
+impl Handler for SwitchBranch {
+    async fn handle(self, app: AppHandle) -> Result<ThreadSummary, IpcError> {
+        let wb = workbench(&app)?;
+        if wb.is_running(&self.thread_id) {
+            return Err(busy());
+        }
+        let thread = wb
+            .art
+            .conversation
+            .switch_to(&self.thread_id, &self.message_id)
+            .await
+            .map_err(context_error)?;
+        threads_changed(&app);
+        Ok(thread)
+    }
+}
+
+impl Handler for ForkThread {
+    async fn handle(self, app: AppHandle) -> Result<ThreadSummary, IpcError> {
+        let wb = workbench(&app)?;
+        let thread = wb
+            .art
+            .fork_thread(&self.thread_id, &self.message_id)
+            .await
+            .map_err(context_error)?;
+        threads_changed(&app);
+        Ok(thread)
     }
 }
 

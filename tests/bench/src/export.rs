@@ -148,6 +148,8 @@ async fn seed(art: &ArtInstance) {
             created_at: t0,
             updated_at: t0,
             message_count: 0,
+            forked_from: None,
+            head: None,
         };
         art.conversation.restore(&summary, &[]).await.unwrap();
         let observations: Vec<Observation> = (0..RUNS_PER_THREAD)

@@ -200,6 +200,7 @@ fn last_100_messages(results: &mut Results) {
                 timestamp: 1_700_000_000_000 + i,
                 status: MessageStatus::Complete,
                 metadata: serde_json::Value::Null,
+                parent_id: None,
             })
             .collect();
         art.conversation.add_messages(&t, &messages).await.unwrap();

@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::mcp::{McpImportReport, McpServerConfig, McpServerStatus, McpToolInfo};
 use crate::{
-    AppInfo as AppInfoOutput, ConversationMessage, DoctorReport, ExportDone, ExportRequest,
-    KeyState, ModelInfo, Observation, ObservationType, ProviderInfo, SavedPrompt, SearchResult,
-    ThreadConfig, ThreadSummary, ToolSchema,
+    AppInfo as AppInfoOutput, BranchPoint, ConversationMessage, DoctorReport, ExportDone,
+    ExportRequest, KeyState, ModelInfo, Observation, ObservationType, ProviderInfo, SavedPrompt,
+    SearchResult, ThreadConfig, ThreadSummary, ToolSchema,
 };
 
 /// A command of the app: its arguments are the struct's fields.
@@ -39,6 +39,9 @@ macro_rules! for_each_command {
             $crate::commands::RenameThread,
             $crate::commands::DeleteThread,
             $crate::commands::ListMessages,
+            $crate::commands::ListBranches,
+            $crate::commands::SwitchBranch,
+            $crate::commands::ForkThread,
             $crate::commands::Search,
             $crate::commands::SendMessage,
             $crate::commands::Regenerate,
@@ -96,6 +99,9 @@ commands! {
     RenameThread = "rename_thread" -> ThreadSummary;
     DeleteThread = "delete_thread" -> ();
     ListMessages = "list_messages" -> Vec<ConversationMessage>;
+    ListBranches = "list_branches" -> Vec<BranchPoint>;
+    SwitchBranch = "switch_branch" -> ThreadSummary;
+    ForkThread = "fork_thread" -> ThreadSummary;
     Search = "search" -> Vec<SearchResult>;
     SendMessage = "send_message" -> String;
     Regenerate = "regenerate" -> String;
@@ -166,8 +172,9 @@ pub struct DeleteThread {
     pub thread_id: String,
 }
 
-/// A page of a thread's messages, oldest first: the newest `limit`, or those before
-/// `before` when paging back. An unknown thread is an error, not an empty page.
+/// A page of the messages of a thread's active branch, oldest first: the newest
+/// `limit`, or those before `before` when paging back. An unknown thread is an error,
+/// not an empty page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListMessages {
@@ -179,6 +186,38 @@ pub struct ListMessages {
     /// Only messages older than this (unix ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub before: Option<i64>,
+}
+
+/// Where a thread's history branches (edit & resend, regenerate): every place with two
+/// or more alternatives, on any branch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListBranches {
+    /// The thread.
+    pub thread_id: String,
+}
+
+/// Make the thread's active branch go through a message: unchanged when it already
+/// does, else the branch below the message that was added to last. Refused while the
+/// thread answers. Returns the thread with its new head.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SwitchBranch {
+    /// The thread.
+    pub thread_id: String,
+    /// A message of it, on any branch.
+    pub message_id: String,
+}
+
+/// "Fork from here": a new thread with the history up to and including a message (its
+/// branch only) and the same settings; it records where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ForkThread {
+    /// The thread forked.
+    pub thread_id: String,
+    /// The message the new thread's history ends with.
+    pub message_id: String,
 }
 
 /// Full-text search over messages and tool calls, best matches first.
@@ -200,8 +239,8 @@ pub struct SendMessage {
     pub text: String,
 }
 
-/// Answer the last question again: it and everything after it are replaced by a new run
-/// on the same text. Returns the new run's trace id.
+/// Answer the active branch's last question again, as a new branch beside it (the old
+/// answer stays, one switch away). Returns the new run's trace id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Regenerate {
@@ -209,8 +248,8 @@ pub struct Regenerate {
     pub thread_id: String,
 }
 
-/// Edit a question and send it again: it and everything after it are replaced by a new
-/// run on `text`. Returns the new run's trace id.
+/// Edit a question and send it again: a new branch starts beside it with `text` (the
+/// question and what followed it stay, one switch away). Returns the new run's trace id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EditAndResend {

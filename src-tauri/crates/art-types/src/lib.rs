@@ -35,7 +35,7 @@ pub use events::{RunFinished, StreamBatch};
 pub use export::{ExportDone, ExportProgress, ExportRequest, ExportScope};
 pub use failure::FailureCode;
 pub use library::SavedPrompt;
-pub use message::{ConversationMessage, MessageRole, MessageStatus};
+pub use message::{BranchPoint, ConversationMessage, MessageRole, MessageStatus};
 pub use observation::{Observation, ObservationType, Phase, SpanInfo};
 pub use prompt::{
     FunctionCall, Prompt, PromptMessage, PromptRole, ReasoningBlock, ToolCallRequest,
@@ -45,7 +45,7 @@ pub use provider::{
 };
 pub use stream::{ErrorClass, LlmMetadata, StreamError, StreamEvent, StreamEventKind, TokenType};
 pub use thread::{
-    AgentState, GenerationParams, ProviderConfig, RunLimits, SearchResult, StateSavingStrategy,
-    ThreadConfig, ThreadContext, ThreadSummary, ToolCalling,
+    AgentState, ForkOrigin, GenerationParams, ProviderConfig, RunLimits, SearchResult,
+    StateSavingStrategy, ThreadConfig, ThreadContext, ThreadSummary, ToolCalling,
 };
 pub use tool::{ParsedToolCall, ToolExample, ToolResult, ToolSchema, ToolStatus};

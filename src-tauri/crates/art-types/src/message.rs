@@ -110,6 +110,13 @@ pub struct ConversationMessage {
     /// Finished, streaming or interrupted.
     #[serde(default)]
     pub status: MessageStatus,
+    /// The message before this one on its branch; `None` for a thread's first message
+    /// (or one of its alternatives). Edit & resend and regenerate add a message with the
+    /// same parent as the one they replace: both stay, as alternatives ([`BranchPoint`]).
+    /// Left empty by a writer, the thread's storage sets it to the end of the active
+    /// path (`ThreadSummary::head`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
     /// Extra facts: trace id of the run, tool call id and tool name for `TOOL`
     /// messages, the model that answered, token usage.
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
@@ -160,6 +167,7 @@ mod tests {
             timestamp: 0,
             status: MessageStatus::Complete,
             metadata: serde_json::json!({ "traceId": "r1" }),
+            parent_id: None,
         };
         assert_eq!(question.trace_id(), Some("r1"));
         assert_eq!(question.failure(), None);
@@ -195,5 +203,26 @@ mod tests {
             assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
         }
         assert_eq!(MessageRole::parse("ai"), None);
+    }
+}
+
+/// Where a thread's history branches: the messages that follow the same message (or
+/// start the thread), oldest first. Only places with two or more alternatives are
+/// branch points.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchPoint {
+    /// The message they all follow; `None` when they start the thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    /// The first message of each branch, oldest first.
+    pub alternatives: Vec<String>,
+}
+
+impl BranchPoint {
+    /// Where `message_id` is among the alternatives: `(index, count)`.
+    pub fn position(&self, message_id: &str) -> Option<(usize, usize)> {
+        let index = self.alternatives.iter().position(|m| m == message_id)?;
+        Some((index, self.alternatives.len()))
     }
 }

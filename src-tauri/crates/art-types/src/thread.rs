@@ -199,8 +199,26 @@ pub struct ThreadSummary {
     pub created_at: i64,
     /// Unix ms of the last message or change (the list is ordered by it).
     pub updated_at: i64,
-    /// Number of messages.
+    /// Number of messages, on every branch.
     pub message_count: u64,
+    /// The last message of the active branch: the path from the first message to it is
+    /// what the thread shows and what the model reads. `None` while the thread is empty
+    /// (or a branch is about to start at its first message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    /// The thread and message this one was forked from ("Fork from here").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkOrigin>,
+}
+
+/// Where a forked thread came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkOrigin {
+    /// The thread forked.
+    pub thread_id: String,
+    /// Its message the fork's history ends with.
+    pub message_id: String,
 }
 
 /// A search hit that can jump to its message.

@@ -3,12 +3,14 @@
 
 use std::sync::Arc;
 
-use art_types::{AgentFinalResponse, AgentProps};
+use art_types::{AgentFinalResponse, AgentProps, ThreadSummary};
 
 use crate::agent::claims::Claims;
 use crate::agent::pes::{PesAgent, WaitingRuns};
 use crate::agent::{AgentCore, AgentError, CancellationToken, WaitingCall};
-use crate::context::{ConversationManager, PromptLibrary, StateManager, StateSavingStrategy};
+use crate::context::{
+    ContextError, ConversationManager, PromptLibrary, StateManager, StateSavingStrategy,
+};
 use crate::observation::ObservationManager;
 use crate::reasoning::engine::ReasoningEngine;
 use crate::reasoning::prompts::PromptManager;
@@ -90,6 +92,23 @@ impl ArtInstance {
         cancel: CancellationToken,
     ) -> Result<AgentFinalResponse, AgentError> {
         self.agent.resume(thread_id, decision, cancel).await
+    }
+
+    /// "Fork from here": a new thread with the branch of `thread_id` ending at
+    /// `message_id` and the same settings (not the agent's state: the fork starts its
+    /// own). See [`ConversationManager::fork`].
+    pub async fn fork_thread(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+    ) -> Result<ThreadSummary, ContextError> {
+        let thread = self.conversation.fork(thread_id, message_id).await?;
+        if let (Some(config), _) = self.state.saved(thread_id).await? {
+            self.state
+                .set_thread_config(&thread.thread_id, &config)
+                .await?;
+        }
+        Ok(thread)
     }
 
     /// End the thread's waiting run as stopped; `None` if none waits.

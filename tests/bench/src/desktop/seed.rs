@@ -39,6 +39,7 @@ fn message(thread: &str, i: usize, role: MessageRole, content: String) -> Conver
         timestamp: 1_700_000_000_000 + i as i64 * 1_000,
         status: MessageStatus::Complete,
         metadata: json!({ "traceId": format!("run{}", i / 2), "model": MODEL }),
+        parent_id: None,
     }
 }
 

@@ -156,6 +156,7 @@ mod tests {
             timestamp: 1,
             status: MessageStatus::Complete,
             metadata: json!({ "traceId": trace }),
+            parent_id: None,
         }
     }
 

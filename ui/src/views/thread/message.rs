@@ -265,6 +265,7 @@ mod tests {
             timestamp: 0,
             status: MessageStatus::Complete,
             metadata: json!({ "model": "m1", "usage": usage }),
+            parent_id: None,
         }
     }
 

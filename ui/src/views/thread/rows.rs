@@ -148,6 +148,7 @@ mod tests {
             timestamp: 1,
             status,
             metadata: json!({ "traceId": trace }),
+            parent_id: None,
         }
     }
 

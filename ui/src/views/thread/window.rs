@@ -112,6 +112,7 @@ mod tests {
                 timestamp: i as i64,
                 status: MessageStatus::Complete,
                 metadata: serde_json::Value::Null,
+                parent_id: None,
             })
             .collect()
     }

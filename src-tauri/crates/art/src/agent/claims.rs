@@ -117,6 +117,7 @@ impl Claims {
             timestamp: clock::now_ms(),
             search_text: None,
             body: encode(&stored)?,
+            parent: None,
         };
         self.storage
             .set(Collection::ActiveRuns, vec![record])
@@ -180,6 +181,7 @@ mod tests {
                 trace_id: "x".into(),
             })
             .unwrap(),
+            parent: None,
         };
         let parent = std::os::unix::process::parent_id();
         storage

@@ -143,6 +143,7 @@ mod tests {
             timestamp: 0,
             status: MessageStatus::Complete,
             metadata: json!({}),
+            parent_id: None,
         }
     }
 

@@ -1,7 +1,9 @@
 //! ConversationManager: the thread list (create, rename, delete with cascade, search)
 //! and each thread's messages (add, page through). Messages are broadcast on the
-//! conversation socket after they are persisted.
+//! conversation socket after they are persisted. Messages form a tree (each follows its
+//! parent); branches, switching and forks are in `branches.rs`.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use art_types::message::{TOOL_ARGUMENTS, TOOL_NAME};
@@ -43,7 +45,7 @@ pub struct MessageHit {
 
 /// Threads and their messages.
 pub struct ConversationManager {
-    storage: Arc<dyn StorageAdapter>,
+    pub(super) storage: Arc<dyn StorageAdapter>,
     sockets: Arc<Sockets>,
 }
 
@@ -62,7 +64,7 @@ fn clean_title(title: &str) -> Result<String, ContextError> {
     Ok(title)
 }
 
-fn thread_record(t: &ThreadSummary) -> Result<Record, StorageError> {
+pub(super) fn thread_record(t: &ThreadSummary) -> Result<Record, StorageError> {
     Ok(Record {
         id: t.thread_id.clone(),
         // A thread belongs to itself, so deleting the thread deletes its entry too.
@@ -72,10 +74,11 @@ fn thread_record(t: &ThreadSummary) -> Result<Record, StorageError> {
         timestamp: t.updated_at,
         search_text: None,
         body: storage::encode(t)?,
+        parent: None,
     })
 }
 
-fn message_record(m: &ConversationMessage) -> Result<Record, StorageError> {
+pub(super) fn message_record(m: &ConversationMessage) -> Result<Record, StorageError> {
     Ok(Record {
         id: m.message_id.clone(),
         thread_id: Some(m.thread_id.clone()),
@@ -87,6 +90,7 @@ fn message_record(m: &ConversationMessage) -> Result<Record, StorageError> {
         // searchable when it ends (complete, failed, cancelled or recovered as interrupted).
         search_text: (m.status != MessageStatus::Streaming).then(|| search_text(m)),
         body: storage::encode(m)?,
+        parent: m.parent_id.clone(),
     })
 }
 
@@ -127,6 +131,8 @@ impl ConversationManager {
             created_at: now,
             updated_at: now,
             message_count: 0,
+            forked_from: None,
+            head: None,
         };
         self.storage
             .set(Collection::Threads, vec![thread_record(&thread)?])
@@ -180,7 +186,9 @@ impl ConversationManager {
     }
 
     /// Save messages (new or updated, e.g. a streaming answer's checkpoints), bump the
-    /// thread's activity, then broadcast them.
+    /// thread's activity, then broadcast them. A new message without a parent follows
+    /// the thread's head, and becomes the head: a run's messages make one branch. An
+    /// updated one keeps its place.
     pub async fn add_messages(
         &self,
         thread_id: &str,
@@ -193,21 +201,34 @@ impl ConversationManager {
                 wrong.message_id, wrong.thread_id
             )));
         }
+        let mut placed = Vec::with_capacity(messages.len());
         let mut new_ones = 0;
         for m in messages {
-            if self
+            let mut m = m.clone();
+            match self
                 .storage
                 .get(Collection::Messages, &m.message_id)
                 .await?
-                .is_none()
             {
-                new_ones += 1;
+                Some(stored) => {
+                    if m.parent_id.is_none() {
+                        m.parent_id = stored.parent;
+                    }
+                }
+                None => {
+                    new_ones += 1;
+                    if m.parent_id.is_none() {
+                        m.parent_id = thread.head.clone();
+                    }
+                    thread.head = Some(m.message_id.clone());
+                }
             }
+            placed.push(m);
         }
         self.storage
             .set(
                 Collection::Messages,
-                messages
+                placed
                     .iter()
                     .map(message_record)
                     .collect::<Result<_, _>>()?,
@@ -218,7 +239,7 @@ impl ConversationManager {
         self.storage
             .set(Collection::Threads, vec![thread_record(&thread)?])
             .await?;
-        for m in messages {
+        for m in &placed {
             self.sockets.messages.notify(m);
         }
         Ok(())
@@ -248,13 +269,23 @@ impl ConversationManager {
                 wrong.message_id, wrong.thread_id, thread.thread_id
             )));
         }
+        // Written before branches: one branch, each message after the one before it.
+        let mut thread = thread.clone();
+        let mut messages = messages.to_vec();
+        if messages.iter().all(|m| m.parent_id.is_none()) && thread.head.is_none() {
+            messages.sort_by_key(|m| m.timestamp);
+            for i in 1..messages.len() {
+                messages[i].parent_id = Some(messages[i - 1].message_id.clone());
+            }
+            thread.head = messages.last().map(|m| m.message_id.clone());
+        }
         let records = messages
             .iter()
             .map(message_record)
             .collect::<Result<_, _>>()?;
         self.storage.set(Collection::Messages, records).await?;
         self.storage
-            .set(Collection::Threads, vec![thread_record(thread)?])
+            .set(Collection::Threads, vec![thread_record(&thread)?])
             .await?;
         Ok(())
     }
@@ -318,34 +349,6 @@ impl ConversationManager {
         Ok(marked)
     }
 
-    /// Remove a message and every later one of its thread (regenerate, edit & resend),
-    /// returning what was removed, oldest first. Observations are kept: the trace of
-    /// what the agent did stays exportable.
-    pub async fn remove_from(
-        &self,
-        thread_id: &str,
-        message_id: &str,
-    ) -> Result<Vec<ConversationMessage>, ContextError> {
-        let mut thread = self.thread(thread_id).await?;
-        let mut all = self.messages(thread_id, MessageOptions::default()).await?;
-        let Some(start) = all.iter().position(|m| m.message_id == message_id) else {
-            return Err(ContextError::InvalidInput(format!(
-                "message {message_id} is not in this thread (it may have been removed)"
-            )));
-        };
-        let removed = all.split_off(start);
-        let deletes = removed
-            .iter()
-            .map(|m| self.storage.delete(Collection::Messages, &m.message_id));
-        futures::future::try_join_all(deletes).await?;
-        thread.message_count = thread.message_count.saturating_sub(removed.len() as u64);
-        thread.updated_at = thread.updated_at.max(clock::now_ms());
-        self.storage
-            .set(Collection::Threads, vec![thread_record(&thread)?])
-            .await?;
-        Ok(removed)
-    }
-
     /// The newest question of a thread that failed without an answer, if any.
     pub async fn latest_failed(
         &self,
@@ -360,18 +363,38 @@ impl ConversationManager {
     }
 
     /// Remove the messages one run stored (its question, tool results, any answer),
-    /// leaving the rest of the thread as it is; returns how many went. Its observations
-    /// are kept, like [`Self::remove_from`]'s.
+    /// leaving the rest of the thread as it is: what followed them follows what they
+    /// followed, and a head among them moves back the same way. Returns how many went.
+    /// Its observations are kept: the trace of what the agent did stays exportable.
     pub async fn remove_run(&self, thread_id: &str, trace_id: &str) -> Result<u64, ContextError> {
         let mut thread = self.thread(thread_id).await?;
         let all = self.messages(thread_id, MessageOptions::default()).await?;
-        let of_run: Vec<&ConversationMessage> = all
+        let of_run: HashSet<&str> = all
             .iter()
             .filter(|m| m.trace_id() == Some(trace_id))
+            .map(|m| m.message_id.as_str())
             .collect();
+        let tree = self.tree(thread_id).await?;
+        let kept = |id: &str| !of_run.contains(id);
+        let moved: Vec<ConversationMessage> = all
+            .iter()
+            .filter(|m| kept(&m.message_id))
+            .filter(|m| m.parent_id.as_deref().is_some_and(|p| !kept(p)))
+            .map(|m| ConversationMessage {
+                parent_id: tree
+                    .nearest_ancestor(&m.message_id, kept)
+                    .map(str::to_owned),
+                ..m.clone()
+            })
+            .collect();
+        if let Some(head) = thread.head.as_deref().filter(|h| !kept(h)) {
+            thread.head = tree.nearest_ancestor(head, kept).map(str::to_owned);
+        }
+        let records = moved.iter().map(message_record).collect::<Result<_, _>>()?;
+        self.storage.set(Collection::Messages, records).await?;
         let deletes = of_run
             .iter()
-            .map(|m| self.storage.delete(Collection::Messages, &m.message_id));
+            .map(|id| self.storage.delete(Collection::Messages, id));
         futures::future::try_join_all(deletes).await?;
         let removed = of_run.len() as u64;
         thread.message_count = thread.message_count.saturating_sub(removed);
@@ -382,7 +405,8 @@ impl ConversationManager {
         Ok(removed)
     }
 
-    /// Messages of a thread, oldest first (the newest `limit` when limited).
+    /// Every message of a thread, on every branch, oldest first (the newest `limit`
+    /// when limited). What a thread shows is [`Self::path`].
     pub async fn messages(
         &self,
         thread_id: &str,

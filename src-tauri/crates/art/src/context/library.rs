@@ -27,6 +27,7 @@ fn record(p: &SavedPrompt) -> Result<Record, ContextError> {
         timestamp: p.updated_at,
         search_text: None,
         body: storage::encode(p)?,
+        parent: None,
     })
 }
 

@@ -1,10 +1,13 @@
-//! The Context System: threads and their messages ([`ConversationManager`]), thread
+//! The Context System: threads and their messages ([`ConversationManager`], a [`Tree`]
+//! of branches per thread), thread
 //! configuration and agent state ([`StateManager`]), and the prompt library
 //! ([`PromptLibrary`]).
 
+mod branches;
 mod conversation;
 mod library;
 mod state;
+mod tree;
 pub mod validate;
 
 pub use art_types::StateSavingStrategy;
@@ -13,6 +16,7 @@ pub use conversation::{
 };
 pub use library::{MAX_PROMPT_NAME, PromptLibrary};
 pub use state::StateManager;
+pub use tree::Tree;
 
 use crate::storage::StorageError;
 
@@ -22,6 +26,9 @@ pub enum ContextError {
     /// No thread with that id.
     #[error("thread {0} does not exist")]
     ThreadNotFound(String),
+    /// No message with that id in the thread.
+    #[error("message {0} is not in this thread")]
+    MessageNotFound(String),
     /// The request was not acceptable; the message says why.
     #[error("{0}")]
     InvalidInput(String),

@@ -39,6 +39,7 @@ fn record(thread_id: &str, body: String) -> Record {
         timestamp: clock::now_ms(),
         search_text: None,
         body,
+        parent: None,
     }
 }
 

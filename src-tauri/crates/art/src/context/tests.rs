@@ -27,6 +27,7 @@ fn msg(thread: &str, id: &str, ts: i64, role: MessageRole, text: &str) -> Conver
         timestamp: ts,
         status: MessageStatus::Complete,
         metadata: serde_json::Value::Null,
+        parent_id: None,
     }
 }
 
@@ -160,8 +161,14 @@ async fn search_finds_tool_calls_by_name_arguments_and_result() {
     assert_eq!(both, [("m2".into(), true), ("m3".into(), false)]);
 }
 
+/// The ids of the thread's active branch.
+async fn path_ids(conv: &ConversationManager, thread: &str) -> Vec<String> {
+    let path = conv.path(thread, MessageOptions::default()).await.unwrap();
+    path.into_iter().map(|m| m.message_id).collect()
+}
+
 #[tokio::test]
-async fn remove_from_drops_a_message_and_everything_after_it() {
+async fn a_branch_beside_a_message_keeps_it_and_what_followed() {
     let (conv, _, _) = setup();
     let t = conv.create_thread(None).await.unwrap().thread_id;
     let other = conv.create_thread(None).await.unwrap().thread_id;
@@ -178,52 +185,120 @@ async fn remove_from_drops_a_message_and_everything_after_it() {
     )
     .await
     .unwrap();
-
-    // The last question, and one message looked up within its thread only.
-    let last = conv.latest(&t, MessageRole::User).await.unwrap().unwrap();
-    assert_eq!(last.message_id, "q2");
-    assert_eq!(
-        conv.message(&t, "a1").await.unwrap().unwrap().content,
-        "first answer"
-    );
-    assert!(conv.message(&other, "a1").await.unwrap().is_none());
-    assert!(
-        conv.latest(&other, MessageRole::Ai)
-            .await
-            .unwrap()
-            .is_none()
-    );
-
-    let removed = conv.remove_from(&t, "q2").await.unwrap();
     let ids = |ms: &[ConversationMessage]| -> Vec<String> {
         ms.iter().map(|m| m.message_id.clone()).collect()
     };
-    assert_eq!(ids(&removed), ["q2", "a2"]);
-    assert_eq!(removed[0].content, "second question");
-    let kept = conv.messages(&t, MessageOptions::default()).await.unwrap();
-    assert_eq!(ids(&kept), ["q1", "a1"]);
-    assert_eq!(conv.thread(&t).await.unwrap().message_count, 2);
+    // Each new message follows the one before it.
     assert_eq!(
-        conv.messages(&other, MessageOptions::default())
+        conv.message(&t, "a2")
             .await
             .unwrap()
-            .len(),
-        1
+            .unwrap()
+            .parent_id
+            .as_deref(),
+        Some("q2")
     );
-    assert!(conv.search("second", 10).await.unwrap().is_empty());
+    assert_eq!(conv.thread(&t).await.unwrap().head.as_deref(), Some("a2"));
+    assert_eq!(
+        conv.last_question(&t).await.unwrap().unwrap().message_id,
+        "q2"
+    );
+    assert!(conv.message(&other, "a1").await.unwrap().is_none());
 
-    // a message of another thread, or one already removed, is a clear error
-    for (thread, id) in [(&t, "x1"), (&t, "q2")] {
-        let err = conv.remove_from(thread, id).await.unwrap_err();
-        assert!(matches!(err, ContextError::InvalidInput(_)), "{err}");
-    }
+    // Edit q2: a branch starts beside it; the next message follows a1.
+    let edited = conv.branch_beside(&t, "q2").await.unwrap();
+    assert_eq!(edited.content, "second question");
+    conv.add_messages(
+        &t,
+        &[
+            msg(&t, "q2b", 5, MessageRole::User, "second, edited"),
+            msg(&t, "a2b", 6, MessageRole::Ai, "edited answer"),
+        ],
+    )
+    .await
+    .unwrap();
+    assert_eq!(path_ids(&conv, &t).await, ["q1", "a1", "q2b", "a2b"]);
+    let all = conv.messages(&t, MessageOptions::default()).await.unwrap();
+    assert_eq!(all.len(), 6, "nothing was removed");
+    assert_eq!(conv.thread(&t).await.unwrap().message_count, 6);
+    let points = conv.branches(&t).await.unwrap();
+    assert_eq!(points.len(), 1);
+    assert_eq!(points[0].parent_id.as_deref(), Some("a1"));
+    assert_eq!(points[0].alternatives, ["q2", "q2b"]);
+    assert_eq!(conv.search("second answer", 10).await.unwrap().len(), 1);
+
+    // Back to the first branch, then to the second again through a message on it.
+    conv.switch_to(&t, "q2").await.unwrap();
+    assert_eq!(path_ids(&conv, &t).await, ["q1", "a1", "q2", "a2"]);
+    conv.switch_to(&t, "q1").await.unwrap();
     assert_eq!(
-        conv.messages(&t, MessageOptions::default())
-            .await
-            .unwrap()
-            .len(),
-        2
+        path_ids(&conv, &t).await,
+        ["q1", "a1", "q2", "a2"],
+        "q1 is on it already"
     );
+    conv.switch_to(&t, "a2b").await.unwrap();
+    assert_eq!(path_ids(&conv, &t).await, ["q1", "a1", "q2b", "a2b"]);
+    // Paging the active branch back.
+    let page = conv
+        .path(
+            &t,
+            MessageOptions {
+                limit: Some(2),
+                before: Some(6),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(ids(&page), ["a1", "q2b"]);
+
+    // Editing the first question branches at the root.
+    conv.branch_beside(&t, "q1").await.unwrap();
+    conv.add_messages(&t, &[msg(&t, "q1b", 7, MessageRole::User, "another start")])
+        .await
+        .unwrap();
+    assert_eq!(path_ids(&conv, &t).await, ["q1b"]);
+    let points = conv.branches(&t).await.unwrap();
+    assert_eq!(points[0].parent_id, None);
+    assert_eq!(points[0].alternatives, ["q1", "q1b"]);
+
+    // A message of another thread, or none, is a clear error.
+    for id in ["x1", "gone"] {
+        let err = conv.switch_to(&t, id).await.unwrap_err();
+        assert!(matches!(err, ContextError::MessageNotFound(_)), "{err}");
+        let err = conv.branch_beside(&t, id).await.unwrap_err();
+        assert!(matches!(err, ContextError::MessageNotFound(_)), "{err}");
+    }
+}
+
+#[tokio::test]
+async fn removing_a_run_keeps_what_followed_it_on_its_branch() {
+    let (conv, _, _) = setup();
+    let t = conv.create_thread(None).await.unwrap().thread_id;
+    let run = |id: &str, ts: i64, role: MessageRole, trace: &str| ConversationMessage {
+        metadata: json!({ "traceId": trace }),
+        ..msg(&t, id, ts, role, id)
+    };
+    conv.add_messages(
+        &t,
+        &[
+            run("q1", 1, MessageRole::User, "r1"),
+            run("a1", 2, MessageRole::Ai, "r1"),
+            run("q2", 3, MessageRole::User, "r2"),
+            run("q3", 4, MessageRole::User, "r3"),
+            run("a3", 5, MessageRole::Ai, "r3"),
+        ],
+    )
+    .await
+    .unwrap();
+    assert_eq!(conv.remove_run(&t, "r2").await.unwrap(), 1);
+    let path = conv.path(&t, MessageOptions::default()).await.unwrap();
+    let ids: Vec<&str> = path.iter().map(|m| m.message_id.as_str()).collect();
+    assert_eq!(ids, ["q1", "a1", "q3", "a3"]);
+    assert_eq!(path[2].parent_id.as_deref(), Some("a1"));
+    // The head's own run removed: the head moves back.
+    conv.remove_run(&t, "r3").await.unwrap();
+    assert_eq!(conv.thread(&t).await.unwrap().head.as_deref(), Some("a1"));
+    assert_eq!(conv.thread(&t).await.unwrap().message_count, 2);
 }
 
 #[tokio::test]

@@ -127,6 +127,7 @@ fn to_record(o: &Observation) -> Result<Record, StorageError> {
         timestamp: o.timestamp,
         search_text: None,
         body: storage::encode(&body)?,
+        parent: None,
     })
 }
 

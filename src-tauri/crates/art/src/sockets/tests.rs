@@ -9,6 +9,7 @@ fn message(thread: &str, role: MessageRole, text: &str) -> ConversationMessage {
         timestamp: 0,
         status: Default::default(),
         metadata: serde_json::Value::Null,
+        parent_id: None,
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::{
-    Collection, Order, Query, Record, RecordStream, SCAN_QUEUE, SearchHit, StorageAdapter,
+    Collection, Link, Order, Query, Record, RecordStream, SCAN_QUEUE, SearchHit, StorageAdapter,
     StorageError,
 };
 
@@ -99,6 +99,23 @@ impl StorageAdapter for MemoryStorage {
         query: &Query,
     ) -> Result<Vec<Record>, StorageError> {
         Ok(self.matching(collection, query))
+    }
+
+    async fn links(
+        &self,
+        collection: Collection,
+        thread_id: &str,
+    ) -> Result<Vec<Link>, StorageError> {
+        let records = self.matching(collection, &Query::thread(thread_id));
+        Ok(records
+            .into_iter()
+            .map(|r| Link {
+                id: r.id,
+                parent: r.parent,
+                kind: r.kind,
+                timestamp: r.timestamp,
+            })
+            .collect())
     }
 
     async fn count(&self, collection: Collection, query: &Query) -> Result<u64, StorageError> {

@@ -71,6 +71,21 @@ const MIGRATIONS: &[&str] = &[
           AND substr(id, 19, 1) = '-' AND substr(id, 24, 1) = '-'
           AND length(replace(id, '-', '')) = 32
           AND unhex(replace(id, '-', '')) IS NOT NULL;",
+    // v4: messages form a tree. Each knows the message before it on its branch
+    // (`parent_id`, also in its body as `parentId`), and each thread its active branch's
+    // last message (`head` in its body). Threads so far are one branch: a message's
+    // parent is the one before it, the head the newest.
+    "ALTER TABLE records ADD COLUMN parent_id TEXT;
+    WITH chain AS (
+        SELECT seq, LAG(id) OVER (PARTITION BY thread_id ORDER BY ts, seq) AS parent
+        FROM records WHERE collection = 'messages')
+    UPDATE records SET parent_id = chain.parent, body = json_set(body, '$.parentId', chain.parent)
+        FROM chain WHERE records.seq = chain.seq AND chain.parent IS NOT NULL;
+    UPDATE records SET body = json_set(body, '$.head', (
+            SELECT m.id FROM records m WHERE m.collection = 'messages' AND m.thread_id = records.id
+            ORDER BY m.ts DESC, m.seq DESC LIMIT 1))
+        WHERE collection = 'threads' AND EXISTS (
+            SELECT 1 FROM records m WHERE m.collection = 'messages' AND m.thread_id = records.id);",
 ];
 
 /// The schema version this build writes.
@@ -248,5 +263,61 @@ mod tests {
         let kinds: Vec<&str> = stored.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(kinds, ["blob", "text", "text"]);
         assert_eq!(stored[0].1, "0190F3A27B1C7DEF8123456789ABCDEF");
+    }
+
+    #[test]
+    fn v4_makes_each_thread_one_branch_ending_at_its_newest_message() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        assert_eq!(migrate_to(&mut conn, 3).unwrap(), 3);
+        conn.execute_batch(
+            r#"INSERT INTO records (seq, collection, id, thread_id, trace_id, kind, ts, body) VALUES
+                (1, 'threads', 't1', 't1', NULL, NULL, 9, '{"threadId":"t1","title":"a"}'),
+                (2, 'threads', 't2', 't2', NULL, NULL, 9, '{"threadId":"t2","title":"b"}'),
+                (3, 'messages', 'q1', 't1', 'r1', 'USER', 5, '{"messageId":"q1"}'),
+                (4, 'messages', 'x1', 't3', 'r9', 'USER', 5, '{"messageId":"x1"}'),
+                (5, 'messages', 'a1', 't1', 'r1', 'AI', 5, '{"messageId":"a1"}'),
+                (6, 'messages', 'q2', 't1', 'r2', 'USER', 7, '{"messageId":"q2"}'),
+                (7, 'thread_configs', 't1', 't1', NULL, NULL, 1, '{}');"#,
+        )
+        .unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), LATEST);
+        let rows: Vec<(String, Option<String>, Option<String>)> = conn
+            .prepare(
+                "SELECT id, parent_id, json_extract(body, '$.parentId') FROM records
+                 WHERE collection = 'messages' ORDER BY seq",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let some = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            rows,
+            [
+                ("q1".into(), None, None),
+                ("x1".into(), None, None),
+                ("a1".into(), some("q1"), some("q1")),
+                ("q2".into(), some("a1"), some("a1")),
+            ]
+        );
+        let head = |thread: &str| -> Option<String> {
+            conn.query_row(
+                "SELECT json_extract(body, '$.head') FROM records WHERE collection = 'threads' AND id = ?1",
+                [thread],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        assert_eq!(head("t1"), some("q2"));
+        assert_eq!(head("t2"), None, "an empty thread has no head");
+        let title: String = conn
+            .query_row(
+                "SELECT json_extract(body, '$.title') FROM records WHERE id = 't1' AND collection = 'threads'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(title, "a");
     }
 }

@@ -77,6 +77,9 @@ pub struct Record {
     pub trace_id: Option<String>,
     /// Kind (observation type, message role; indexed).
     pub kind: Option<String>,
+    /// The record it follows in its thread's tree (a message: the one before it on its
+    /// branch), read back by [`StorageAdapter::links`] without the bodies.
+    pub parent: Option<String>,
     /// Unix ms (indexed; the sort key).
     pub timestamp: i64,
     /// Text indexed for full-text search, if any. Observations are never indexed (they
@@ -121,6 +124,8 @@ pub enum Order {
 /// A query over one collection. Empty fields do not filter.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Query {
+    /// Only these ids (empty: all).
+    pub ids: Vec<String>,
     /// Only this thread.
     pub thread_id: Option<String>,
     /// Only these runs (empty: all).
@@ -152,6 +157,7 @@ impl Query {
             want.as_ref().is_none_or(|w| have.as_ref() == Some(w))
         };
         eq(&self.thread_id, &record.thread_id)
+            && (self.ids.is_empty() || self.ids.contains(&record.id))
             && (self.trace_ids.is_empty()
                 || record
                     .trace_id
@@ -162,6 +168,19 @@ impl Query {
             && self.before.is_none_or(|b| record.timestamp < b)
             && self.after.is_none_or(|a| record.timestamp > a)
     }
+}
+
+/// A record's place in its thread's tree, without its body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// Record id.
+    pub id: String,
+    /// The record it follows ([`Record::parent`]).
+    pub parent: Option<String>,
+    /// Its kind (a message's role).
+    pub kind: Option<String>,
+    /// Unix ms.
+    pub timestamp: i64,
 }
 
 /// A full-text search hit.
@@ -232,6 +251,13 @@ pub trait StorageAdapter: Send + Sync {
         collection: Collection,
         query: &Query,
     ) -> Result<Vec<Record>, StorageError>;
+    /// The links of one thread's records, oldest first (ties in insertion order): its
+    /// tree, read without a single body.
+    async fn links(
+        &self,
+        collection: Collection,
+        thread_id: &str,
+    ) -> Result<Vec<Link>, StorageError>;
     /// How many records match a query (its order and limit aside).
     async fn count(&self, collection: Collection, query: &Query) -> Result<u64, StorageError>;
     /// Records matching a query, in batches of at most `batch`, read while the consumer

@@ -338,6 +338,8 @@ async fn fixed_thread(art: &ArtInstance, secret: &str) -> String {
         created_at: t0,
         updated_at: t0 + 9_000,
         message_count: 3,
+        forked_from: None,
+        head: None,
     };
     let message = |id: &str, role, at: i64, content: &str| ConversationMessage {
         message_id: id.into(),
@@ -347,6 +349,7 @@ async fn fixed_thread(art: &ArtInstance, secret: &str) -> String {
         timestamp: t0 + at,
         status: MessageStatus::Complete,
         metadata: json!({ "traceId": "run-1", "model": "test-model" }),
+        parent_id: None,
     };
     let messages = [
         message(

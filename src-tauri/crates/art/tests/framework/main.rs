@@ -26,5 +26,6 @@ mod export;
 mod keychain;
 mod mcp;
 mod mcp_faults;
+mod migration;
 mod properties;
 mod storage;

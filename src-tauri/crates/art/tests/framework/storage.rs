@@ -15,6 +15,7 @@ fn message(id: &str, thread: &str, ts: i64, text: &str) -> Record {
         timestamp: ts,
         search_text: Some(text.into()),
         body: json!({ "content": text }).to_string(),
+        parent: None,
     }
 }
 
@@ -27,6 +28,7 @@ fn observation(id: &str, thread: &str, ts: i64, kind: &str) -> Record {
         timestamp: ts,
         search_text: None,
         body: json!({ "type": kind }).to_string(),
+        parent: None,
     }
 }
 
@@ -103,6 +105,41 @@ async fn conformance(store: &dyn StorageAdapter) {
         ids(&store.query(Collection::Messages, &before).await.unwrap()),
         ["m2"]
     );
+
+    // links: a thread's tree without bodies; records by id
+    store
+        .set(
+            Collection::Messages,
+            vec![Record {
+                parent: Some("m2".into()),
+                ..message("m4", "t1", 30, "an alternative to m3")
+            }],
+        )
+        .await
+        .unwrap();
+    let links = store.links(Collection::Messages, "t1").await.unwrap();
+    let tree: Vec<(&str, Option<&str>, i64)> = links
+        .iter()
+        .map(|l| (l.id.as_str(), l.parent.as_deref(), l.timestamp))
+        .collect();
+    assert_eq!(
+        tree,
+        [
+            ("m1", None, 10),
+            ("m2", None, 20),
+            ("m3", None, 30),
+            ("m4", Some("m2"), 30)
+        ]
+    );
+    assert_eq!(links[0].kind.as_deref(), Some("USER"));
+    let by_id = Query {
+        ids: vec!["m4".into(), "x1".into(), "m1".into(), "gone".into()],
+        ..Query::default()
+    };
+    let found = store.query(Collection::Messages, &by_id).await.unwrap();
+    assert_eq!(ids(&found), ["m1", "x1", "m4"]);
+    assert_eq!(found[2].parent.as_deref(), Some("m2"));
+    assert!(store.delete(Collection::Messages, "m4").await.unwrap());
 
     // observations by kind and trace
     store

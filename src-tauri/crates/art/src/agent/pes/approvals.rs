@@ -91,6 +91,7 @@ impl WaitingRuns {
             timestamp: clock::now_ms(),
             search_text: None,
             body: encode(waiting)?,
+            parent: None,
         };
         self.storage
             .set(Collection::SuspendedRuns, vec![record])
@@ -292,6 +293,7 @@ impl PesAgent {
                 timestamp: clock::now_ms(),
                 status: MessageStatus::Streaming,
                 metadata: json!({ "traceId": run.trace_id }),
+                parent_id: None,
             },
             metadata: run.metadata(RunStatus::Suspended, None),
         })

@@ -200,6 +200,7 @@ impl PesAgent {
                 timestamp: clock::now_ms(),
                 status: MessageStatus::Interrupted,
                 metadata: json!({ "traceId": run.trace_id }),
+                parent_id: None,
             },
         };
         Ok(AgentFinalResponse {
@@ -253,5 +254,6 @@ pub(super) fn tool_message(
         timestamp: clock::now_ms(),
         status: MessageStatus::Complete,
         metadata,
+        parent_id: None,
     }
 }

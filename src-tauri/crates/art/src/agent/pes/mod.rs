@@ -137,7 +137,7 @@ impl PesAgent {
             .max(1);
         let history = self
             .conversation
-            .messages(
+            .path(
                 &props.thread_id,
                 MessageOptions {
                     limit: Some(limit as usize),
@@ -288,6 +288,7 @@ impl AgentCore for PesAgent {
             timestamp: crate::clock::now_ms(),
             status: art_types::MessageStatus::Complete,
             metadata: json!({ "traceId": run.trace_id }),
+            parent_id: None,
         };
         self.conversation
             .add_messages(&run.thread_id, std::slice::from_ref(&user))

@@ -70,6 +70,7 @@ impl PesAgent {
             timestamp: clock::now_ms(),
             status: MessageStatus::Streaming,
             metadata: json!({ "traceId": run.trace_id, "provider": provider.provider_name, "model": provider.model_id }),
+            parent_id: None,
         };
         let span = clock::new_id();
         let start_ms = clock::now_ms();

@@ -17,8 +17,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use tokio::sync::oneshot;
 
 use super::{
-    Collection, Query, Record, RecordStream, SCAN_QUEUE, SearchHit, StorageAdapter, StorageError,
-    migrations,
+    Collection, Link, Query, Record, RecordStream, SCAN_QUEUE, SearchHit, StorageAdapter,
+    StorageError, migrations,
 };
 use write::{Job, WriteOp};
 
@@ -188,6 +188,16 @@ impl StorageAdapter for SqliteStorage {
     ) -> Result<Vec<Record>, StorageError> {
         let query = query.clone();
         self.read(move |conn| read::query(conn, collection, &query))
+            .await
+    }
+
+    async fn links(
+        &self,
+        collection: Collection,
+        thread_id: &str,
+    ) -> Result<Vec<Link>, StorageError> {
+        let thread_id = thread_id.to_owned();
+        self.read(move |conn| read::links(conn, collection, &thread_id))
             .await
     }
 

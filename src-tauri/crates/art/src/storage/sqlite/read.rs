@@ -5,15 +5,17 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, params, params_from_iter};
 
 use super::{db_err, ids};
-use crate::storage::{Collection, Order, Query, Record, SearchHit, StorageError};
+use crate::storage::{Collection, Link, Order, Query, Record, SearchHit, StorageError};
 
 /// How to read one collection: the `SELECT … FROM … WHERE` producing
-/// `id, thread id, trace id, kind, ts, body` (taking the collection name as its first
+/// `id, thread id, trace id, kind, ts, body, parent` (taking the collection name as its first
 /// parameter when `by_collection`), and its filter expressions.
 struct Source {
     select: &'static str,
     by_collection: bool,
     thread: &'static str,
+    /// Any of some ids; `{}` stands for the list of placeholders.
+    ids: &'static str,
     /// Any of some runs; `{}` stands for the list of placeholders.
     traces: &'static str,
     id: &'static str,
@@ -29,9 +31,10 @@ struct Source {
 }
 
 const RECORDS: Source = Source {
-    select: "SELECT id, thread_id, trace_id, kind, ts, body FROM records WHERE collection = ?",
+    select: "SELECT id, thread_id, trace_id, kind, ts, body, parent_id FROM records WHERE collection = ?",
     by_collection: true,
     thread: "thread_id = ?",
+    ids: "id IN ({})",
     traces: "trace_id IN ({})",
     id: "id = ?",
     kinds: "kind IN ({})",
@@ -42,11 +45,12 @@ const RECORDS: Source = Source {
 };
 
 const OBSERVATIONS: Source = Source {
-    select: "SELECT o.id, t.value, x.value, o.kind, o.ts, o.body FROM observations o
+    select: "SELECT o.id, t.value, x.value, o.kind, o.ts, o.body, NULL FROM observations o
              LEFT JOIN keys t ON t.key = o.thread LEFT JOIN keys x ON x.key = o.trace
              WHERE TRUE",
     by_collection: false,
     thread: "o.thread = (SELECT key FROM keys WHERE value = ?)",
+    ids: "o.id IN ({})",
     traces: "o.trace IN (SELECT key FROM keys WHERE value IN ({}))",
     id: "o.id = ?",
     kinds: "o.kind IN ({})",
@@ -80,6 +84,7 @@ fn row_to_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<Record> {
         timestamp: row.get(4)?,
         search_text: None,
         body: row.get(5)?,
+        parent: row.get(6)?,
     })
 }
 
@@ -129,6 +134,12 @@ fn statement(collection: Collection, query: &Query, ties: Ties) -> (String, Vec<
     if let Some(after) = query.after {
         filter(&format!("{} > ?", src.ts), after.into());
     }
+    if !query.ids.is_empty() {
+        let marks = vec!["?"; query.ids.len()].join(", ");
+        sql.push_str(" AND ");
+        sql.push_str(&src.ids.replace("{}", &marks));
+        args.extend(query.ids.iter().map(|id| (src.id_value)(id)));
+    }
     let mut any_of = |clause: &str, values: &[String]| {
         if !values.is_empty() {
             let marks = vec!["?"; values.len()].join(", ");
@@ -165,6 +176,31 @@ pub(super) fn query(
 ) -> Result<Vec<Record>, StorageError> {
     let (sql, args) = statement(collection, query, Ties::Inserted);
     collect(conn, &sql, args)
+}
+
+/// The links of a thread's records in `collection` (not observations), oldest first.
+pub(super) fn links(
+    conn: &Connection,
+    collection: Collection,
+    thread_id: &str,
+) -> Result<Vec<Link>, StorageError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT id, parent_id, kind, ts FROM records WHERE collection = ?1 AND thread_id = ?2
+             ORDER BY ts, seq",
+        )
+        .map_err(db_err)?;
+    let rows = stmt
+        .query_map(params![collection.as_str(), thread_id], |row| {
+            Ok(Link {
+                id: row.get(0)?,
+                parent: row.get(1)?,
+                kind: row.get(2)?,
+                timestamp: row.get(3)?,
+            })
+        })
+        .map_err(db_err)?;
+    rows.collect::<Result<_, _>>().map_err(db_err)
 }
 
 /// How many records match `query` (order and limit aside).

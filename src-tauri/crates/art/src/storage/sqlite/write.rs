@@ -188,12 +188,12 @@ impl<'t> Upsert<'t> {
         let prepare = |sql: &str| tx.prepare_cached(sql).map_err(db_err);
         Ok(Self {
             insert: prepare(
-                "INSERT INTO records (collection, id, thread_id, trace_id, kind, ts, body)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (collection, id) DO NOTHING",
+                "INSERT INTO records (collection, id, thread_id, trace_id, kind, ts, body, parent_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (collection, id) DO NOTHING",
             )?,
             update: prepare(
-                "UPDATE records SET thread_id = ?3, trace_id = ?4, kind = ?5, ts = ?6, body = ?7
-                 WHERE collection = ?1 AND id = ?2 RETURNING seq",
+                "UPDATE records SET thread_id = ?3, trace_id = ?4, kind = ?5, ts = ?6, body = ?7,
+                 parent_id = ?8 WHERE collection = ?1 AND id = ?2 RETURNING seq",
             )?,
             unindex: prepare("DELETE FROM search_index WHERE rowid = ?1")?,
             index: prepare("INSERT INTO search_index (rowid, text) VALUES (?1, ?2)")?,
@@ -325,7 +325,7 @@ fn apply(tx: &Transaction<'_>, op: &WriteOp, keys: &mut Keys) -> Result<bool, St
         WriteOp::Set(collection, records) => {
             let mut upsert = Upsert::prepare(tx)?;
             for r in records {
-                let values: [&dyn ToSql; 7] = [
+                let values: [&dyn ToSql; 8] = [
                     &collection.as_str(),
                     &r.id,
                     &r.thread_id,
@@ -333,6 +333,7 @@ fn apply(tx: &Transaction<'_>, op: &WriteOp, keys: &mut Keys) -> Result<bool, St
                     &r.kind,
                     &r.timestamp,
                     &r.body,
+                    &r.parent,
                 ];
                 upsert.row(tx, &values, r.search_text.as_deref())?;
             }
@@ -371,6 +372,7 @@ mod tests {
             thread_id: Some("t1".into()),
             trace_id: None,
             kind: None,
+            parent: None,
             timestamp: 1,
             search_text: None,
             body: "{}".into(),

@@ -193,6 +193,7 @@ impl McpStore {
             timestamp: clock::now_ms(),
             search_text: None,
             body: storage::encode(&stored)?,
+            parent: None,
         };
         self.storage
             .set(Collection::McpServers, vec![record])
