@@ -21,10 +21,9 @@ impl ConversationManager {
         Ok(Tree::new(links))
     }
 
-    /// The head the thread shows: its own, else (a branch about to start at the first
-    /// message, or nothing recorded) its newest message.
+    /// The head the thread shows ([`Tree::shown_head`]).
     fn shown_head<'t>(thread: &'t ThreadSummary, tree: &'t Tree) -> Option<&'t str> {
-        thread.head.as_deref().or_else(|| tree.newest())
+        tree.shown_head(thread.head.as_deref())
     }
 
     /// The active branch's messages, oldest first: the newest `limit` of them (all when

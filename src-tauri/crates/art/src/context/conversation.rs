@@ -279,6 +279,15 @@ impl ConversationManager {
             }
             thread.head = messages.last().map(|m| m.message_id.clone());
         }
+        // A file that holds part of a thread (one run) may not hold its head.
+        if let Some(head) = &thread.head
+            && !messages.iter().any(|m| &m.message_id == head)
+        {
+            thread.head = messages
+                .iter()
+                .max_by_key(|m| m.timestamp)
+                .map(|m| m.message_id.clone());
+        }
         let records = messages
             .iter()
             .map(message_record)

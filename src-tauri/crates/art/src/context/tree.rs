@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use art_types::{BranchPoint, MessageRole};
+use art_types::{BranchPoint, ConversationMessage, MessageRole};
 
 use crate::storage::Link;
 
@@ -40,6 +40,44 @@ impl Tree {
             index,
             children,
         }
+    }
+
+    /// The tree of `messages` (any order; ties in time keep their order).
+    pub fn of(messages: &[ConversationMessage]) -> Self {
+        let mut links: Vec<Link> = messages
+            .iter()
+            .map(|m| Link {
+                id: m.message_id.clone(),
+                parent: m.parent_id.clone(),
+                kind: Some(m.role.as_str().to_owned()),
+                timestamp: m.timestamp,
+            })
+            .collect();
+        links.sort_by_key(|l| l.timestamp);
+        Self::new(links)
+    }
+
+    /// The head a thread shows: `head` when it is one of its messages, else (a branch
+    /// about to start at the first message, a file that held part of a thread) the
+    /// newest message.
+    pub fn shown_head<'a>(&'a self, head: Option<&'a str>) -> Option<&'a str> {
+        head.filter(|h| self.contains(h)).or_else(|| self.newest())
+    }
+
+    /// How many messages are at or below `id`.
+    pub fn size_below(&self, id: &str) -> usize {
+        let Some(&i) = self.index.get(id) else {
+            return 0;
+        };
+        let mut stack = vec![i];
+        let mut size = 0;
+        while let Some(i) = stack.pop() {
+            size += 1;
+            if let Some(kids) = self.children.get(&Some(i)) {
+                stack.extend(kids);
+            }
+        }
+        size
     }
 
     /// Whether the thread has no messages.

@@ -1,6 +1,7 @@
-//! A thread as a person reads it: each question, then what the agent did for it (plan,
-//! tool calls with arguments and results, errors, optionally its thinking), then the
-//! answer as the model wrote it (Markdown).
+//! A thread as a person reads it: each question of its active branch, then what the
+//! agent did for it (plan, tool calls with arguments and results, errors, optionally its
+//! thinking), then the answer as the model wrote it (Markdown); then the other branches,
+//! listed where they leave the active one.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -13,6 +14,7 @@ use art_types::{ConversationMessage, MessageRole, MessageStatus};
 use serde_json::Value;
 
 use super::{ExportError, Redactor, Sink, Summary, ThreadData, emit};
+use crate::context::Tree;
 use crate::observation::StoredObservation;
 
 fn json_text(value: &Value) -> String {
@@ -40,7 +42,10 @@ pub(crate) struct Writer<'a> {
     out: &'a mut (dyn Write + Send),
     redactor: &'a Redactor,
     thinking: bool,
+    /// The active branch.
     messages: Vec<ConversationMessage>,
+    /// The other branches, as listed after the transcript.
+    others: String,
     header: String,
     /// Each run, folded as its observations arrive.
     runs: HashMap<String, RunView>,
@@ -57,6 +62,7 @@ impl<'a> Writer<'a> {
             redactor,
             thinking,
             messages: Vec::new(),
+            others: String::new(),
             header: String::new(),
             runs: HashMap::new(),
         }
@@ -190,6 +196,76 @@ fn write_run(out: &mut String, run: &RunView, thinking: bool) {
     }
 }
 
+/// The first line of a message, at most 80 characters.
+fn gist(m: &ConversationMessage) -> String {
+    let line = m
+        .content
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    let mut gist: String = line.trim().chars().take(80).collect();
+    if gist.chars().count() < line.trim().chars().count() {
+        gist.push('…');
+    }
+    gist
+}
+
+fn speaker(m: &ConversationMessage) -> &'static str {
+    match m.role {
+        MessageRole::User => "You",
+        MessageRole::Ai => "Assistant",
+        MessageRole::Tool => "Tool",
+        MessageRole::System => "System",
+    }
+}
+
+/// The branches that leave the active one (`path`), each where it leaves: its first
+/// message and how many messages it holds. Empty when there are none.
+fn other_branches(
+    tree: &Tree,
+    path: &[&str],
+    by_id: &HashMap<&str, &ConversationMessage>,
+) -> String {
+    let mut out = String::new();
+    let mut count = 0;
+    // Each place on the path (and the thread's start) with alternatives beside the path.
+    for point in tree.branch_points() {
+        let on_path = |id: &str| path.contains(&id);
+        if !point.parent_id.as_deref().is_none_or(on_path) {
+            continue; // inside another branch: counted with it
+        }
+        let chosen = point.alternatives.iter().find(|a| on_path(a));
+        for alternative in point.alternatives.iter().filter(|a| !on_path(a)) {
+            let Some(first) = by_id.get(alternative.as_str()) else {
+                continue;
+            };
+            count += 1;
+            let instead = chosen
+                .and_then(|c| by_id.get(c.as_str()))
+                .map(|c| format!("Instead of “{}”: ", gist(c)))
+                .unwrap_or_default();
+            let size = tree.size_below(alternative);
+            let _ = writeln!(
+                out,
+                "- {instead}“{}” ({} · {} · {size} message{}, from `{}`)",
+                gist(first),
+                speaker(first),
+                when(first.timestamp),
+                if size == 1 { "" } else { "s" },
+                first.message_id,
+            );
+        }
+    }
+    if count == 0 {
+        return out;
+    }
+    format!(
+        "## Other branches\n\nThe transcript follows the thread's active branch; {count} other{} {} kept:\n\n{out}\n",
+        if count == 1 { "" } else { "s" },
+        if count == 1 { "is" } else { "are" },
+    )
+}
+
 impl Sink for Writer<'_> {
     fn thread(&mut self, data: &ThreadData) -> Result<(), ExportError> {
         let t = &data.thread;
@@ -201,7 +277,23 @@ impl Sink for Writer<'_> {
             crate::APP_NAME,
             crate::VERSION
         );
-        self.messages = data.messages.clone();
+        let tree = Tree::of(&data.messages);
+        let path: Vec<&str> = tree
+            .path(tree.shown_head(t.head.as_deref()))
+            .iter()
+            .map(|l| l.id.as_str())
+            .collect();
+        let by_id: HashMap<&str, &ConversationMessage> = data
+            .messages
+            .iter()
+            .map(|m| (m.message_id.as_str(), m))
+            .collect();
+        self.others = other_branches(&tree, &path, &by_id);
+        self.messages = path
+            .iter()
+            .filter_map(|id| by_id.get(id))
+            .map(|m| (*m).clone())
+            .collect();
         self.runs.clear();
         Ok(())
     }
@@ -271,6 +363,7 @@ impl Sink for Writer<'_> {
                 MessageRole::Tool | MessageRole::System => {}
             }
         }
+        out.push_str(&std::mem::take(&mut self.others));
         out.push_str("---\n\n");
         emit(self.out, self.redactor, &out)
     }

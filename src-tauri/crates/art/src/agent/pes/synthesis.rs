@@ -43,10 +43,10 @@ impl PesAgent {
             .render("pes_synthesis", &values)
             .map_err(|e| super::AgentError::InvalidInput(e.to_string()))?;
         let system = format!("{}\n\n{synthesis_text}", setup.system);
-        // The history as it is now: with this run's tool calls and results.
+        // The active branch as it is now: with this run's tool calls and results.
         let mut history_now = self
             .conversation
-            .messages(
+            .path(
                 &run.thread_id,
                 MessageOptions {
                     limit: Some(setup.limit as usize + run.results.len()),

@@ -102,6 +102,8 @@ struct RunContext<'a> {
     trace_id: &'a str,
     question: Option<&'a str>,
     answer: Option<&'a str>,
+    /// The run's question and the message it follows (its place in the thread's tree).
+    place: Option<&'a (String, Option<String>)>,
     include_content: bool,
 }
 
@@ -112,6 +114,8 @@ pub(crate) struct Writer<'a> {
     include_content: bool,
     /// Question and answer text per run of the current thread (only with content).
     texts: HashMap<String, (Option<String>, Option<String>)>,
+    /// Per run of the current thread: its question's id and the message it follows.
+    places: HashMap<String, (String, Option<String>)>,
     thread_id: String,
     /// Observations of the run being gathered (a thread's runs never overlap, so its
     /// observations in time order come run by run).
@@ -131,6 +135,7 @@ impl<'a> Writer<'a> {
             redactor,
             include_content,
             texts: HashMap::new(),
+            places: HashMap::new(),
             thread_id: String::new(),
             run: Vec::new(),
             lines: Lines::default(),
@@ -158,6 +163,7 @@ impl<'a> Writer<'a> {
             trace_id: &trace,
             question,
             answer,
+            place: self.places.get(run_id),
             include_content: self.include_content,
         };
         let spans = spans_of(&observations, &context);
@@ -187,6 +193,15 @@ impl Sink for Writer<'_> {
     fn thread(&mut self, data: &ThreadData) -> Result<(), ExportError> {
         self.thread_id = data.thread.thread_id.clone();
         self.texts.clear();
+        self.places = data
+            .messages
+            .iter()
+            .filter(|m| m.role == art_types::MessageRole::User)
+            .filter_map(|m| {
+                let place = (m.message_id.clone(), m.parent_id.clone());
+                Some((m.trace_id()?.to_owned(), place))
+            })
+            .collect();
         if self.include_content {
             for m in &data.messages {
                 let Some(trace) = m.trace_id() else {
@@ -416,6 +431,13 @@ fn root_span<'r>(
     if let Some(tokens) = closing.and_then(Obs::run_tokens) {
         usage_attributes(attributes, tokens);
     }
+    // Where the run sits in the thread's tree of branches.
+    if let Some((question, parent)) = context.place {
+        attributes.push(text("art.message.id", question));
+        if let Some(parent) = parent {
+            attributes.push(text("art.message.parent_id", parent));
+        }
+    }
     // The run failed if an unrecoverable ERROR was recorded.
     let error = run
         .iter()
@@ -640,6 +662,7 @@ mod tests {
             trace_id: &trace,
             question: None,
             answer: None,
+            place: None,
             include_content: false,
         };
         let spans = spans_of(&obs, &context);
