@@ -31,6 +31,7 @@ async fn seed(dir: &std::path::Path) {
         timestamp: 1_700_000_000_000 + i as i64,
         status: MessageStatus::Complete,
         metadata: serde_json::json!({ "traceId": format!("run{}", i / 2) }),
+        parent_id: None,
     };
     let messages: Vec<ConversationMessage> = (0..PAIRS)
         .flat_map(|n| {

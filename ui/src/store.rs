@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use art_types::commands as cmd;
 use art_types::{
-    ConversationMessage, ExportProgress, Observation, RunFinished, StreamBatch, ThreadSummary,
-    events,
+    ConversationMessage, ErrorCode, ExportProgress, Observation, RunFinished, StreamBatch,
+    ThreadSummary, events,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -25,6 +25,9 @@ pub struct Store {
     pub runs: RwSignal<Vec<RunView>>,
     /// Bumped when a thread's stored messages change; views reload on change.
     pub versions: RwSignal<HashMap<String, u64>>,
+    /// Bumped when a thread's active branch changes: its view drops the earlier pages
+    /// it had loaded (they belong to the other branch).
+    pub switches: RwSignal<HashMap<String, u64>>,
     /// The last error of a background action, shown in a banner.
     pub banner: RwSignal<Option<String>>,
     /// A message to bring into view once its thread is open (a search hit's id).
@@ -41,6 +44,7 @@ impl Store {
             selected: RwSignal::new(None),
             runs: RwSignal::new(Vec::new()),
             versions: RwSignal::new(HashMap::new()),
+            switches: RwSignal::new(HashMap::new()),
             banner: RwSignal::new(None),
             focus: RwSignal::new(None),
             export_progress: RwSignal::new(None),
@@ -51,6 +55,40 @@ impl Store {
     pub fn version(&self, thread_id: &str) -> u64 {
         self.versions
             .with(|v| v.get(thread_id).copied().unwrap_or(0))
+    }
+
+    /// How many times the thread's active branch changed.
+    pub fn switch_version(&self, thread_id: &str) -> u64 {
+        self.switches
+            .with(|v| v.get(thread_id).copied().unwrap_or(0))
+    }
+
+    /// Open `thread_id` on a branch through `message_id` and bring the message into view
+    /// (a search hit, an alternative, where a fork came from). A thread that is
+    /// answering stays on its branch; the message is shown if it is there.
+    pub fn show_message(&self, thread_id: String, message_id: String) {
+        let store = *self;
+        spawn_local(async move {
+            let args = cmd::SwitchBranch {
+                thread_id: thread_id.clone(),
+                message_id: message_id.clone(),
+            };
+            match ipc::call(&args).await {
+                Ok(_) => {
+                    store
+                        .switches
+                        .update(|v| *v.entry(thread_id.clone()).or_default() += 1);
+                    store.forget_finished(&thread_id, "");
+                }
+                Err(e) if e.code == ErrorCode::NotFound => {
+                    store.banner.set(Some(e.message));
+                    return;
+                }
+                Err(_) => {}
+            }
+            store.focus.set(Some(message_id));
+            store.selected.set(Some(thread_id));
+        });
     }
 
     fn bump(&self, thread_id: &str) {

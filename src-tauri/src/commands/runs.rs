@@ -57,7 +57,7 @@ fn awaiting(tool: &str) -> IpcError {
 }
 
 /// A run's error that is not recorded as the run's end.
-fn agent_error(e: AgentError) -> IpcError {
+pub(super) fn agent_error(e: AgentError) -> IpcError {
     match e {
         AgentError::Context(e) => context_error(e),
         AgentError::AwaitingApproval(tool) => awaiting(&tool),

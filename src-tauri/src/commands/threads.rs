@@ -9,7 +9,7 @@ use art_types::commands::{
 use art_types::{BranchPoint, ConversationMessage, IpcError, SearchResult, ThreadSummary};
 use tauri::AppHandle;
 
-use super::runs::busy;
+use super::runs::{agent_error, busy};
 use super::{Handler, workbench};
 use crate::error::{context_error, require};
 use crate::events::threads_changed;
@@ -109,7 +109,8 @@ impl Handler for ListBranches {
     }
 }
 
-/// Refused while the thread answers: its run adds to the branch it started on.
+/// Refused while the thread answers or waits for a decision: its run adds to the branch
+/// it started on.
 impl Handler for SwitchBranch {
     async fn handle(self, app: AppHandle) -> Result<ThreadSummary, IpcError> {
         let wb = workbench(&app)?;
@@ -118,10 +119,9 @@ impl Handler for SwitchBranch {
         }
         let thread = wb
             .art
-            .conversation
-            .switch_to(&self.thread_id, &self.message_id)
+            .switch_branch(&self.thread_id, &self.message_id)
             .await
-            .map_err(context_error)?;
+            .map_err(agent_error)?;
         threads_changed(&app);
         Ok(thread)
     }

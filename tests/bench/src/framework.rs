@@ -172,6 +172,9 @@ fn query_among_a_million(results: &mut Results) {
     );
 }
 
+/// Branches in the long thread of `last_100_messages` (edits along the way).
+const BRANCHES: usize = 50;
+
 fn last_100_messages(results: &mut Results) {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
@@ -204,6 +207,24 @@ fn last_100_messages(results: &mut Results) {
             })
             .collect();
         art.conversation.add_messages(&t, &messages).await.unwrap();
+        // 50 edits along the way, each a branch of a question and its answer; then the
+        // first branch shown again (the long one).
+        for k in 0..BRANCHES {
+            let question = format!("m{}", k * 100);
+            art.conversation.branch_beside(&t, &question).await.unwrap();
+            let edited: Vec<_> = [MessageRole::User, MessageRole::Ai]
+                .into_iter()
+                .enumerate()
+                .map(|(j, role)| ConversationMessage {
+                    message_id: format!("b{k}-{j}"),
+                    role,
+                    timestamp: 1_700_000_010_000 + (2 * k + j) as i64,
+                    ..messages[0].clone()
+                })
+                .collect();
+            art.conversation.add_messages(&t, &edited).await.unwrap();
+        }
+        art.conversation.switch_to(&t, "m4999").await.unwrap();
         t
     });
     let times = timed(
@@ -211,7 +232,7 @@ fn last_100_messages(results: &mut Results) {
         || (),
         |()| {
             let page = rt
-                .block_on(art.conversation.messages(
+                .block_on(art.conversation.path(
                     &thread,
                     MessageOptions {
                         limit: Some(100),
@@ -225,7 +246,7 @@ fn last_100_messages(results: &mut Results) {
     results.add(
         Figure::new(
             "storage/last_100_messages",
-            "Last 100 messages of a 5,000-message thread",
+            "Last 100 messages of a 5,000-message thread with 50 branches (its active one)",
             "ms",
             ms(&times),
         )

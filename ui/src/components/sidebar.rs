@@ -121,9 +121,9 @@ pub fn Sidebar() -> impl IntoView {
             }
         });
     };
+    // A hit on another branch opens that branch.
     let jump = move |hit: SearchResult| {
-        store.focus.set(Some(hit.record_id));
-        store.selected.set(Some(hit.thread_id));
+        store.show_message(hit.thread_id, hit.record_id);
         pane.set(Pane::Thread);
         hits.set(None);
         query.set(String::new());

@@ -7,10 +7,14 @@
 //! art import FILE                               import a native (jsonl) trace file
 //! art retry --thread ID                         ask the last failed question again
 //! art drop --thread ID                          remove the last failed question
+//! art branches --thread ID                      the active branch and the others
+//! art switch --thread ID --message ID           show the branch through a message
+//! art fork --thread ID --message ID             a new thread with the history up to it
 //! art mcp list | add | import | remove | enable | disable | tools | call
 //!                                               MCP servers and their tools
 //! ```
 
+mod branches;
 mod export;
 mod follow;
 mod mcp;
@@ -97,6 +101,31 @@ enum Command {
         #[arg(long, value_name = "ID")]
         thread: String,
     },
+    /// The thread's active branch, one message a line, with the other versions of each
+    /// message that has some (edit & resend and regenerate keep the old ones).
+    Branches {
+        /// The thread (see `art threads`).
+        #[arg(long, value_name = "ID")]
+        thread: String,
+    },
+    /// Show the branch through a message (and ask the next question on it).
+    Switch {
+        /// The thread (see `art threads`).
+        #[arg(long, value_name = "ID")]
+        thread: String,
+        /// A message of it, on any branch (see `art branches`).
+        #[arg(long, value_name = "ID")]
+        message: String,
+    },
+    /// A new thread with the history up to a message and the same settings; prints its id.
+    Fork {
+        /// The thread (see `art threads`).
+        #[arg(long, value_name = "ID")]
+        thread: String,
+        /// The message the new thread's history ends with.
+        #[arg(long, value_name = "ID")]
+        message: String,
+    },
     /// MCP servers: add, import, list, remove, enable, disable, and try their tools.
     #[command(subcommand)]
     Mcp(mcp::Command),
@@ -114,8 +143,12 @@ async fn threads(stack: &Standard) -> anyhow::Result<()> {
         sayln!("No threads yet. Start one in the app, or: art run --new \"question\"");
     }
     for t in threads {
+        let fork = t
+            .forked_from
+            .map(|f| format!("  (forked from {} at {})", f.thread_id, f.message_id))
+            .unwrap_or_default();
         sayln!(
-            "{}  {:>5} messages  {}",
+            "{}  {:>5} messages  {}{fork}",
             t.thread_id,
             t.message_count,
             t.title
@@ -145,6 +178,15 @@ async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
             .await
             .map(|()| ExitCode::SUCCESS),
         Command::Mcp(command) => mcp::mcp(&stack, command).await,
+        Command::Branches { thread } => branches::list(&stack, &thread)
+            .await
+            .map(|()| ExitCode::SUCCESS),
+        Command::Switch { thread, message } => branches::switch(&stack, &thread, &message)
+            .await
+            .map(|()| ExitCode::SUCCESS),
+        Command::Fork { thread, message } => branches::fork(&stack, &thread, &message)
+            .await
+            .map(|()| ExitCode::SUCCESS),
         Command::Approve {
             thread,
             arguments,

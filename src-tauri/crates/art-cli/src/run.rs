@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
+use art::agent::AgentError;
 use art::providers::factory::BASE_URL;
 use art::standard::Standard;
 use art_types::{AgentOptions, AgentProps, ConversationMessage, ProviderConfig};
@@ -44,6 +45,10 @@ pub struct Args {
     /// messages that would not fit are left out, and the run says so.
     #[arg(long, value_name = "TOKENS")]
     context_window: Option<u32>,
+    /// Ask on a new branch beside this message of the thread (edit & resend; the same
+    /// question again answers it again): it and what followed it stay (`art branches`).
+    #[arg(long, value_name = "MESSAGE_ID", requires = "thread")]
+    edit: Option<String>,
     /// Also print the model's thinking.
     #[arg(long)]
     thinking: bool,
@@ -66,6 +71,7 @@ impl Args {
             base_url: None,
             tools: None,
             context_window: None,
+            edit: None,
             thinking: false,
             approve: None,
             question,
@@ -177,6 +183,14 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
     if args.new.is_some() || args.tools.is_some() || args.context_window.is_some() {
         let provider = provider_config.as_ref().filter(|_| args.new.is_some());
         save_settings(stack, &thread_id, provider, args.tools, args.context_window).await?;
+    }
+    if let Some(message) = &args.edit {
+        // Not while the thread is at work or waits: its run adds to its own branch.
+        match art.ready(&thread_id).await {
+            Ok(()) | Err(AgentError::NotConfigured) => {}
+            Err(e) => return Err(e.into()),
+        }
+        art.conversation.branch_beside(&thread_id, message).await?;
     }
     stack.mcp.start_for_thread(&art.state, &thread_id).await;
     let props = AgentProps {

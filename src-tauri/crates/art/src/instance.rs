@@ -94,6 +94,21 @@ impl ArtInstance {
         self.agent.resume(thread_id, decision, cancel).await
     }
 
+    /// Show the branch through `message_id` (see [`ConversationManager::switch_to`]).
+    /// Refused while a run of the thread is at work or waits for a decision: it adds to
+    /// the branch it started on.
+    pub async fn switch_branch(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+    ) -> Result<ThreadSummary, AgentError> {
+        match self.agent.ready(thread_id).await {
+            Ok(()) | Err(AgentError::NotConfigured) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(self.conversation.switch_to(thread_id, message_id).await?)
+    }
+
     /// "Fork from here": a new thread with the branch of `thread_id` ending at
     /// `message_id` and the same settings (not the agent's state: the fork starts its
     /// own). See [`ConversationManager::fork`].

@@ -1,11 +1,12 @@
-//! A thread's stored history as the view loads it: the newest page, earlier pages as
-//! the reader goes back, and for each page what the agent did in its runs (folded from
-//! the observations of those runs only, so opening a long thread reads one page).
+//! A thread's stored history as the view loads it: the newest page of its active
+//! branch, earlier pages as the reader goes back, and for each page what the agent did
+//! in its runs (folded from the observations of those runs only, so opening a long
+//! thread reads one page); with the newest page, where the thread branches.
 
 use std::collections::{HashMap, HashSet};
 
 use art_types::commands as cmd;
-use art_types::{ConversationMessage, IpcError, MessageRole, MessageStatus};
+use art_types::{BranchPoint, ConversationMessage, IpcError, MessageRole, MessageStatus};
 
 use crate::ipc;
 use crate::run_view::RunView;
@@ -20,6 +21,8 @@ pub struct Page {
     pub messages: Vec<ConversationMessage>,
     /// Plan, tools, thinking and errors of the messages' runs, by trace id.
     pub runs: HashMap<String, RunView>,
+    /// Where the thread branches (fetched with the newest page only).
+    pub branches: Vec<BranchPoint>,
 }
 
 /// Pages before the newest, oldest first, and whether older ones may exist.
@@ -72,6 +75,15 @@ async fn fetch(thread_id: &str, before: Option<i64>) -> Result<Page, IpcError> {
         before,
     };
     let messages = ipc::call(&args).await?;
+    let branches = match before {
+        None => {
+            let args = cmd::ListBranches {
+                thread_id: thread_id.to_owned(),
+            };
+            ipc::call(&args).await?
+        }
+        Some(_) => Vec::new(),
+    };
     let mut trace_ids: Vec<String> = messages.iter().filter_map(trace_of).collect();
     trace_ids.sort_unstable();
     trace_ids.dedup();
@@ -92,7 +104,11 @@ async fn fetch(thread_id: &str, before: Option<i64>) -> Result<Page, IpcError> {
             run.finish(None);
         }
     }
-    Ok(Page { messages, runs })
+    Ok(Page {
+        messages,
+        runs,
+        branches,
+    })
 }
 
 /// Earlier pages followed by the newest one, each message once (the newest copy).
@@ -181,6 +197,7 @@ mod tests {
     #[test]
     fn an_older_page_goes_in_front_with_its_runs_and_a_short_or_repeated_one_is_the_last() {
         let page = |ids: &[&str]| Page {
+            branches: Vec::new(),
             messages: ids
                 .iter()
                 .map(|id| msg(id, MessageRole::User, &format!("run-{id}"), ""))

@@ -1,6 +1,7 @@
 //! How one message of a thread looks: a question (with Edit & resend), an answer (the
 //! agent's run card, Markdown with highlighted code, a footer with model, tokens and
-//! timings, Copy, Regenerate) and the answer of a live run as it streams.
+//! timings, Copy, Regenerate), on both the branch switcher (`‹ 2 / 3 ›`) when the
+//! message has alternatives and Fork; and the answer of a live run as it streams.
 
 use art_types::{ConversationMessage, MessageRole, MessageStatus};
 use leptos::prelude::*;
@@ -12,6 +13,8 @@ use crate::ipc;
 use crate::markdown;
 use crate::run_view::RunView;
 use crate::store::Store;
+
+use super::rows::Branch;
 
 /// Copy text to the clipboard through `navigator.clipboard.writeText`.
 fn copy(text: &str) {
@@ -76,25 +79,70 @@ fn footer(m: &ConversationMessage) -> String {
 }
 
 /// What a message offers besides Copy: Regenerate on the last answer, Edit & resend on
-/// questions (both only while the thread is idle).
+/// questions, switching to an alternative (all three only while the thread is idle),
+/// and Fork.
 #[derive(Clone, Copy)]
 pub struct Actions {
     /// Answer the last question again (on the last answer only).
     pub regenerate: Option<Callback<()>>,
-    /// Replace a question (id, new text) and everything after it.
+    /// Ask a question again with new text (id, text), on a branch beside it.
     pub edit: Callback<(String, String)>,
+    /// Show the branch of another alternative (its id).
+    pub switch: Callback<String>,
+    /// A new thread with the history up to a message (its id).
+    pub fork: Callback<String>,
     /// No run of this thread in flight (a memo: changes only when that flips, so the
     /// history is not re-rendered for every streamed token).
     pub idle: Memo<bool>,
+}
+
+/// `‹ 2 / 3 ›`: where a message stands among its alternatives, and the way to the
+/// others (not while the thread answers).
+#[component]
+fn BranchSwitch(branch: Branch, actions: Actions) -> impl IntoView {
+    let Branch {
+        index,
+        count,
+        previous,
+        next,
+    } = branch;
+    let step = move |to: Option<String>,
+                     class: &'static str,
+                     label: &'static str,
+                     title: &'static str| {
+        let enabled = to.is_some();
+        view! {
+            <button class=format!("ghost small {class}") title=title
+                disabled=move || !enabled || !actions.idle.get()
+                on:click=move |_| if let Some(id) = &to { actions.switch.run(id.clone()) }>{label}</button>
+        }
+    };
+    view! {
+        <span class="branch-switch" title="This message has other versions: each keeps what followed it">
+            {step(previous, "branch-prev", "‹", "The version before")}
+            <span class="branch-position">{format!("{} / {count}", index + 1)}</span>
+            {step(next, "branch-next", "›", "The version after")}
+        </span>
+    }
+}
+
+/// Fork from here: a new thread with the history up to this message.
+fn fork_button(id: String, actions: Actions) -> impl IntoView {
+    view! {
+        <button class="ghost small fork-button"
+            title="Fork from here: a new thread with the history up to this message and the same settings"
+            on:click=move |_| actions.fork.run(id.clone())>"Fork"</button>
+    }
 }
 
 /// A question, with Edit & resend turning it into a small form.
 #[component]
 fn Question(
     message: ConversationMessage,
-    edit: Callback<(String, String)>,
-    idle: Memo<bool>,
+    actions: Actions,
+    branch: Option<Branch>,
 ) -> impl IntoView {
+    let Actions { edit, idle, .. } = actions;
     let editing = RwSignal::new(false);
     // A question whose run failed before any answer: shown with why, and Retry.
     let failed = message.status == MessageStatus::Failed;
@@ -112,14 +160,18 @@ fn Question(
             <Show when=move || editing.get()
                 fallback=move || view! {
                     <div class="bubble">{original.get_value()}</div>
-                    <Show when=move || idle.get()>
-                        <button class="ghost small edit-button" title="Edit this message and send it again"
-                            on:click=move |_| editing.set(true)>"Edit"</button>
-                        {failed.then(|| view! {
-                            <button class="ghost small retry-button" title="Ask again (replaces this question and what follows it)"
-                                on:click=move |_| edit.run((id.get_value(), original.get_value()))>"Retry"</button>
-                        })}
-                    </Show>
+                    <div class="question-actions">
+                        {branch.clone().map(|branch| view! { <BranchSwitch branch=branch actions=actions /> })}
+                        <Show when=move || idle.get()>
+                            <button class="ghost small edit-button" title="Edit this message and send it again (a new branch: this one stays)"
+                                on:click=move |_| editing.set(true)>"Edit"</button>
+                            {failed.then(|| view! {
+                                <button class="ghost small retry-button" title="Ask again (on a new branch beside this one)"
+                                    on:click=move |_| edit.run((id.get_value(), original.get_value()))>"Retry"</button>
+                            })}
+                        </Show>
+                        {fork_button(id.get_value(), actions)}
+                    </div>
                 }>
                 <div class="edit-form">
                     <textarea class="edit-input" rows="3" prop:value=move || text.get()
@@ -133,7 +185,7 @@ fn Question(
                                 editing.set(false);
                             }
                         }></textarea>
-                    <p class="muted small">"Sending again replaces this message and everything after it."</p>
+                    <p class="muted small">"Sending again starts a new branch here; this message and what followed it stay, one click away (‹ ›)."</p>
                     <div class="edit-actions">
                         <button class="ghost small" on:click=move |_| { text.set(original.get_value()); editing.set(false); }>"Cancel"</button>
                         <button class="primary small resend-button" on:click=move |_| resend()>"Send again"</button>
@@ -167,10 +219,15 @@ fn highlighted_later(content: &str) -> RwSignal<String> {
 }
 
 /// A stored message (TOOL and SYSTEM messages are shown in their run's card).
-pub fn message_view(m: ConversationMessage, run: Option<RunView>, actions: Actions) -> AnyView {
+pub fn message_view(
+    m: ConversationMessage,
+    run: Option<RunView>,
+    actions: Actions,
+    branch: Option<Branch>,
+) -> AnyView {
     match m.role {
         MessageRole::User => {
-            view! { <Question message=m edit=actions.edit idle=actions.idle /> }.into_any()
+            view! { <Question message=m actions=actions branch=branch /> }.into_any()
         }
         MessageRole::Ai => {
             let html = highlighted_later(&m.content);
@@ -181,6 +238,7 @@ pub fn message_view(m: ConversationMessage, run: Option<RunView>, actions: Actio
                     {run.map(|run| view! { <RunCard run=run /> })}
                     <div class="answer markdown" inner_html=move || html.get() on:click=copy_code></div>
                     <footer class="answer-footer">
+                        {branch.map(|branch| view! { <BranchSwitch branch=branch actions=actions /> })}
                         <span class="muted small">{footer}</span>
                         {actions.regenerate.map(|again| view! {
                             <Show when=move || actions.idle.get()>
@@ -189,6 +247,7 @@ pub fn message_view(m: ConversationMessage, run: Option<RunView>, actions: Actio
                             </Show>
                         })}
                         <button class="ghost small" on:click=move |_| copy(&text)>"Copy"</button>
+                        {fork_button(m.message_id.clone(), actions)}
                     </footer>
                 </article>
             }

@@ -78,6 +78,15 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     });
     let earlier = RwSignal::new(Earlier::default());
     let window = RwSignal::new(Window::newest());
+    // Another branch shown: the earlier pages loaded belong to the old one.
+    Effect::new(move |previous: Option<u64>| {
+        let now = store.switch_version(&id.get_value());
+        if previous.is_some_and(|p| p != now) {
+            earlier.set(Earlier::default());
+            window.set(Window::newest());
+        }
+        now
+    });
     // Earlier pages and the newest one as one list, merged once per change.
     let messages = Memo::new(move |_| {
         latest.with(|loaded| match loaded {
@@ -176,7 +185,8 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                             .or_else(|| e.page.runs.get(t))
                             .cloned()
                     };
-                    rows(all, range, run, &live)
+                    let branches = newest.map_or(&[][..], |p| &p.branches[..]);
+                    rows(all, range, run, &live, branches)
                 })
             })
         })
@@ -322,6 +332,42 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
         start(Start::Edit { message_id, text })
     });
     let regenerate = Callback::new(move |()| start(Start::Regenerate));
+    let switch =
+        Callback::new(move |message_id: String| store.show_message(id.get_value(), message_id));
+    let fork = Callback::new(move |message_id: String| {
+        let thread_id = id.get_value();
+        spawn_local(async move {
+            match ipc::call(&cmd::ForkThread {
+                thread_id,
+                message_id,
+            })
+            .await
+            {
+                Ok(thread) => {
+                    store.threads.update(|ts| ts.insert(0, thread.clone()));
+                    store.selected.set(Some(thread.thread_id));
+                }
+                Err(e) => {
+                    problem.try_set(Some(e.message));
+                }
+            }
+        });
+    });
+    // Where a forked thread came from: a link back, or a note when it is gone.
+    let origin = move || {
+        store.threads.with(|ts| {
+            let origin = ts
+                .iter()
+                .find(|t| t.thread_id == id.get_value())?
+                .forked_from
+                .clone()?;
+            let title = ts
+                .iter()
+                .find(|t| t.thread_id == origin.thread_id)
+                .map(|t| t.title.clone());
+            Some((origin, title))
+        })
+    };
     let stop = move |_| {
         if let Some(trace) = running() {
             spawn_local(async move {
@@ -350,7 +396,18 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     view! {
         <section class="pane thread" id="thread">
             <header class="thread-header">
-                <h2 id="thread-title">{title}</h2>
+                <div class="thread-heading">
+                    <h2 id="thread-title">{title}</h2>
+                    {move || origin().map(|(origin, title)| match title {
+                        Some(title) => view! {
+                            <button id="forked-from" class="link small" title="Open the message this thread was forked from"
+                                on:click=move |_| store.show_message(origin.thread_id.clone(), origin.message_id.clone())>
+                                {format!("Forked from “{title}”")}
+                            </button>
+                        }.into_any(),
+                        None => view! { <span id="forked-from" class="muted small">"Forked from a thread since deleted"</span> }.into_any(),
+                    })}
+                </div>
                 <div class="thread-actions">
                     <button id="trace-button" class="ghost" class:active=move || trace_open.get()
                         title="What the agent did, as a timeline; export traces"
@@ -391,14 +448,17 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                         let actions = Actions {
                             regenerate: row.last_answer.then_some(regenerate),
                             edit,
+                            switch,
+                            fork,
                             idle,
                         };
+                        let branch = row.branch.clone();
                         match row.unanswered {
                             true => {
                                 let card = row.run.map(|run| view! { <article class="message ai"><RunCard run=run /></article> });
-                                view! { {message_view(row.message, None, actions)} {card} }.into_any()
+                                view! { {message_view(row.message, None, actions, branch)} {card} }.into_any()
                             }
-                            false => message_view(row.message, row.run, actions),
+                            false => message_view(row.message, row.run, actions, branch),
                         }
                     } />
                 // Keyed without the answer: a run's card is rebuilt when its plan, tools,

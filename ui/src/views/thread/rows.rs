@@ -2,7 +2,7 @@
 //! card where the reader expects it), the key that decides when a row is rendered again,
 //! and which runs are the thread's newest. Pure, unit-tested natively.
 
-use art_types::{ConversationMessage, MessageRole, MessageStatus};
+use art_types::{BranchPoint, ConversationMessage, MessageRole, MessageStatus};
 
 use super::history::{answered, trace_of};
 use crate::run_view::{RunView, ToolState};
@@ -24,6 +24,32 @@ pub(super) fn recent(messages: &[ConversationMessage], n: usize) -> Vec<String> 
     runs
 }
 
+/// Where a message stands among its alternatives (`‹ 2 / 3 ›`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Branch {
+    /// Its place, from 0.
+    pub(crate) index: usize,
+    /// How many alternatives there are.
+    pub(crate) count: usize,
+    /// The alternative before it.
+    pub(crate) previous: Option<String>,
+    /// The alternative after it.
+    pub(crate) next: Option<String>,
+}
+
+/// `id`'s place among its alternatives, if it has any.
+pub(super) fn branch_of(branches: &[BranchPoint], id: &str) -> Option<Branch> {
+    branches.iter().find_map(|point| {
+        let (index, count) = point.position(id)?;
+        Some(Branch {
+            index,
+            count,
+            previous: index.checked_sub(1).map(|i| point.alternatives[i].clone()),
+            next: point.alternatives.get(index + 1).cloned(),
+        })
+    })
+}
+
 /// One stored message as the list shows it.
 #[derive(Clone, PartialEq)]
 pub(super) struct Row {
@@ -34,6 +60,8 @@ pub(super) struct Row {
     pub(super) unanswered: bool,
     /// The thread's last answer (offers Regenerate).
     pub(super) last_answer: bool,
+    /// Its alternatives, when it has some.
+    pub(super) branch: Option<Branch>,
 }
 
 impl Row {
@@ -49,8 +77,9 @@ impl Row {
                 r.waiting.is_some() || r.waits_for_review(),
             )
         });
+        let branch = self.branch.as_ref().map(|b| (b.index, b.count));
         format!(
-            "{}|{:?}|{}|{}|{}|{run:?}",
+            "{}|{:?}|{}|{}|{}|{run:?}|{branch:?}",
             m.message_id,
             m.status,
             m.content.len(),
@@ -60,12 +89,14 @@ impl Row {
     }
 }
 
-/// The rows of `all[range]`: answers still streaming live are shown by their live card.
+/// The rows of `all[range]`: answers still streaming live are shown by their live card;
+/// a message with alternatives says where it stands among them (`branches`).
 pub(super) fn rows(
     all: &[ConversationMessage],
     range: std::ops::Range<usize>,
     runs: impl Fn(&str) -> Option<RunView>,
     live: &[String],
+    branches: &[BranchPoint],
 ) -> Vec<Row> {
     let done = answered(all);
     let last_answer = all
@@ -103,6 +134,7 @@ pub(super) fn rows(
                 run,
                 unanswered,
                 last_answer: last_answer == Some(m.message_id.as_str()),
+                branch: branch_of(branches, &m.message_id),
             })
         })
         .collect()
@@ -172,7 +204,7 @@ mod tests {
             msg("q3", User, "r3", Complete),
             msg("a3", Ai, "r3", Streaming),
         ];
-        let rows = rows(&all, 0..all.len(), with_plan, &["r3".into()]);
+        let rows = rows(&all, 0..all.len(), with_plan, &["r3".into()], &[]);
         let shown: Vec<(&str, bool, bool, bool)> = rows
             .iter()
             .map(|r| {
@@ -190,12 +222,12 @@ mod tests {
             ]
         );
         // the streaming checkpoint is the last answer: once it is no longer live it shows
-        let rows = super::rows(&all, 0..all.len(), with_plan, &[]);
+        let rows = super::rows(&all, 0..all.len(), with_plan, &[], &[]);
         let last = rows.last().unwrap();
         assert_eq!(last.message.message_id, "a3");
         assert!(last.last_answer && last.run.is_some());
         // a window of the middle only
-        let rows = super::rows(&all, 1..3, with_plan, &[]);
+        let rows = super::rows(&all, 1..3, with_plan, &[], &[]);
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].message.message_id, "a1");
     }
@@ -207,6 +239,7 @@ mod tests {
             run,
             unanswered: false,
             last_answer: true,
+            branch: None,
         };
         let done = row(MessageStatus::Complete, with_plan("r1"));
         assert_eq!(
@@ -218,5 +251,26 @@ mod tests {
             row(MessageStatus::Interrupted, with_plan("r1")).key()
         );
         assert_ne!(done.key(), row(MessageStatus::Complete, None).key());
+    }
+
+    #[test]
+    fn a_message_with_alternatives_knows_its_place_and_neighbours() {
+        let branches = [BranchPoint {
+            parent_id: Some("a1".into()),
+            alternatives: vec!["q2".into(), "q2b".into(), "q2c".into()],
+        }];
+        let middle = branch_of(&branches, "q2b").unwrap();
+        assert_eq!((middle.index, middle.count), (1, 3));
+        assert_eq!(middle.previous.as_deref(), Some("q2"));
+        assert_eq!(middle.next.as_deref(), Some("q2c"));
+        let first = branch_of(&branches, "q2").unwrap();
+        assert_eq!((first.previous, first.next.as_deref()), (None, Some("q2b")));
+        assert_eq!(branch_of(&branches, "q1"), None);
+        // A row shows it, and a switch re-renders the row.
+        let all = [msg("q2b", MessageRole::User, "r2", MessageStatus::Complete)];
+        let shown = rows(&all, 0..1, |_| None, &[], &branches);
+        assert_eq!(shown[0].branch, Some(middle));
+        let alone = rows(&all, 0..1, |_| None, &[], &[]);
+        assert_ne!(shown[0].key(), alone[0].key());
     }
 }

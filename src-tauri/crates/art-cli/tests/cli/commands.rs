@@ -441,3 +441,122 @@ async fn a_failed_question_is_left_out_then_asked_again_or_dropped() {
     let listed = stdout(&art(data.path(), &["threads"]).await);
     assert!(listed.contains(" 4 messages"), "{listed}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_make_branches_to_list_switch_and_fork() {
+    let plan = r#"{"title": "Reply", "intent": "Reply", "plan": ["Answer"], "toolCalls": []}"#;
+    let run = |answer: &'static str| {
+        [
+            text_reply(Protocol::Ollama, plan, 8),
+            text_reply(Protocol::Ollama, answer, 4),
+        ]
+    };
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        [run("One."), run("Two."), run("Two, edited.")].concat(),
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let url = ollama.url();
+    let out = art(data.path(), &ask_new("Chat", &url, "First?")).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed = stdout(&art(data.path(), &["threads"]).await);
+    let thread = listed.split_whitespace().next().unwrap().to_owned();
+    let out = art(data.path(), &["run", "--thread", &thread, "Second?"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    // `art branches`: the active branch, one message a line, its id first.
+    let branch = stdout(&art(data.path(), &["branches", "--thread", &thread]).await);
+    let lines: Vec<&str> = branch.lines().collect();
+    assert_eq!(lines.len(), 4, "{branch}");
+    let id = |line: &str| line.split_whitespace().next().unwrap().to_owned();
+    let (first_answer, second) = (id(lines[1]), id(lines[2]));
+    assert!(
+        lines[2].contains("you") && lines[2].contains("Second?"),
+        "{branch}"
+    );
+
+    // Edit & resend from the command line: a branch beside the second question.
+    let out = art(
+        data.path(),
+        &[
+            "run",
+            "--thread",
+            &thread,
+            "--edit",
+            &second,
+            "Second, edited?",
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Two, edited."), "{}", stdout(&out));
+    let branch = stdout(&art(data.path(), &["branches", "--thread", &thread]).await);
+    assert!(
+        branch.contains("Second, edited? [2 of 2]")
+            && branch.contains(&format!("1 of 2: {second}  Second?")),
+        "{branch}"
+    );
+    let listed = stdout(&art(data.path(), &["threads"]).await);
+    assert!(listed.contains(" 6 messages"), "nothing removed: {listed}");
+    // The model read the active branch only.
+    let last = ollama.requests().last().unwrap().body.clone();
+    assert!(
+        last.contains("Second, edited?") && !last.contains("Two."),
+        "{last}"
+    );
+
+    // Back to the first version.
+    let out = art(
+        data.path(),
+        &["switch", "--thread", &thread, "--message", &second],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("assistant Two.\n"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("Second? [1 of 2]"),
+        "{}",
+        stdout(&out)
+    );
+
+    // Fork after the first answer: a new thread that says where it came from.
+    let out = art(
+        data.path(),
+        &["fork", "--thread", &thread, "--message", &first_answer],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let fork = stdout(&out).trim().to_owned();
+    let listed = stdout(&art(data.path(), &["threads"]).await);
+    assert!(
+        listed.contains(&format!("forked from {thread} at {first_answer}")),
+        "{listed}"
+    );
+    let forked = stdout(&art(data.path(), &["branches", "--thread", &fork]).await);
+    assert_eq!(forked.lines().count(), 2, "{forked}");
+    assert!(
+        forked.contains("First?") && forked.contains("One."),
+        "{forked}"
+    );
+
+    // Mistakes: an unknown message, an edit without a thread.
+    let out = art(
+        data.path(),
+        &["switch", "--thread", &thread, "--message", "nope"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("not in this thread"),
+        "{}",
+        stderr(&out)
+    );
+    let out = art(data.path(), &["run", "--edit", &second, "x"]).await;
+    assert!(!out.status.success());
+}
