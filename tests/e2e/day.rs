@@ -275,7 +275,7 @@ async fn stop_keeps_the_partial_answer_marked_stopped() {
 }
 
 #[tokio::test(flavor = "current_thread")]
-async fn regenerate_and_edit_replace_the_answer() {
+async fn regenerate_and_edit_make_branches_to_switch_search_and_fork() {
     let plan = plan_without_tools;
     let ollama = fake_ollama(vec![
         text_reply(Protocol::Ollama, &plan("Greet"), 64),
@@ -297,17 +297,28 @@ async fn regenerate_and_edit_replace_the_answer() {
     app.wait_for_text(".message.ai .answer", "First answer.")
         .await;
 
-    // Regenerate: the same question, a new answer in place of the old one.
+    // Regenerate: a new answer on a branch beside the old one, which stays.
     app.click("#regenerate-button").await;
     app.wait_for_text(".message.ai .answer", "Second answer.")
         .await;
     app.wait_for("#regenerate-button").await;
+    app.wait_for_text(".message.user .branch-position", "2 / 2")
+        .await;
     let text = app.page_text().await;
     assert!(!text.contains("First answer."), "{text}");
     assert_eq!(app.count(".message.user").await, 1);
     assert_eq!(app.count(".message.ai .answer").await, 1);
+    // ‹ shows the first answer again, › the second.
+    app.click(".message.user .branch-prev").await;
+    app.wait_for_text(".message.ai .answer", "First answer.")
+        .await;
+    app.wait_for_text(".message.user .branch-position", "1 / 2")
+        .await;
+    app.click(".message.user .branch-next").await;
+    app.wait_for_text(".message.ai .answer", "Second answer.")
+        .await;
 
-    // Edit & resend: the question changes and its answer with it.
+    // Edit & resend: a third branch with the new question and its answer.
     app.click(".message.user .edit-button").await;
     app.type_into(".message.user .edit-input", "What is 3 + 4?")
         .await;
@@ -316,6 +327,8 @@ async fn regenerate_and_edit_replace_the_answer() {
     app.wait_for_text(".message.user .bubble", "What is 3 + 4?")
         .await;
     app.wait_for("#regenerate-button").await;
+    app.wait_for_text(".message.user .branch-position", "3 / 3")
+        .await;
     let text = app.page_text().await;
     assert!(
         !text.contains("Say something.") && !text.contains("Second answer."),
@@ -329,6 +342,33 @@ async fn regenerate_and_edit_replace_the_answer() {
     app.click(".code-block .code-copy").await;
     app.wait_for_text(".code-block .code-copy", "Copied").await;
     app.screenshot("thread-edited").await;
+
+    // Search finds an answer on another branch and opens that branch.
+    app.type_into("#search-input", &format!("second answer{ENTER}"))
+        .await;
+    app.click("#search-results .search-hit").await;
+    app.wait_for_text(".message.ai .answer", "Second answer.")
+        .await;
+    app.wait_for_text(".message.user .branch-position", "2 / 3")
+        .await;
+    app.screenshot("thread-branches").await;
+
+    // Fork from the answer: a new thread with the history up to it, and a way back.
+    app.click(".message.ai .fork-button").await;
+    let origin = app.wait_for_text("#forked-from", "Forked from").await;
+    assert_eq!(app.count(".thread-item").await, 2, "{origin}");
+    app.wait_for_text(".message.ai .answer", "Second answer.")
+        .await;
+    assert_eq!(app.count(".message.user").await, 1);
+    assert_eq!(
+        app.count(".branch-switch").await,
+        0,
+        "the fork has one branch"
+    );
+    app.click("#forked-from").await;
+    app.wait_for_text(".message.user .branch-position", "2 / 3")
+        .await;
+    assert_eq!(app.count("#forked-from").await, 0);
     app.close().await;
 }
 

@@ -39,6 +39,32 @@ impl std::str::FromStr for Protocol {
 /// The model every fake server offers.
 pub const MODEL: &str = "fake-model";
 
+/// Chat Completions chunks of `words`, then the end and `usage`.
+fn openai_body(words: &[&str], usage: serde_json::Value) -> String {
+    let mut body = String::new();
+    for w in words {
+        let chunk = json!({ "choices": [{ "index": 0, "delta": { "content": w }, "finish_reason": null }] });
+        body.push_str(&format!("data: {chunk}\n\n"));
+    }
+    let end = json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "stop" }] });
+    let usage = json!({ "choices": [], "usage": usage });
+    body.push_str(&format!("data: {end}\n\ndata: {usage}\n\ndata: [DONE]\n\n"));
+    body
+}
+
+/// `text` as OpenRouter streams it, its usage saying what the call cost (US dollars)
+/// as OpenRouter's usage accounting does.
+pub fn openrouter_reply(text: &str, cost: f64) -> Reply {
+    let words: Vec<&str> = text.split_inclusive(' ').collect();
+    let usage = json!({
+        "prompt_tokens": 7,
+        "completion_tokens": words.len(),
+        "cost": cost,
+        "cost_details": { "upstream_inference_cost": null },
+    });
+    Reply::sse(&openai_body(&words, usage), 64)
+}
+
 /// `text` as a streamed answer in `protocol`, one word per delta, in pieces of `piece`
 /// bytes on the wire.
 pub fn text_reply(protocol: Protocol, text: &str, piece: usize) -> Reply {
@@ -46,15 +72,8 @@ pub fn text_reply(protocol: Protocol, text: &str, piece: usize) -> Reply {
     let count = words.len();
     match protocol {
         Protocol::OpenAi => {
-            let mut body = String::new();
-            for w in &words {
-                let chunk = json!({ "choices": [{ "index": 0, "delta": { "content": w }, "finish_reason": null }] });
-                body.push_str(&format!("data: {chunk}\n\n"));
-            }
-            let end = json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "stop" }] });
-            let usage = json!({ "choices": [], "usage": { "prompt_tokens": 7, "completion_tokens": count } });
-            body.push_str(&format!("data: {end}\n\ndata: {usage}\n\ndata: [DONE]\n\n"));
-            Reply::sse(&body, piece)
+            let usage = json!({ "prompt_tokens": 7, "completion_tokens": count });
+            Reply::sse(&openai_body(&words, usage), piece)
         }
         Protocol::Anthropic => {
             let event =

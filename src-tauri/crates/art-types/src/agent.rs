@@ -66,6 +66,10 @@ pub struct TokenUsage {
     pub output_tokens: u64,
     /// Reasoning tokens.
     pub thinking_tokens: u64,
+    /// What the provider charged, summed over the calls it said so for (billionths of a
+    /// US dollar); `None` when no call reported a cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_nanos: Option<u64>,
 }
 
 /// Error summary of a failed run.
@@ -111,6 +115,12 @@ pub struct ExecutionMetadata {
     pub tool_calls: u32,
     /// Token usage.
     pub usage: TokenUsage,
+    /// The provider the run's calls went to (its name, e.g. `openrouter`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The model that answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// What went wrong, when status is not success.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<RunError>,

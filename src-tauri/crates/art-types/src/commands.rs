@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::mcp::{McpImportReport, McpServerConfig, McpServerStatus, McpToolInfo};
+use crate::usage::{ModelPrice, UsageBy, UsageReport, UsageTotals};
 use crate::{
     AppInfo as AppInfoOutput, BranchPoint, ConversationMessage, DoctorReport, ExportDone,
     ExportRequest, KeyState, ModelInfo, Observation, ObservationType, ProviderInfo, SavedPrompt,
@@ -68,6 +69,11 @@ macro_rules! for_each_command {
             $crate::commands::RestartMcpServer,
             $crate::commands::ListMcpTools,
             $crate::commands::ImportMcpServers,
+            $crate::commands::GetUsage,
+            $crate::commands::GetThreadUsage,
+            $crate::commands::ListPrices,
+            $crate::commands::SavePrice,
+            $crate::commands::DeletePrice,
         }
     };
 }
@@ -128,6 +134,11 @@ commands! {
     RestartMcpServer = "restart_mcp_server" -> McpServerStatus;
     ListMcpTools = "list_mcp_tools" -> Vec<McpToolInfo>;
     ImportMcpServers = "import_mcp_servers" -> McpImportReport;
+    GetUsage = "get_usage" -> UsageReport;
+    GetThreadUsage = "get_thread_usage" -> UsageTotals;
+    ListPrices = "list_prices" -> Vec<ModelPrice>;
+    SavePrice = "save_price" -> ModelPrice;
+    DeletePrice = "delete_price" -> ();
 }
 
 /// Version, data directory, database path and keychain reachability (the About panel).
@@ -463,6 +474,49 @@ pub struct ListMcpTools {
 pub struct ImportMcpServers {
     /// The JSON text.
     pub json: String,
+}
+
+/// The usage ledger grouped one way (the Usage page, `art usage`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GetUsage {
+    /// Per model, provider, thread or day.
+    #[serde(default)]
+    pub by: UsageBy,
+    /// Only runs from this day on (`YYYY-MM-DD`, local time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+}
+
+/// What one thread's runs used (its header).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GetThreadUsage {
+    /// The thread.
+    pub thread_id: String,
+}
+
+/// The prices the user entered, by provider and model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListPrices {}
+
+/// Enter (or change) a model's price; a price out of range is refused per field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SavePrice {
+    /// The price.
+    pub price: ModelPrice,
+}
+
+/// Forget a model's price (its runs' cost becomes unknown again unless reported).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeletePrice {
+    /// The provider.
+    pub provider: String,
+    /// The model.
+    pub model: String,
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub mod record;
 pub mod stream;
 pub mod thread;
 pub mod tool;
+pub mod usage;
 
 pub use agent::{
     AgentFinalResponse, AgentOptions, AgentProps, ExecutionMetadata, RunError, RunStatus,

@@ -60,12 +60,46 @@ pub struct LlmMetadata {
     /// Milliseconds from request to the end of the stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_generation_time_ms: Option<u64>,
+    /// What the provider charged for the call, as it reports it (OpenRouter: its usage
+    /// says, in US dollars), in billionths of a US dollar. Never estimated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_nanos: Option<u64>,
     /// Why generation stopped (`stop`, `length`, `tool_calls`, ...), as the provider says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
     /// Opaque signature of the thinking (Anthropic), needed to send that thinking back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_signature: Option<String>,
+}
+
+impl LlmMetadata {
+    /// Take what a later report of the same call says, keeping what it leaves out
+    /// (providers report usage in pieces: the prompt at the start, the rest at the end).
+    pub fn merge(&mut self, later: LlmMetadata) {
+        // Destructured whole: a new field cannot be forgotten here.
+        let LlmMetadata {
+            input_tokens,
+            cached_input_tokens,
+            cache_write_tokens,
+            output_tokens,
+            thinking_tokens,
+            time_to_first_token_ms,
+            total_generation_time_ms,
+            cost_nanos,
+            stop_reason,
+            reasoning_signature,
+        } = later;
+        self.input_tokens = input_tokens.or(self.input_tokens);
+        self.cached_input_tokens = cached_input_tokens.or(self.cached_input_tokens);
+        self.cache_write_tokens = cache_write_tokens.or(self.cache_write_tokens);
+        self.output_tokens = output_tokens.or(self.output_tokens);
+        self.thinking_tokens = thinking_tokens.or(self.thinking_tokens);
+        self.time_to_first_token_ms = time_to_first_token_ms.or(self.time_to_first_token_ms);
+        self.total_generation_time_ms = total_generation_time_ms.or(self.total_generation_time_ms);
+        self.cost_nanos = cost_nanos.or(self.cost_nanos);
+        self.stop_reason = stop_reason.or(self.stop_reason.take());
+        self.reasoning_signature = reasoning_signature.or(self.reasoning_signature.take());
+    }
 }
 
 /// Class of an LLM call failure: decides retry and what the user is told.

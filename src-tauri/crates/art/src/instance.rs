@@ -20,6 +20,7 @@ use crate::storage::StorageAdapter;
 use crate::tools::calculator::CalculatorTool;
 use crate::tools::current_time::CurrentTimeTool;
 use crate::tools::{RegistryError, ToolExecutor, ToolRegistry, ToolSystem};
+use crate::usage::UsageLedger;
 use art_types::approval::ApprovalDecision;
 
 /// A configured ART framework.
@@ -36,6 +37,8 @@ pub struct ArtInstance {
     pub tools: Arc<ToolRegistry>,
     /// Named system prompts.
     pub library: Arc<PromptLibrary>,
+    /// What runs used and cost (each finished run is recorded by the methods below).
+    pub usage: Arc<UsageLedger>,
     agent: Arc<dyn AgentCore>,
 }
 
@@ -62,7 +65,9 @@ impl ArtInstance {
         props: AgentProps,
         cancel: CancellationToken,
     ) -> Result<AgentFinalResponse, AgentError> {
-        self.agent.process(props, cancel).await
+        let out = self.agent.process(props, cancel).await?;
+        self.ledger(&out).await;
+        Ok(out)
     }
 
     /// Whether a run may start in the thread now (see [`AgentCore::ready`]).
@@ -91,7 +96,9 @@ impl ArtInstance {
         decision: ApprovalDecision,
         cancel: CancellationToken,
     ) -> Result<AgentFinalResponse, AgentError> {
-        self.agent.resume(thread_id, decision, cancel).await
+        let out = self.agent.resume(thread_id, decision, cancel).await?;
+        self.ledger(&out).await;
+        Ok(out)
     }
 
     /// Show the branch through `message_id` (see [`ConversationManager::switch_to`]).
@@ -131,7 +138,22 @@ impl ArtInstance {
         &self,
         thread_id: &str,
     ) -> Result<Option<AgentFinalResponse>, AgentError> {
-        self.agent.stop_waiting(thread_id).await
+        let out = self.agent.stop_waiting(thread_id).await?;
+        if let Some(out) = &out {
+            self.ledger(out).await;
+        }
+        Ok(out)
+    }
+
+    /// Enter a finished run in the usage ledger. A failure to do so is logged: the run
+    /// and its answer are recorded already, and the ledger must not fail them.
+    async fn ledger(&self, out: &AgentFinalResponse) {
+        if let Err(e) = self.usage.record(&out.metadata).await {
+            tracing::warn!(
+                "cannot enter run {} in the usage ledger: {e}",
+                out.metadata.trace_id
+            );
+        }
     }
 }
 
@@ -214,8 +236,13 @@ impl ArtInstanceBuilder {
             waiting_runs: Arc::new(WaitingRuns::new(Arc::clone(&self.storage))),
             claims: Arc::new(Claims::new(Arc::clone(&self.storage))),
         };
+        let usage = Arc::new(UsageLedger::new(
+            Arc::clone(&self.storage),
+            Arc::clone(&conversation),
+        ));
         Ok(ArtInstance {
             sockets,
+            usage,
             conversation,
             state,
             observations,

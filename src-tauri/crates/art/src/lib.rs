@@ -25,6 +25,7 @@ pub mod sockets;
 pub mod standard;
 pub mod storage;
 pub mod tools;
+pub mod usage;
 
 pub use instance::{ArtInstance, ArtInstanceBuilder};
 

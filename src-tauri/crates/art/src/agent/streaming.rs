@@ -293,14 +293,5 @@ fn merge_ready(
 }
 
 fn merge(into: &mut LlmMetadata, from: LlmMetadata) {
-    into.input_tokens = from.input_tokens.or(into.input_tokens);
-    into.cached_input_tokens = from.cached_input_tokens.or(into.cached_input_tokens);
-    into.cache_write_tokens = from.cache_write_tokens.or(into.cache_write_tokens);
-    into.output_tokens = from.output_tokens.or(into.output_tokens);
-    into.thinking_tokens = from.thinking_tokens.or(into.thinking_tokens);
-    into.time_to_first_token_ms = from.time_to_first_token_ms.or(into.time_to_first_token_ms);
-    into.total_generation_time_ms = from
-        .total_generation_time_ms
-        .or(into.total_generation_time_ms);
-    into.stop_reason = from.stop_reason.or(into.stop_reason.take());
+    into.merge(from);
 }

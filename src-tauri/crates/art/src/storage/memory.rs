@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use super::ledger::{self, UsageQuery, UsageRecord, UsageSum};
 use super::{
     Collection, Link, Order, Query, Record, RecordStream, SCAN_QUEUE, SearchHit, StorageAdapter,
     StorageError,
@@ -13,6 +14,7 @@ use super::{
 struct Tables {
     next_seq: u64,
     rows: HashMap<(Collection, String), (u64, Record)>,
+    usage: Vec<UsageRecord>,
 }
 
 /// Records in a map for the life of the value.
@@ -137,6 +139,20 @@ impl StorageAdapter for MemoryStorage {
             }
         });
         stream
+    }
+
+    async fn record_usage(&self, records: Vec<UsageRecord>) -> Result<(), StorageError> {
+        let mut tables = self.tables();
+        for r in records {
+            if !tables.usage.iter().any(|u| u.trace_id == r.trace_id) {
+                tables.usage.push(r);
+            }
+        }
+        Ok(())
+    }
+
+    async fn usage(&self, query: &UsageQuery) -> Result<Vec<UsageSum>, StorageError> {
+        Ok(ledger::sum(&self.tables().usage, query))
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), StorageError> {

@@ -86,6 +86,74 @@ const MIGRATIONS: &[&str] = &[
             ORDER BY m.ts DESC, m.seq DESC LIMIT 1))
         WHERE collection = 'threads' AND EXISTS (
             SELECT 1 FROM records m WHERE m.collection = 'messages' AND m.thread_id = records.id);",
+    // v5: the usage ledger. One row per finished run (`keys` interns its thread and run)
+    // and a rollup per day, thread, provider and model kept by a trigger, so sums over
+    // many runs read few rows. Runs finished before it are entered from their
+    // FINAL_RESPONSE observations (usage, duration) and the model their last call used.
+    "CREATE TABLE usage (
+        run INTEGER PRIMARY KEY,
+        thread INTEGER NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        day TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        input INTEGER NOT NULL,
+        cached INTEGER NOT NULL,
+        output INTEGER NOT NULL,
+        thinking INTEGER NOT NULL,
+        cost INTEGER
+    );
+    CREATE TABLE usage_daily (
+        day TEXT NOT NULL,
+        thread INTEGER NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        runs INTEGER NOT NULL,
+        input INTEGER NOT NULL,
+        cached INTEGER NOT NULL,
+        output INTEGER NOT NULL,
+        thinking INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        cost INTEGER NOT NULL,
+        cost_runs INTEGER NOT NULL,
+        unreported_input INTEGER NOT NULL,
+        unreported_output INTEGER NOT NULL,
+        PRIMARY KEY (day, thread, provider, model)
+    ) WITHOUT ROWID;
+    CREATE TRIGGER usage_rollup AFTER INSERT ON usage BEGIN
+        INSERT INTO usage_daily VALUES (NEW.day, NEW.thread, NEW.provider, NEW.model, 1,
+            NEW.input, NEW.cached, NEW.output, NEW.thinking, NEW.duration_ms,
+            coalesce(NEW.cost, 0), NEW.cost IS NOT NULL,
+            iif(NEW.cost IS NULL, NEW.input, 0), iif(NEW.cost IS NULL, NEW.output + NEW.thinking, 0))
+        ON CONFLICT (day, thread, provider, model) DO UPDATE SET
+            runs = runs + 1, input = input + excluded.input, cached = cached + excluded.cached,
+            output = output + excluded.output, thinking = thinking + excluded.thinking,
+            duration_ms = duration_ms + excluded.duration_ms, cost = cost + excluded.cost,
+            cost_runs = cost_runs + excluded.cost_runs,
+            unreported_input = unreported_input + excluded.unreported_input,
+            unreported_output = unreported_output + excluded.unreported_output;
+    END;
+    INSERT OR IGNORE INTO usage
+        SELECT o.trace, o.thread,
+            coalesce((SELECT json_extract(e.body, '$.metadata.provider') FROM observations e
+                      WHERE e.trace = o.trace AND e.kind = 'LLM_STREAM_END'
+                      ORDER BY e.ts DESC LIMIT 1), ''),
+            coalesce((SELECT json_extract(e.body, '$.metadata.model') FROM observations e
+                      WHERE e.trace = o.trace AND e.kind = 'LLM_STREAM_END'
+                      ORDER BY e.ts DESC LIMIT 1), ''),
+            date(coalesce(json_extract(o.body, '$.span.startMs'), o.ts) / 1000, 'unixepoch', 'localtime'),
+            coalesce(json_extract(o.body, '$.span.startMs'), o.ts),
+            coalesce(json_extract(o.body, '$.content.metadata.totalDurationMs'), 0),
+            coalesce(json_extract(o.body, '$.content.metadata.usage.inputTokens'), 0),
+            coalesce(json_extract(o.body, '$.content.metadata.usage.cachedInputTokens'), 0),
+            coalesce(json_extract(o.body, '$.content.metadata.usage.outputTokens'), 0),
+            coalesce(json_extract(o.body, '$.content.metadata.usage.thinkingTokens'), 0),
+            NULL
+        FROM observations o
+        WHERE o.kind = 'FINAL_RESPONSE' AND o.trace IS NOT NULL AND o.thread IS NOT NULL
+          AND coalesce(json_extract(o.body, '$.content.metadata.status'), '') <> 'suspended'
+        ORDER BY o.ts;",
 ];
 
 /// The schema version this build writes.

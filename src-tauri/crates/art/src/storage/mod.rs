@@ -6,6 +6,7 @@
 //! migrations, one batching writer thread, concurrent readers, FTS5 search) and
 //! [`memory::MemoryStorage`] (unit tests).
 
+pub mod ledger;
 pub mod memory;
 pub mod sqlite;
 
@@ -34,11 +35,13 @@ pub enum Collection {
     /// The run each busy thread has, and the process running it (id = thread id): one
     /// run per thread across processes.
     ActiveRuns,
+    /// The prices the user entered per model (id = `provider/model`; no thread).
+    Prices,
 }
 
 impl Collection {
     /// Every collection.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Threads,
         Self::Messages,
         Self::Observations,
@@ -48,6 +51,7 @@ impl Collection {
         Self::McpServers,
         Self::SuspendedRuns,
         Self::ActiveRuns,
+        Self::Prices,
     ];
 
     /// Storage name.
@@ -62,6 +66,7 @@ impl Collection {
             Self::McpServers => "mcp_servers",
             Self::SuspendedRuns => "suspended_runs",
             Self::ActiveRuns => "active_runs",
+            Self::Prices => "prices",
         }
     }
 }
@@ -266,7 +271,15 @@ pub trait StorageAdapter: Send + Sync {
     /// holds only a few thousand in memory. Dropping the stream stops the read. Needs
     /// a Tokio runtime.
     fn scan(&self, collection: Collection, query: Query, batch: usize) -> RecordStream;
-    /// Remove every record of a thread in every collection (cascade delete).
+    /// Record finished runs' usage; a run already recorded is left as it was.
+    async fn record_usage(&self, records: Vec<ledger::UsageRecord>) -> Result<(), StorageError>;
+    /// Usage summed as `query` asks, groups in key order.
+    async fn usage(
+        &self,
+        query: &ledger::UsageQuery,
+    ) -> Result<Vec<ledger::UsageSum>, StorageError>;
+    /// Remove every record of a thread in every collection (cascade delete; the usage
+    /// ledger keeps its runs).
     async fn delete_thread(&self, thread_id: &str) -> Result<(), StorageError>;
     /// Remove everything in a collection.
     async fn clear(&self, collection: Collection) -> Result<(), StorageError>;

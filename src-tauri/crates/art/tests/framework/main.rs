@@ -30,3 +30,4 @@ mod mcp_faults;
 mod migration;
 mod properties;
 mod storage;
+mod usage;

@@ -16,6 +16,7 @@ use art_testkit::fixtures::db;
 use art_testkit::framework::adapters::ask;
 use art_testkit::framework::scripted::{Script, ScriptedSource, plan_json};
 use art_types::ConversationMessage;
+use art_types::usage::UsageBy;
 
 fn open(dir: &Path, scripts: Vec<Script>) -> ArtInstance {
     let storage = Arc::new(SqliteStorage::open(dir.join("art.sqlite3")).unwrap());
@@ -90,6 +91,22 @@ async fn the_release_before_branches_upgrades_in_place_and_goes_on() {
     let hits = art.conversation.search("calculator", 10).await.unwrap();
     assert_eq!(hits.len(), 1, "the tool call is still found");
 
+    // The runs it recorded are in the usage ledger, from their final observations.
+    let usage = art.usage.report(UsageBy::Model, None).await.unwrap();
+    assert_eq!(usage.rows.len(), 1);
+    assert_eq!(usage.rows[0].key, "openai/fake-model");
+    assert_eq!(usage.total.runs, 3);
+    let mine = art.usage.thread(&main.thread_id).await.unwrap();
+    assert_eq!(mine.runs, 2);
+    assert!(
+        mine.input_tokens >= 28 && mine.output_tokens >= 17,
+        "{mine:?}"
+    );
+    assert_eq!(
+        mine.cost_nanos, None,
+        "no cost was reported, none is made up"
+    );
+
     // It exports as before.
     let mut jsonl = Vec::new();
     let summary = export::export(
@@ -142,6 +159,8 @@ async fn the_release_before_branches_upgrades_in_place_and_goes_on() {
         .await
         .unwrap();
     assert_eq!(again.len(), 7, "switching back shows the whole branch");
+    let mine = art.usage.thread(&main.thread_id).await.unwrap();
+    assert_eq!(mine.runs, 3, "the new run is entered too");
     drop(art);
     integrity_check(&file).unwrap();
 }

@@ -1,6 +1,7 @@
 //! Storage conformance: the SQLite file store and the in-memory store behave the same.
 //! SQLite runs on a real file in a temp dir; reopening it proves persistence.
 
+use art::storage::ledger::{UsageKey, UsageQuery, UsageRecord};
 use art::storage::memory::MemoryStorage;
 use art::storage::sqlite::{SqliteStorage, integrity_check};
 use art::storage::{Collection, Order, Query, Record, StorageAdapter, StorageError};
@@ -140,6 +141,78 @@ async fn conformance(store: &dyn StorageAdapter) {
     assert_eq!(ids(&found), ["m1", "x1", "m4"]);
     assert_eq!(found[2].parent.as_deref(), Some("m2"));
     assert!(store.delete(Collection::Messages, "m4").await.unwrap());
+
+    // the usage ledger: a run once, sums grouped and filtered
+    let run = |trace: &str, thread: &str, model: &str, day: &str, cost: Option<u64>| UsageRecord {
+        trace_id: trace.into(),
+        thread_id: thread.into(),
+        provider: "p".into(),
+        model: model.into(),
+        day: day.into(),
+        started_at: 1,
+        duration_ms: 10,
+        input_tokens: 100,
+        cached_input_tokens: 5,
+        output_tokens: 20,
+        thinking_tokens: 3,
+        cost_nanos: cost,
+    };
+    store
+        .record_usage(vec![
+            run("r1", "t1", "a", "2026-11-01", Some(7)),
+            run("r2", "t1", "b", "2026-11-02", None),
+            run("r3", "t2", "a", "2026-11-02", None),
+        ])
+        .await
+        .unwrap();
+    store
+        .record_usage(vec![run("r1", "t1", "a", "2026-11-01", Some(7))])
+        .await
+        .unwrap();
+    let by_model = UsageQuery {
+        group: vec![UsageKey::Model],
+        ..UsageQuery::default()
+    };
+    let sums = store.usage(&by_model).await.unwrap();
+    let summed: Vec<(Vec<String>, u64, u64, u64, u64, u64)> = sums
+        .iter()
+        .map(|s| {
+            let unreported = (s.unreported_input_tokens, s.unreported_output_tokens);
+            (
+                s.keys.clone(),
+                s.runs,
+                s.input_tokens,
+                s.reported_cost_nanos,
+                unreported.0,
+                unreported.1,
+            )
+        })
+        .collect();
+    assert_eq!(
+        summed,
+        [
+            (vec!["a".to_owned()], 2, 200, 7, 100, 23),
+            (vec!["b".to_owned()], 1, 100, 0, 100, 23)
+        ]
+    );
+    let since = UsageQuery {
+        group: vec![UsageKey::Day, UsageKey::Thread],
+        since_day: Some("2026-11-02".into()),
+        thread_id: Some("t1".into()),
+    };
+    let sums = store.usage(&since).await.unwrap();
+    assert_eq!(sums.len(), 1);
+    assert_eq!(sums[0].keys, ["2026-11-02", "t1"]);
+    assert_eq!(
+        (
+            sums[0].runs,
+            sums[0].cached_input_tokens,
+            sums[0].duration_ms
+        ),
+        (1, 5, 10)
+    );
+    let everything = store.usage(&UsageQuery::default()).await.unwrap();
+    assert_eq!(everything[0].runs, 3);
 
     // observations by kind and trace
     store

@@ -77,6 +77,11 @@ pub(super) struct Run {
     pub llm_calls: u32,
     pub tool_calls: u32,
     pub usage: TokenUsage,
+    /// The provider and model the run's calls go to, once known.
+    #[serde(default)]
+    pub provider: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
     pub planning_ms: Option<u64>,
     pub execution_ms: Option<u64>,
     pub synthesis_ms: Option<u64>,
@@ -115,6 +120,8 @@ impl Run {
             llm_calls: 0,
             tool_calls: 0,
             usage: TokenUsage::default(),
+            provider: None,
+            model: None,
             planning_ms: None,
             execution_ms: None,
             synthesis_ms: None,
@@ -166,6 +173,9 @@ impl Run {
         self.usage.cached_input_tokens += result.metadata.cached_input_tokens.unwrap_or(0);
         self.usage.output_tokens += result.metadata.output_tokens.unwrap_or(0);
         self.usage.thinking_tokens += result.metadata.thinking_tokens.unwrap_or(0);
+        if let Some(cost) = result.metadata.cost_nanos {
+            self.usage.cost_nanos = Some(self.usage.cost_nanos.unwrap_or(0) + cost);
+        }
     }
 
     /// The run stops to wait: the time it worked is kept (waiting does not count
@@ -249,6 +259,8 @@ impl Run {
             llm_calls: self.llm_calls,
             tool_calls: self.tool_calls,
             usage: self.usage,
+            provider: self.provider.clone(),
+            model: self.model.clone(),
             history_left_out: u32::try_from(self.history_left_out).unwrap_or(u32::MAX),
             error,
         }

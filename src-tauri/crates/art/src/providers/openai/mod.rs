@@ -167,6 +167,12 @@ impl Decoder {
             self.metadata.thinking_tokens = usage
                 .pointer("/completion_tokens_details/reasoning_tokens")
                 .and_then(Value::as_u64);
+            // OpenRouter says what the call cost, in US dollars (credits).
+            self.metadata.cost_nanos = usage
+                .get("cost")
+                .and_then(Value::as_f64)
+                .filter(|c| c.is_finite() && *c >= 0.0)
+                .map(|c| (c * 1e9).round() as u64);
         }
         let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) else {
             return;
@@ -369,6 +375,29 @@ mod tests {
             wire[2],
             json!({"role": "tool", "tool_call_id": "c1", "name": "calculator", "content": "{\"result\":1}"})
         );
+    }
+
+    #[test]
+    fn a_reported_cost_is_kept_and_none_is_invented() {
+        let cost = |usage: &str| {
+            let mut d = Decoder::default();
+            d.feed(
+                &format!(r#"{{"choices":[],"usage":{usage}}}"#),
+                &mut Vec::new(),
+            );
+            match d.finish().first() {
+                Some(StreamEventKind::Metadata(meta)) => meta.cost_nanos,
+                other => panic!("{other:?}"),
+            }
+        };
+        // OpenRouter's usage accounting: $0.0001235 for the call.
+        assert_eq!(
+            cost(r#"{"prompt_tokens":194,"completion_tokens":2,"cost":0.0001235}"#),
+            Some(123_500)
+        );
+        assert_eq!(cost(r#"{"prompt_tokens":194,"completion_tokens":2}"#), None);
+        assert_eq!(cost(r#"{"prompt_tokens":1,"cost":-3}"#), None);
+        assert_eq!(cost(r#"{"prompt_tokens":1,"cost":"free"}"#), None);
     }
 
     #[test]

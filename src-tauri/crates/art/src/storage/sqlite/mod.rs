@@ -6,6 +6,7 @@
 //! of the rows); every other collection shares the generic `records` table.
 
 mod ids;
+mod ledger;
 mod read;
 mod write;
 
@@ -16,6 +17,7 @@ use std::thread::JoinHandle;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use tokio::sync::oneshot;
 
+use super::ledger::{UsageQuery, UsageRecord, UsageSum};
 use super::{
     Collection, Link, Query, Record, RecordStream, SCAN_QUEUE, SearchHit, StorageAdapter,
     StorageError, migrations,
@@ -223,6 +225,18 @@ impl StorageAdapter for SqliteStorage {
             let _ = failed.send(Err(error)).await;
         });
         stream
+    }
+
+    async fn record_usage(&self, records: Vec<UsageRecord>) -> Result<(), StorageError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        self.write(WriteOp::Usage(records)).await.map(drop)
+    }
+
+    async fn usage(&self, query: &UsageQuery) -> Result<Vec<UsageSum>, StorageError> {
+        let query = query.clone();
+        self.read(move |conn| ledger::sum(conn, &query)).await
     }
 
     async fn delete_thread(&self, thread_id: &str) -> Result<(), StorageError> {

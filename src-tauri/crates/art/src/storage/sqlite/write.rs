@@ -12,6 +12,7 @@ use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
 
 use super::{db_err, ids};
+use crate::storage::ledger::UsageRecord;
 use crate::storage::{Collection, Record, StorageError};
 
 /// At most this many queued writes share one transaction.
@@ -25,6 +26,7 @@ pub(super) enum WriteOp {
     Delete(Collection, String),
     DeleteThread(String),
     Clear(Collection),
+    Usage(Vec<UsageRecord>),
 }
 
 pub(super) struct Job {
@@ -357,6 +359,10 @@ fn apply(tx: &Transaction<'_>, op: &WriteOp, keys: &mut Keys) -> Result<bool, St
         }
         WriteOp::Clear(collection) => {
             delete_records(tx, "collection = ?1", &collection.as_str())?;
+            Ok(true)
+        }
+        WriteOp::Usage(records) => {
+            super::ledger::record(tx, records)?;
             Ok(true)
         }
     }
