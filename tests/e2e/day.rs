@@ -482,3 +482,47 @@ async fn a_plan_waits_for_review_and_runs_as_edited() {
     app.screenshot("plan-reviewed").await;
     app.close().await;
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_usage_page_sums_runs_and_a_price_costs_them() {
+    let ollama = fake_ollama(vec![
+        text_reply(Protocol::Ollama, &plan_without_tools("Greet"), 64),
+        text_reply(Protocol::Ollama, "Hello there.", 8),
+    ])
+    .await;
+    let app = launched().await;
+    new_thread(&app, &ollama.url()).await;
+    app.type_into("#composer-input", "Say hello.").await;
+    app.click("#send-button").await;
+    app.wait_for_text(".message.ai .answer", "Hello there.")
+        .await;
+    // The thread's header says what its runs used.
+    app.wait_for_text("#thread-usage", "1 run").await;
+
+    app.click("#usage-button").await;
+    let model = format!("#usage-table tr[data-key=\"ollama/{MODEL}\"]");
+    let row = app.wait_for_text(&model, MODEL).await;
+    assert!(row.contains("(ollama)"), "{row}");
+    app.wait_for_text("#usage-cost", "—").await;
+    app.wait_for(&format!("#usage-chart rect[data-model=\"ollama/{MODEL}\"]"))
+        .await;
+    // A price for the model: its run gets a cost.
+    app.type_into("#price-provider", "ollama").await;
+    app.type_into("#price-model", MODEL).await;
+    app.type_into("#price-input", "2.5").await;
+    app.type_into("#price-output", "10").await;
+    app.click("#save-price").await;
+    app.wait_for(&format!("#price-table tr[data-model=\"ollama/{MODEL}\"]"))
+        .await;
+    app.wait_for_text("#usage-cost", "$").await;
+    app.screenshot("usage").await;
+    // A price out of range is refused with why.
+    app.type_into("#price-input", "-1").await;
+    app.click("#save-price").await;
+    app.wait_for_text("#price-problem", "0 to 10000").await;
+    // Per day: today's row.
+    app.select("#usage-by", "day").await;
+    app.wait_for("#usage-table tbody tr").await;
+    assert_eq!(app.count("#usage-table tbody tr").await, 1);
+    app.close().await;
+}

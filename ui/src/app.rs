@@ -16,6 +16,7 @@ use crate::views::prompts::Prompts;
 use crate::views::providers::Providers;
 use crate::views::thread::ThreadView;
 use crate::views::tools::Tools;
+use crate::views::usage::Usage;
 
 /// Subscribe to backend events first, then ask the backend to announce itself: an event
 /// emitted before the UI listened would be lost, so the handshake goes in this order.
@@ -100,6 +101,7 @@ pub fn App() -> impl IntoView {
                     (Pane::Providers, _) => view! { <Providers /> }.into_any(),
                     (Pane::Prompts, _) => view! { <Prompts /> }.into_any(),
                     (Pane::Tools, _) => view! { <Tools /> }.into_any(),
+                    (Pane::Usage, _) => view! { <Usage /> }.into_any(),
                     _ => view! { <Home /> }.into_any(),
                 }}
             </main>

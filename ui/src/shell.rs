@@ -19,6 +19,8 @@ pub enum Pane {
     Prompts,
     /// MCP servers and their tools.
     Tools,
+    /// What runs used and cost.
+    Usage,
 }
 
 /// State of the connection to the backend, from the start-up handshake.

@@ -26,6 +26,7 @@ pub mod runs;
 pub mod settings;
 pub mod threads;
 pub mod traces;
+pub mod usage;
 
 /// What a command does when the page calls it.
 pub trait Handler: Command {

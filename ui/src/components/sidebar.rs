@@ -161,6 +161,8 @@ pub fn Sidebar() -> impl IntoView {
                     on:click=move |_| pane.set(Pane::Prompts)>"Prompt library"</button>
                 <button id="tools-button" class="ghost wide" class:active=move || pane.get() == Pane::Tools
                     on:click=move |_| pane.set(Pane::Tools)>"Tools"</button>
+                <button id="usage-button" class="ghost wide" class:active=move || pane.get() == Pane::Usage
+                    on:click=move |_| pane.set(Pane::Usage)>"Usage"</button>
                 <button id="providers-button" class="ghost wide" class:active=move || pane.get() == Pane::Providers
                     on:click=move |_| pane.set(Pane::Providers)>"Providers"</button>
                 <button id="about-button" class="ghost wide" class:active=move || pane.get() == Pane::About

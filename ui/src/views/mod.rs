@@ -10,3 +10,4 @@ pub mod thread;
 pub mod tool_picker;
 pub mod tools;
 pub mod trace;
+pub mod usage;

@@ -10,6 +10,9 @@
 //! art branches --thread ID                      the active branch and the others
 //! art switch --thread ID --message ID           show the branch through a message
 //! art fork --thread ID --message ID             a new thread with the history up to it
+//! art usage [--by model|provider|thread|day] [--since DATE]
+//!                                               tokens, time and cost of runs
+//! art price list | set | remove                 prices per model, for costs
 //! art mcp list | add | import | remove | enable | disable | tools | call
 //!                                               MCP servers and their tools
 //! ```
@@ -21,6 +24,7 @@ mod mcp;
 mod out;
 mod printer;
 mod run;
+mod usage;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -126,6 +130,20 @@ enum Command {
         #[arg(long, value_name = "ID")]
         message: String,
     },
+    /// Tokens in, out and thinking, time and cost of the recorded runs, summed per
+    /// model, provider, thread or day.
+    Usage {
+        /// How to group the runs.
+        #[arg(long, value_enum, default_value = "model")]
+        by: usage::By,
+        /// Only runs from this day on (YYYY-MM-DD, local time).
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+    },
+    /// Prices per model (US dollars per million tokens), for the cost of runs whose
+    /// provider does not report one.
+    #[command(subcommand)]
+    Price(usage::Price),
     /// MCP servers: add, import, list, remove, enable, disable, and try their tools.
     #[command(subcommand)]
     Mcp(mcp::Command),
@@ -178,6 +196,12 @@ async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
             .await
             .map(|()| ExitCode::SUCCESS),
         Command::Mcp(command) => mcp::mcp(&stack, command).await,
+        Command::Usage { by, since } => usage::usage(&stack, by, since.as_deref())
+            .await
+            .map(|()| ExitCode::SUCCESS),
+        Command::Price(command) => usage::price(&stack, command)
+            .await
+            .map(|()| ExitCode::SUCCESS),
         Command::Branches { thread } => branches::list(&stack, &thread)
             .await
             .map(|()| ExitCode::SUCCESS),

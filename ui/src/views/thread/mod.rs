@@ -76,6 +76,17 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             }
         });
     });
+    // What the thread's runs used, for its header (again when a run ends).
+    let usage = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        let thread_id = id.get_value();
+        let _version = store.version(&thread_id);
+        spawn_local(async move {
+            if let Ok(totals) = ipc::call(&cmd::GetThreadUsage { thread_id }).await {
+                usage.try_set((totals.runs > 0).then(|| crate::views::usage::summary(&totals)));
+            }
+        });
+    });
     let earlier = RwSignal::new(Earlier::default());
     let window = RwSignal::new(Window::newest());
     // Another branch shown: the earlier pages loaded belong to the old one.
@@ -398,6 +409,9 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             <header class="thread-header">
                 <div class="thread-heading">
                     <h2 id="thread-title">{title}</h2>
+                    {move || usage.get().map(|line| view! {
+                        <span id="thread-usage" class="muted small" title="What this thread's runs used (see Usage)">{line}</span>
+                    })}
                     {move || origin().map(|(origin, title)| match title {
                         Some(title) => view! {
                             <button id="forked-from" class="link small" title="Open the message this thread was forked from"

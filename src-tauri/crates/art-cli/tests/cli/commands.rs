@@ -560,3 +560,97 @@ async fn edits_make_branches_to_list_switch_and_fork() {
     let out = art(data.path(), &["run", "--edit", &second, "x"]).await;
     assert!(!out.status.success());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_sums_runs_and_prices_cost_them() {
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(
+                Protocol::Ollama,
+                r#"{"title": "Sum", "intent": "Add", "plan": ["Answer"], "toolCalls": []}"#,
+                16,
+            ),
+            text_reply(Protocol::Ollama, "The sum is 42.", 4),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let url = ollama.url();
+    let out = art(data.path(), &ask_new("Sums", &url, "What is 19 + 23?")).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let out = art(data.path(), &["usage"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    let model = table
+        .lines()
+        .find(|l| l.starts_with(&format!("{MODEL} (ollama)")))
+        .unwrap_or_else(|| panic!("{table}"));
+    let columns: Vec<&str> = model.split_whitespace().collect();
+    assert_eq!(columns[2], "1", "one run: {model}");
+    assert!(model.ends_with('—'), "no cost without a price: {model}");
+    assert!(stderr(&out).contains("not guessed"), "{}", stderr(&out));
+
+    // A price for the model: the run gets a cost.
+    let out = art(
+        data.path(),
+        &[
+            "price",
+            "set",
+            "--provider",
+            "ollama",
+            "--model",
+            MODEL,
+            "--input",
+            "1",
+            "--output",
+            "2",
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&art(data.path(), &["usage", "--by", "provider"]).await);
+    let line = table.lines().find(|l| l.starts_with("ollama")).unwrap();
+    assert!(line.contains("$0.0000"), "{table}");
+    let listed = stdout(&art(data.path(), &["price", "list"]).await);
+    assert!(
+        listed.contains(&format!("ollama/{MODEL}  in $1/M  out $2/M")),
+        "{listed}"
+    );
+
+    // Per thread, per day, and mistakes.
+    let table = stdout(&art(data.path(), &["usage", "--by", "thread"]).await);
+    assert!(table.contains(" Sums "), "{table}");
+    let table = stdout(&art(data.path(), &["usage", "--by", "day"]).await);
+    assert_eq!(table.lines().count(), 3, "heading, today, total: {table}");
+    let out = art(data.path(), &["usage", "--since", "yesterday"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("YYYY-MM-DD"), "{}", stderr(&out));
+    let out = art(
+        data.path(),
+        &[
+            "price",
+            "set",
+            "--provider",
+            "ollama",
+            "--model",
+            MODEL,
+            "--input",
+            "-1",
+            "--output",
+            "2",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("0 to 10000"), "{}", stderr(&out));
+    let out = art(
+        data.path(),
+        &["price", "remove", "--provider", "x", "--model", "y"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+}
