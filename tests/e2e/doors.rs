@@ -44,7 +44,8 @@ const SNAPSHOT: &str = r#"
         const config = await invoke("get_thread_config", { threadId: thread });
         const prompts = await invoke("list_prompts");
         const providers = await invoke("list_providers");
-        done(JSON.stringify({ threads, messages, config, prompts, providers }));
+        const prices = await invoke("list_prices");
+        done(JSON.stringify({ threads, messages, config, prompts, providers, prices }));
     })().catch((e) => done("snapshot failed: " + JSON.stringify(e)));
 "#;
 
@@ -123,9 +124,28 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["stop_waiting", { "threadId": t }],
         ["stop_waiting", { "threadId": 5 }],
     ]);
+    let branches_and_usage = json!([
+        ["list_branches", { "threadId": "no-such-thread" }],
+        ["switch_branch", { "threadId": t, "messageId": "no-such-message" }],
+        ["switch_branch", { "threadId": "no-such-thread", "messageId": "m" }],
+        ["switch_branch", { "threadId": t }],
+        ["fork_thread", { "threadId": t, "messageId": "no-such-message" }],
+        ["fork_thread", { "threadId": "no-such-thread", "messageId": "m" }],
+        ["get_usage", { "by": "week" }],
+        ["get_usage", { "by": "day", "since": "last tuesday" }],
+        ["get_usage", { "since": "2026-02-30" }],
+        ["get_thread_usage", { "threadId": "no-such-thread" }],
+        ["save_price", { "price": { "provider": "openai", "model": "m", "inputPerMillion": -1, "outputPerMillion": 1 } }],
+        ["save_price", { "price": { "provider": "", "model": "m", "inputPerMillion": 1, "outputPerMillion": 1 } }],
+        ["save_price", { "price": { "provider": "openai", "model": "m", "inputPerMillion": 1e12, "outputPerMillion": 1 } }],
+        ["save_price", { "price": { "provider": "openai", "model": "m" } }],
+        ["delete_price", { "provider": "openai", "model": "never-priced" }],
+    ]);
     let mut cases = cases;
-    if let (Some(all), Some(more)) = (cases.as_array_mut(), approvals.as_array()) {
-        all.extend(more.iter().cloned());
+    if let Some(all) = cases.as_array_mut() {
+        for more in [&approvals, &branches_and_usage] {
+            all.extend(more.as_array().into_iter().flatten().cloned());
+        }
     }
     let count = cases.as_array().unwrap().len();
     let outcomes = app.eval_async(CALL_ALL, vec![cases.clone()]).await;

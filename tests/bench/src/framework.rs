@@ -1,5 +1,6 @@
 //! Framework budgets (DESIGN §8): batched observation inserts, a per-thread/type query
-//! among 1,000,000 observations, the last 100 messages of a 5,000-message thread, and
+//! among 1,000,000 observations, the last 100 messages of a 5,000-message thread with 50
+//! branches, the usage page over 1,000,000 runs (`ledger.rs`), and
 //! the agent + socket overhead per streamed token, per step and per tool call. Each is timed over several runs after
 //! a warm-up; the figures go to the results file BENCHMARKS.md is made from.
 //! Run: `cargo xtask bench framework` (or `art-bench framework`).
@@ -419,6 +420,8 @@ pub fn run() -> Result<(), String> {
     query_among_a_million(&mut results);
     eprintln!("framework: last 100 messages");
     last_100_messages(&mut results);
+    eprintln!("framework: usage among 1,000,000 runs");
+    crate::ledger::usage_among_a_million(&mut results);
     eprintln!("framework: agent per token");
     agent_per_token(&mut results);
     eprintln!("framework: agent per step and per tool call");

@@ -19,6 +19,7 @@ mod compare;
 mod desktop;
 mod export;
 mod framework;
+mod ledger;
 mod mcp;
 mod report;
 mod server;

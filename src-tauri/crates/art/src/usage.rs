@@ -132,6 +132,7 @@ impl UsageLedger {
             _ => HashMap::new(),
         };
         let mut rows: Vec<UsageRow> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
         let mut total = UsageTotals::default();
         for sum in &sums {
             let (provider, model) = (&sum.keys[sum.keys.len() - 2], &sum.keys[sum.keys.len() - 1]);
@@ -150,13 +151,16 @@ impl UsageLedger {
                 }
                 UsageBy::Day => (sum.keys[0].clone(), sum.keys[0].clone()),
             };
-            match rows.iter_mut().find(|r| r.key == key) {
-                Some(row) => row.totals.add(&t),
-                None => rows.push(UsageRow {
-                    key,
-                    label,
-                    totals: t,
-                }),
+            match index.get(&key) {
+                Some(&i) => rows[i].totals.add(&t),
+                None => {
+                    index.insert(key.clone(), rows.len());
+                    rows.push(UsageRow {
+                        key,
+                        label,
+                        totals: t,
+                    });
+                }
             }
         }
         match by {

@@ -1,7 +1,7 @@
 //! What the storage keeps of each run's usage, and the sums it answers with. One row per
 //! finished run (recorded once: a second record of the same run is ignored); SQLite
-//! keeps a rollup per day, thread, provider and model beside them, so sums over a
-//! million runs read a few thousand rows.
+//! keeps rollups beside them (per thread, day, provider and model; per day, provider and
+//! model), so sums over a million runs read a few thousand rows.
 
 use std::collections::BTreeMap;
 

@@ -87,9 +87,11 @@ const MIGRATIONS: &[&str] = &[
         WHERE collection = 'threads' AND EXISTS (
             SELECT 1 FROM records m WHERE m.collection = 'messages' AND m.thread_id = records.id);",
     // v5: the usage ledger. One row per finished run (`keys` interns its thread and run)
-    // and a rollup per day, thread, provider and model kept by a trigger, so sums over
-    // many runs read few rows. Runs finished before it are entered from their
-    // FINAL_RESPONSE observations (usage, duration) and the model their last call used.
+    // and two rollups kept by a trigger, so sums over many runs read few rows: per
+    // thread, day, provider and model (a thread's totals, usage per thread), and per day,
+    // provider and model (everything else). Runs finished before it are entered from
+    // their FINAL_RESPONSE observations (usage, duration) and the model their last call
+    // used.
     "CREATE TABLE usage (
         run INTEGER PRIMARY KEY,
         thread INTEGER NOT NULL,
@@ -104,9 +106,9 @@ const MIGRATIONS: &[&str] = &[
         thinking INTEGER NOT NULL,
         cost INTEGER
     );
-    CREATE TABLE usage_daily (
-        day TEXT NOT NULL,
+    CREATE TABLE usage_threads (
         thread INTEGER NOT NULL,
+        day TEXT NOT NULL,
         provider TEXT NOT NULL,
         model TEXT NOT NULL,
         runs INTEGER NOT NULL,
@@ -119,14 +121,41 @@ const MIGRATIONS: &[&str] = &[
         cost_runs INTEGER NOT NULL,
         unreported_input INTEGER NOT NULL,
         unreported_output INTEGER NOT NULL,
-        PRIMARY KEY (day, thread, provider, model)
+        PRIMARY KEY (thread, day, provider, model)
+    ) WITHOUT ROWID;
+    CREATE TABLE usage_days (
+        day TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        runs INTEGER NOT NULL,
+        input INTEGER NOT NULL,
+        cached INTEGER NOT NULL,
+        output INTEGER NOT NULL,
+        thinking INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        cost INTEGER NOT NULL,
+        cost_runs INTEGER NOT NULL,
+        unreported_input INTEGER NOT NULL,
+        unreported_output INTEGER NOT NULL,
+        PRIMARY KEY (day, provider, model)
     ) WITHOUT ROWID;
     CREATE TRIGGER usage_rollup AFTER INSERT ON usage BEGIN
-        INSERT INTO usage_daily VALUES (NEW.day, NEW.thread, NEW.provider, NEW.model, 1,
+        INSERT INTO usage_threads VALUES (NEW.thread, NEW.day, NEW.provider, NEW.model, 1,
             NEW.input, NEW.cached, NEW.output, NEW.thinking, NEW.duration_ms,
             coalesce(NEW.cost, 0), NEW.cost IS NOT NULL,
             iif(NEW.cost IS NULL, NEW.input, 0), iif(NEW.cost IS NULL, NEW.output + NEW.thinking, 0))
-        ON CONFLICT (day, thread, provider, model) DO UPDATE SET
+        ON CONFLICT (thread, day, provider, model) DO UPDATE SET
+            runs = runs + 1, input = input + excluded.input, cached = cached + excluded.cached,
+            output = output + excluded.output, thinking = thinking + excluded.thinking,
+            duration_ms = duration_ms + excluded.duration_ms, cost = cost + excluded.cost,
+            cost_runs = cost_runs + excluded.cost_runs,
+            unreported_input = unreported_input + excluded.unreported_input,
+            unreported_output = unreported_output + excluded.unreported_output;
+        INSERT INTO usage_days VALUES (NEW.day, NEW.provider, NEW.model, 1,
+            NEW.input, NEW.cached, NEW.output, NEW.thinking, NEW.duration_ms,
+            coalesce(NEW.cost, 0), NEW.cost IS NOT NULL,
+            iif(NEW.cost IS NULL, NEW.input, 0), iif(NEW.cost IS NULL, NEW.output + NEW.thinking, 0))
+        ON CONFLICT (day, provider, model) DO UPDATE SET
             runs = runs + 1, input = input + excluded.input, cached = cached + excluded.cached,
             output = output + excluded.output, thinking = thinking + excluded.thinking,
             duration_ms = duration_ms + excluded.duration_ms, cost = cost + excluded.cost,

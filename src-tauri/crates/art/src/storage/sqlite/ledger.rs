@@ -1,5 +1,5 @@
 //! The usage ledger in SQLite: runs are written to `usage` (a trigger keeps the
-//! `usage_daily` rollup), sums are read from the rollup.
+//! `usage_threads` and `usage_days` rollups), sums are read from a rollup.
 
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, Transaction, params, params_from_iter};
@@ -59,8 +59,11 @@ fn column(key: UsageKey) -> &'static str {
     }
 }
 
-/// Sums from the rollup, grouped as asked, in key order.
+/// Sums from a rollup, grouped as asked, in key order: per thread from
+/// `usage_threads`, everything else from the smaller `usage_days`.
 pub(super) fn sum(conn: &Connection, query: &UsageQuery) -> Result<Vec<UsageSum>, StorageError> {
+    let by_thread = query.group.contains(&UsageKey::Thread);
+    let per_thread = by_thread || query.thread_id.is_some();
     let keys: Vec<&str> = query.group.iter().map(|k| column(*k)).collect();
     let mut sql = String::from("SELECT ");
     for k in &keys {
@@ -70,17 +73,22 @@ pub(super) fn sum(conn: &Connection, query: &UsageQuery) -> Result<Vec<UsageSum>
     sql.push_str(
         "sum(d.runs), sum(d.input), sum(d.cached), sum(d.output), sum(d.thinking),
          sum(d.duration_ms), sum(d.cost), sum(d.cost_runs), sum(d.unreported_input),
-         sum(d.unreported_output)
-         FROM usage_daily d JOIN keys t ON t.key = d.thread WHERE TRUE",
+         sum(d.unreported_output) FROM ",
     );
+    sql.push_str(match (per_thread, by_thread) {
+        (false, _) => "usage_days d",
+        (true, false) => "usage_threads d",
+        (true, true) => "usage_threads d JOIN keys t ON t.key = d.thread",
+    });
+    sql.push_str(" WHERE TRUE");
     let mut args: Vec<SqlValue> = Vec::new();
-    if let Some(day) = &query.since_day {
-        sql.push_str(" AND d.day >= ?");
-        args.push(day.clone().into());
-    }
     if let Some(thread) = &query.thread_id {
         sql.push_str(" AND d.thread = (SELECT key FROM keys WHERE value = ?)");
         args.push(thread.clone().into());
+    }
+    if let Some(day) = &query.since_day {
+        sql.push_str(" AND d.day >= ?");
+        args.push(day.clone().into());
     }
     if !keys.is_empty() {
         let list = keys.join(", ");
