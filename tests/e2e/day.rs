@@ -290,7 +290,10 @@ async fn regenerate_and_edit_make_branches_to_switch_search_and_fork() {
         ),
     ])
     .await;
-    let app = launched().await;
+    let exports = tempfile::tempdir().unwrap();
+    let app = AppSession::launch_exporting(exports.path()).await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
     new_thread(&app, &ollama.url()).await;
     app.type_into("#composer-input", "Say something.").await;
     app.click("#send-button").await;
@@ -352,6 +355,45 @@ async fn regenerate_and_edit_make_branches_to_switch_search_and_fork() {
     app.wait_for_text(".message.user .branch-position", "2 / 3")
         .await;
     app.screenshot("thread-branches").await;
+
+    // Exported from the Trace panel: the Markdown follows the branch shown and lists the
+    // others, the native JSONL holds all three.
+    app.click("#trace-button").await;
+    app.select("#export-format", "markdown").await;
+    app.select("#export-scope", "thread").await;
+    app.click("#export-button").await;
+    app.wait_for_text("#export-done", ".md").await;
+    let transcript = std::fs::read_to_string(exported(exports.path(), ".md")).unwrap();
+    let (shown, others) = transcript
+        .split_once("## Other branches")
+        .unwrap_or_else(|| panic!("{transcript}"));
+    assert!(
+        shown.contains("Second answer.") && !shown.contains("First answer."),
+        "{shown}"
+    );
+    assert!(
+        others.contains("2 others are kept")
+            && others.contains("“What is 3 + 4?”")
+            && others.contains("“Say something.”"),
+        "{others}"
+    );
+    app.select("#export-format", "jsonl").await;
+    app.click("#export-button").await;
+    app.wait_for_text("#export-done", ".jsonl").await;
+    let jsonl = std::fs::read_to_string(exported(exports.path(), ".jsonl")).unwrap();
+    let questions: Vec<serde_json::Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l["type"] == "message" && l["message"]["role"] == "USER")
+        .collect();
+    assert_eq!(questions.len(), 3, "every branch is in the file");
+    assert!(
+        questions
+            .iter()
+            .all(|q| q["message"].get("parentId").is_none()),
+        "all three start the thread"
+    );
+    app.click("#trace-button").await;
 
     // Fork from the answer: a new thread with the history up to it, and a way back.
     app.click(".message.ai .fork-button").await;
@@ -525,4 +567,14 @@ async fn the_usage_page_sums_runs_and_a_price_costs_them() {
     app.wait_for("#usage-table tbody tr").await;
     assert_eq!(app.count("#usage-table tbody tr").await, 1);
     app.close().await;
+}
+
+/// The file an export with this ending wrote into `dir`.
+fn exported(dir: &std::path::Path, ending: &str) -> std::path::PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(ending))
+        .unwrap_or_else(|| panic!("no {ending} file in {}", dir.display()))
 }

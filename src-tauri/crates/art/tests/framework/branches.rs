@@ -313,3 +313,57 @@ async fn a_fork_copies_the_branch_up_to_a_message_with_the_settings() {
         before
     );
 }
+
+#[tokio::test]
+async fn a_file_written_before_branches_imports_as_one_branch() {
+    let b = Branchy::new(&["One.", "Two."]).await;
+    b.ask_in(&b.thread, "First?").await;
+    b.ask_in(&b.thread, "Second?").await;
+    let scope = Scope::Thread(b.thread.clone());
+    let jsonl = b.export(&scope, Format::Jsonl, Options::default()).await;
+    // As the build before branches wrote it: no parentId, no head.
+    let old: Vec<String> = jsonl
+        .lines()
+        .map(|line| {
+            let mut value: Value = serde_json::from_str(line).unwrap();
+            if let Some(m) = value.get_mut("message").and_then(Value::as_object_mut) {
+                m.remove("parentId");
+            }
+            if let Some(t) = value.get_mut("thread").and_then(Value::as_object_mut) {
+                t.remove("head");
+            }
+            value.to_string()
+        })
+        .collect();
+    assert!(
+        !old.iter()
+            .any(|l| l.contains("parentId") || l.contains("\"head\""))
+    );
+    let file = b.dir.path().join("old.jsonl");
+    std::fs::write(&file, old.join("\n") + "\n").unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let copy = open(elsewhere.path(), Arc::new(ScriptedSource::new(Vec::new())));
+    export::jsonl::import(&copy, &file).await.unwrap();
+    let path = copy
+        .conversation
+        .path(&b.thread, MessageOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&path), text(&b.path_of(&b.thread).await));
+    assert_eq!(
+        path.len(),
+        4,
+        "two questions and their answers, in time order"
+    );
+    assert!(
+        copy.conversation
+            .branches(&b.thread)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        copy.conversation.thread(&b.thread).await.unwrap().head,
+        path.last().map(|m| m.message_id.clone())
+    );
+}
