@@ -3,7 +3,7 @@
 //! tauri-driver; `ART_E2E_APP` names the binary):
 //!
 //! - **Opening a 5,000-message thread** (2,500 runs with plan and tool observations,
-//!   some answers with code): from the click in the sidebar to the frame after its
+//!   some answers with code, 50 branches along the way): from the click in the sidebar to the frame after its
 //!   newest message is in the page — backend reads, IPC, rendering and layout.
 //! - **Streaming a 3,000-line answer at ~2,000 tokens/s** from a fake Ollama: every line
 //!   is on screen at the end, in order, and the memory of the app and its WebKit
@@ -79,15 +79,16 @@ async fn time_open(app: &AppSession, seeded: &Seeded) -> f64 {
     ms.as_f64().expect("a duration")
 }
 
-/// The backend and IPC share of opening the long thread: the two commands the view
-/// sends (its newest page, then the observations of that page's runs), timed from the
-/// page (ms).
+/// The backend and IPC share of opening the long thread: the three commands the view
+/// sends (its newest page, where the thread branches, then the observations of that
+/// page's runs), timed from the page (ms).
 async fn time_backend(app: &AppSession, seeded: &Seeded) -> f64 {
     let script = r#"
         const [thread, done] = arguments;
         const invoke = window.__TAURI__.core.invoke;
         const t0 = performance.now();
         invoke('list_messages', { threadId: thread, limit: 200 })
+            .then(page => invoke('list_branches', { threadId: thread }).then(() => page))
             .then(page => {
                 const traceIds = [...new Set(page.map(m => m.metadata.traceId).filter(Boolean))];
                 return invoke('list_observations', { threadId: thread, traceIds });
@@ -329,7 +330,7 @@ async fn measure() -> Result<(), String> {
     results.add(
         Figure::new(
             "desktop/open_long_thread_ms",
-            "Open a 5,000-message thread (click → newest message painted)",
+            "Open a 5,000-message thread with 50 branches (click → newest message painted)",
             "ms",
             opens,
         )
@@ -337,7 +338,7 @@ async fn measure() -> Result<(), String> {
     );
     results.add(Figure::new(
         "desktop/open_backend_ms",
-        "… of which backend + IPC (its two commands, timed from the page)",
+        "… of which backend + IPC (its three commands, timed from the page)",
         "ms",
         backend,
     ));

@@ -19,6 +19,9 @@ use serde_json::{Value, json};
 
 use super::{LINES, RUNS, STREAMS};
 
+/// Edits along the long thread, each a branch beside its question.
+const BRANCHES: usize = 50;
+
 /// Ids of the seeded threads.
 pub struct Seeded {
     /// The 5,000-message thread.
@@ -93,6 +96,34 @@ pub async fn seed(dir: &Path, base_url: &str) -> Seeded {
         .add_messages(&long, &messages)
         .await
         .expect("messages");
+    // 50 edits along the way, each a branch of a question and its answer; the long branch
+    // is the one shown (its newest message is what the timed open waits for).
+    for k in 0..BRANCHES {
+        let question = format!("m{:04}", k * 100);
+        conversation
+            .branch_beside(&long, &question)
+            .await
+            .expect("branch");
+        let edited: Vec<ConversationMessage> = [MessageRole::User, MessageRole::Ai]
+            .into_iter()
+            .enumerate()
+            .map(|(j, role)| ConversationMessage {
+                message_id: format!("b{k}-{j}"),
+                role,
+                content: format!("Edited {k}, part {j}"),
+                timestamp: messages[2 * RUNS - 1].timestamp + 1 + (2 * k + j) as i64,
+                ..messages[0].clone()
+            })
+            .collect();
+        conversation
+            .add_messages(&long, &edited)
+            .await
+            .expect("branch messages");
+    }
+    conversation
+        .switch_to(&long, &format!("m{:04}", 2 * RUNS - 1))
+        .await
+        .expect("the long branch");
     let news = (0..RUNS)
         .flat_map(|n| {
             let trace = format!("run{n}");
