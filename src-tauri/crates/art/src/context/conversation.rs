@@ -358,14 +358,14 @@ impl ConversationManager {
         Ok(marked)
     }
 
-    /// The newest question of a thread that failed without an answer, if any.
+    /// The newest question of the thread's active branch that failed without an answer,
+    /// if any.
     pub async fn latest_failed(
         &self,
         thread_id: &str,
     ) -> Result<Option<ConversationMessage>, ContextError> {
-        self.thread(thread_id).await?;
-        let all = self.messages(thread_id, MessageOptions::default()).await?;
-        Ok(all
+        let shown = self.path(thread_id, MessageOptions::default()).await?;
+        Ok(shown
             .into_iter()
             .rev()
             .find(|m| m.role == MessageRole::User && m.status == MessageStatus::Failed))

@@ -572,3 +572,29 @@ async fn answers_left_streaming_by_a_dead_process_are_marked_interrupted() {
     // Nothing left to do the second time.
     assert_eq!(conv.recover_interrupted().await.unwrap(), 0);
 }
+
+#[tokio::test]
+async fn the_failed_question_to_retry_is_the_active_branch_s() {
+    let (conv, _, _) = setup();
+    let t = conv.create_thread(None).await.unwrap().thread_id;
+    let failed = ConversationMessage {
+        status: MessageStatus::Failed,
+        ..msg(&t, "q1", 1, MessageRole::User, "too long")
+    };
+    conv.add_messages(&t, &[failed]).await.unwrap();
+    assert_eq!(
+        conv.latest_failed(&t).await.unwrap().unwrap().message_id,
+        "q1"
+    );
+    // Edited: the new branch has no failed question; the old one still does.
+    conv.branch_beside(&t, "q1").await.unwrap();
+    conv.add_messages(&t, &[msg(&t, "q1b", 2, MessageRole::User, "shorter")])
+        .await
+        .unwrap();
+    assert!(conv.latest_failed(&t).await.unwrap().is_none());
+    conv.switch_to(&t, "q1").await.unwrap();
+    assert_eq!(
+        conv.latest_failed(&t).await.unwrap().unwrap().message_id,
+        "q1"
+    );
+}
