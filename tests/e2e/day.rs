@@ -548,9 +548,16 @@ async fn the_usage_page_sums_runs_and_a_price_costs_them() {
     app.wait_for_text("#usage-cost", "—").await;
     app.wait_for(&format!("#usage-chart rect[data-model=\"ollama/{MODEL}\"]"))
         .await;
-    // A price for the model: its run gets a cost.
-    app.type_into("#price-provider", "ollama").await;
-    app.type_into("#price-model", MODEL).await;
+    // A price for the model, from its row: its run gets a cost.
+    app.click(&format!("{model} .set-price")).await;
+    let named = app
+        .eval_async(
+            r#"const [done] = arguments;
+               done([document.getElementById("price-provider").value, document.getElementById("price-model").value]);"#,
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(named, serde_json::json!(["ollama", MODEL]));
     app.type_into("#price-input", "2.5").await;
     app.type_into("#price-output", "10").await;
     app.click("#save-price").await;

@@ -173,11 +173,24 @@ fn Chart(daily: Vec<DailyUsage>) -> impl IntoView {
     }
 }
 
-/// The prices, and a form to enter one; `changed` runs after a save or a removal.
+/// The prices, and a form to enter one; `changed` runs after a save or a removal; a
+/// model put in `fill` (a table row's "Set price") fills the form's names.
 #[component]
-fn Prices(changed: Callback<()>) -> impl IntoView {
+fn Prices(changed: Callback<()>, fill: RwSignal<Option<(String, String)>>) -> impl IntoView {
     let prices = RwSignal::new(Vec::<ModelPrice>::new());
     let (provider, model) = (RwSignal::new(String::new()), RwSignal::new(String::new()));
+    Effect::new(move |_| {
+        if let Some((p, m)) = fill.get() {
+            provider.set(p);
+            model.set(m);
+            if let Some(input) = document().get_element_by_id("price-input") {
+                use wasm_bindgen::JsCast;
+                if let Ok(input) = input.dyn_into::<leptos::web_sys::HtmlElement>() {
+                    let _ = input.focus();
+                }
+            }
+        }
+    });
     let (input, output) = (RwSignal::new(String::new()), RwSignal::new(String::new()));
     let problem = RwSignal::new(None::<String>);
     let reload = move || {
@@ -280,6 +293,8 @@ pub fn Usage() -> impl IntoView {
     let report = RwSignal::new(None::<Result<UsageReport, String>>);
     // Bumped when a price changes: costs change with it.
     let priced = RwSignal::new(0_u64);
+    // A model whose runs lack a cost, chosen to be priced.
+    let fill = RwSignal::new(None::<(String, String)>);
     Effect::new(move |_| {
         priced.track();
         let args = cmd::GetUsage {
@@ -332,7 +347,17 @@ pub fn Usage() -> impl IntoView {
                                     <td class="num">{compact(t.output_tokens)}</td>
                                     <td class="num">{compact(t.thinking_tokens)}</td>
                                     <td class="num">{format!("{:.1} s", t.duration_ms as f64 / 1000.0)}</td>
-                                    <td class="num usage-row-cost">{cost(&t)}</td>
+                                    <td class="num usage-row-cost">
+                                        {cost(&t)}
+                                        {(by.get_untracked() == UsageBy::Model && t.costed_runs < t.runs)
+                                            .then(|| row.key.split_once('/').map(|(p, m)| (p.to_owned(), m.to_owned())))
+                                            .flatten()
+                                            .filter(|(p, m)| !p.is_empty() && !m.is_empty())
+                                            .map(|named| view! {
+                                                <button class="link small set-price" title="Enter this model's price, to cost its runs"
+                                                    on:click=move |_| fill.set(Some(named.clone()))>" Set price"</button>
+                                            })}
+                                    </td>
                                 </tr>
                             }
                         }).collect_view()}
@@ -358,7 +383,7 @@ pub fn Usage() -> impl IntoView {
                 </label>
             </div>
             {body}
-            <Prices changed=Callback::new(move |()| priced.update(|n| *n += 1)) />
+            <Prices changed=Callback::new(move |()| priced.update(|n| *n += 1)) fill=fill />
         </section>
     }
 }
