@@ -80,12 +80,7 @@ impl Handler for ListMessages {
             "limit",
             format!("a page holds 1 to {MAX_PAGE} messages"),
         )?;
-        // Unknown threads are an error, not an empty page.
-        wb.art
-            .conversation
-            .thread(&self.thread_id)
-            .await
-            .map_err(context_error)?;
+        // An unknown thread is an error (`path` says so), not an empty page.
         let options = MessageOptions {
             limit: Some(limit),
             before: self.before,

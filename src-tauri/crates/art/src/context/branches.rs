@@ -10,7 +10,7 @@ use art_types::{BranchPoint, ConversationMessage, ForkOrigin, MessageRole, Threa
 use crate::clock;
 use crate::storage::{Collection, Order, Query};
 
-use super::conversation::{message_record, thread_record};
+use super::conversation::message_record;
 use super::tree::Tree;
 use super::{ContextError, ConversationManager, MessageOptions};
 
@@ -106,9 +106,7 @@ impl ConversationManager {
             .any(|l| l.id == message_id);
         if !on_path {
             thread.head = tree.newest_below(message_id).map(str::to_owned);
-            self.storage
-                .set(Collection::Threads, vec![thread_record(&thread)?])
-                .await?;
+            self.save_thread(&thread).await?;
         }
         Ok(thread)
     }
@@ -127,9 +125,7 @@ impl ConversationManager {
             .await?
             .ok_or_else(|| ContextError::MessageNotFound(message_id.to_owned()))?;
         thread.head = message.parent_id.clone();
-        self.storage
-            .set(Collection::Threads, vec![thread_record(&thread)?])
-            .await?;
+        self.save_thread(&thread).await?;
         Ok(message)
     }
 
@@ -181,9 +177,7 @@ impl ConversationManager {
             .map(message_record)
             .collect::<Result<_, _>>()?;
         self.storage.set(Collection::Messages, records).await?;
-        self.storage
-            .set(Collection::Threads, vec![thread_record(&thread)?])
-            .await?;
+        self.save_thread(&thread).await?;
         Ok(thread)
     }
 }

@@ -13,7 +13,7 @@ use crate::clock;
 use crate::sockets::Sockets;
 use crate::storage::{self, Collection, Order, Query, Record, StorageAdapter, StorageError};
 
-use super::ContextError;
+use super::{ContextError, Tree};
 
 /// Longest accepted thread title, in characters.
 pub const MAX_TITLE_CHARS: usize = 200;
@@ -64,7 +64,7 @@ fn clean_title(title: &str) -> Result<String, ContextError> {
     Ok(title)
 }
 
-pub(super) fn thread_record(t: &ThreadSummary) -> Result<Record, StorageError> {
+fn thread_record(t: &ThreadSummary) -> Result<Record, StorageError> {
     Ok(Record {
         id: t.thread_id.clone(),
         // A thread belongs to itself, so deleting the thread deletes its entry too.
@@ -118,6 +118,14 @@ impl ConversationManager {
         Self { storage, sockets }
     }
 
+    /// Write a thread's entry (title, counts, head) as it is now.
+    pub(super) async fn save_thread(&self, thread: &ThreadSummary) -> Result<(), ContextError> {
+        self.storage
+            .set(Collection::Threads, vec![thread_record(thread)?])
+            .await?;
+        Ok(())
+    }
+
     /// Start a thread.
     pub async fn create_thread(&self, title: Option<&str>) -> Result<ThreadSummary, ContextError> {
         let title = match title {
@@ -134,9 +142,7 @@ impl ConversationManager {
             forked_from: None,
             head: None,
         };
-        self.storage
-            .set(Collection::Threads, vec![thread_record(&thread)?])
-            .await?;
+        self.save_thread(&thread).await?;
         Ok(thread)
     }
 
@@ -172,9 +178,7 @@ impl ConversationManager {
     ) -> Result<ThreadSummary, ContextError> {
         let mut thread = self.thread(thread_id).await?;
         thread.title = clean_title(title)?;
-        self.storage
-            .set(Collection::Threads, vec![thread_record(&thread)?])
-            .await?;
+        self.save_thread(&thread).await?;
         Ok(thread)
     }
 
@@ -236,9 +240,7 @@ impl ConversationManager {
             .await?;
         thread.message_count += new_ones;
         thread.updated_at = thread.updated_at.max(clock::now_ms());
-        self.storage
-            .set(Collection::Threads, vec![thread_record(&thread)?])
-            .await?;
+        self.save_thread(&thread).await?;
         for m in &placed {
             self.sockets.messages.notify(m);
         }
@@ -293,9 +295,7 @@ impl ConversationManager {
             .map(message_record)
             .collect::<Result<_, _>>()?;
         self.storage.set(Collection::Messages, records).await?;
-        self.storage
-            .set(Collection::Threads, vec![thread_record(&thread)?])
-            .await?;
+        self.save_thread(&thread).await?;
         Ok(())
     }
 
@@ -383,7 +383,7 @@ impl ConversationManager {
             .filter(|m| m.trace_id() == Some(trace_id))
             .map(|m| m.message_id.as_str())
             .collect();
-        let tree = self.tree(thread_id).await?;
+        let tree = Tree::of(&all);
         let kept = |id: &str| !of_run.contains(id);
         let moved: Vec<ConversationMessage> = all
             .iter()
@@ -408,9 +408,7 @@ impl ConversationManager {
         let removed = of_run.len() as u64;
         thread.message_count = thread.message_count.saturating_sub(removed);
         thread.updated_at = thread.updated_at.max(clock::now_ms());
-        self.storage
-            .set(Collection::Threads, vec![thread_record(&thread)?])
-            .await?;
+        self.save_thread(&thread).await?;
         Ok(removed)
     }
 
