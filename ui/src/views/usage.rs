@@ -3,7 +3,9 @@
 //! that cost the runs whose provider does not report a cost.
 
 use art_types::commands as cmd;
-use art_types::usage::{DailyUsage, ModelPrice, UsageBy, UsageReport, UsageTotals};
+use art_types::usage::{
+    self, DailyUsage, ModelPrice, UsageBy, UsageReport, UsageTotals, split_model_key,
+};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -15,22 +17,6 @@ pub fn compact(n: u64) -> String {
         0..1_000 => n.to_string(),
         1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
         _ => format!("{:.2}M", n as f64 / 1e6),
-    }
-}
-
-/// A cost for people: "$0.0021", "$12.40", "—" when unknown; with how many runs it
-/// covers when not all.
-pub fn cost(t: &UsageTotals) -> String {
-    let Some(usd) = t.cost_usd() else {
-        return "—".to_owned();
-    };
-    let amount = match usd {
-        u if u >= 1.0 => format!("${u:.2}"),
-        u => format!("${u:.4}"),
-    };
-    match t.costed_runs < t.runs {
-        true => format!("{amount} ({} of {} runs)", t.costed_runs, t.runs),
-        false => amount,
     }
 }
 
@@ -47,15 +33,15 @@ pub fn summary(t: &UsageTotals) -> String {
         format!("{} out", compact(t.output_tokens + t.thinking_tokens)),
     ];
     if t.cost_nanos.is_some() {
-        parts.push(cost(t));
+        parts.push(t.cost_label());
     }
     parts.join(" · ")
 }
 
-/// `model (provider)` from a `provider/model` key.
+/// `model (provider)` from a model's key.
 fn model_label(key: &str) -> String {
-    match key.split_once('/') {
-        Some((provider, model)) => format!("{model} ({provider})"),
+    match split_model_key(key) {
+        Some((provider, model)) => usage::model_label(provider, model),
         None => key.to_owned(),
     }
 }
@@ -328,7 +314,7 @@ pub fn Usage() -> impl IntoView {
                     <div><strong>{compact(t.output_tokens)}</strong><span class="muted small">"tokens out"</span></div>
                     <div><strong>{compact(t.thinking_tokens)}</strong><span class="muted small">"thinking"</span></div>
                     <div><strong>{format!("{:.1} s", t.duration_ms as f64 / 1000.0)}</strong><span class="muted small">"time"</span></div>
-                    <div><strong id="usage-cost">{cost(&t)}</strong><span class="muted small">"cost"</span></div>
+                    <div><strong id="usage-cost">{t.cost_label()}</strong><span class="muted small">"cost"</span></div>
                 </div>
                 <Chart daily=r.daily.clone() />
                 <table class="usage-table" id="usage-table">
@@ -348,9 +334,9 @@ pub fn Usage() -> impl IntoView {
                                     <td class="num">{compact(t.thinking_tokens)}</td>
                                     <td class="num">{format!("{:.1} s", t.duration_ms as f64 / 1000.0)}</td>
                                     <td class="num usage-row-cost">
-                                        {cost(&t)}
+                                        {t.cost_label()}
                                         {(by.get_untracked() == UsageBy::Model && t.costed_runs < t.runs)
-                                            .then(|| row.key.split_once('/').map(|(p, m)| (p.to_owned(), m.to_owned())))
+                                            .then(|| split_model_key(&row.key).map(|(p, m)| (p.to_owned(), m.to_owned())))
                                             .flatten()
                                             .filter(|(p, m)| !p.is_empty() && !m.is_empty())
                                             .map(|named| view! {
@@ -436,11 +422,11 @@ mod tests {
             output_tokens: 300,
             ..Default::default()
         };
-        assert_eq!(cost(&t), "—");
+        assert_eq!(t.cost_label(), "—");
         assert_eq!(summary(&t), "3 runs · 1.2k in · 300 out");
         t.cost_nanos = Some(2_100_000);
         t.costed_runs = 2;
-        assert_eq!(cost(&t), "$0.0021 (2 of 3 runs)");
+        assert_eq!(t.cost_label(), "$0.0021 (2 of 3 runs)");
         t.costed_runs = 3;
         assert_eq!(summary(&t), "3 runs · 1.2k in · 300 out · $0.0021");
     }

@@ -30,23 +30,6 @@ impl From<By> for UsageBy {
     }
 }
 
-/// A cost for people: dollars, "—" when unknown, and how many runs it covers when not
-/// all.
-pub fn cost(t: &UsageTotals) -> String {
-    let Some(usd) = t.cost_usd() else {
-        return "—".to_owned();
-    };
-    let amount = if usd >= 1.0 {
-        format!("${usd:.2}")
-    } else {
-        format!("${usd:.6}")
-    };
-    match t.costed_runs < t.runs {
-        true => format!("{amount} ({} of {} runs)", t.costed_runs, t.runs),
-        false => amount,
-    }
-}
-
 fn line(label: &str, t: &UsageTotals) -> String {
     let label: String = label.chars().take(40).collect();
     format!(
@@ -56,7 +39,7 @@ fn line(label: &str, t: &UsageTotals) -> String {
         t.output_tokens,
         t.thinking_tokens,
         t.duration_ms as f64 / 1000.0,
-        cost(t)
+        t.cost_label()
     )
 }
 

@@ -5,6 +5,25 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The key of a model in the ledger and the prices: `provider/model` (a provider's name
+/// has no `/`; a model id may, as OpenRouter's do).
+pub fn model_key(provider: &str, model: &str) -> String {
+    format!("{provider}/{model}")
+}
+
+/// The provider and model of a key made by [`model_key`].
+pub fn split_model_key(key: &str) -> Option<(&str, &str)> {
+    key.split_once('/')
+}
+
+/// What people read for a model: `model (provider)`, or why there is none.
+pub fn model_label(provider: &str, model: &str) -> String {
+    match (provider, model) {
+        ("", "") => "no model (the run failed before a call)".to_owned(),
+        (provider, model) => format!("{model} ({provider})"),
+    }
+}
+
 /// How runs are grouped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -83,6 +102,23 @@ impl UsageTotals {
     /// The cost in US dollars, if known for any run.
     pub fn cost_usd(&self) -> Option<f64> {
         self.cost_nanos.map(|n| n as f64 / 1e9)
+    }
+
+    /// The cost as people read it: `$12.40`, `$0.0021` (two significant digits under a
+    /// dollar), `—` when unknown; with how many runs it covers when not all.
+    pub fn cost_label(&self) -> String {
+        let Some(usd) = self.cost_usd() else {
+            return "—".to_owned();
+        };
+        let decimals = match usd {
+            u if u >= 1.0 || u <= 0.0 => 2,
+            u => ((-u.log10()).ceil() as usize + 1).clamp(2, 9),
+        };
+        let amount = format!("${usd:.decimals$}");
+        match self.costed_runs < self.runs {
+            true => format!("{amount} ({} of {} runs)", self.costed_runs, self.runs),
+            false => amount,
+        }
     }
 }
 
@@ -221,6 +257,31 @@ mod tests {
         assert_eq!(sum.cost_nanos, None, "nothing known, nothing guessed");
         sum.add(&priced);
         assert_eq!((sum.runs, sum.cost_nanos, sum.costed_runs), (3, Some(5), 1));
+        assert_eq!(sum.cost_label(), "$0.000000005 (1 of 3 runs)");
+        let label = |nanos: u64| {
+            let t = UsageTotals {
+                runs: 1,
+                cost_nanos: Some(nanos),
+                costed_runs: 1,
+                ..Default::default()
+            };
+            t.cost_label()
+        };
+        assert_eq!(label(12_400_000_000), "$12.40");
+        assert_eq!(label(120_000_000), "$0.12");
+        assert_eq!(label(2_100_000), "$0.0021");
+        assert_eq!(label(26_000), "$0.000026");
+        assert_eq!(label(0), "$0.00");
+        assert_eq!(UsageTotals::default().cost_label(), "—");
+        let key = model_key("openrouter", "deepseek/deepseek-r1");
+        assert_eq!(
+            split_model_key(&key),
+            Some(("openrouter", "deepseek/deepseek-r1"))
+        );
+        assert_eq!(
+            model_label("openrouter", "deepseek/deepseek-r1"),
+            "deepseek/deepseek-r1 (openrouter)"
+        );
         assert_eq!(UsageBy::parse("day"), Some(UsageBy::Day));
         assert_eq!(UsageBy::parse("week"), None);
     }

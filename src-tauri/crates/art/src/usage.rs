@@ -8,7 +8,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use art_types::ExecutionMetadata;
-use art_types::usage::{DailyUsage, ModelPrice, UsageBy, UsageReport, UsageRow, UsageTotals};
+use art_types::usage::{
+    DailyUsage, ModelPrice, UsageBy, UsageReport, UsageRow, UsageTotals, model_key as price_id,
+    model_label,
+};
 
 use crate::clock;
 use crate::context::{ContextError, ConversationManager};
@@ -28,10 +31,6 @@ pub fn local_day(ms: i64) -> String {
     when.to_zoned(jiff::tz::TimeZone::system())
         .date()
         .to_string()
-}
-
-fn price_id(provider: &str, model: &str) -> String {
-    format!("{provider}/{model}")
 }
 
 /// A group's totals, costed with the reported cost and, for the runs without one, the
@@ -54,13 +53,6 @@ fn totals(sum: &UsageSum, price: Option<&ModelPrice>) -> UsageTotals {
 
 fn tokens(t: &UsageTotals) -> u64 {
     t.input_tokens + t.output_tokens + t.thinking_tokens
-}
-
-fn model_label(provider: &str, model: &str) -> String {
-    match (provider, model) {
-        ("", "") => "no model (the run failed before a call)".to_owned(),
-        (provider, model) => format!("{model} ({provider})"),
-    }
 }
 
 impl UsageLedger {
