@@ -22,7 +22,7 @@ use art_types::{
 };
 use serde_json::{Value, json};
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -61,7 +61,11 @@ fn manager_at(path: &std::path::Path) -> ObservationManager {
 }
 
 /// Time `work` on what `setup` makes, `runs` times after one warm-up (setup untimed).
-fn timed<T>(runs: usize, mut setup: impl FnMut() -> T, mut work: impl FnMut(T)) -> Vec<Duration> {
+pub(crate) fn timed<T>(
+    runs: usize,
+    mut setup: impl FnMut() -> T,
+    mut work: impl FnMut(T),
+) -> Vec<Duration> {
     let mut once = || {
         let input = setup();
         let start = Instant::now();
@@ -81,7 +85,7 @@ fn rates(count: usize, times: &[Duration]) -> Vec<f64> {
 }
 
 /// Milliseconds from durations.
-fn ms(times: &[Duration]) -> Vec<f64> {
+pub(crate) fn ms(times: &[Duration]) -> Vec<f64> {
     times.iter().map(|t| t.as_secs_f64() * 1e3).collect()
 }
 

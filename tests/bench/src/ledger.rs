@@ -5,7 +5,7 @@
 //! per day and per thread besides.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use art::ArtInstance;
 use art::storage::StorageAdapter;
@@ -14,6 +14,8 @@ use art::storage::sqlite::SqliteStorage;
 use art_testkit::bench::{Budget, Figure, Results};
 use art_testkit::framework::scripted::ScriptedSource;
 use art_types::usage::UsageBy;
+
+use crate::framework::{ms, runtime, timed};
 
 const RUNS: usize = 1_000_000;
 const THREADS: usize = 20_000;
@@ -63,18 +65,9 @@ fn run(i: usize) -> UsageRecord {
     }
 }
 
-fn median_ms(mut times: Vec<Duration>) -> Vec<f64> {
-    times.sort();
-    times.iter().map(|d| d.as_secs_f64() * 1e3).collect()
-}
-
 /// Seed the ledger, then time the page's questions.
 pub fn usage_among_a_million(results: &mut Results) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
     let storage = Arc::new(SqliteStorage::open(dir.path().join("usage.sqlite3")).unwrap());
     eprintln!("  seeding 1,000,000 runs…");
@@ -92,16 +85,15 @@ pub fn usage_among_a_million(results: &mut Results) {
     let time = |by: UsageBy, check: &dyn Fn(usize, u64)| {
         let report = rt.block_on(art.usage.report(by, None)).unwrap();
         check(report.rows.len(), report.total.runs);
-        let times = (0..21)
-            .map(|_| {
-                let start = Instant::now();
+        let times = timed(
+            21,
+            || (),
+            |()| {
                 let report = rt.block_on(art.usage.report(by, None)).unwrap();
-                let spent = start.elapsed();
                 assert_eq!(report.total.runs, RUNS as u64);
-                spent
-            })
-            .collect();
-        median_ms(times)
+            },
+        );
+        ms(&times)
     };
     let runs = RUNS as u64;
     let by_model = time(UsageBy::Model, &|rows, total| {

@@ -241,7 +241,7 @@ pub async fn consume(
             StreamEventKind::ToolCall(call) => c.result.tool_calls.push(call),
             StreamEventKind::Metadata(meta) => {
                 c.publish(StreamEventKind::Metadata(meta.clone()));
-                merge(&mut c.result.metadata, meta);
+                c.result.metadata.merge(meta);
             }
             StreamEventKind::Error(error) => {
                 c.result.ending = Ending::Failed(error);
@@ -290,8 +290,4 @@ fn merge_ready(
         }
     }
     None
-}
-
-fn merge(into: &mut LlmMetadata, from: LlmMetadata) {
-    into.merge(from);
 }
