@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use art::agent::AgentError;
 use art::providers::factory::BASE_URL;
 use art::standard::Standard;
 use art_types::{AgentOptions, AgentProps, ConversationMessage, ProviderConfig};
@@ -186,10 +185,7 @@ pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
     }
     if let Some(message) = &args.edit {
         // Not while the thread is at work or waits: its run adds to its own branch.
-        match art.ready(&thread_id).await {
-            Ok(()) | Err(AgentError::NotConfigured) => {}
-            Err(e) => return Err(e.into()),
-        }
+        art.idle(&thread_id).await?;
         art.conversation.branch_beside(&thread_id, message).await?;
     }
     stack.mcp.start_for_thread(&art.state, &thread_id).await;

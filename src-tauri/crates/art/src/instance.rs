@@ -75,6 +75,11 @@ impl ArtInstance {
         self.agent.ready(thread_id).await
     }
 
+    /// Whether nothing is at work in the thread (see [`AgentCore::idle`]).
+    pub async fn idle(&self, thread_id: &str) -> Result<(), AgentError> {
+        self.agent.idle(thread_id).await
+    }
+
     /// The tool call the thread's run waits on, if it waits.
     pub async fn waiting(&self, thread_id: &str) -> Result<Option<WaitingCall>, AgentError> {
         self.agent.waiting(thread_id).await
@@ -109,10 +114,7 @@ impl ArtInstance {
         thread_id: &str,
         message_id: &str,
     ) -> Result<ThreadSummary, AgentError> {
-        match self.agent.ready(thread_id).await {
-            Ok(()) | Err(AgentError::NotConfigured) => {}
-            Err(e) => return Err(e),
-        }
+        self.agent.idle(thread_id).await?;
         Ok(self.conversation.switch_to(thread_id, message_id).await?)
     }
 

@@ -69,6 +69,14 @@ pub trait AgentCore: Send + Sync {
         Ok(())
     }
 
+    /// Whether nothing is at work in `thread_id`: no run waits for a decision and none
+    /// is answering (here or in another process) — what moving its branch needs (a run
+    /// adds to the branch it started on). [`Self::ready`] checks this too.
+    async fn idle(&self, thread_id: &str) -> Result<(), AgentError> {
+        let _ = thread_id;
+        Ok(())
+    }
+
     /// The call a suspended run of `thread_id` waits on, if any.
     async fn waiting(&self, thread_id: &str) -> Result<Option<WaitingCall>, AgentError> {
         let _ = thread_id;

@@ -85,6 +85,22 @@ async fn ask_suspends_before_the_call_and_approving_runs_it_and_goes_on() {
     let props = art_testkit::framework::adapters::ask(&run.thread, "another?");
     let refused = run.art.process(props, CancellationToken::new()).await;
     assert!(matches!(refused, Err(AgentError::AwaitingApproval(t)) if t == "calculator"));
+    // Nor may its branch move: the run adds to the branch it started on.
+    let question = run
+        .art
+        .conversation
+        .last_question(&run.thread)
+        .await
+        .unwrap()
+        .unwrap();
+    let moved = run
+        .art
+        .switch_branch(&run.thread, &question.message_id)
+        .await;
+    assert!(
+        matches!(moved, Err(AgentError::AwaitingApproval(_))),
+        "{moved:?}"
+    );
 
     let done = run
         .art

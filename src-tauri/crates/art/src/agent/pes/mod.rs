@@ -317,6 +317,10 @@ impl AgentCore for PesAgent {
         if provider.provider_name.trim().is_empty() || provider.model_id.trim().is_empty() {
             return Err(AgentError::NotConfigured);
         }
+        self.idle(thread_id).await
+    }
+
+    async fn idle(&self, thread_id: &str) -> Result<(), AgentError> {
         if let Some(waiting) = self.waiting_call(thread_id).await? {
             return Err(AgentError::AwaitingApproval(waiting.call.tool_name));
         }
