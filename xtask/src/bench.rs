@@ -4,8 +4,10 @@
 //! a subcommand of the one `art-bench` binary (`tests/bench`), built in the same release
 //! build as the app, so the framework and its dependencies compile once:
 //!
-//! - `stream`: the streaming pipeline against its peers — async-openai and the official
-//!   `openai` / `ollama` clients for Node and Python, installed here (`compare.rs`);
+//! - `stream`: the streaming pipeline against its peers — async-openai, ollama-rs, a
+//!   hand-written floor loop and the official `openai` / `ollama` clients for Node and
+//!   Python, installed here — the server a process of its own, real framing, paced and
+//!   burst (`compare.rs`);
 //! - `framework`: storage and agent budgets (`framework.rs`);
 //! - `export`: 1,000,000 observations to native JSONL and to OTLP (`export.rs`);
 //! - `desktop`: the release app through WebDriver and started directly: opening a long

@@ -7,7 +7,13 @@
 //!   (planning call, then the synthesis stream) on a SQLite file with its observations
 //!   and checkpoints, the stream socket, and the desktop bridge's token coalescer, its
 //!   batches serialized as the bridge's events are;
-//! - `async-openai`: the async-openai crate's chat stream, the same bare loop.
+//! - `async-openai`: the async-openai crate's chat stream, the same bare loop;
+//! - `ollama-rs`: the ollama-rs crate's chat stream;
+//! - `floor-openai` / `floor-ollama`: a careful hand-written loop over reqwest's byte
+//!   stream (split events, decode each delta's text borrowed from the input): the least a
+//!   Rust client can spend per token, the floor the adapters are measured against.
+//!
+//! Each runs on the Tokio runtime the command line names (`current` or `multi`).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -35,8 +41,11 @@ pub const RUST_CLIENTS: &[&str] = &[
     "art-openai",
     "art-pipeline-openai",
     "async-openai",
+    "floor-openai",
     "art-ollama",
     "art-pipeline-ollama",
+    "ollama-rs",
+    "floor-ollama",
 ];
 
 /// What one client reports about one stream.
@@ -156,6 +165,9 @@ pub async fn run(name: &str, url: &str, model: &str, tokens: usize) -> Result<Sa
         "art-pipeline-openai" => pipeline("openai", &format!("{url}/v1"), model, tokens).await,
         "art-pipeline-ollama" => pipeline("ollama", url, model, tokens).await,
         "async-openai" => async_openai(url, model).await,
+        "ollama-rs" => ollama_rs(url, model).await,
+        "floor-openai" => floor(&format!("{url}/v1/chat/completions"), model, Wire::Sse).await,
+        "floor-ollama" => floor(&format!("{url}/api/chat"), model, Wire::Ndjson).await,
         other => Err(format!(
             "unknown client {other:?}: choose from {}",
             RUST_CLIENTS.join(", ")
@@ -327,6 +339,109 @@ async fn async_openai(url: &str, model: &str) -> Result<Sample, String> {
         {
             meter.text(text);
         }
+    }
+    Ok(meter.finish())
+}
+
+async fn ollama_rs(url: &str, model: &str) -> Result<Sample, String> {
+    use ollama_rs::Ollama;
+    use ollama_rs::generation::chat::ChatMessage;
+    use ollama_rs::generation::chat::request::ChatMessageRequest;
+    let client = Ollama::try_new(url).map_err(|e| e.to_string())?;
+    let request = ChatMessageRequest::new(model.into(), vec![ChatMessage::user("Hi".into())]);
+    let mut meter = Meter::start();
+    let mut stream = client
+        .send_chat_messages_stream(request)
+        .await
+        .map_err(|e| e.to_string())?;
+    while let Some(response) = stream.next().await {
+        let response = response.map_err(|()| "the stream broke".to_owned())?;
+        if !response.message.content.is_empty() {
+            meter.text(&response.message.content);
+        }
+    }
+    Ok(meter.finish())
+}
+
+/// How a hand-written loop splits the body.
+#[derive(Clone, Copy)]
+enum Wire {
+    /// SSE events (`data: …` blocks ending in a blank line).
+    Sse,
+    /// NDJSON lines.
+    Ndjson,
+}
+
+/// The text of one event, borrowed from it (`None` for events without text).
+fn delta_text(wire: Wire, event: &str) -> Result<Option<std::borrow::Cow<'_, str>>, String> {
+    use serde::Deserialize;
+    use std::borrow::Cow;
+    #[derive(Deserialize)]
+    struct Delta<'a> {
+        #[serde(borrow)]
+        content: Option<Cow<'a, str>>,
+    }
+    #[derive(Deserialize)]
+    struct Choice<'a> {
+        #[serde(borrow)]
+        delta: Delta<'a>,
+    }
+    #[derive(Deserialize)]
+    struct Chunk<'a> {
+        #[serde(borrow)]
+        choices: Vec<Choice<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Line<'a> {
+        #[serde(borrow)]
+        message: Delta<'a>,
+    }
+    let json = match wire {
+        Wire::Sse => match event.strip_prefix("data: ") {
+            Some("[DONE]") | None => return Ok(None),
+            Some(json) => json,
+        },
+        Wire::Ndjson => event,
+    };
+    match wire {
+        Wire::Sse => serde_json::from_str::<Chunk>(json)
+            .map(|c| c.choices.into_iter().next().and_then(|c| c.delta.content)),
+        Wire::Ndjson => serde_json::from_str::<Line>(json).map(|l| l.message.content),
+    }
+    .map_err(|e| format!("{e}: {json}"))
+}
+
+/// The practical floor: reqwest's byte stream split into events by hand, each event's text
+/// decoded borrowed from the buffer, nothing else.
+async fn floor(url: &str, model: &str, wire: Wire) -> Result<Sample, String> {
+    let body = json!({ "model": model, "stream": true, "messages": [{ "role": "user", "content": "Hi" }] });
+    let client = reqwest::Client::new();
+    let mut meter = Meter::start();
+    let response = client
+        .post(url)
+        .bearer_auth("k")
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    let separator: &[u8] = match wire {
+        Wire::Sse => b"\n\n",
+        Wire::Ndjson => b"\n",
+    };
+    let mut bytes = response.bytes_stream();
+    let mut buffer: Vec<u8> = Vec::new();
+    while let Some(piece) = bytes.next().await {
+        buffer.extend_from_slice(&piece.map_err(|e| e.to_string())?);
+        let mut start = 0;
+        while let Some(end) = memchr::memmem::find(&buffer[start..], separator) {
+            let event =
+                std::str::from_utf8(&buffer[start..start + end]).map_err(|e| e.to_string())?;
+            if let Some(text) = delta_text(wire, event)?.filter(|t| !t.is_empty()) {
+                meter.text(&text);
+            }
+            start += end + separator.len();
+        }
+        buffer.drain(..start);
     }
     Ok(meter.finish())
 }

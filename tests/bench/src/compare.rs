@@ -1,260 +1,112 @@
-//! `art-bench compare`: the streaming pipeline side by side with its peers. One fake
-//! server (this process) streams the same long answer to each client in turn; every
-//! client is its own process and reports its own loop (see [`crate::clients::Sample`]).
-//! Clients take turns within each round, so a slow spell of the machine hits all of
-//! them; the first round warms caches and is not counted.
+//! `art-bench compare`: the streaming pipeline side by side with its peers. The fake server
+//! ([`crate::server`]) is a process of its own; every client is one too and reports its own
+//! loop (see [`crate::clients::Sample`]). Where the machine has two cores or more, the
+//! server runs on core 0 and every client on core 1, so neither is scheduled against the
+//! other. Each framing of the answer (one event per HTTP chunk, paced, burst) is served
+//! in turn; clients take turns within each round, so a slow spell of the machine hits all
+//! of them; the first round warms caches and is not counted.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, UNIX_EPOCH};
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use art_testkit::bench::{Budget, Figure, Results};
 use art_testkit::fake::scripts::MODEL;
 
 use crate::clients::Sample;
+use crate::server::Framing;
 
-/// The wire protocol a client speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wire {
-    /// OpenAI Chat Completions over SSE.
-    OpenAi,
-    /// Ollama's NDJSON `/api/chat`.
-    Ollama,
-}
+pub use crate::peers::{Client, Peers, Wire, clients};
 
-impl Wire {
-    /// Short name, used in figure ids.
-    pub fn key(self) -> &'static str {
-        match self {
-            Self::OpenAi => "openai",
-            Self::Ollama => "ollama",
-        }
+/// Tokens per answer, by framing (a paced answer takes [`crate::server::PACE`] per token).
+pub fn tokens_for(framing: Framing, tokens: usize) -> usize {
+    match framing {
+        Framing::Paced => (tokens / 10).max(1),
+        Framing::Events | Framing::Burst => tokens,
     }
 }
 
-/// How a client is started.
-#[derive(Debug, Clone)]
-enum Program {
-    /// `art-bench client <name> …` (this binary).
-    Rust(&'static str),
-    /// `node <script> <url> <model>` in the peers folder.
-    Node(&'static str),
-    /// `<venv python> stream.py <kind> <url> <model>` in the peers folder.
-    Python(&'static str),
+/// The cores the server and the clients run on, when the machine has two.
+fn cores() -> Option<(usize, usize)> {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (n >= 2).then_some((0, 1))
 }
 
-/// One client of the comparison.
-#[derive(Debug, Clone)]
-pub struct Client {
-    /// Stable key for figure ids (`art-pipeline`, `node-openai`, …).
-    pub key: &'static str,
-    /// What it is, with versions, for the report.
-    pub label: String,
-    /// The protocol it speaks.
-    pub wire: Wire,
-    /// Whether it gets the short answer ([`crate::server::SHORT_MODEL`]).
-    pub short: bool,
-    program: Program,
+/// Pin this thread (and so the processes it starts from now on) to `core`.
+fn pin(core: Option<usize>) -> Result<(), String> {
+    let Some(core) = core else { return Ok(()) };
+    let mut set = nix::sched::CpuSet::new();
+    set.set(core).map_err(|e| e.to_string())?;
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+        .map_err(|e| format!("cannot pin to core {core}: {e}"))
 }
 
-impl Client {
-    /// How many tokens it is sent when the answer is `tokens` long.
-    pub fn tokens(&self, tokens: usize) -> usize {
-        if self.short {
-            crate::server::short(tokens)
-        } else {
-            tokens
-        }
-    }
-
-    /// The model it asks for.
-    fn model(&self) -> &'static str {
-        if self.short {
-            crate::server::SHORT_MODEL
-        } else {
-            MODEL
-        }
-    }
+/// The fake server's process; killed when dropped.
+struct ServerProcess {
+    child: Child,
+    url: String,
+    /// First-byte times of the answers, as the server reports them.
+    served: mpsc::Receiver<u128>,
 }
 
-/// Where the Node and Python peers were installed (`cargo xtask bench` does that).
-#[derive(Debug, Clone)]
-pub struct Peers {
-    /// Folder with `node_modules/`, `venv/` and the client scripts.
-    pub dir: PathBuf,
-}
-
-impl Peers {
-    fn python(&self) -> PathBuf {
-        self.dir.join("venv/bin/python")
+impl ServerProcess {
+    fn start(tokens: usize, framing: Framing) -> Result<Self, String> {
+        let me = std::env::current_exe().map_err(|e| e.to_string())?;
+        let mut child = Command::new(me)
+            .args(["serve", "--tokens", &tokens.to_string(), "--framing"])
+            .arg(framing.key())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start the server: {e}"))?;
+        let stdout = child.stdout.take().ok_or("the server has no stdout")?;
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        let url = lines
+            .next()
+            .and_then(Result::ok)
+            .ok_or("the server did not say where it listens")?;
+        let (tx, served) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if let Some(ns) = line.strip_prefix("served ").and_then(|n| n.parse().ok()) {
+                    let _ = tx.send(ns);
+                }
+            }
+        });
+        Ok(Self { child, url, served })
     }
 
-    fn node_package(&self, name: &str) -> String {
-        let path = self
-            .dir
-            .join("node_modules")
-            .join(name)
-            .join("package.json");
-        std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| v["version"].as_str().map(str::to_owned))
-            .unwrap_or_else(|| "?".into())
-    }
-
-    fn python_package(&self, name: &str) -> String {
-        let prefix = format!("{name}==");
-        std::fs::read_to_string(self.dir.join("requirements.txt"))
-            .unwrap_or_default()
-            .lines()
-            .find_map(|l| l.strip_prefix(&prefix).map(str::to_owned))
-            .unwrap_or_else(|| "?".into())
+    /// The first-byte time of the latest answer.
+    fn last_served(&self) -> Option<u128> {
+        self.served.try_iter().last()
     }
 }
 
-/// The first line a command prints, or `?`.
-fn version_of(program: &Path, arg: &str) -> String {
-    std::process::Command::new(program)
-        .arg(arg)
-        .output()
-        .ok()
-        .and_then(|o| {
-            let text = String::from_utf8_lossy(&o.stdout).into_owned()
-                + &String::from_utf8_lossy(&o.stderr);
-            text.lines().next().map(|l| l.trim().to_owned())
-        })
-        .unwrap_or_else(|| "?".into())
-}
-
-/// Every client, ours first, for `peers` (Node and Python peers only when installed) and
-/// an answer of `tokens` deltas (a client on the short answer says so in its label).
-pub fn clients(peers: Option<&Peers>, tokens: usize) -> Vec<Client> {
-    let rust = |key, label: &str, wire, name| Client {
-        key,
-        label: label.into(),
-        wire,
-        short: false,
-        program: Program::Rust(name),
-    };
-    let mut all = vec![
-        rust(
-            "art-pipeline",
-            "ART Workbench: full pipeline (PES, SQLite, sockets, bridge coalescer)",
-            Wire::OpenAi,
-            "art-pipeline-openai",
-        ),
-        rust(
-            "art-adapter",
-            "ART Workbench: OpenAI adapter alone",
-            Wire::OpenAi,
-            "art-openai",
-        ),
-        rust(
-            "async-openai",
-            "async-openai 0.43.0 (Rust)",
-            Wire::OpenAi,
-            "async-openai",
-        ),
-        rust(
-            "art-pipeline",
-            "ART Workbench: full pipeline (PES, SQLite, sockets, bridge coalescer)",
-            Wire::Ollama,
-            "art-pipeline-ollama",
-        ),
-        rust(
-            "art-adapter",
-            "ART Workbench: Ollama adapter alone",
-            Wire::Ollama,
-            "art-ollama",
-        ),
-    ];
-    if let Some(peers) = peers {
-        let node = version_of(Path::new("node"), "--version");
-        let python = version_of(&peers.python(), "--version");
-        let python = python.trim_start_matches("Python ");
-        all.extend([
-            Client {
-                key: "node-openai",
-                label: format!("openai {} (Node {node})", peers.node_package("openai")),
-                wire: Wire::OpenAi,
-                short: false,
-                program: Program::Node("openai_stream.mjs"),
-            },
-            Client {
-                key: "python-openai",
-                label: format!(
-                    "openai {} (Python {python}; {} tokens per stream)",
-                    peers.python_package("openai"),
-                    crate::report::format::number(crate::server::short(tokens) as f64)
-                ),
-                wire: Wire::OpenAi,
-                // ~6,500 tokens/s: six full answers would take three minutes.
-                short: true,
-                program: Program::Python("openai"),
-            },
-            Client {
-                key: "node-ollama",
-                label: format!("ollama {} (Node {node})", peers.node_package("ollama")),
-                wire: Wire::Ollama,
-                short: false,
-                program: Program::Node("ollama_stream.mjs"),
-            },
-            Client {
-                key: "python-ollama",
-                label: format!(
-                    "ollama {} (Python {python})",
-                    peers.python_package("ollama")
-                ),
-                wire: Wire::Ollama,
-                short: false,
-                program: Program::Python("ollama"),
-            },
-        ]);
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
-    all
 }
 
 /// A client's longest allowed run.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// Run `client` once against `url`; check it received the whole answer.
-async fn run_once(
-    client: &Client,
-    peers: Option<&Peers>,
-    url: &str,
-    tokens: usize,
-) -> Result<Sample, String> {
-    let model = client.model();
-    let mut command = match (&client.program, peers) {
-        (Program::Rust(name), _) => {
-            let me = std::env::current_exe().map_err(|e| e.to_string())?;
-            let mut c = tokio::process::Command::new(me);
-            c.args(["client", name, url, model, &tokens.to_string()]);
-            c
-        }
-        (Program::Node(script), Some(peers)) => {
-            let mut c = tokio::process::Command::new("node");
-            c.arg(peers.dir.join(script)).args([url, model]);
-            c.current_dir(&peers.dir);
-            c
-        }
-        (Program::Python(kind), Some(peers)) => {
-            let mut c = tokio::process::Command::new(peers.python());
-            c.arg(peers.dir.join("stream.py")).args([kind, url, model]);
-            c.current_dir(&peers.dir);
-            c
-        }
-        _ => return Err(format!("{}: peers are not installed", client.label)),
-    };
-    command
+fn run_once(client: &Client, url: &str, tokens: usize) -> Result<Sample, String> {
+    let mut command = client.command(url, MODEL, tokens)?;
+    let child = command
         .env("NO_PROXY", "127.0.0.1,localhost")
         .env("no_proxy", "127.0.0.1,localhost")
         .stdin(Stdio::null())
-        .kill_on_drop(true);
-    let output = tokio::time::timeout(CLIENT_TIMEOUT, command.output())
-        .await
-        .map_err(|_| format!("{}: no answer in {CLIENT_TIMEOUT:?}", client.label))?
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| format!("{}: could not start: {e}", client.label))?;
+    let output =
+        wait_within(child, CLIENT_TIMEOUT).map_err(|e| format!("{}: {e}", client.label))?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let line = stdout.lines().last().unwrap_or_default();
     if !output.status.success() || line.is_empty() {
@@ -277,90 +129,138 @@ async fn run_once(
     Ok(sample)
 }
 
-/// Run every client `runs` times (after a warm-up round) and collect the figures.
-pub async fn compare(tokens: usize, runs: usize, peers: Option<Peers>) -> Result<Results, String> {
+/// `child`'s output, or an error (and the child killed) after `limit`.
+fn wait_within(mut child: Child, limit: Duration) -> Result<std::process::Output, String> {
+    let started = Instant::now();
+    // Read the pipes on threads, so a chatty child cannot block on a full pipe.
+    let read = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = read(child.stderr.take().map(|p| Box::new(p) as _));
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("no answer in {limit:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Ok(std::process::Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
+}
+
+/// One client's rounds: its sample and the time it added to the first token (ms).
+type Runs = Vec<(Sample, f64)>;
+
+/// Run every client `runs` times (after a warm-up round) for each framing, and collect the
+/// figures. `tokens` is the answer's length (a tenth of it when paced).
+pub fn compare(tokens: usize, runs: usize, peers: Option<Peers>) -> Result<Results, String> {
     let mut results = Results::new("stream", "cargo xtask bench stream");
-    let server = crate::server::start(tokens).await;
-    let url = server.url();
-    let clients = clients(peers.as_ref(), tokens);
-    let mut samples: Vec<Vec<(Sample, f64)>> = vec![Vec::new(); clients.len()];
-    for round in 0..=runs {
-        let what = if round == 0 {
-            "warm-up round".to_owned()
-        } else {
-            format!("round {round} of {runs}")
-        };
-        eprintln!("stream: {what}");
-        for (i, client) in clients.iter().enumerate() {
-            let tokens = client.tokens(tokens);
-            let sample = run_once(client, peers.as_ref(), &url, tokens).await?;
-            let served = server
-                .first_bytes_wall()
-                .last()
-                .copied()
-                .ok_or("the server saw no request")?;
-            let served_ns = served
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_nanos();
-            let added_ms = (sample.first_token_unix_ns as f64 - served_ns as f64) / 1e6;
-            eprintln!(
-                "  {:<8} {:<70} {:>9.0} tokens/s {:>6.2} µs CPU/token {:>6.2} ms added TTFT",
-                client.wire.key(),
-                client.label,
-                tokens as f64 / sample.wall_s,
-                sample.cpu_s * 1e6 / tokens as f64,
-                added_ms
-            );
-            if round > 0 {
-                samples[i].push((sample, added_ms));
+    let clients = clients(peers.as_ref());
+    let cores = cores();
+    for framing in Framing::ALL {
+        let tokens = tokens_for(framing, tokens);
+        pin(cores.map(|c| c.0))?;
+        let server = ServerProcess::start(tokens, framing)?;
+        pin(cores.map(|c| c.1))?;
+        let mut samples: Vec<Runs> = vec![Vec::new(); clients.len()];
+        for round in 0..=runs {
+            let what = if round == 0 {
+                "warm-up round".to_owned()
+            } else {
+                format!("round {round} of {runs}")
+            };
+            eprintln!("stream, {}: {what}", framing.key());
+            for (i, client) in clients.iter().enumerate() {
+                let sample = run_once(client, &server.url, tokens)?;
+                let served = server.last_served().ok_or("the server saw no request")?;
+                let added_ms = (sample.first_token_unix_ns as f64 - served as f64) / 1e6;
+                eprintln!(
+                    "  {:<8} {:<64} {:>9.0} tokens/s {:>6.2} µs CPU/token {:>6.2} ms added TTFT",
+                    client.wire.key(),
+                    client.label,
+                    tokens as f64 / sample.wall_s,
+                    sample.cpu_s * 1e6 / tokens as f64,
+                    added_ms
+                );
+                if round > 0 {
+                    samples[i].push((sample, added_ms));
+                }
             }
         }
+        for (client, runs) in clients.iter().zip(&samples) {
+            add_client_figures(&mut results, framing, client, runs, tokens);
+        }
+        add_ratios(&mut results, framing, &clients, &samples);
     }
-    results.note(&format!(
-        "{} tokens of 3–4 characters each, streamed by a fake server on 127.0.0.1 \
-         in 16 KiB writes as fast as it can after a {} ms pause behind the first (a model's \
-         pause after its first token; the time to first token is measured in it, the pause \
-         counts in the throughput); each client is its own process and times its own \
-         loop (request sent → last token; CPU = user + system of the client process from the OS); \
-         median of {runs} rounds after a warm-up round, clients taking turns in each round. \
-         A client whose label gives a smaller count gets that many (the same deltas, a shorter \
-         answer): at its pace the full answer would take minutes per round; every figure is \
-         per token.",
-        crate::report::format::number(tokens as f64),
-        crate::server::FIRST_TOKEN_GAP.as_millis()
-    ));
-    for (client, runs) in clients.iter().zip(&samples) {
-        add_client_figures(&mut results, client, runs, client.tokens(tokens));
-    }
-    add_ratios(&mut results, &clients, &samples);
+    results.note(&setup_note(tokens, runs, cores));
     Ok(results)
+}
+
+/// The set-up, in words a stranger can check.
+fn setup_note(tokens: usize, runs: usize, cores: Option<(usize, usize)>) -> String {
+    let n = crate::report::format::number;
+    let pinning = match cores {
+        Some((server, client)) => format!(
+            "the server pinned to core {server}, each client to core {client} (a client's \
+             threads, however many its runtime starts, share that one core)"
+        ),
+        None => "nothing pinned (the machine has one core)".into(),
+    };
+    format!(
+        "A fake server, a process of its own, streams the same answer to each client in \
+         turn: {} deltas of 3–4 characters (a tenth of that when paced), shaped as \
+         api.openai.com and Ollama shape them, after a {} ms pause behind the first; {pinning}. \
+         **Events**: one HTTP chunk (one write) per SSE event or NDJSON line, as fast as the \
+         socket takes them — real framing at the highest rate. **Paced**: one event every \
+         {} µs, as a model sends them, each arriving alone. **Burst**: the answer in 16 KiB \
+         writes, many events per read — no real server does this; kept for comparison with \
+         earlier reports. Each client is its own process and times its own loop (request \
+         sent → last token; CPU = user + system of the client process from the OS); Rust \
+         clients run once on a current_thread and once on a multi-thread Tokio runtime \
+         (the app runs on a multi-thread one); median of {runs} rounds after a warm-up round, \
+         clients taking turns in each round. Ratios are taken round by round.",
+        n(tokens as f64),
+        crate::server::FIRST_TOKEN_GAP.as_millis(),
+        crate::server::PACE.as_micros(),
+    )
 }
 
 fn add_client_figures(
     results: &mut Results,
+    framing: Framing,
     client: &Client,
     runs: &[(Sample, f64)],
     tokens: usize,
 ) {
-    let id = format!("stream/{}/{}", client.wire.key(), client.key);
-    let pipeline = client.key == "art-pipeline";
+    let id = format!(
+        "stream/{}-{}/{}",
+        client.wire.key(),
+        framing.key(),
+        client.key
+    );
     let per_s: Vec<f64> = runs.iter().map(|(s, _)| tokens as f64 / s.wall_s).collect();
-    let cpu: Vec<f64> = runs
-        .iter()
-        .map(|(s, _)| s.cpu_s * 1e6 / tokens as f64)
-        .collect();
+    let cpu: Vec<f64> = runs.iter().map(|(s, _)| per_token(s) * 1e6).collect();
     let ttft: Vec<f64> = runs.iter().map(|(_, t)| *t).collect();
-    let mut throughput = Figure::new(
+    results.add(Figure::new(
         &format!("{id}/tokens_per_s"),
         &client.label,
         "tokens/s",
         per_s,
-    );
-    if pipeline {
-        throughput = throughput.budget(Budget::AtLeast(1_000_000.0));
-    }
-    results.add(throughput);
+    ));
     results.add(Figure::new(
         &format!("{id}/cpu_us_per_token"),
         &client.label,
@@ -368,7 +268,7 @@ fn add_client_figures(
         cpu,
     ));
     let mut added = Figure::new(&format!("{id}/ttft_added_ms"), &client.label, "ms", ttft);
-    if client.key.starts_with("art-") {
+    if client.ours() && framing == Framing::Events {
         added = added.budget(Budget::AtMost(2.0));
     }
     results.add(added);
@@ -379,39 +279,93 @@ fn per_token(sample: &Sample) -> f64 {
     sample.cpu_s / sample.tokens.max(1) as f64
 }
 
-/// Our pipeline's CPU per token over each peer's, round by round.
-fn add_ratios(results: &mut Results, clients: &[Client], samples: &[Vec<(Sample, f64)>]) {
+/// The comparisons the budgets are about, round by round, for one framing.
+fn add_ratios(results: &mut Results, framing: Framing, clients: &[Client], samples: &[Runs]) {
     for wire in [Wire::OpenAi, Wire::Ollama] {
-        let Some(ours) = clients
-            .iter()
-            .position(|c| c.wire == wire && c.key == "art-pipeline")
-        else {
-            continue;
-        };
-        for (peer, runs) in clients.iter().zip(samples) {
-            if peer.wire != wire || peer.key.starts_with("art-") || runs.is_empty() {
-                continue;
-            }
-            let ratios: Vec<f64> = samples[ours]
+        // Each client's CPU per token, round by round.
+        let cpu = |key: &str| -> Option<Vec<f64>> {
+            let i = clients
                 .iter()
-                .zip(runs)
-                .map(|((a, _), (b, _))| per_token(a) / per_token(b))
-                .collect();
-            let budget = match peer.key {
-                "node-openai" | "node-ollama" => Some(Budget::AtMost(0.5)),
-                "async-openai" => Some(Budget::AtMost(1.5)),
-                _ => None,
+                .position(|c| c.wire == wire && c.key == key)?;
+            Some(samples[i].iter().map(|(s, _)| per_token(s)).collect())
+        };
+        // The best of a peer's two runtimes, round by round.
+        let best = |name: &str| -> Option<Vec<f64>> {
+            let (a, b) = (cpu(&format!("{name}-ct"))?, cpu(&format!("{name}-mt"))?);
+            Some(a.iter().zip(&b).map(|(a, b)| a.min(*b)).collect())
+        };
+        let peer = wire.rust_peer();
+        let node = wire.node_peer();
+        let events = framing == Framing::Events;
+        let paced = framing == Framing::Paced;
+        let mut compare = |key: &str, label: String, ours, theirs, budget: Option<f64>| {
+            let (Some(ours), Some(theirs)) = (ours, theirs) else {
+                return;
             };
-            let mut figure = Figure::new(
-                &format!("stream/{}/ratio/{}", wire.key(), peer.key),
-                &format!("full pipeline's CPU per token ÷ {}'s", peer.label),
-                "×",
-                ratios,
-            );
-            if let Some(b) = budget {
-                figure = figure.budget(b);
+            let ours: Vec<f64> = ours;
+            let ratios = ours.iter().zip(&theirs).map(|(a, b)| a / b).collect();
+            let id = format!("stream/{}-{}/ratio/{key}", wire.key(), framing.key());
+            let mut figure = Figure::new(&id, &label, "×", ratios);
+            if let Some(limit) = budget {
+                figure = figure.budget(Budget::AtMost(limit));
             }
             results.add(figure);
-        }
+        };
+        compare(
+            "adapter-floor-mt",
+            "our adapter ÷ the hand-written loop, both multi-thread".into(),
+            cpu("art-adapter-mt"),
+            cpu("floor-mt"),
+            events.then_some(1.2),
+        );
+        compare(
+            "adapter-floor-ct",
+            "our adapter ÷ the hand-written loop, both current_thread".into(),
+            cpu("art-adapter-ct"),
+            cpu("floor-ct"),
+            events.then_some(1.2),
+        );
+        compare(
+            "pipeline-peer",
+            format!("our full pipeline (multi-thread) ÷ {peer} on its better runtime"),
+            cpu("art-pipeline-mt"),
+            best(peer),
+            (events || paced).then_some(1.0),
+        );
+        compare(
+            "adapter-peer",
+            format!("our adapter (multi-thread) ÷ {peer} on its better runtime"),
+            cpu("art-adapter-mt"),
+            best(peer),
+            None,
+        );
+        compare(
+            "pipeline-node",
+            format!("our full pipeline (multi-thread) ÷ {node} (Node)"),
+            cpu("art-pipeline-mt"),
+            cpu(node),
+            events.then_some(0.5),
+        );
+        compare(
+            "adapter-node",
+            format!("our adapter (multi-thread) ÷ {node} (Node)"),
+            cpu("art-adapter-mt"),
+            cpu(node),
+            events.then_some(0.5),
+        );
     }
+}
+
+/// The first line a command prints, or `?`.
+pub fn version_of(program: &Path, arg: &str) -> String {
+    Command::new(program)
+        .arg(arg)
+        .output()
+        .ok()
+        .and_then(|o| {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned()
+                + &String::from_utf8_lossy(&o.stderr);
+            text.lines().next().map(|l| l.trim().to_owned())
+        })
+        .unwrap_or_else(|| "?".into())
 }

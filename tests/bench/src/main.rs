@@ -8,9 +8,10 @@
 //! art-bench compare [--tokens N] [--runs R] [--peers DIR]   # figures → target/bench-results/stream.json
 //! art-bench framework | export | adapters | mcp             # figures → target/bench-results/<name>.json
 //! art-bench desktop                                         # needs ART_E2E_APP, a display, tauri-driver
-//! art-bench client <name> <url> <model> <tokens>            # one Rust client, one stream (JSON line)
+//! art-bench client <name> <url> <model> <tokens> <ct|mt>    # one Rust client, one stream (JSON line)
 //! art-bench report [--out FILE]                             # every results file → BENCHMARKS.md
-//! art-bench serve [--tokens N]                              # the fake server alone (profiling)
+//! art-bench serve [--tokens N] [--framing events|paced|burst]  # the fake server: its URL, then
+//!                                                           # `served NS` per answer
 //! ```
 
 mod adapters;
@@ -21,6 +22,7 @@ mod export;
 mod framework;
 mod ledger;
 mod mcp;
+mod peers;
 mod report;
 mod server;
 
@@ -28,9 +30,9 @@ use std::path::PathBuf;
 
 const USAGE: &str = "usage: art-bench compare [--tokens N] [--runs R] [--peers DIR]\n\
                      \x20      art-bench framework | export | adapters | desktop | mcp\n\
-                     \x20      art-bench client <name> <url> <model> <tokens>\n\
+                     \x20      art-bench client <name> <url> <model> <tokens> <ct|mt>\n\
                      \x20      art-bench report [--out FILE]\n\
-                     \x20      art-bench serve [--tokens N]";
+                     \x20      art-bench serve [--tokens N] [--framing events|paced|burst]";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -52,20 +54,13 @@ fn flag<T: std::str::FromStr>(args: &[String], flag: &str) -> Result<Option<T>, 
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())
-}
-
 fn run(args: &[String]) -> Result<(), String> {
     match args.first().map(String::as_str) {
         Some("compare") => {
-            let tokens = flag(args, "--tokens")?.unwrap_or(200_000);
+            let tokens = flag(args, "--tokens")?.unwrap_or(100_000);
             let runs = flag(args, "--runs")?.unwrap_or(5);
             let peers = flag::<PathBuf>(args, "--peers")?.map(|dir| compare::Peers { dir });
-            let results = runtime()?.block_on(compare::compare(tokens, runs, peers))?;
+            let results = compare::compare(tokens, runs, peers)?;
             results.write().map_err(|e| e.to_string())?;
             Ok(())
         }
@@ -75,13 +70,22 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("desktop") => desktop::run(),
         Some("mcp") => mcp::run(),
         Some("client") => {
-            let [_, name, url, model, tokens] = args else {
+            let [_, name, url, model, tokens, runtime] = args else {
                 return Err(USAGE.into());
             };
             let tokens = tokens
                 .parse()
                 .map_err(|_| format!("bad token count {tokens:?}"))?;
-            let sample = runtime()?.block_on(clients::run(name, url, model, tokens))?;
+            let runtime = peers::Runtime::parse(runtime)?.build()?;
+            // A task on the runtime, as the app runs a run (and as a service would use a
+            // client): on a multi-thread runtime, `block_on` would run the loop on this
+            // thread and every read would hop to it from a worker.
+            let (name, url, model) = (name.clone(), url.clone(), model.clone());
+            let task =
+                runtime.spawn(async move { clients::run(&name, &url, &model, tokens).await });
+            let sample = runtime
+                .block_on(task)
+                .map_err(|e| format!("the client's task failed: {e}"))??;
             println!("{}", sample.to_json());
             Ok(())
         }
@@ -90,12 +94,14 @@ fn run(args: &[String]) -> Result<(), String> {
             report::write(&art_testkit::bench::results_dir(), &out)
         }
         Some("serve") => {
-            let tokens = flag(args, "--tokens")?.unwrap_or(200_000);
-            runtime()?.block_on(async {
-                let server = server::start(tokens).await;
-                println!("{}", server.url());
-                let _ = tokio::signal::ctrl_c().await;
-            });
+            let tokens = flag(args, "--tokens")?.unwrap_or(100_000);
+            let framing = match flag::<String>(args, "--framing")? {
+                Some(key) => server::Framing::parse(&key)?,
+                None => server::Framing::Events,
+            };
+            let server = server::Server::bind(tokens, framing)?;
+            println!("{}", server.url());
+            server.run(|ns| println!("served {ns}"));
             Ok(())
         }
         _ => Err(USAGE.into()),

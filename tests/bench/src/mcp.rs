@@ -159,7 +159,7 @@ fn peer() -> Result<Run, String> {
 
 /// Both clients, alternating, `RUNS` times; figures go to `mcp.json`.
 pub fn run() -> Result<(), String> {
-    let rt = crate::runtime()?;
+    let rt = crate::framework::runtime();
     // Made first: the report gives how long the whole benchmark took.
     let mut results = Results::new("mcp", "cargo xtask bench mcp");
     let (mut mine, mut theirs, mut floors) = (Vec::new(), Vec::new(), Vec::new());

@@ -2,10 +2,13 @@
 //! timeout (streams may run long), an idle timeout between chunks, base-URL joining,
 //! error classification, and retries only before the first byte.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use art_types::{ErrorClass, FailureCode};
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use serde_json::Value;
 
 use crate::reasoning::provider::ProviderError;
@@ -184,35 +187,71 @@ pub async fn send_with_retries(
 }
 
 /// The response body as a byte stream that fails with `IDLE_TIMEOUT` when the server
-/// stays silent longer than `idle`.
+/// stays silent longer than `idle`, and with `STREAM_INTERRUPTED` when the connection
+/// breaks; it ends after either.
 pub fn idle_guarded(
     response: reqwest::Response,
     idle: Duration,
 ) -> impl Stream<Item = Result<bytes::Bytes, ProviderError>> + Send {
-    let body = response.bytes_stream();
-    futures::stream::unfold(Some(Box::pin(body)), move |state| async move {
-        let mut body = state?;
-        match tokio::time::timeout(idle, body.next()).await {
-            Err(_) => Some((
-                Err(ProviderError::new(
-                    ErrorClass::Transient,
-                    FailureCode::IdleTimeout,
-                    format!("the provider sent nothing for {} s", idle.as_secs()),
-                )),
-                None,
-            )),
-            Ok(None) => None,
-            Ok(Some(Ok(bytes))) => Some((Ok(bytes), Some(body))),
-            Ok(Some(Err(e))) => Some((
-                Err(ProviderError::new(
-                    ErrorClass::Transient,
-                    FailureCode::StreamInterrupted,
-                    format!("the connection broke: {e}"),
-                )),
-                None,
-            )),
-        }
-    })
+    IdleGuarded {
+        body: Some(Box::pin(response.bytes_stream())),
+        idle,
+        timer: Box::pin(tokio::time::sleep(idle)),
+        last: tokio::time::Instant::now(),
+    }
+}
+
+/// A body with one deadline for the whole stream rather than a timer per piece: a piece
+/// only notes when it came, and when the timer fires it is moved to the last piece's time
+/// plus `idle`, unless that has passed too. A token-a-chunk stream arms no timer per token.
+struct IdleGuarded<B> {
+    body: Option<Pin<Box<B>>>,
+    idle: Duration,
+    timer: Pin<Box<tokio::time::Sleep>>,
+    /// When the last piece came.
+    last: tokio::time::Instant,
+}
+
+impl<B> Stream for IdleGuarded<B>
+where
+    B: Stream<Item = reqwest::Result<bytes::Bytes>>,
+{
+    type Item = Result<bytes::Bytes, ProviderError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let Some(body) = self.body.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let error = match body.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Ok(bytes))) => {
+                self.last = tokio::time::Instant::now();
+                return Poll::Ready(Some(Ok(bytes)));
+            }
+            Poll::Ready(None) => {
+                self.body = None;
+                return Poll::Ready(None);
+            }
+            Poll::Ready(Some(Err(e))) => ProviderError::new(
+                ErrorClass::Transient,
+                FailureCode::StreamInterrupted,
+                format!("the connection broke: {e}"),
+            ),
+            Poll::Pending => loop {
+                std::task::ready!(self.timer.as_mut().poll(cx));
+                let deadline = self.last + self.idle;
+                if deadline <= tokio::time::Instant::now() {
+                    break ProviderError::new(
+                        ErrorClass::Transient,
+                        FailureCode::IdleTimeout,
+                        format!("the provider sent nothing for {} s", self.idle.as_secs()),
+                    );
+                }
+                self.timer.as_mut().reset(deadline);
+            },
+        };
+        self.body = None;
+        Poll::Ready(Some(Err(error)))
+    }
 }
 
 #[cfg(test)]

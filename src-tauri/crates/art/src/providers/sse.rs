@@ -1,16 +1,14 @@
-//! Server-sent events, as the OpenAI, Anthropic and Gemini adapters read them: the
-//! reader task that turns an SSE response into an [`EventStream`] through a protocol's
-//! [`SseDecoder`], in batches of what has already arrived.
+//! Server-sent events, as the OpenAI, Anthropic and Gemini adapters read them: an SSE
+//! response turned into an [`EventStream`] through a protocol's [`SseDecoder`], decoded
+//! where the consumer polls it (no reader task, no hand-over per token).
 
 use std::time::Duration;
 
 use art_types::{ErrorClass, FailureCode, StreamEventKind};
-use futures::{FutureExt, StreamExt};
 use sse_stream::{Error as SseError, Sse, SseByteStream};
-use tokio::sync::mpsc;
 
 use super::http;
-use super::stream::{Batch, MAX_BATCH, error_event, receiver_stream};
+use super::stream::{decoded, error_event};
 use crate::reasoning::provider::{EventStream, ProviderError};
 
 /// Turns the server-sent events of one protocol into stream events.
@@ -54,42 +52,29 @@ fn is_json(response: &reqwest::Response) -> bool {
         .is_some_and(|t| t.trim_start().starts_with("application/json"))
 }
 
-/// Read a complete JSON answer on a task and hand its events over at once (same
-/// dropping and abort behaviour as [`sse_stream`]).
+/// A complete JSON answer, its events handed over once it has all arrived (at most
+/// [`MAX_WHOLE_BODY`] bytes).
 fn whole_body(
     response: reqwest::Response,
     idle_timeout: Duration,
-    mut decoder: impl SseDecoder,
+    mut decoder: impl SseDecoder + Unpin,
 ) -> EventStream {
-    let (tx, rx) = mpsc::channel::<Vec<StreamEventKind>>(1);
-    tokio::spawn(async move {
-        let mut body = Box::pin(http::idle_guarded(response, idle_timeout));
-        let mut bytes = Vec::new();
-        let events = loop {
-            let next = tokio::select! {
-                () = tx.closed() => return,
-                next = body.next() => next,
-            };
-            match next {
-                Some(Ok(piece)) if bytes.len() + piece.len() <= MAX_WHOLE_BODY => {
-                    bytes.extend_from_slice(&piece);
-                }
-                Some(Ok(_)) => {
-                    break vec![error_event(
-                        ErrorClass::Permanent,
-                        FailureCode::MalformedStream,
-                        format!("the answer is larger than {MAX_WHOLE_BODY} bytes of JSON"),
-                    )];
-                }
-                Some(Err(e)) => break vec![StreamEventKind::Error(e.into_stream_error())],
-                None => break decoder.whole(&String::from_utf8_lossy(&bytes)),
+    let mut bytes = Vec::new();
+    decoded(
+        http::idle_guarded(response, idle_timeout),
+        move |piece, out| match piece {
+            Some(Ok(piece)) if bytes.len() + piece.len() <= MAX_WHOLE_BODY => {
+                bytes.extend_from_slice(&piece);
             }
-        };
-        let mut batch = Batch::default();
-        batch.extend(events);
-        let _ = batch.send(&tx).await;
-    });
-    receiver_stream(rx)
+            Some(Ok(_)) => out.push(error_event(
+                ErrorClass::Permanent,
+                FailureCode::MalformedStream,
+                format!("the answer is larger than {MAX_WHOLE_BODY} bytes of JSON"),
+            )),
+            Some(Err(e)) => out.push(StreamEventKind::Error(e.into_stream_error())),
+            None => out.extend(decoder.whole(&String::from_utf8_lossy(&bytes))),
+        },
+    )
 }
 
 /// The error for a stream that stopped before its protocol's terminator.
@@ -101,70 +86,34 @@ pub fn interrupted() -> StreamEventKind {
     )
 }
 
-/// Read an SSE response on a task, decoding with `decoder`, until END or an error.
-/// Dropping the returned stream stops the task, which drops the response and so aborts
-/// the request.
+/// An SSE response decoded with `decoder` as the consumer reads it, until END or an
+/// error. Dropping the returned stream drops the response, which aborts the request.
 pub fn sse_stream(
     response: reqwest::Response,
     idle_timeout: Duration,
-    mut decoder: impl SseDecoder,
+    mut decoder: impl SseDecoder + Unpin,
 ) -> EventStream {
     if is_json(&response) {
         return whole_body(response, idle_timeout, decoder);
     }
-    let mut events = Box::pin(SseByteStream::new(http::idle_guarded(
-        response,
-        idle_timeout,
-    )));
-    let (tx, rx) = mpsc::channel::<Vec<StreamEventKind>>(16);
-    tokio::spawn(async move {
-        // What the decoder produced for the current SSE block (kept for its capacity).
-        let mut decoded = Vec::new();
-        // The first event goes alone (time to first token); then everything already
-        // received goes in one batch: one hand-over per network read, not per token.
-        let mut limit = 1;
-        loop {
-            let next = tokio::select! {
-                () = tx.closed() => return,
-                next = events.next() => next,
-            };
-            let mut batch = Batch::default();
-            let mut next = Some(next);
-            while let Some(item) = next.take() {
-                match item {
-                    None => {
-                        batch.input_over = true;
-                        decoded.extend(decoder.end_of_stream());
-                    }
-                    Some(Err(SseError::Body(e))) => {
-                        decoded.push(match e.downcast::<ProviderError>() {
-                            Ok(e) => StreamEventKind::Error(e.into_stream_error()),
-                            Err(e) => error_event(
-                                ErrorClass::Transient,
-                                FailureCode::StreamInterrupted,
-                                e.to_string(),
-                            ),
-                        })
-                    }
-                    Some(Err(e)) => decoded.push(error_event(
-                        ErrorClass::Transient,
-                        FailureCode::MalformedStream,
-                        e.to_string(),
-                    )),
-                    Some(Ok(event)) => dispatch(&mut decoder, &event, &mut decoded),
-                }
-                batch.extend(decoded.drain(..));
-                if !batch.done() && batch.len() < limit {
-                    next = events.next().now_or_never();
-                }
-            }
-            if batch.send(&tx).await.is_err() {
-                return;
-            }
-            limit = MAX_BATCH;
-        }
-    });
-    receiver_stream(rx)
+    let events = SseByteStream::new(http::idle_guarded(response, idle_timeout));
+    decoded(events, move |event, out| match event {
+        Some(Ok(event)) => dispatch(&mut decoder, &event, out),
+        None => out.extend(decoder.end_of_stream()),
+        Some(Err(SseError::Body(e))) => out.push(match e.downcast::<ProviderError>() {
+            Ok(e) => StreamEventKind::Error(e.into_stream_error()),
+            Err(e) => error_event(
+                ErrorClass::Transient,
+                FailureCode::StreamInterrupted,
+                e.to_string(),
+            ),
+        }),
+        Some(Err(e)) => out.push(error_event(
+            ErrorClass::Transient,
+            FailureCode::MalformedStream,
+            e.to_string(),
+        )),
+    })
 }
 
 /// Hand one SSE block to `decoder` as an EventSource would dispatch it, its events

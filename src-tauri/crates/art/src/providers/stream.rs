@@ -1,10 +1,14 @@
-//! What every adapter's reader task hands its consumer: events in [`Batch`]es through a
-//! channel read as an [`EventStream`], error events (key-shaped text scrubbed), and the
+//! What every adapter hands its consumer: a response decoded into an [`EventStream`] where
+//! the consumer polls it ([`decoded`]), error events (key-shaped text scrubbed), and the
 //! decoding of one JSON chunk of a stream (borrowing its strings where it can).
 
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use art_types::{ErrorClass, FailureCode, StreamError, StreamEventKind};
+use futures::Stream;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use crate::reasoning::provider::EventStream;
 
@@ -31,68 +35,70 @@ pub fn borrowed_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Text<'de>
     Ok(Option::<Borrowed<'de>>::deserialize(d)?.map(|b| b.0))
 }
 
-/// At most this many events per hand-over to the consumer.
-pub const MAX_BATCH: usize = 256;
-
-/// Events on their way to the consumer; nothing is kept after the first END or error.
-#[derive(Default)]
-pub struct Batch {
-    events: Vec<StreamEventKind>,
-    finished: bool,
-    /// The input ended: the reader stops after sending this batch.
-    pub input_over: bool,
+/// A response's source (body bytes, or SSE events framed from them) decoded into stream
+/// events where the consumer polls: no task in between, so a token costs no wake-up of
+/// another task or thread, and what has already arrived is decoded in one go when the
+/// consumer asks again. Nothing is kept after the first END or error, and the source (so
+/// the response) is dropped then: the request ends at once. Dropping the stream drops the
+/// response too, which aborts the request.
+struct Decoded<S: Stream, F> {
+    source: Option<Pin<Box<S>>>,
+    decode: F,
+    /// Events decoded and not yet taken.
+    ready: VecDeque<StreamEventKind>,
+    /// The decoder's output buffer, kept for its capacity.
+    scratch: Vec<StreamEventKind>,
 }
 
-/// Adding events keeps them up to and including the first END or error.
-impl Extend<StreamEventKind> for Batch {
-    fn extend<I: IntoIterator<Item = StreamEventKind>>(&mut self, events: I) {
-        for event in events {
-            if self.finished {
-                return;
+impl<S, F> Stream for Decoded<S, F>
+where
+    S: Stream,
+    F: FnMut(Option<S::Item>, &mut Vec<StreamEventKind>) + Unpin,
+{
+    type Item = StreamEventKind;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<StreamEventKind>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(event) = this.ready.pop_front() {
+                return Poll::Ready(Some(event));
             }
-            self.finished = matches!(event, StreamEventKind::End | StreamEventKind::Error(_));
-            self.events.push(event);
-        }
-    }
-}
-
-impl Batch {
-    /// Whether the reader should stop after this batch.
-    pub fn done(&self) -> bool {
-        self.finished || self.input_over
-    }
-
-    /// How many events it holds.
-    pub fn len(&self) -> usize {
-        self.events.len()
-    }
-
-    /// Hand the batch over; `Err` when the reader should stop (done, or nobody listens).
-    pub async fn send(self, tx: &mpsc::Sender<Vec<StreamEventKind>>) -> Result<(), ()> {
-        let done = self.done();
-        if !self.events.is_empty() && tx.send(self.events).await.is_err() {
-            return Err(());
-        }
-        if done { Err(()) } else { Ok(()) }
-    }
-}
-
-/// The receiving end of an adapter's reader task as an [`EventStream`]. Dropping the
-/// stream closes the channel; the task sees `tx.closed()` and drops the response, which
-/// aborts the request.
-pub fn receiver_stream(rx: mpsc::Receiver<Vec<StreamEventKind>>) -> EventStream {
-    let pending = std::collections::VecDeque::new();
-    Box::pin(futures::stream::unfold(
-        (rx, pending),
-        |(mut rx, mut pending)| async move {
-            loop {
-                if let Some(event) = pending.pop_front() {
-                    return Some((event, (rx, pending)));
+            let Some(source) = this.source.as_mut() else {
+                return Poll::Ready(None);
+            };
+            let item = std::task::ready!(source.as_mut().poll_next(cx));
+            let over = item.is_none();
+            (this.decode)(item, &mut this.scratch);
+            for event in this.scratch.drain(..) {
+                let last = matches!(event, StreamEventKind::End | StreamEventKind::Error(_));
+                this.ready.push_back(event);
+                if last {
+                    this.source = None;
+                    break;
                 }
-                pending.extend(rx.recv().await?);
             }
-        },
-    ))
+            if over {
+                this.source = None;
+            }
+        }
+    }
+}
+
+/// `source` decoded by `decode` as an [`EventStream`] (see [`Decoded`]): `decode` is given
+/// each item of the source, then `None` when it ends, and appends the events it makes.
+pub fn decoded<S>(
+    source: S,
+    decode: impl FnMut(Option<S::Item>, &mut Vec<StreamEventKind>) + Send + Unpin + 'static,
+) -> EventStream
+where
+    S: Stream + Send + 'static,
+{
+    Box::pin(Decoded {
+        source: Some(Box::pin(source)),
+        decode,
+        ready: VecDeque::new(),
+        scratch: Vec::new(),
+    })
 }
 
 /// A stream error event; anything key-shaped in `message` is replaced.

@@ -62,7 +62,9 @@ fn note_stages(last: &mut HashMap<String, TokenType>, batches: &[StreamBatch]) {
 /// Forward everything `subscription` receives to `emit` in batches, until the socket
 /// closes. The first event after a quiet spell goes out at once (time to first token),
 /// and so does the first token of a new stage of a run (the answer's first token right
-/// after the plan); while events keep coming, one batch per run per frame.
+/// after the plan); while events keep coming, one batch per run per frame. Within a frame
+/// the task sleeps and takes what queued up when it wakes: one wake-up per frame, not
+/// one per event.
 pub async fn coalesce(
     mut subscription: Subscription<StreamEvent>,
     mut emit: impl FnMut(StreamBatch),
@@ -77,32 +79,18 @@ pub async fn coalesce(
             last_emit + FRAME
         };
         push(&mut batches, first);
-        let mut open = true;
-        loop {
-            // What is already queued joins this batch even when the frame has passed.
-            while let Some(event) = subscription.try_recv() {
-                push(&mut batches, event);
-            }
-            if Instant::now() >= deadline {
-                break;
-            }
-            match tokio::time::timeout_at(deadline, subscription.recv()).await {
-                Ok(Some(event)) => push(&mut batches, event),
-                Ok(None) => {
-                    open = false;
-                    break;
-                }
-                Err(_) => break,
-            }
+        if Instant::now() < deadline {
+            tokio::time::sleep_until(deadline).await;
+        }
+        // What queued up meanwhile joins this batch (a closed socket is seen next round).
+        while let Some(event) = subscription.try_recv() {
+            push(&mut batches, event);
         }
         note_stages(&mut stages, &batches);
         for batch in batches {
             emit(batch);
         }
         last_emit = Instant::now();
-        if !open {
-            return;
-        }
     }
 }
 

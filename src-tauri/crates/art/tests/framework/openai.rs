@@ -196,7 +196,33 @@ async fn a_silent_server_hits_the_idle_timeout() {
         matches!(events.last(), Some(StreamEventKind::Error(e)) if e.code == FailureCode::IdleTimeout),
         "{events:?}"
     );
+    // Not before the server was silent for the whole timeout.
+    assert!(started.elapsed() >= Duration::from_millis(300));
     assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+/// The idle timeout is a limit on each silence, not on the whole answer: a stream whose
+/// pieces come 100 ms apart runs well past a 300 ms timeout and completes.
+#[tokio::test]
+async fn a_slow_steady_stream_outlives_the_idle_timeout() {
+    let pieces = TEXT.len().div_ceil(40);
+    assert!(pieces >= 6, "the answer must take longer than the timeout");
+    let server = FakeServer::start(vec![
+        Reply::sse(TEXT, 40).delayed(Duration::from_millis(100)),
+    ])
+    .await;
+    let started = std::time::Instant::now();
+    let http = HttpOptions {
+        idle_timeout: Duration::from_millis(300),
+        ..fast()
+    };
+    let events = collect(&adapter(&server, http), "gpt-test").await;
+    assert!(started.elapsed() > Duration::from_millis(300));
+    assert!(
+        matches!(events.last(), Some(StreamEventKind::End)),
+        "{events:?}"
+    );
+    assert_eq!(text_of(&events, TokenType::LlmResponse), "Héllo, wörld 🌍");
 }
 
 #[tokio::test]

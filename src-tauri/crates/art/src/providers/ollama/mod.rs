@@ -7,13 +7,11 @@ use art_types::{
     ErrorClass, FailureCode, LlmMetadata, ParsedToolCall, Prompt, PromptRole, StreamEventKind,
     TokenType,
 };
-use futures::StreamExt;
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
 
 use super::http::{self, HttpOptions};
 use super::ndjson::LineFramer;
-use super::stream::{Batch, error_event, parse_chunk};
+use super::stream::{decoded, error_event, parse_chunk};
 
 mod window;
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
@@ -305,42 +303,24 @@ impl ProviderAdapter for OllamaAdapter {
         })
         .await
         .map_err(|e| connection_hint(e, &self.base_url))?;
-        let mut bytes = Box::pin(http::idle_guarded(response, self.http.idle_timeout));
-        let (tx, rx) = mpsc::channel::<Vec<StreamEventKind>>(16);
-        tokio::spawn(async move {
-            let mut framer = LineFramer::default();
-            let mut calls_seen = 0;
-            loop {
-                let next = tokio::select! {
-                    () = tx.closed() => return,
-                    next = bytes.next() => next,
-                };
-                // The events of one network read go to the consumer as one batch.
-                let mut batch = Batch::default();
-                let mut decode = |line: &str| decode_line(line, &mut calls_seen, &mut batch);
-                let ended = match next {
-                    Some(Ok(chunk)) => {
-                        framer.push_with(&chunk, &mut decode);
-                        None
-                    }
-                    Some(Err(e)) => Some(StreamEventKind::Error(e.into_stream_error())),
-                    None => {
-                        framer.finish_with(&mut decode);
-                        Some(error_event(
-                            ErrorClass::Transient,
-                            FailureCode::StreamInterrupted,
-                            "Ollama closed the connection before the answer was complete",
-                        ))
-                    }
-                };
-                batch.input_over = ended.is_some();
-                batch.extend(ended);
-                if batch.send(&tx).await.is_err() {
-                    return;
+        let mut framer = LineFramer::default();
+        let mut calls_seen = 0;
+        let body = http::idle_guarded(response, self.http.idle_timeout);
+        Ok(decoded(body, move |piece, out| {
+            let mut decode = |line: &str| decode_line(line, &mut calls_seen, out);
+            match piece {
+                Some(Ok(bytes)) => framer.push_with(&bytes, &mut decode),
+                Some(Err(e)) => out.push(StreamEventKind::Error(e.into_stream_error())),
+                None => {
+                    framer.finish_with(&mut decode);
+                    out.push(error_event(
+                        ErrorClass::Transient,
+                        FailureCode::StreamInterrupted,
+                        "Ollama closed the connection before the answer was complete",
+                    ));
                 }
             }
-        });
-        Ok(super::stream::receiver_stream(rx))
+        }))
     }
 
     /// The `num_ctx` this adapter passes, else what the server says (asked once per
