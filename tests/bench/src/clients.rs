@@ -61,6 +61,10 @@ pub struct Sample {
     pub cpu_s: f64,
     /// Wall-clock time of the first token, nanoseconds since the Unix epoch.
     pub first_token_unix_ns: u128,
+    /// CPU seconds spent before the first token, when the client's loop does more than
+    /// stream (our pipeline: the planning call, the run's set-up, the provider's first
+    /// use); `wall_s` and `cpu_s` then count from the first token on.
+    pub setup_cpu_s: Option<f64>,
 }
 
 impl Sample {
@@ -69,6 +73,7 @@ impl Sample {
         json!({
             "tokens": self.tokens, "chars": self.chars, "wall_s": self.wall_s,
             "cpu_s": self.cpu_s, "first_token_unix_ns": self.first_token_unix_ns as f64,
+            "setup_cpu_s": self.setup_cpu_s,
         })
         .to_string()
     }
@@ -87,6 +92,7 @@ impl Sample {
             wall_s: num("wall_s")?,
             cpu_s: num("cpu_s")?,
             first_token_unix_ns: num("first_token_unix_ns")? as u128,
+            setup_cpu_s: v["setup_cpu_s"].as_f64(),
         })
     }
 }
@@ -107,6 +113,8 @@ struct Meter {
     tokens: u64,
     chars: u64,
     first: Option<SystemTime>,
+    /// Monotonic and CPU time at the first token.
+    at_first: Option<(Instant, f64)>,
 }
 
 impl Meter {
@@ -117,12 +125,14 @@ impl Meter {
             tokens: 0,
             chars: 0,
             first: None,
+            at_first: None,
         }
     }
 
     fn text(&mut self, text: &str) {
         if self.first.is_none() {
             self.first = Some(SystemTime::now());
+            self.at_first = Some((Instant::now(), cpu_seconds()));
         }
         self.tokens += 1;
         self.chars += text.len() as u64;
@@ -138,7 +148,21 @@ impl Meter {
                 .first
                 .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
                 .map_or(0, |d| d.as_nanos()),
+            setup_cpu_s: None,
         }
+    }
+
+    /// The sample from the first token on, with what came before as its set-up.
+    fn finish_from_first_token(self) -> Sample {
+        let (started_cpu, at_first) = (self.cpu, self.at_first);
+        let mut sample = self.finish();
+        if let Some((wall, cpu)) = at_first {
+            let setup = cpu - started_cpu;
+            sample.wall_s = wall.elapsed().as_secs_f64();
+            sample.cpu_s -= setup;
+            sample.setup_cpu_s = Some(setup);
+        }
+        sample
     }
 }
 
@@ -291,7 +315,7 @@ async fn pipeline(
         .map_err(|_| "the bridge stopped before the last token".to_owned())?;
     let mut sample = {
         let mut meter = meter.lock().unwrap_or_else(|p| p.into_inner());
-        std::mem::replace(&mut *meter, Meter::start()).finish()
+        std::mem::replace(&mut *meter, Meter::start()).finish_from_first_token()
     };
     bridge.abort();
     if sample.chars != expected {
@@ -458,6 +482,7 @@ mod tests {
             wall_s: 0.5,
             cpu_s: 0.25,
             first_token_unix_ns: 1_763_900_000_123_456_000,
+            setup_cpu_s: Some(0.125),
         };
         let back = Sample::from_json(&sample.to_json()).unwrap();
         assert_eq!((back.tokens, back.chars), (3, 11));
@@ -468,6 +493,7 @@ mod tests {
                 .abs_diff(sample.first_token_unix_ns)
                 < 1_000
         );
+        assert_eq!(back.setup_cpu_s, Some(0.125));
         assert!(Sample::from_json("{\"tokens\": 1}").is_err());
     }
 }

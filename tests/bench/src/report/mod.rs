@@ -251,13 +251,14 @@ fn stream_tables(doc: &Value) -> String {
         }
         let ratios: Vec<&Value> = figures(doc)
             .filter(|f| {
-                f["id"]
-                    .as_str()
-                    .is_some_and(|id| id.starts_with(&format!("{prefix}ratio/")))
+                f["id"].as_str().is_some_and(|id| {
+                    id.starts_with(&format!("{prefix}ratio/"))
+                        || id.starts_with(&format!("{prefix}setup/"))
+                })
             })
             .collect();
         if !ratios.is_empty() {
-            md.push_str("\n| CPU per token, round by round | Measured | Budget |\n|---|---|---|\n");
+            md.push_str("\n| Compared (CPU per token, round by round) and set-up | Measured | Budget |\n|---|---|---|\n");
             for f in ratios {
                 let label = f["label"].as_str().unwrap_or_default();
                 let _ = writeln!(md, "| {label} | {} | {} |", measured(f), verdict(f));
