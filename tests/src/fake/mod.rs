@@ -147,6 +147,8 @@ struct Shared {
     requests: Mutex<Vec<Recorded>>,
     abandoned: AtomicUsize,
     first_bytes: Mutex<Vec<(Instant, SystemTime)>>,
+    /// When each completed reply's last piece had been written.
+    last_bytes: Mutex<Vec<Instant>>,
     /// Requests being answered now, and the most at once.
     active: AtomicUsize,
     most_active: AtomicUsize,
@@ -199,6 +201,7 @@ impl FakeServer {
             requests: Mutex::new(Vec::new()),
             abandoned: AtomicUsize::new(0),
             first_bytes: Mutex::new(Vec::new()),
+            last_bytes: Mutex::new(Vec::new()),
             active: AtomicUsize::new(0),
             most_active: AtomicUsize::new(0),
         });
@@ -253,6 +256,16 @@ impl FakeServer {
     fn first_bytes_both(&self) -> Vec<(Instant, SystemTime)> {
         self.shared
             .first_bytes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// When the last piece of each reply that completed had been written, in order (the
+    /// desktop bench measures how long after it the page shows the answer's end).
+    pub fn last_bytes(&self) -> Vec<Instant> {
+        self.shared
+            .last_bytes
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
@@ -392,7 +405,14 @@ async fn serve(mut socket: TcpStream, state: Arc<Shared>) -> std::io::Result<()>
         }
     }
     match reply.ending {
-        Ending::Complete => socket.write_all(b"0\r\n\r\n").await,
+        Ending::Complete => {
+            state
+                .last_bytes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(Instant::now());
+            socket.write_all(b"0\r\n\r\n").await
+        }
         Ending::Disconnect => socket.shutdown().await,
         Ending::Hang => {
             tokio::time::sleep(Duration::from_secs(3600)).await;

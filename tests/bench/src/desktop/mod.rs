@@ -26,7 +26,7 @@ use serde_json::json;
 mod memory;
 mod seed;
 
-use seed::{Seeded, long_answer, seed};
+use seed::{Seeded, answer_of, long_answer, seed};
 
 /// Runs (question + answer) in the long thread.
 const RUNS: usize = 2_500;
@@ -41,6 +41,12 @@ const STARTS: usize = 5;
 /// Tokens per write and the pause between writes: 2,000 tokens/s.
 const TOKENS_PER_WRITE: usize = 20;
 const WRITE_EVERY: Duration = Duration::from_millis(10);
+/// The UI's streaming ramp: tokens per write (every [`WRITE_EVERY`]), one answer each.
+const RAMP: &[usize] = &[20, 50, 100, 200, 400, 1_000, 2_000];
+/// Lines of each answer of the ramp.
+const RAMP_LINES: usize = 2_000;
+/// How far behind the server the page may show an answer's end and still keep up.
+const MOST_LAG: Duration = Duration::from_secs(1);
 
 const ENTER: char = '\u{E006}';
 
@@ -112,6 +118,89 @@ fn app_processes() -> Vec<memory::Usage> {
 /// Resident memory (kB) of the app under test and every process it started.
 fn app_rss_kb() -> u64 {
     app_processes().iter().map(|p| p.rss_kb).sum()
+}
+
+/// `text` as Ollama streams it, one NDJSON line per token, `per_write` lines per write
+/// every [`WRITE_EVERY`].
+fn paced_reply(text: &str, per_write: usize) -> art_testkit::fake::Reply {
+    let mut reply = text_reply(Protocol::Ollama, text, usize::MAX);
+    let body: Vec<u8> = reply.chunks.concat();
+    let lines: Vec<&[u8]> = body.split_inclusive(|b| *b == b'\n').collect();
+    reply.chunks = lines.chunks(per_write).map(<[&[u8]]>::concat).collect();
+    reply.delayed(WRITE_EVERY)
+}
+
+/// One step of the ramp.
+struct Step {
+    /// The pace the server kept, tokens/s (its first write to its last).
+    achieved: f64,
+    /// How long after the server's last write the answer's last line was on screen (ms).
+    lag_ms: f64,
+    /// Every line ended up shown, in order.
+    whole: bool,
+}
+
+/// One step of the ramp: ask in `thread` for the answer of [`RAMP_LINES`] lines
+/// (`tokens` tokens) the server streams at its pace.
+async fn ramp_step(app: &AppSession, thread: &str, server: &FakeServer, tokens: usize) -> Step {
+    app.click(&format!(
+        ".thread-item[data-thread-id=\"{thread}\"] .thread-title"
+    ))
+    .await;
+    app.wait_for("#composer-input").await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let served_before = server.last_bytes().len();
+    app.type_into("#composer-input", &format!("Write the long answer{ENTER}"))
+        .await;
+    let marker = format!("L{:04}", RAMP_LINES - 1);
+    let script = r#"
+        const done = arguments[arguments.length - 1];
+        const answers = document.querySelectorAll('.message.ai .answer');
+        const text = answers.length ? answers[answers.length - 1].textContent : '';
+        done(text.includes(arguments[0]));
+    "#;
+    let started = Instant::now();
+    let shown_at = loop {
+        if app.eval_async(script, vec![json!(marker)]).await == json!(true) {
+            break Instant::now();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the ramp's answer never showed its last line"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    // The plan's reply and the answer's: the answer's is the last of them.
+    let last = loop {
+        let last = server.last_bytes();
+        if last.len() >= served_before + 2 {
+            break last[last.len() - 1];
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let first = *server
+        .first_bytes()
+        .last()
+        .expect("the answer's first write");
+    let achieved = tokens as f64 / (last - first).as_secs_f64();
+    let lag_ms = if shown_at >= last {
+        (shown_at - last).as_secs_f64() * 1e3
+    } else {
+        -((last - shown_at).as_secs_f64() * 1e3)
+    };
+    while app.count(".message.ai.live").await > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the run never ended"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let whole = shown_lines(app).await == (0..RAMP_LINES).collect::<Vec<_>>();
+    Step {
+        achieved,
+        lag_ms,
+        whole,
+    }
 }
 
 /// Lines whose markers the finished answer shows, in order.
@@ -232,19 +321,16 @@ async fn measure() -> Result<(), String> {
     let plan =
         r#"{"title": "Long answer", "intent": "Write it", "plan": ["Answer"], "toolCalls": []}"#;
     let mut replies = Vec::new();
-    let mut tokens = 0;
+    let tokens = text.split_inclusive(' ').count();
     for _ in 0..STREAMS {
         replies.push(text_reply(Protocol::Ollama, plan, 4_096));
-        let mut reply = text_reply(Protocol::Ollama, &text, usize::MAX);
-        tokens = text.split_inclusive(' ').count();
-        // One NDJSON line per token: write TOKENS_PER_WRITE lines at a time.
-        let body: Vec<u8> = reply.chunks.concat();
-        let lines: Vec<&[u8]> = body.split_inclusive(|b| *b == b'\n').collect();
-        reply.chunks = lines
-            .chunks(TOKENS_PER_WRITE)
-            .map(<[&[u8]]>::concat)
-            .collect();
-        replies.push(reply.delayed(WRITE_EVERY));
+        replies.push(paced_reply(&text, TOKENS_PER_WRITE));
+    }
+    let ramp_text = answer_of(RAMP_LINES);
+    let ramp_tokens = ramp_text.split_inclusive(' ').count();
+    for per_write in RAMP {
+        replies.push(text_reply(Protocol::Ollama, plan, 4_096));
+        replies.push(paced_reply(&ramp_text, *per_write));
     }
     let ollama = FakeServer::start_at(0, Some(router(Protocol::Ollama)), replies)
         .await
@@ -270,7 +356,7 @@ async fn measure() -> Result<(), String> {
     }
 
     let mut runs = Vec::new();
-    for (i, thread) in seeded.streams.iter().enumerate() {
+    for (i, thread) in seeded.streams[..STREAMS].iter().enumerate() {
         let run = stream(&app, thread, tokens).await;
         eprintln!(
             "stream {}: {} tokens in {:.1} s, memory +{:.1} MB peak, +{:.1} MB after",
@@ -283,6 +369,17 @@ async fn measure() -> Result<(), String> {
         runs.push(run);
     }
     app.screenshot("bench-long-answer").await;
+    // The ramp: faster and faster answers until the page falls behind or loses lines.
+    let mut ramp = Vec::new();
+    for (per_write, thread) in RAMP.iter().zip(&seeded.streams[STREAMS..]) {
+        let rate = *per_write as f64 / WRITE_EVERY.as_secs_f64();
+        let step = ramp_step(&app, thread, &ollama, ramp_tokens).await;
+        eprintln!(
+            "ramp at {rate:.0} tokens/s offered ({:.0} kept by the server): last line shown {:.0} ms after the server's last write, every line in order: {}",
+            step.achieved, step.lag_ms, step.whole
+        );
+        ramp.push((rate, step));
+    }
     app.close().await;
 
     eprintln!("start-up: {STARTS} starts after a warm-up…");
@@ -322,10 +419,15 @@ async fn measure() -> Result<(), String> {
          own D-Bus session. \
          Opening and streaming are driven through WebDriver ({OPENS} opens of a {}-message \
          thread; {STREAMS} streams of a {LINES}-line answer, {tokens} tokens from a fake Ollama \
-         paced at {TOKENS_PER_WRITE} tokens every {WRITE_EVERY:?}); start-up is the app started \
+         paced at {TOKENS_PER_WRITE} tokens every {WRITE_EVERY:?}; then a ramp of {}-line answers \
+         ({ramp_tokens} tokens) at {} tokens per write, one answer each, its figure the time \
+         from the server's last write to the answer's last line on screen, polled every 20 ms \
+         through WebDriver); start-up is the app started \
          directly, {STARTS} times after a warm-up, each with a new data directory (page cache warm); \
          the baseline is WebKitGTK's MiniBrowser (same library) on `about:blank`, idle as long.",
-        2 * RUNS
+        2 * RUNS,
+        RAMP_LINES,
+        RAMP.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", "),
     ));
     results.add(
         Figure::new(
@@ -362,6 +464,39 @@ async fn measure() -> Result<(), String> {
         "… two seconds after the answer ended",
         "MB",
         runs.iter().map(|r| r.settled_growth_mb).collect(),
+    ));
+    let number = crate::report::format::number;
+    for (rate, step) in &ramp {
+        let label = format!(
+            "Ramp, {} tokens/s offered ({} kept by the server): the answer's end on screen after the server's{}",
+            number(*rate),
+            number(step.achieved),
+            if step.whole {
+                ""
+            } else {
+                " (lines missing or out of order!)"
+            }
+        );
+        results.add(Figure::new(
+            &format!("desktop/ramp_{rate:.0}_lag_ms"),
+            &label,
+            "ms",
+            vec![step.lag_ms],
+        ));
+    }
+    let kept_up = ramp
+        .iter()
+        .take_while(|(_, s)| s.whole && s.lag_ms <= MOST_LAG.as_secs_f64() * 1e3)
+        .last()
+        .map_or(0.0, |(_, s)| s.achieved);
+    results.add(Figure::new(
+        "desktop/ramp_sustained_tokens_per_s",
+        &format!(
+            "Fastest stream the page kept up with (as the server kept it; every line, its end within {} ms of the server's)",
+            MOST_LAG.as_millis()
+        ),
+        "tokens/s",
+        vec![kept_up],
     ));
     results.add(
         Figure::new(
@@ -400,6 +535,19 @@ async fn measure() -> Result<(), String> {
             "MB",
             blank.iter().map(|b| b.pss_mb).collect(),
         ));
+        results.add(
+            Figure::new(
+                "desktop/idle_pss_over_webkit_mb",
+                "Idle memory the app adds to WebKitGTK's own (PSS, app − MiniBrowser, start by start)",
+                "MB",
+                starts
+                    .iter()
+                    .zip(&blank)
+                    .map(|(s, b)| s.1.pss_mb - b.pss_mb)
+                    .collect(),
+            )
+            .budget(Budget::AtMost(50.0)),
+        );
     }
     let size = std::fs::metadata(app_binary()).expect("app binary").len();
     results.add(

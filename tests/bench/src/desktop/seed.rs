@@ -17,7 +17,7 @@ use art_types::{
 };
 use serde_json::{Value, json};
 
-use super::{LINES, RUNS, STREAMS};
+use super::{LINES, RAMP, RUNS, STREAMS};
 
 /// Edits along the long thread, each a branch beside its question.
 const BRANCHES: usize = 50;
@@ -147,7 +147,8 @@ pub async fn seed(dir: &Path, base_url: &str) -> Seeded {
         .expect("message");
 
     let mut streams = Vec::new();
-    for _ in 0..STREAMS {
+    // The measured streams', then one per step of the ramp.
+    for _ in 0..STREAMS + RAMP.len() {
         let thread = new_thread("Streaming").await;
         let mut options = serde_json::Map::new();
         options.insert("base_url".into(), Value::String(base_url.to_owned()));
@@ -175,8 +176,13 @@ pub async fn seed(dir: &Path, base_url: &str) -> Seeded {
 /// The streamed answer: 3,000 lines, each carrying its marker `L0000`…, in paragraphs
 /// of ten lines with a Rust code block every 500 lines.
 pub fn long_answer() -> String {
+    answer_of(LINES)
+}
+
+/// The first `lines` lines of the long answer.
+pub fn answer_of(lines: usize) -> String {
     let mut text = String::new();
-    for i in 0..LINES {
+    for i in 0..lines {
         if i % 500 == 250 {
             text.push_str("```rust\n");
             for j in 0..10 {

@@ -29,13 +29,31 @@ fn push(batches: &mut Vec<StreamBatch>, event: StreamEvent) {
     }
 }
 
-/// The token type a run's stream switches to with `event`, if it starts a new stage
-/// (planning → answer, thinking → text): such a token goes out at once.
-fn new_stage(last: &HashMap<String, TokenType>, event: &StreamEvent) -> bool {
-    match &event.kind {
-        StreamEventKind::Token { token_type, .. } => last.get(&event.trace_id) != Some(token_type),
-        _ => false,
-    }
+/// Whether `event` starts a new stage of its run (planning → answer, thinking → text):
+/// its token type differs from the run's last, in `pending` (not yet emitted) or else as
+/// `last` remembers it. Such a token goes out at once.
+fn new_stage(
+    last: &HashMap<String, TokenType>,
+    pending: &[StreamBatch],
+    event: &StreamEvent,
+) -> bool {
+    let StreamEventKind::Token { token_type, .. } = &event.kind else {
+        return false;
+    };
+    let waiting = pending
+        .iter()
+        .filter(|b| b.trace_id == event.trace_id)
+        .flat_map(|b| b.events.iter().rev())
+        .find_map(|e| match e {
+            StreamEventKind::Token { token_type, .. } => Some(Some(*token_type)),
+            StreamEventKind::End | StreamEventKind::Error(_) => Some(None),
+            _ => None,
+        });
+    let previous = match waiting {
+        Some(previous) => previous,
+        None => last.get(&event.trace_id).copied(),
+    };
+    previous != Some(*token_type)
 }
 
 /// Remember the last token type of each batch's run (forgetting runs that ended).
@@ -61,28 +79,46 @@ fn note_stages(last: &mut HashMap<String, TokenType>, batches: &[StreamBatch]) {
 
 /// Forward everything `subscription` receives to `emit` in batches, until the socket
 /// closes. The first event after a quiet spell goes out at once (time to first token),
-/// and so does the first token of a new stage of a run (the answer's first token right
-/// after the plan); while events keep coming, one batch per run per frame. Within a frame
-/// the task sleeps and takes what queued up when it wakes: one wake-up per frame, not
-/// one per event.
+/// and so does the first token of a new stage of a run — the answer's first token right
+/// after the plan goes out with the plan's end, not a frame later; while events keep
+/// coming, one batch per run per frame, timed by one timer per frame.
 pub async fn coalesce(
     mut subscription: Subscription<StreamEvent>,
     mut emit: impl FnMut(StreamBatch),
 ) {
     let mut last_emit = Instant::now() - FRAME;
     let mut stages: HashMap<String, TokenType> = HashMap::new();
-    while let Some(first) = subscription.recv().await {
-        let mut batches = Vec::new();
-        let deadline = if new_stage(&stages, &first) {
-            Instant::now()
-        } else {
-            last_emit + FRAME
+    let mut open = true;
+    while open {
+        let Some(first) = subscription.recv().await else {
+            return;
         };
+        let mut batches = Vec::new();
+        let now = new_stage(&stages, &batches, &first);
         push(&mut batches, first);
-        if Instant::now() < deadline {
-            tokio::time::sleep_until(deadline).await;
+        let deadline = last_emit + FRAME;
+        if !now && Instant::now() < deadline {
+            let frame = tokio::time::sleep_until(deadline);
+            tokio::pin!(frame);
+            loop {
+                tokio::select! {
+                    biased;
+                    () = &mut frame => break,
+                    event = subscription.recv() => {
+                        let Some(event) = event else {
+                            open = false;
+                            break;
+                        };
+                        let now = new_stage(&stages, &batches, &event);
+                        push(&mut batches, event);
+                        if now {
+                            break;
+                        }
+                    }
+                }
+            }
         }
-        // What queued up meanwhile joins this batch (a closed socket is seen next round).
+        // What is already queued joins this batch.
         while let Some(event) = subscription.try_recv() {
             push(&mut batches, event);
         }
@@ -206,6 +242,35 @@ mod tests {
         sockets.stream.notify(&token("a", " more"));
         let (at, _) = rx.recv().await.unwrap();
         assert!(at - sent >= Duration::from_millis(8), "{:?}", at - sent);
+    }
+
+    /// The plan's last token and its END go out a frame apart; the answer's first token,
+    /// arriving while the END waits for its frame, goes out at once with it.
+    #[tokio::test]
+    async fn the_answer_does_not_wait_behind_the_plans_end() {
+        let sockets = Arc::new(Sockets::default());
+        let subscription = sockets.stream.subscribe(All);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(coalesce(subscription, move |b| {
+            let _ = tx.send((Instant::now(), b));
+        }));
+        let mut plan = token("a", "plan");
+        plan.kind = StreamEventKind::Token {
+            text: "plan".into(),
+            token_type: TokenType::AgentThoughtLlmResponse,
+        };
+        sockets.stream.notify(&plan);
+        let _ = rx.recv().await.unwrap();
+        let mut end = token("a", "");
+        end.kind = StreamEventKind::End;
+        sockets.stream.notify(&end);
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let sent = Instant::now();
+        sockets.stream.notify(&token("a", "answer"));
+        let (at, batch) = rx.recv().await.unwrap();
+        assert!(matches!(batch.events[0], StreamEventKind::End), "{batch:?}");
+        assert_eq!(text(&[batch], "a"), "answer");
+        assert!(at - sent < Duration::from_millis(5), "{:?}", at - sent);
     }
 
     #[tokio::test]
