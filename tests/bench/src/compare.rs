@@ -223,7 +223,7 @@ fn setup_note(tokens: usize, runs: usize, cores: Option<(usize, usize)>) -> Stri
     format!(
         "A fake server, a process of its own, streams the same answer to each client in \
          turn: {} deltas of 3–4 characters (a tenth of that when paced), shaped as \
-         api.openai.com and Ollama shape them, after a {} ms pause behind the first; {pinning}. \
+         api.openai.com and Ollama shape them, after a {} ms pause behind the first delta; {pinning}. \
          **Events**: one HTTP chunk (one write) per SSE event or NDJSON line, as fast as the \
          socket takes them — real framing at the highest rate. **Paced**: one event every \
          {} µs, as a model sends them, each arriving alone. **Burst**: the answer in 16 KiB \

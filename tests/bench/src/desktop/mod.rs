@@ -492,7 +492,8 @@ async fn measure() -> Result<(), String> {
     results.add(Figure::new(
         "desktop/ramp_sustained_tokens_per_s",
         &format!(
-            "Fastest stream the page kept up with (as the server kept it; every line, its end within {} ms of the server's)",
+            "Fastest pace (as the server kept it) at which a {}-line answer's end was on screen within {} ms of the server's last write, every line in order",
+            number(RAMP_LINES as f64),
             MOST_LAG.as_millis()
         ),
         "tokens/s",
