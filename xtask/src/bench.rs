@@ -99,7 +99,16 @@ fn build(desktop: bool) -> Result<(), String> {
     } else {
         "Building the benchmarks (release)"
     };
-    cmd::step(what, &mut cmd::cargo(&args))
+    cmd::step(what, &mut cmd::cargo(&args))?;
+    // ollama-rs, a peer built apart (a workspace of its own) into the same target dir.
+    let manifest = cmd::root().join("tests/bench/ollama-rs-peer/Cargo.toml");
+    let target = cmd::target_dir();
+    let mut peer = cmd::cargo(&["build", "--release", "--locked"]);
+    peer.arg("--manifest-path")
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target);
+    cmd::step("Building the ollama-rs peer (release)", &mut peer)
 }
 
 /// The release `art-bench` binary.

@@ -8,7 +8,8 @@
 //!   and checkpoints, the stream socket, and the desktop bridge's token coalescer, its
 //!   batches serialized as the bridge's events are;
 //! - `async-openai`: the async-openai crate's chat stream, the same bare loop;
-//! - `ollama-rs`: the ollama-rs crate's chat stream;
+//! - (ollama-rs runs as a program of its own, `tests/bench/ollama-rs-peer`: its
+//!   dependencies would change the main workspace's features);
 //! - `floor-openai` / `floor-ollama`: a careful hand-written loop over reqwest's byte
 //!   stream (split events, decode each delta's text borrowed from the input): the least a
 //!   Rust client can spend per token, the floor the adapters are measured against.
@@ -44,7 +45,6 @@ pub const RUST_CLIENTS: &[&str] = &[
     "floor-openai",
     "art-ollama",
     "art-pipeline-ollama",
-    "ollama-rs",
     "floor-ollama",
 ];
 
@@ -189,7 +189,6 @@ pub async fn run(name: &str, url: &str, model: &str, tokens: usize) -> Result<Sa
         "art-pipeline-openai" => pipeline("openai", &format!("{url}/v1"), model, tokens).await,
         "art-pipeline-ollama" => pipeline("ollama", url, model, tokens).await,
         "async-openai" => async_openai(url, model).await,
-        "ollama-rs" => ollama_rs(url, model).await,
         "floor-openai" => floor(&format!("{url}/v1/chat/completions"), model, Wire::Sse).await,
         "floor-ollama" => floor(&format!("{url}/api/chat"), model, Wire::Ndjson).await,
         other => Err(format!(
@@ -362,26 +361,6 @@ async fn async_openai(url: &str, model: &str) -> Result<Sample, String> {
             .filter(|t| !t.is_empty())
         {
             meter.text(text);
-        }
-    }
-    Ok(meter.finish())
-}
-
-async fn ollama_rs(url: &str, model: &str) -> Result<Sample, String> {
-    use ollama_rs::Ollama;
-    use ollama_rs::generation::chat::ChatMessage;
-    use ollama_rs::generation::chat::request::ChatMessageRequest;
-    let client = Ollama::try_new(url).map_err(|e| e.to_string())?;
-    let request = ChatMessageRequest::new(model.into(), vec![ChatMessage::user("Hi".into())]);
-    let mut meter = Meter::start();
-    let mut stream = client
-        .send_chat_messages_stream(request)
-        .await
-        .map_err(|e| e.to_string())?;
-    while let Some(response) = stream.next().await {
-        let response = response.map_err(|()| "the stream broke".to_owned())?;
-        if !response.message.content.is_empty() {
-            meter.text(&response.message.content);
         }
     }
     Ok(meter.finish())

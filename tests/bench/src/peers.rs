@@ -93,13 +93,19 @@ impl Runtime {
 /// How a client is started.
 #[derive(Debug, Clone)]
 enum Program {
-    /// `art-bench client <name> <url> <model> <tokens> <runtime>` (this binary).
+    /// `art-bench client <name> <url> <model> <tokens> <runtime>` (this binary), or, for
+    /// a name in [`OWN_PROGRAMS`], the program `<name> <url> <model> <tokens> <runtime>`
+    /// next to this binary.
     Rust(&'static str, Runtime),
     /// `node <script> <url> <model>` in the peers folder.
     Node(&'static str),
     /// `<venv python> stream.py <kind> <url> <model>` in the peers folder.
     Python(&'static str),
 }
+
+/// Rust peers built as programs of their own (`tests/bench/ollama-rs-peer`: its
+/// dependencies would turn on features of the main workspace's crates), by client name.
+const OWN_PROGRAMS: &[(&str, &str)] = &[("ollama-rs", "art-bench-ollama-rs")];
 
 /// One client of the comparison.
 #[derive(Debug, Clone)]
@@ -130,6 +136,11 @@ impl Client {
         Ok(match &self.program {
             Program::Rust(name, runtime) => {
                 let me = std::env::current_exe().map_err(|e| e.to_string())?;
+                if let Some((_, program)) = OWN_PROGRAMS.iter().find(|(n, _)| n == name) {
+                    let mut c = Command::new(me.with_file_name(program));
+                    c.args([url, model, &tokens.to_string(), runtime.key()]);
+                    return Ok(c);
+                }
                 let mut c = Command::new(me);
                 c.args([
                     "client",
