@@ -7,7 +7,6 @@
 //! of them; the first round warms caches and is not counted.
 
 use std::io::BufRead;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -374,18 +373,4 @@ fn add_ratios(results: &mut Results, framing: Framing, clients: &[Client], sampl
             events.then_some(0.5),
         );
     }
-}
-
-/// The first line a command prints, or `?`.
-pub fn version_of(program: &Path, arg: &str) -> String {
-    Command::new(program)
-        .arg(arg)
-        .output()
-        .ok()
-        .and_then(|o| {
-            let text = String::from_utf8_lossy(&o.stdout).into_owned()
-                + &String::from_utf8_lossy(&o.stderr);
-            text.lines().next().map(|l| l.trim().to_owned())
-        })
-        .unwrap_or_else(|| "?".into())
 }

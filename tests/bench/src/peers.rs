@@ -5,8 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::compare::version_of;
-
 /// The wire protocol a client speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wire {
@@ -302,4 +300,18 @@ pub fn clients(peers: Option<&Peers>) -> Vec<Client> {
         ),
     ]);
     all
+}
+
+/// The first line a command prints, or `?`.
+fn version_of(program: &Path, arg: &str) -> String {
+    Command::new(program)
+        .arg(arg)
+        .output()
+        .ok()
+        .and_then(|o| {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned()
+                + &String::from_utf8_lossy(&o.stderr);
+            text.lines().next().map(|l| l.trim().to_owned())
+        })
+        .unwrap_or_else(|| "?".into())
 }

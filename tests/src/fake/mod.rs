@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -146,7 +146,7 @@ struct Shared {
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Recorded>>,
     abandoned: AtomicUsize,
-    first_bytes: Mutex<Vec<(Instant, SystemTime)>>,
+    first_bytes: Mutex<Vec<Instant>>,
     /// When each completed reply's last piece had been written.
     last_bytes: Mutex<Vec<Instant>>,
     /// Requests being answered now, and the most at once.
@@ -238,22 +238,6 @@ impl FakeServer {
     /// write), in reply order (benchmarks measure the time to first token a client adds
     /// on top).
     pub fn first_bytes(&self) -> Vec<Instant> {
-        self.first_bytes_both()
-            .into_iter()
-            .map(|(at, _)| at)
-            .collect()
-    }
-
-    /// [`Self::first_bytes`] on the wall clock, for clients in other processes (which
-    /// timestamp their first token on the same clock).
-    pub fn first_bytes_wall(&self) -> Vec<SystemTime> {
-        self.first_bytes_both()
-            .into_iter()
-            .map(|(_, at)| at)
-            .collect()
-    }
-
-    fn first_bytes_both(&self) -> Vec<(Instant, SystemTime)> {
         self.shared
             .first_bytes
             .lock()
@@ -389,7 +373,7 @@ async fn serve(mut socket: TcpStream, state: Arc<Shared>) -> std::io::Result<()>
         framed.extend_from_slice(b"\r\n");
         if i == 0 {
             // Taken as the first byte starts out: no client can see it any earlier.
-            let now = (Instant::now(), SystemTime::now());
+            let now = Instant::now();
             state
                 .first_bytes
                 .lock()
