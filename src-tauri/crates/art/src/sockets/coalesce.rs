@@ -215,20 +215,34 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn the_answers_first_token_right_after_the_plan_goes_out_at_once() {
+    /// A coalescer on a fresh socket; its batches arrive with the time they left.
+    fn bridge() -> (
+        Arc<Sockets>,
+        tokio::sync::mpsc::UnboundedReceiver<(Instant, StreamBatch)>,
+    ) {
         let sockets = Arc::new(Sockets::default());
         let subscription = sockets.stream.subscribe(All);
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         tokio::spawn(coalesce(subscription, move |b| {
             let _ = tx.send((Instant::now(), b));
         }));
-        let mut plan = token("a", "plan");
+        (sockets, rx)
+    }
+
+    /// A token of `trace`'s plan (the stage before the answer).
+    fn plan_token(trace: &str) -> StreamEvent {
+        let mut plan = token(trace, "plan");
         plan.kind = StreamEventKind::Token {
             text: "plan".into(),
             token_type: TokenType::AgentThoughtLlmResponse,
         };
-        sockets.stream.notify(&plan);
+        plan
+    }
+
+    #[tokio::test]
+    async fn the_answers_first_token_right_after_the_plan_goes_out_at_once() {
+        let (sockets, mut rx) = bridge();
+        sockets.stream.notify(&plan_token("a"));
         let (_, first) = rx.recv().await.unwrap();
         assert_eq!(text(&[first], "a"), "plan");
         // Well within the frame after the plan's batch: the answer does not wait for it.
@@ -248,18 +262,8 @@ mod tests {
     /// arriving while the END waits for its frame, goes out at once with it.
     #[tokio::test]
     async fn the_answer_does_not_wait_behind_the_plans_end() {
-        let sockets = Arc::new(Sockets::default());
-        let subscription = sockets.stream.subscribe(All);
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(coalesce(subscription, move |b| {
-            let _ = tx.send((Instant::now(), b));
-        }));
-        let mut plan = token("a", "plan");
-        plan.kind = StreamEventKind::Token {
-            text: "plan".into(),
-            token_type: TokenType::AgentThoughtLlmResponse,
-        };
-        sockets.stream.notify(&plan);
+        let (sockets, mut rx) = bridge();
+        sockets.stream.notify(&plan_token("a"));
         let _ = rx.recv().await.unwrap();
         let mut end = token("a", "");
         end.kind = StreamEventKind::End;
@@ -275,12 +279,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_first_token_after_a_pause_goes_out_at_once() {
-        let sockets = Arc::new(Sockets::default());
-        let subscription = sockets.stream.subscribe(All);
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        tokio::spawn(coalesce(subscription, move |b| {
-            let _ = tx.send((Instant::now(), b));
-        }));
+        let (sockets, mut rx) = bridge();
         tokio::time::sleep(Duration::from_millis(50)).await;
         let sent = Instant::now();
         sockets.stream.notify(&token("a", "hello"));
