@@ -317,11 +317,14 @@ fn add_ratios(results: &mut Results, framing: Framing, clients: &[Client], sampl
         let node = wire.node_peer();
         let events = framing == Framing::Events;
         let paced = framing == Framing::Paced;
-        let mut compare = |key: &str, label: String, ours, theirs, budget: Option<f64>| {
+        let mut compare = |key: &str,
+                           label: String,
+                           ours: Option<Vec<f64>>,
+                           theirs: Option<Vec<f64>>,
+                           budget: Option<f64>| {
             let (Some(ours), Some(theirs)) = (ours, theirs) else {
                 return;
             };
-            let ours: Vec<f64> = ours;
             let ratios = ours.iter().zip(&theirs).map(|(a, b)| a / b).collect();
             let id = format!("stream/{}-{}/ratio/{key}", wire.key(), framing.key());
             let mut figure = Figure::new(&id, &label, "×", ratios);

@@ -91,19 +91,24 @@ impl Runtime {
 /// How a client is started.
 #[derive(Debug, Clone)]
 enum Program {
-    /// `art-bench client <name> <url> <model> <tokens> <runtime>` (this binary), or, for
-    /// a name in [`OWN_PROGRAMS`], the program `<name> <url> <model> <tokens> <runtime>`
-    /// next to this binary.
-    Rust(&'static str, Runtime),
+    /// A Rust client on a runtime.
+    Rust(Binary, Runtime),
     /// `node <script> <url> <model>` in the peers folder.
     Node(&'static str),
     /// `<venv python> stream.py <kind> <url> <model>` in the peers folder.
     Python(&'static str),
 }
 
-/// Rust peers built as programs of their own (`tests/bench/ollama-rs-peer`: its
-/// dependencies would turn on features of the main workspace's crates), by client name.
-const OWN_PROGRAMS: &[(&str, &str)] = &[("ollama-rs", "art-bench-ollama-rs")];
+/// Where a Rust client's code lives.
+#[derive(Debug, Clone, Copy)]
+enum Binary {
+    /// `art-bench client <name> <url> <model> <tokens> <runtime>` (this binary).
+    Bench(&'static str),
+    /// A program of its own next to this binary, `<program> <url> <model> <tokens>
+    /// <runtime>` (`tests/bench/ollama-rs-peer`: its dependencies would turn on features
+    /// of the main workspace's crates).
+    Own(&'static str),
+}
 
 /// One client of the comparison.
 #[derive(Debug, Clone)]
@@ -132,22 +137,17 @@ impl Client {
                 .ok_or_else(|| format!("{}: peers are not installed", self.label))
         };
         Ok(match &self.program {
-            Program::Rust(name, runtime) => {
+            Program::Rust(binary, runtime) => {
                 let me = std::env::current_exe().map_err(|e| e.to_string())?;
-                if let Some((_, program)) = OWN_PROGRAMS.iter().find(|(n, _)| n == name) {
-                    let mut c = Command::new(me.with_file_name(program));
-                    c.args([url, model, &tokens.to_string(), runtime.key()]);
-                    return Ok(c);
-                }
-                let mut c = Command::new(me);
-                c.args([
-                    "client",
-                    name,
-                    url,
-                    model,
-                    &tokens.to_string(),
-                    runtime.key(),
-                ]);
+                let mut c = match binary {
+                    Binary::Bench(name) => {
+                        let mut c = Command::new(me);
+                        c.args(["client", name]);
+                        c
+                    }
+                    Binary::Own(program) => Command::new(me.with_file_name(program)),
+                };
+                c.args([url, model, &tokens.to_string(), runtime.key()]);
                 c
             }
             Program::Node(script) => {
@@ -202,12 +202,12 @@ impl Peers {
 /// Every client, ours first; Node and Python peers only when `peers` are installed.
 pub fn clients(peers: Option<&Peers>) -> Vec<Client> {
     let dir = peers.map(|p| p.dir.clone());
-    let rust = |key: &str, label: &str, wire, name| {
+    let rust = |key: &str, label: &str, wire, binary| {
         Runtime::BOTH.map(|runtime| Client {
             key: format!("{key}-{}", runtime.key()),
             label: format!("{label}, {} runtime", runtime.label()),
             wire,
-            program: Program::Rust(name, runtime),
+            program: Program::Rust(binary, runtime),
             peers: dir.clone(),
         })
     };
@@ -219,40 +219,40 @@ pub fn clients(peers: Option<&Peers>) -> Vec<Client> {
             "art-pipeline",
             pipeline,
             Wire::OpenAi,
-            "art-pipeline-openai",
+            Binary::Bench("art-pipeline-openai"),
         ),
         rust(
             "art-adapter",
             "ART Workbench: OpenAI adapter alone",
             Wire::OpenAi,
-            "art-openai",
+            Binary::Bench("art-openai"),
         ),
         rust(
             "async-openai",
             "async-openai 0.43.0 (Rust)",
             Wire::OpenAi,
-            "async-openai",
+            Binary::Bench("async-openai"),
         ),
-        rust("floor", floor, Wire::OpenAi, "floor-openai"),
+        rust("floor", floor, Wire::OpenAi, Binary::Bench("floor-openai")),
         rust(
             "art-pipeline",
             pipeline,
             Wire::Ollama,
-            "art-pipeline-ollama",
+            Binary::Bench("art-pipeline-ollama"),
         ),
         rust(
             "art-adapter",
             "ART Workbench: Ollama adapter alone",
             Wire::Ollama,
-            "art-ollama",
+            Binary::Bench("art-ollama"),
         ),
         rust(
             "ollama-rs",
             "ollama-rs 0.3.6 (Rust)",
             Wire::Ollama,
-            "ollama-rs",
+            Binary::Own("art-bench-ollama-rs"),
         ),
-        rust("floor", floor, Wire::Ollama, "floor-ollama"),
+        rust("floor", floor, Wire::Ollama, Binary::Bench("floor-ollama")),
     ] {
         all.extend(group);
     }
@@ -314,4 +314,48 @@ fn version_of(program: &Path, arg: &str) -> String {
             text.lines().next().map(|l| l.trim().to_owned())
         })
         .unwrap_or_else(|| "?".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every Rust client runs on both runtimes; ours and the in-binary peers through
+    /// `art-bench client`, ollama-rs as its own program next to it, all with the same
+    /// arguments after that.
+    #[test]
+    fn rust_clients_run_on_both_runtimes_with_the_same_arguments() {
+        let all = clients(None);
+        assert!(
+            all.iter()
+                .all(|c| c.key.ends_with("-mt") || c.key.ends_with("-ct"))
+        );
+        let args = |c: &Client| -> (String, Vec<String>) {
+            let command = c.command("http://h:1", "m", 7).unwrap();
+            let program = Path::new(command.get_program())
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let args = command.get_args().map(|a| a.to_string_lossy().into_owned());
+            (program, args.collect())
+        };
+        let ollama_rs = all.iter().find(|c| c.key == "ollama-rs-ct").unwrap();
+        assert_eq!(
+            args(ollama_rs),
+            (
+                "art-bench-ollama-rs".into(),
+                vec!["http://h:1".into(), "m".into(), "7".into(), "ct".into()]
+            )
+        );
+        let adapter = all
+            .iter()
+            .find(|c| c.key == "art-adapter-mt" && c.wire == Wire::OpenAi)
+            .unwrap();
+        let (_, adapter_args) = args(adapter);
+        assert_eq!(
+            adapter_args,
+            ["client", "art-openai", "http://h:1", "m", "7", "mt"]
+        );
+    }
 }
