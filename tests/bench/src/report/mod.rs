@@ -251,10 +251,8 @@ fn stream_tables(doc: &Value) -> String {
         }
         let ratios: Vec<&Value> = figures(doc)
             .filter(|f| {
-                f["id"].as_str().is_some_and(|id| {
-                    id.starts_with(&format!("{prefix}ratio/"))
-                        || id.starts_with(&format!("{prefix}setup/"))
-                })
+                let rest = f["id"].as_str().and_then(|id| id.strip_prefix(&prefix));
+                rest.is_some_and(|r| r.starts_with("ratio/") || r.starts_with("setup/"))
             })
             .collect();
         if !ratios.is_empty() {
