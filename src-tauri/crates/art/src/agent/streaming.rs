@@ -222,26 +222,23 @@ pub async fn consume(
         let next = match held.take() {
             Some(next) => next,
             None => {
-                if let Some(at) = caught_up_at.take() {
-                    let due = at + READ_EVERY;
-                    if tokio::time::Instant::now() < due {
-                        tokio::select! {
-                            biased;
-                            () = &mut cancelled => {
-                                c.result.ending = Ending::Cancelled;
-                                break;
-                            }
-                            () = tokio::time::sleep_until(due) => {}
-                        }
+                let due = caught_up_at
+                    .take()
+                    .map(|at| at + READ_EVERY)
+                    .filter(|due| tokio::time::Instant::now() < *due);
+                let read = async {
+                    if let Some(due) = due {
+                        tokio::time::sleep_until(due).await;
                     }
-                }
+                    stream.next().await
+                };
                 tokio::select! {
                     biased;
                     () = &mut cancelled => {
                         c.result.ending = Ending::Cancelled;
                         break;
                     }
-                    next = stream.next() => next,
+                    next = read => next,
                 }
             }
         };
