@@ -7,6 +7,7 @@
 mod commands;
 mod error;
 mod events;
+mod highlight;
 mod logging;
 mod state;
 mod workbench;

@@ -5,7 +5,6 @@
 
 mod app;
 mod components;
-mod highlight;
 mod ipc;
 mod markdown;
 mod run_view;

@@ -2,21 +2,44 @@
 //! as text, never interpreted (a model's answer cannot inject markup or scripts); links
 //! keep only http(s) and mailto targets. Code blocks get a header with their language
 //! and a Copy button (the view handles its clicks), and — in finished answers — syntax
-//! highlighting.
+//! highlighting, which the backend does: [`code_blocks`] lists what to send it
+//! (`highlight_code`), [`to_html_highlighted`] puts its answer in place.
 
+use art_types::commands::CodeBlock;
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd, html};
-
-use crate::highlight;
 
 /// Render `source` (CommonMark + tables, strikethrough, task lists) to safe HTML, code
 /// blocks plain (fast: for an answer still streaming).
 pub fn to_html(source: &str) -> String {
-    render(source, false)
+    render(source, &[])
 }
 
-/// Like [`to_html`], with code blocks syntax-highlighted (for finished answers).
-pub fn to_html_highlighted(source: &str) -> String {
-    render(source, true)
+/// Like [`to_html`], with the code blocks' HTML from the backend's highlighter: the
+/// `n`th entry of `highlighted` (trusted, escaped HTML) for the `n`th block of
+/// [`code_blocks`]; a block without one is shown plain.
+pub fn to_html_highlighted(source: &str, highlighted: &[Option<String>]) -> String {
+    render(source, highlighted)
+}
+
+/// The fenced and indented code blocks of `source`, in order, each with its fence's
+/// language tag as the page shows it (what the backend is asked to highlight).
+pub fn code_blocks(source: &str) -> Vec<CodeBlock> {
+    let mut blocks = Vec::new();
+    let mut open: Option<CodeBlock> = None;
+    for event in events(source) {
+        match (event, &mut open) {
+            (Event::Start(Tag::CodeBlock(kind)), _) => {
+                open = Some(CodeBlock {
+                    language: language_tag(&kind),
+                    code: String::new(),
+                });
+            }
+            (Event::End(TagEnd::CodeBlock), Some(_)) => blocks.extend(open.take()),
+            (Event::Text(text), Some(block)) => block.code.push_str(&text),
+            _ => {}
+        }
+    }
+    blocks
 }
 
 /// Whether `source` may have a fenced code block (the only kind that is highlighted):
@@ -32,18 +55,25 @@ fn escape(text: &str) -> String {
     out
 }
 
-/// A code block as trusted HTML: header (language, Copy) and the escaped or
-/// highlighted code.
-fn code_block(language: &str, code: &str, highlighted: bool) -> String {
-    // A fence tag is a word like `rust` or `c++`; anything else is not shown.
-    let language: String = language
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || "+-_.#".contains(*c))
-        .collect();
-    let body = highlighted
-        .then(|| highlight::highlight(code, &language))
-        .flatten()
-        .unwrap_or_else(|| escape(code));
+/// A code block's language as shown: its fence's first word up to anything but a
+/// letter, digit or `+-_.#` (`rust`, `c++`); empty for an indented block.
+fn language_tag(kind: &CodeBlockKind) -> String {
+    match kind {
+        CodeBlockKind::Fenced(info) => info
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || "+-_.#".contains(*c))
+            .collect(),
+        CodeBlockKind::Indented => String::new(),
+    }
+}
+
+/// A code block as trusted HTML: header (language, Copy) and the code, escaped here or
+/// highlighted (already escaped) by the backend.
+fn code_block(language: &str, code: &str, highlighted: Option<&str>) -> String {
+    let body = highlighted.map_or_else(|| escape(code), str::to_owned);
     let class = match language.is_empty() {
         true => String::new(),
         false => format!(" class=\"language-{language}\""),
@@ -56,27 +86,25 @@ fn code_block(language: &str, code: &str, highlighted: bool) -> String {
 }
 
 /// Replace each code block's events by one trusted HTML event (after the model's own
-/// markup was turned into text, so only ours is HTML).
+/// markup was turned into text, so only ours is HTML); the `n`th block takes the `n`th
+/// entry of `highlighted` when there is one.
 fn with_code_blocks<'a>(
     events: impl Iterator<Item = Event<'a>>,
-    highlighted: bool,
+    highlighted: &[Option<String>],
 ) -> Vec<Event<'a>> {
     let mut out = Vec::new();
     let mut block: Option<(String, String)> = None;
+    let mut index = 0;
     for event in events {
         match (event, &mut block) {
             (Event::Start(Tag::CodeBlock(kind)), _) => {
-                let language = match kind {
-                    CodeBlockKind::Fenced(info) => {
-                        info.split_whitespace().next().unwrap_or("").to_owned()
-                    }
-                    CodeBlockKind::Indented => String::new(),
-                };
-                block = Some((language, String::new()));
+                block = Some((language_tag(&kind), String::new()));
             }
             (Event::End(TagEnd::CodeBlock), Some((language, code))) => {
-                out.push(Event::Html(code_block(language, code, highlighted).into()));
+                let html = highlighted.get(index).and_then(Option::as_deref);
+                out.push(Event::Html(code_block(language, code, html).into()));
                 block = None;
+                index += 1;
             }
             (Event::Text(text), Some((_, code))) => code.push_str(&text),
             (event, _) => out.push(event),
@@ -85,10 +113,12 @@ fn with_code_blocks<'a>(
     out
 }
 
-fn render(source: &str, highlighted: bool) -> String {
+/// `source`'s Markdown events, made safe: the model's markup is text, links keep only
+/// safe targets, images become links.
+fn events(source: &str) -> impl Iterator<Item = Event<'_>> {
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
-    let events = Parser::new_ext(source, options).map(|event| match event {
+    Parser::new_ext(source, options).map(|event| match event {
         // Markup written by the model is text to us.
         Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
         Event::Start(Tag::Link {
@@ -129,9 +159,15 @@ fn render(source: &str, highlighted: bool) -> String {
         }
         Event::End(TagEnd::Image) => Event::End(TagEnd::Link),
         other => other,
-    });
+    })
+}
+
+fn render(source: &str, highlighted: &[Option<String>]) -> String {
     let mut out = String::with_capacity(source.len() * 3 / 2);
-    html::push_html(&mut out, with_code_blocks(events, highlighted).into_iter());
+    html::push_html(
+        &mut out,
+        with_code_blocks(events(source), highlighted).into_iter(),
+    );
     out
 }
 
@@ -249,15 +285,49 @@ mod tests {
             plain.contains("&lt;script&gt;") && !plain.contains("<script>"),
             "{plain}"
         );
-        let highlighted = to_html_highlighted(source);
-        assert!(highlighted.contains("hl-string"), "{highlighted}");
+        // The backend's HTML goes to its block; a block it left plain is escaped here.
+        let blocks = code_blocks(source);
+        assert_eq!(
+            blocks,
+            [
+                CodeBlock {
+                    language: "rust".into(),
+                    code: "let x = \"<i>\";\n".into()
+                },
+                CodeBlock {
+                    language: String::new(),
+                    code: "<script>alert(1)</script>\n".into()
+                },
+            ]
+        );
+        let from_backend = "<span class=\"hl-string\">&quot;&lt;i&gt;&quot;</span>";
+        let highlighted = to_html_highlighted(source, &[Some(from_backend.into()), None]);
+        assert!(highlighted.contains(from_backend), "{highlighted}");
         assert!(
             !highlighted.contains("<i>") && !highlighted.contains("<script>"),
             "{highlighted}"
         );
+        assert_eq!(highlighted.matches("hl-").count(), 1, "{highlighted}");
+        // Fewer entries than blocks (or none): the rest is plain, as while streaming.
+        assert_eq!(to_html_highlighted(source, &[]), plain);
         // A hostile fence tag cannot break out of the attribute.
         let hostile = to_html("```rust\"><img src=x>\nx\n```");
         assert!(!hostile.contains("<img"), "{hostile}");
+        assert_eq!(
+            code_blocks("```rust\"><img src=x>\nx\n```")[0].language,
+            "rust"
+        );
+        // Tildes, indented blocks and a tag with attributes (`py title=x`).
+        let kinds = code_blocks("~~~py title=x\na\n~~~\n\n    indented\n");
+        assert_eq!(kinds.len(), 2);
+        assert_eq!(
+            (kinds[0].language.as_str(), kinds[0].code.as_str()),
+            ("py", "a\n")
+        );
+        assert_eq!(
+            (kinds[1].language.as_str(), kinds[1].code.as_str()),
+            ("", "indented\n")
+        );
     }
 
     /// Feed `text` in pieces; return everything shown at the end, chunks + tail.

@@ -1,18 +1,21 @@
 //! Thread list and history: list, create, rename, delete, search, page through the
-//! active branch, list and switch branches, fork.
+//! active branch, list and switch branches, fork; and highlighting the code of answers.
 
 use art::context::MessageOptions;
 use art_types::commands::{
-    CreateThread, DeleteThread, ForkThread, ListBranches, ListMessages, ListThreads, RenameThread,
-    Search, SwitchBranch,
+    CreateThread, DeleteThread, ForkThread, HighlightCode, ListBranches, ListMessages, ListThreads,
+    RenameThread, Search, SwitchBranch,
 };
-use art_types::{BranchPoint, ConversationMessage, IpcError, SearchResult, ThreadSummary};
+use art_types::{
+    BranchPoint, ConversationMessage, ErrorCode, IpcError, SearchResult, ThreadSummary,
+};
 use tauri::AppHandle;
 
 use super::runs::{agent_error, busy};
 use super::{Handler, workbench};
 use crate::error::{context_error, require};
 use crate::events::threads_changed;
+use crate::highlight;
 
 /// Most messages one page may hold.
 const MAX_PAGE: usize = 500;
@@ -132,6 +135,16 @@ impl Handler for ForkThread {
             .map_err(context_error)?;
         threads_changed(&app);
         Ok(thread)
+    }
+}
+
+/// Highlighting runs on a blocking thread: the first call loads the grammars, and a long
+/// block takes milliseconds of CPU.
+impl Handler for HighlightCode {
+    async fn handle(self, _app: AppHandle) -> Result<Vec<Option<String>>, IpcError> {
+        tokio::task::spawn_blocking(move || highlight::highlight_all(&self.blocks))
+            .await
+            .map_err(|e| IpcError::new(ErrorCode::Internal, format!("highlighting failed: {e}")))
     }
 }
 

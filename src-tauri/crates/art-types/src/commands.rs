@@ -44,6 +44,7 @@ macro_rules! for_each_command {
             $crate::commands::SwitchBranch,
             $crate::commands::ForkThread,
             $crate::commands::Search,
+            $crate::commands::HighlightCode,
             $crate::commands::SendMessage,
             $crate::commands::Regenerate,
             $crate::commands::EditAndResend,
@@ -109,6 +110,7 @@ commands! {
     SwitchBranch = "switch_branch" -> ThreadSummary;
     ForkThread = "fork_thread" -> ThreadSummary;
     Search = "search" -> Vec<SearchResult>;
+    HighlightCode = "highlight_code" -> Vec<Option<String>>;
     SendMessage = "send_message" -> String;
     Regenerate = "regenerate" -> String;
     EditAndResend = "edit_and_resend" -> String;
@@ -237,6 +239,36 @@ pub struct ForkThread {
 pub struct Search {
     /// What to look for (at most 500 characters).
     pub query: String,
+}
+
+/// Syntax-highlight the code blocks of a finished answer, done by the backend so that the
+/// grammars and their regex engine stay out of the page. Returns one entry per block, in
+/// order: its code as escaped HTML with `hl-` scope classes (which the stylesheet colours),
+/// or `None` when its language is unknown, it is larger than [`HighlightCode::MAX_BYTES`]
+/// or there are more than [`HighlightCode::MAX_BLOCKS`] blocks before it (those are shown
+/// plain).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HighlightCode {
+    /// The blocks, in the answer's order.
+    pub blocks: Vec<CodeBlock>,
+}
+
+impl HighlightCode {
+    /// Largest block that is highlighted.
+    pub const MAX_BYTES: usize = 64 * 1024;
+    /// Most blocks highlighted in one call.
+    pub const MAX_BLOCKS: usize = 256;
+}
+
+/// One fenced code block of a message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CodeBlock {
+    /// The fence's language tag (`rust`, `py`, `sh`, …), empty when it has none.
+    pub language: String,
+    /// The code, as written.
+    pub code: String,
 }
 
 /// Start a run of the thread's agent on `text`; returns its trace id at once, progress

@@ -3,8 +3,10 @@
 //! timings, Copy, Regenerate), on both the branch switcher (`‹ 2 / 3 ›`) when the
 //! message has alternatives and Fork; and the answer of a live run as it streams.
 
+use art_types::commands::HighlightCode;
 use art_types::{ConversationMessage, MessageRole, MessageStatus};
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 use serde_json::Value;
 use wasm_bindgen::JsCast;
 
@@ -201,19 +203,22 @@ fn Question(
     }
 }
 
-/// An answer's HTML: plain at once, then with its code blocks highlighted in a task of
-/// their own, after the page has been painted (highlighting is the slow part of showing
-/// a thread, and the first use of a grammar is slower still).
+/// An answer's HTML: plain at once, then with its code blocks highlighted by the
+/// backend (`highlight_code`), which answers after the page has been painted. If it
+/// fails the answer stays plain, as it was shown: nothing is lost but colour.
 fn highlighted_later(content: &str) -> RwSignal<String> {
     let html = RwSignal::new(markdown::to_html(content));
     if markdown::has_code_block(content) {
         let content = content.to_owned();
-        set_timeout(
-            move || {
-                html.try_set(markdown::to_html_highlighted(&content));
-            },
-            std::time::Duration::ZERO,
-        );
+        spawn_local(async move {
+            let blocks = markdown::code_blocks(&content);
+            match ipc::call(&HighlightCode { blocks }).await {
+                Ok(highlighted) => {
+                    html.try_set(markdown::to_html_highlighted(&content, &highlighted));
+                }
+                Err(e) => ipc::web_log(&format!("code left unhighlighted: {}", e.message)),
+            }
+        });
     }
     html
 }
