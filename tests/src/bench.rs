@@ -1,7 +1,9 @@
 //! Benchmark figures as data. Each benchmark collects its [`Figure`]s in a [`Results`]
 //! and writes them to `<results dir>/<bench>.json`; `art-bench report` (run by
 //! `cargo xtask bench`) turns every results file into BENCHMARKS.md. The directory is
-//! `$ART_BENCH_RESULTS`, else `target/bench-results` of this workspace.
+//! `$ART_BENCH_RESULTS`, else `tests/bench/results` of this workspace: the results are
+//! committed with the report made from them, so a bench re-run alone leaves the others'
+//! figures as they were, and anyone can check a figure against its raw runs.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -210,20 +212,17 @@ fn round(v: f64) -> String {
     }
 }
 
-/// Where results files go.
+/// Where results files go (and the report reads them from).
 pub fn results_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("ART_BENCH_RESULTS") {
-        return dir.into();
+    match std::env::var_os("ART_BENCH_RESULTS") {
+        Some(dir) => dir.into(),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench/results"),
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    target.join("bench-results")
 }
 
-/// Cores, memory, CPU model and operating system of this machine.
+/// Cores, memory, CPU model and operating system of this machine (its cores, not those
+/// this process may use: a bench pins clients to one core each).
 pub fn machine() -> Value {
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let mem_kb: u64 = meminfo
         .lines()
@@ -236,6 +235,14 @@ pub fn machine() -> Value {
         .find_map(|l| l.strip_prefix("model name"))
         .map(|v| v.trim_start_matches([' ', '\t', ':']).trim().to_owned())
         .unwrap_or_else(|| "unknown CPU".into());
+    let cores = match cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("processor"))
+        .count()
+    {
+        0 => std::thread::available_parallelism().map_or(0, |n| n.get()),
+        n => n,
+    };
     let os = std::fs::read_to_string("/etc/os-release")
         .unwrap_or_default()
         .lines()

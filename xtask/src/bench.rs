@@ -1,6 +1,6 @@
 //! `cargo xtask bench [NAME…]`: the benchmarks, then BENCHMARKS.md rewritten from their
 //! figures (`art-bench report`). With no names, all run; a named subset re-runs those and
-//! the report keeps the others' last figures (from `target/bench-results`). Every bench is
+//! the report keeps the others' last figures (from `tests/bench/results`, committed). Every bench is
 //! a subcommand of the one `art-bench` binary (`tests/bench`), built in the same release
 //! build as the app, so the framework and its dependencies compile once:
 //!

@@ -5,8 +5,8 @@
 //! runs this; by hand:
 //!
 //! ```text
-//! art-bench compare [--tokens N] [--runs R] [--peers DIR]   # figures → target/bench-results/stream.json
-//! art-bench framework | export | adapters | mcp             # figures → target/bench-results/<name>.json
+//! art-bench compare [--tokens N] [--runs R] [--peers DIR]   # figures → tests/bench/results/stream.json
+//! art-bench framework | export | adapters | mcp             # figures → tests/bench/results/<name>.json
 //! art-bench desktop                                         # needs ART_E2E_APP, a display, tauri-driver
 //! art-bench client <name> <url> <model> <tokens> <ct|mt>    # one Rust client, one stream (JSON line)
 //! art-bench report [--out FILE]                             # every results file → BENCHMARKS.md

@@ -22,11 +22,16 @@ const SECTIONS: &[(&str, &str)] = &[
     ("mcp", "MCP client vs the TypeScript SDK"),
 ];
 
-/// The hand-written part: how to read the numbers, how budgets were reached.
-const NOTES: &str = include_str!("../../notes.md");
+/// The hand-written part (how to read the numbers, how budgets were reached), read when
+/// the report is written, so editing it needs no rebuild of the benchmarks.
+fn notes_path() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("notes.md")
+}
 
-/// Render every results file in `dir` into `out`.
+/// Render every results file in `dir`, then the notes, into `out`.
 pub fn write(dir: &Path, out: &Path) -> Result<(), String> {
+    let notes = notes_path();
+    let notes = std::fs::read_to_string(&notes).map_err(|e| format!("{}: {e}", notes.display()))?;
     let mut docs = Vec::new();
     for (bench, _) in SECTIONS {
         let path = dir.join(format!("{bench}.json"));
@@ -38,18 +43,18 @@ pub fn write(dir: &Path, out: &Path) -> Result<(), String> {
             Err(_) => eprintln!("report: no figures for {bench} (not run yet)"),
         }
     }
-    let text = render(&docs);
+    let text = render(&docs, &notes);
     std::fs::write(out, text).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("report: {} written", out.display());
     Ok(())
 }
 
 /// The whole report for the results `docs`.
-pub fn render(docs: &[Value]) -> String {
+pub fn render(docs: &[Value], notes: &str) -> String {
     let mut md = String::from("# Benchmarks\n\n");
     md.push_str(
         "<!-- Made by `cargo xtask bench` (`art-bench report`) from the figures the benchmarks \
-         write to target/bench-results/. Edit the benches or tests/bench/notes.md, not this file. -->\n\n",
+         write to tests/bench/results/. Edit the benches or tests/bench/notes.md, not this file. -->\n\n",
     );
     md.push_str(
         "Every figure here comes from `cargo xtask bench`, which runs all the benchmarks, \
@@ -98,7 +103,7 @@ pub fn render(docs: &[Value]) -> String {
         }
     }
     md.push_str(&noise_and_speed(docs));
-    md.push_str(NOTES);
+    md.push_str(notes);
     md
 }
 

@@ -66,7 +66,10 @@ fn budgets_are_judged_on_the_median_and_peers_sit_side_by_side() {
         fig("desktop/start_ms", "Start", "ms", vec![400.0, 500.0, 450.0])
             .budget(Budget::AtMost(1000.0)),
     );
-    let md = render(&[written(&stream), written(&desktop)]);
+    let md = render(
+        &[written(&stream), written(&desktop)],
+        "## How to read these numbers\n\nThe notes.\n",
+    );
 
     assert!(md.contains("| Ours — throughput (openai-events) | **1,100,000** tokens/s [900,000 – 1,200,000] | ≥ 1,000,000 tokens/s: met |"), "{md}");
     assert!(
@@ -92,7 +95,10 @@ fn budgets_are_judged_on_the_median_and_peers_sit_side_by_side() {
     );
     // Benchmarks without figures say how to get them; the notes close the report.
     assert!(md.contains("Not measured yet: run `cargo xtask bench export`."));
-    assert!(md.contains("## How to read these numbers"));
+    assert!(
+        md.ends_with("## How to read these numbers\n\nThe notes.\n"),
+        "the notes close the report"
+    );
     assert!(md.contains("## How noisy this machine was"));
     // Each section says how fast the machine was around it; the noise section sums it up.
     assert!(md.contains("calibration loop"), "{md}");
