@@ -24,22 +24,12 @@ pub fn to_html_highlighted(source: &str, highlighted: &[Option<String>]) -> Stri
 /// The fenced and indented code blocks of `source`, in order, each with its fence's
 /// language tag as the page shows it (what the backend is asked to highlight).
 pub fn code_blocks(source: &str) -> Vec<CodeBlock> {
-    let mut blocks = Vec::new();
-    let mut open: Option<CodeBlock> = None;
-    for event in events(source) {
-        match (event, &mut open) {
-            (Event::Start(Tag::CodeBlock(kind)), _) => {
-                open = Some(CodeBlock {
-                    language: language_tag(&kind),
-                    code: String::new(),
-                });
-            }
-            (Event::End(TagEnd::CodeBlock), Some(_)) => blocks.extend(open.take()),
-            (Event::Text(text), Some(block)) => block.code.push_str(&text),
-            _ => {}
-        }
-    }
-    blocks
+    pieces(events(source))
+        .filter_map(|piece| match piece {
+            Piece::Block(block) => Some(block),
+            Piece::Other(_) => None,
+        })
+        .collect()
 }
 
 /// Whether `source` may have a fenced code block (the only kind that is highlighted):
@@ -85,32 +75,32 @@ fn code_block(language: &str, code: &str, highlighted: Option<&str>) -> String {
     )
 }
 
-/// Replace each code block's events by one trusted HTML event (after the model's own
-/// markup was turned into text, so only ours is HTML); the `n`th block takes the `n`th
-/// entry of `highlighted` when there is one.
-fn with_code_blocks<'a>(
-    events: impl Iterator<Item = Event<'a>>,
-    highlighted: &[Option<String>],
-) -> Vec<Event<'a>> {
-    let mut out = Vec::new();
-    let mut block: Option<(String, String)> = None;
-    let mut index = 0;
-    for event in events {
-        match (event, &mut block) {
-            (Event::Start(Tag::CodeBlock(kind)), _) => {
-                block = Some((language_tag(&kind), String::new()));
-            }
-            (Event::End(TagEnd::CodeBlock), Some((language, code))) => {
-                let html = highlighted.get(index).and_then(Option::as_deref);
-                out.push(Event::Html(code_block(language, code, html).into()));
-                block = None;
-                index += 1;
-            }
-            (Event::Text(text), Some((_, code))) => code.push_str(&text),
-            (event, _) => out.push(event),
+/// A code block gathered whole, or any other event as it came.
+enum Piece<'a> {
+    Block(CodeBlock),
+    Other(Event<'a>),
+}
+
+/// `events` with each code block's events (start, text, end) gathered into one
+/// [`Piece::Block`]: the one walk both [`code_blocks`] and the rendering make, so the
+/// `n`th block is the same for both.
+fn pieces<'a>(events: impl Iterator<Item = Event<'a>>) -> impl Iterator<Item = Piece<'a>> {
+    let mut open: Option<CodeBlock> = None;
+    events.filter_map(move |event| match (event, &mut open) {
+        (Event::Start(Tag::CodeBlock(kind)), _) => {
+            open = Some(CodeBlock {
+                language: language_tag(&kind),
+                code: String::new(),
+            });
+            None
         }
-    }
-    out
+        (Event::End(TagEnd::CodeBlock), Some(_)) => open.take().map(Piece::Block),
+        (Event::Text(text), Some(block)) => {
+            block.code.push_str(&text);
+            None
+        }
+        (event, _) => Some(Piece::Other(event)),
+    })
 }
 
 /// `source`'s Markdown events, made safe: the model's markup is text, links keep only
@@ -162,12 +152,20 @@ fn events(source: &str) -> impl Iterator<Item = Event<'_>> {
     })
 }
 
+/// `source` as HTML, each code block as one trusted HTML event (after the model's own
+/// markup was turned into text, so only ours is HTML); the `n`th block takes the `n`th
+/// entry of `highlighted` when there is one.
 fn render(source: &str, highlighted: &[Option<String>]) -> String {
+    let mut highlighted = highlighted.iter();
+    let html_events = pieces(events(source)).map(|piece| match piece {
+        Piece::Block(block) => {
+            let html = highlighted.next().and_then(Option::as_deref);
+            Event::Html(code_block(&block.language, &block.code, html).into())
+        }
+        Piece::Other(event) => event,
+    });
     let mut out = String::with_capacity(source.len() * 3 / 2);
-    html::push_html(
-        &mut out,
-        with_code_blocks(events(source), highlighted).into_iter(),
-    );
+    html::push_html(&mut out, html_events);
     out
 }
 
