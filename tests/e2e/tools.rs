@@ -138,3 +138,70 @@ async fn add_servers_call_a_tool_see_its_image_restart_and_quit_cleanly() {
     app.close().await;
     assert_eq!(settle(&mark, 10).await, 0, "MCP servers outlived the app");
 }
+
+/// The app's environment holds a key (`cargo xtask test` puts one there, as a user's
+/// shell holds `OPENAI_API_KEY`); a stdio server the app starts gets its own configured
+/// variables and a small safe set, never that key — server-everything's `get-env`
+/// shows all it was given, in the tool card.
+#[tokio::test(flavor = "current_thread")]
+async fn a_server_the_app_starts_never_sees_the_apps_keys() {
+    use art_testkit::e2e::{SENTINEL_KEY_VAR, app_environments};
+    let sentinel = std::env::var(SENTINEL_KEY_VAR).expect("set by `cargo xtask test`");
+    let mark = marker();
+    let plan = r#"{"title": "Environment", "intent": "See the server's environment", "steps": [{"id": "1", "description": "Ask the server", "tools": ["everything__get-env"]}], "toolCalls": [{"callId": "c1", "toolName": "everything__get-env", "arguments": {}}]}"#;
+    let ollama = fake_ollama(vec![
+        text_reply(Protocol::Ollama, plan, 24),
+        text_reply(Protocol::Ollama, "That is its environment.", 8),
+    ])
+    .await;
+    let app = AppSession::launch().await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+    let carried = format!("{SENTINEL_KEY_VAR}={sentinel}");
+    assert!(
+        app_environments().iter().any(|env| env.contains(&carried)),
+        "the app under test does not carry the key, so this test would prove nothing"
+    );
+
+    app.click("#tools-button").await;
+    app.click("#paste-mcp-json").await;
+    let json = serde_json::json!({ "mcpServers": { "everything": {
+        "command": "node",
+        "args": [everything_script(), "stdio"],
+        "env": { MARKER_VAR: mark },
+    }}});
+    app.type_into("#mcp-json", &json.to_string()).await;
+    app.click("#import-mcp").await;
+    app.wait_for(".server-item[data-server=\"everything\"][data-state=\"ok\"]")
+        .await;
+
+    app.click("#new-thread").await;
+    app.click("#settings-button").await;
+    app.type_into("#base-url-input", &ollama.url()).await;
+    app.select("#provider-select", "ollama").await;
+    app.type_into("#model-input", art_testkit::fake::scripts::MODEL)
+        .await;
+    app.wait_for(".tool-group[data-group=\"everything\"]").await;
+    app.click("#tool-list input[data-tool=\"everything__get-env\"]")
+        .await;
+    app.click("#save-settings").await;
+    app.wait_for("#settings-saved").await;
+    app.click("#settings-button").await;
+    app.type_into("#composer-input", "What environment does the server see?")
+        .await;
+    app.click("#send-button").await;
+    let asking = ".approval-card[data-tool=\"everything__get-env\"]";
+    app.wait_for_text(asking, "Approval needed").await;
+    app.click(&format!("{asking} button.approve")).await;
+    let card = app
+        .wait_for_text(".tool-card.ok[data-tool=\"everything__get-env\"]", &mark)
+        .await;
+    assert!(card.contains("PATH"), "{card}");
+    assert!(
+        !card.contains(&sentinel),
+        "the key reached the server: {card}"
+    );
+    assert!(!card.contains(SENTINEL_KEY_VAR), "{card}");
+    app.close().await;
+    assert_eq!(settle(&mark, 10).await, 0, "MCP servers outlived the app");
+}

@@ -16,6 +16,8 @@ MODE is what goes wrong:
   changing       after the first call, adds `echo2` and sends
                  `notifications/tools/list_changed`
   old-version    answers `initialize` with a protocol version no client supports
+  not-mcp        prints a usage text on stdout and never answers (a program that
+                 is not an MCP server)
   ok             works: one tool, `echo`
 """
 
@@ -55,6 +57,12 @@ grown = False
 
 def main():
     global grown
+    if MODE == "not-mcp":
+        sys.stdout.write("Usage: fault_server.py MODE\n")
+        sys.stdout.flush()
+        for _ in sys.stdin:
+            pass
+        return
     if MODE == "spawn-child":
         subprocess.Popen(["sleep", "600"])
     for line in sys.stdin:

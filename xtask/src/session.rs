@@ -151,6 +151,15 @@ impl Session {
             session.start_dbus_and_keyring()?;
         }
         if let Some(driver) = &wants.tauri_driver {
+            // The app's default Ollama address is one the tests own (their sentinel
+            // holds it), not 11434, where a real Ollama may run on the machine.
+            session.set("OLLAMA_HOST", format!("127.0.0.1:{}", free_port()?));
+            // A key in the app's environment that no MCP server it starts may see
+            // (art_testkit::e2e::SENTINEL_KEY_VAR).
+            session.set(
+                "ART_E2E_SENTINEL_API_KEY",
+                format!("sk-e2e-sentinel-{}", std::process::id()),
+            );
             session.start_tauri_driver(driver, wants.debug_logs)?;
         }
         Ok(session)

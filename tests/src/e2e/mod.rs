@@ -15,6 +15,31 @@ use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use tokio::sync::{Mutex, MutexGuard};
 
+/// A key-shaped variable `cargo xtask test` puts in the environment of the apps under
+/// test (through tauri-driver), so tests can prove it goes nowhere it should not.
+pub const SENTINEL_KEY_VAR: &str = "ART_E2E_SENTINEL_API_KEY";
+
+/// The environments (`NAME=value` each) of the running processes of the app under test
+/// (Linux: read from `/proc`).
+pub fn app_environments() -> Vec<Vec<String>> {
+    let app = std::fs::canonicalize(env("ART_E2E_APP")).unwrap_or_default();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| std::fs::read_link(e.path().join("exe")).is_ok_and(|exe| exe == app))
+        .filter_map(|e| std::fs::read(e.path().join("environ")).ok())
+        .map(|bytes| {
+            bytes
+                .split(|b| *b == 0)
+                .filter(|v| !v.is_empty())
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+                .collect()
+        })
+        .collect()
+}
+
 /// How long to wait for the UI to show something before failing.
 pub const UI_TIMEOUT: Duration = Duration::from_secs(20);
 

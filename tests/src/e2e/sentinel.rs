@@ -1,40 +1,78 @@
 //! Hermetic end-to-end tests: the app must reach only servers a test started. The
-//! addresses the app would use on its own (a local Ollama's default `127.0.0.1:11434`)
-//! are held for the whole test process by a listener that records every connection and
-//! closes it; a session that caused one fails when it closes, naming the request.
+//! addresses the app would use on its own are held for the whole test process by a
+//! listener that records every connection and closes it; a session that caused one
+//! fails when it closes, naming the request.
+//!
+//! The app's default Ollama address comes from `OLLAMA_HOST` (as Ollama's own does), and
+//! `cargo xtask test` points it at a port of its own: the suite owns the address the app
+//! would reach by default, so it passes beside a real Ollama on 11434. That port is
+//! held too whenever it is free — always in CI —, so a default written past
+//! `OLLAMA_HOST` would be caught there.
 
 use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-/// The default addresses the app knows of that a test could reach by mistake.
-const DEFAULTS: &[&str] = &["127.0.0.1:11434"];
+/// Ollama's own default, held when free.
+const OLLAMA_PORT: &str = "127.0.0.1:11434";
 
 /// Who knocked: the address and the request line it sent.
 static KNOCKS: Mutex<Vec<String>> = Mutex::new(Vec::new());
-static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
+static STARTED: OnceLock<Result<Vec<String>, String>> = OnceLock::new();
 
-/// Hold the default addresses (once per process); an error says which one is taken.
-pub fn start() -> Result<(), String> {
-    STARTED
-        .get_or_init(|| {
-            for address in DEFAULTS {
-                let listener = TcpListener::bind(address).map_err(|e| {
-                    format!(
-                        "cannot hold {address} ({e}): something (a local Ollama?) listens there. \
-                         The end-to-end tests hold the app's default addresses to prove they never \
-                         reach a server they did not start: stop it and run them again"
-                    )
-                })?;
-                std::thread::Builder::new()
-                    .name(format!("sentinel {address}"))
-                    .spawn(move || watch(listener, address))
-                    .map_err(|e| format!("cannot watch {address}: {e}"))?;
+/// The app's default addresses: the one `OLLAMA_HOST` gives it (must be held), and
+/// Ollama's own default (held when free).
+fn defaults() -> Vec<(String, bool)> {
+    let configured = art::providers::ollama::default_base_url();
+    let configured = configured
+        .split_once("://")
+        .map_or(configured.as_str(), |(_, rest)| rest)
+        .trim_end_matches('/')
+        .to_owned();
+    let mut defaults = vec![(configured.clone(), true)];
+    if configured != OLLAMA_PORT {
+        defaults.push((OLLAMA_PORT.to_owned(), false));
+    }
+    defaults
+}
+
+/// Hold the default addresses (once per process); the addresses held, or an error
+/// saying which required one is taken.
+pub fn start() -> Result<Vec<String>, String> {
+    STARTED.get_or_init(|| hold(&defaults())).clone()
+}
+
+/// Hold `addresses` (each: required or only when free).
+fn hold(addresses: &[(String, bool)]) -> Result<Vec<String>, String> {
+    let mut held = Vec::new();
+    for (address, required) in addresses {
+        let listener = match TcpListener::bind(address) {
+            Ok(listener) => listener,
+            Err(e) if *required => {
+                return Err(format!(
+                    "cannot hold {address} ({e}), the app's default Ollama address \
+                     (OLLAMA_HOST) in these tests: the end-to-end tests hold it to prove \
+                     the app never reaches a server they did not start"
+                ));
             }
-            Ok(())
-        })
-        .clone()
+            Err(e) => {
+                eprintln!(
+                    "note: {address} is in use ({e}), probably by a local Ollama: the \
+                     tests point the app's default at {} instead",
+                    addresses[0].0
+                );
+                continue;
+            }
+        };
+        let name: &'static str = Box::leak(address.clone().into_boxed_str());
+        std::thread::Builder::new()
+            .name(format!("sentinel {address}"))
+            .spawn(move || watch(listener, name))
+            .map_err(|e| format!("cannot watch {address}: {e}"))?;
+        held.push(address.clone());
+    }
+    Ok(held)
 }
 
 /// Record each connection with its first line, then close it.
@@ -82,16 +120,53 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn a_connection_to_a_default_address_is_recorded_with_its_request() {
-        start().expect("the default addresses are free");
+    fn knock(address: &str, request: &[u8]) -> Vec<String> {
         let before = count();
-        let mut stream = TcpStream::connect(DEFAULTS[0]).unwrap();
-        stream.write_all(b"GET /api/tags HTTP/1.1\r\n\r\n").unwrap();
+        let mut stream = TcpStream::connect(address).unwrap();
+        stream.write_all(request).unwrap();
+        // Tests run at once: only this address's knocks.
+        let mine = || -> Vec<String> {
+            let prefix = format!("{address}: ");
+            since(before)
+                .into_iter()
+                .filter(|k| k.starts_with(&prefix))
+                .collect()
+        };
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while since(before).is_empty() && std::time::Instant::now() < deadline {
+        while mine().is_empty() && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
-        assert_eq!(since(before), ["127.0.0.1:11434: GET /api/tags HTTP/1.1"]);
+        mine()
+    }
+
+    #[test]
+    fn a_connection_to_a_default_address_is_recorded_with_its_request() {
+        let held = start().expect("the suite's own default address is free");
+        let configured = &defaults()[0].0;
+        assert_eq!(held.first(), Some(configured), "{held:?}");
+        for address in &held {
+            assert_eq!(
+                knock(address, b"GET /api/tags HTTP/1.1\r\n\r\n"),
+                [format!("{address}: GET /api/tags HTTP/1.1")]
+            );
+        }
+    }
+
+    #[test]
+    fn an_address_someone_else_listens_on_is_left_unless_required() {
+        // A local Ollama stands in as a listener of the test's own.
+        let ollama = TcpListener::bind("127.0.0.1:0").unwrap();
+        let taken = ollama.local_addr().unwrap().to_string();
+        let free = TcpListener::bind("127.0.0.1:0").unwrap();
+        let ours = free.local_addr().unwrap().to_string();
+        drop(free);
+        let held = hold(&[(ours.clone(), true), (taken.clone(), false)]).unwrap();
+        assert_eq!(held, std::slice::from_ref(&ours));
+        assert_eq!(
+            knock(&ours, b"POST /api/chat HTTP/1.1\r\n\r\n"),
+            [format!("{ours}: POST /api/chat HTTP/1.1")]
+        );
+        let refused = hold(&[(taken.clone(), true)]).unwrap_err();
+        assert!(refused.contains(&taken), "{refused}");
     }
 }

@@ -75,6 +75,10 @@ failure_codes! {
     ProviderOverloaded = "PROVIDER_OVERLOADED",
     /// Any other refusal of the request (a 4xx).
     RequestRejected = "REQUEST_REJECTED",
+    /// The model or its server does not take tools natively (Ollama's "does not
+    /// support tools", llama.cpp without `--jinja`, vLLM without auto tool choice): the
+    /// agent asks in the text form instead.
+    ToolsUnsupported = "TOOLS_UNSUPPORTED",
     /// An error event inside an otherwise good stream.
     ProviderStreamError = "PROVIDER_STREAM_ERROR",
     /// Gemini blocked the prompt (safety).

@@ -75,6 +75,10 @@ pub struct PromptMessage {
     /// For `assistant`: thinking to send back, where the provider wants it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningBlock>,
+    /// For `tool_result`: the call failed (the content says why); providers that mark
+    /// failed results (Anthropic's `is_error`) get it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
 }
 
 impl PromptMessage {
@@ -87,6 +91,7 @@ impl PromptMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             reasoning: None,
+            is_error: false,
         }
     }
 }

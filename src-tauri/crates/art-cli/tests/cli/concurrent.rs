@@ -254,3 +254,103 @@ async fn a_thread_answers_one_question_at_a_time_across_processes() {
         "the refused question was not stored: {listed}"
     );
 }
+
+/// Processes started on one thread at the same moment.
+const RACERS: usize = 4;
+/// Races run, one after another on the same thread.
+const RACES: usize = 50;
+
+/// Several `art run` on one thread started together: exactly one is admitted, every
+/// time — the claim is one atomic write, not a check and then a write. The admitted run
+/// hangs on its model (so nothing a loser does can pass for a run that already ended);
+/// the others must all be refused; then the winner is killed, and the next race also
+/// takes over the dead process's claim.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_runs_on_one_thread_admit_exactly_one_every_time() {
+    use art_testkit::fake::{Ending, Reply};
+    let setup = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, "Ready.", 64),
+            text_reply(Protocol::Ollama, "Ready.", 64),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let made = output(art(data.path()).args(super::ask_new("Race", &setup.url(), "Ready?")));
+    assert!(made.status.success(), "{}", done(&made));
+    let listed = output(art(data.path()).arg("threads"));
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let thread = listed.split_whitespace().next().unwrap().to_owned();
+
+    // Every admitted run's first model call gets headers and then silence.
+    let hang = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        (0..RACES)
+            .map(|_| Reply::ndjson("", 1).ending(Ending::Hang))
+            .collect(),
+    )
+    .await
+    .unwrap();
+    let url = hang.url();
+    for race in 0..RACES {
+        let mut racers: Vec<_> = (0..RACERS)
+            .map(|i| {
+                art(data.path())
+                    .args(["run", "--thread", &thread, "--base-url", &url])
+                    .arg(format!("Race {race}, runner {i}?"))
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        // The refused leave at once; the admitted one waits on its model.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let mut refused = Vec::new();
+        while refused.len() < RACERS - 1 && std::time::Instant::now() < deadline {
+            let mut at = 0;
+            while at < racers.len() {
+                if matches!(racers[at].try_wait(), Ok(Some(_))) {
+                    let child = racers.swap_remove(at);
+                    refused.push(tokio::task::block_in_place(|| child.wait_with_output()).unwrap());
+                } else {
+                    at += 1;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        for out in &refused {
+            assert_eq!(out.status.code(), Some(1), "race {race}: {}", done(out));
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains("is answering already"),
+                "race {race}: {}",
+                done(out)
+            );
+        }
+        assert_eq!(
+            racers.len(),
+            1,
+            "race {race}: {} runs admitted at once",
+            racers.len()
+        );
+        // The winner is at its model (one more chat request), then it is killed.
+        let asked = || {
+            hang.requests()
+                .iter()
+                .filter(|r| r.request_line.contains("/api/chat"))
+                .count()
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while asked() < race + 1 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(asked(), race + 1, "race {race}: one model call per race");
+        let mut winner = racers.pop().unwrap();
+        winner.kill().unwrap();
+        tokio::task::block_in_place(|| winner.wait()).unwrap();
+    }
+}

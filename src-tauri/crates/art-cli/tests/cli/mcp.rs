@@ -319,3 +319,54 @@ async fn a_run_calls_a_thread_s_mcp_tool_and_ends_its_server() {
         stderr(&out)
     );
 }
+
+/// A stdio server gets a small safe part of our environment and its own configured
+/// variables — never the provider keys a CLI user exports, nor any other secret of the
+/// shell (server-everything's `get-env` prints everything it was given).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stdio_server_never_sees_the_keys_in_our_environment() {
+    let data = tempfile::tempdir().unwrap();
+    let mark = marker();
+    let env = format!("{MARKER_VAR}={mark}");
+    let script = everything_script();
+    let add = [
+        "mcp",
+        "add",
+        "everything",
+        "--env",
+        &env,
+        "--",
+        "node",
+        &script,
+        "stdio",
+    ];
+    let out = art(data.path(), &add).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let data_dir = data.path().to_owned();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_art"))
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .args(["mcp", "call", "everything", "get-env", "{}"])
+            .env("OPENAI_API_KEY", "sk-SENTINEL-openai-0123456789abcdef")
+            .env("ANTHROPIC_API_KEY", "sk-ant-SENTINEL-0123456789abcdef")
+            .env("SOME_SHELL_TOKEN", "SENTINEL-shell-token")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let seen = stdout(&out);
+    assert!(
+        !seen.contains("SENTINEL"),
+        "keys reached the server: {seen}"
+    );
+    assert!(
+        !seen.contains("OPENAI_API_KEY") && !seen.contains("SOME_SHELL_TOKEN"),
+        "{seen}"
+    );
+    assert!(seen.contains(&mark), "its configured variable: {seen}");
+    assert!(seen.contains("PATH"), "enough to find programs: {seen}");
+    assert_eq!(settle(&mark, 10).await, 0);
+}

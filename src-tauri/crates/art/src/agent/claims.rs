@@ -46,6 +46,8 @@ pub struct Claim {
     storage: Arc<dyn StorageAdapter>,
     here: Arc<Mutex<HashSet<String>>>,
     thread_id: String,
+    /// The stored claim's body, as written.
+    body: String,
 }
 
 impl Claims {
@@ -72,17 +74,13 @@ impl Claims {
 
     /// The claim on `thread_id` of another process that lives, if any.
     async fn elsewhere(&self, thread_id: &str) -> Result<Option<Stored>, AgentError> {
-        let me = std::process::id();
-        let Some(record) = self.storage.get(Collection::ActiveRuns, thread_id).await? else {
-            return Ok(None);
-        };
-        Ok(record
-            .decode::<Stored>(Collection::ActiveRuns)
-            .ok()
-            .filter(|other| other.pid != me && alive(other.pid)))
+        let record = self.storage.get(Collection::ActiveRuns, thread_id).await?;
+        Ok(record.as_ref().and_then(live_other))
     }
 
-    /// Claim `thread_id` for run `trace_id`, or say who has it.
+    /// Claim `thread_id` for run `trace_id`, or say who has it. The stored claim is
+    /// taken by one compare-and-swap (in the writer's IMMEDIATE transaction): of several
+    /// processes that start a run on one thread at the same moment, exactly one wins.
     pub async fn claim(&self, thread_id: &str, trace_id: &str) -> Result<Claim, AgentError> {
         let busy = || AgentError::Busy(thread_id.to_owned());
         if !self
@@ -94,17 +92,12 @@ impl Claims {
             return Err(busy());
         }
         // From here on the claim is ours in this process: dropped, it is given back.
-        let claim = Claim {
+        let mut claim = Claim {
             storage: Arc::clone(&self.storage),
             here: Arc::clone(&self.here),
             thread_id: thread_id.to_owned(),
+            body: String::new(),
         };
-        if let Some(other) = self.elsewhere(thread_id).await? {
-            return Err(AgentError::Busy(format!(
-                "{thread_id} (run {} in process {})",
-                other.trace_id, other.pid
-            )));
-        }
         let stored = Stored {
             pid: std::process::id(),
             trace_id: trace_id.to_owned(),
@@ -119,21 +112,61 @@ impl Claims {
             body: encode(&stored)?,
             parent: None,
         };
-        self.storage
-            .set(Collection::ActiveRuns, vec![record])
-            .await?;
-        Ok(claim)
+        // A lost swap means another process wrote the claim meanwhile: read it again
+        // (it is alive, so the next look refuses; a dead one's is taken over).
+        for _ in 0..TRIES {
+            let current = self.storage.get(Collection::ActiveRuns, thread_id).await?;
+            if let Some(other) = current.as_ref().and_then(live_other) {
+                return Err(AgentError::Busy(format!(
+                    "{thread_id} (run {} in process {})",
+                    other.trace_id, other.pid
+                )));
+            }
+            let expected = current.as_ref().map(|r| r.body.as_str());
+            if self
+                .storage
+                .swap(
+                    Collection::ActiveRuns,
+                    thread_id,
+                    expected,
+                    Some(record.clone()),
+                )
+                .await?
+            {
+                claim.body = record.body;
+                return Ok(claim);
+            }
+        }
+        Err(busy())
     }
 }
 
+/// How often a claim is tried when other processes keep changing the stored one.
+const TRIES: usize = 4;
+
+/// The stored claim when it is another live process's.
+fn live_other(record: &Record) -> Option<Stored> {
+    let me = std::process::id();
+    record
+        .decode::<Stored>(Collection::ActiveRuns)
+        .ok()
+        .filter(|other| other.pid != me && alive(other.pid))
+}
+
 impl Claim {
-    /// The run is over: the thread is free again, here and for other processes.
+    /// The run is over: the thread is free again, here and for other processes (the
+    /// stored claim is removed only while it is still this run's).
     pub async fn release(self) {
-        if let Err(e) = self
+        let removed = self
             .storage
-            .delete(Collection::ActiveRuns, &self.thread_id)
-            .await
-        {
+            .swap(
+                Collection::ActiveRuns,
+                &self.thread_id,
+                Some(&self.body),
+                None,
+            )
+            .await;
+        if let Err(e) = removed {
             tracing::warn!(thread = %self.thread_id, "could not release the thread's run claim: {e}");
         }
     }

@@ -5,8 +5,9 @@ use std::collections::HashSet;
 
 use art_types::{
     ConversationMessage, FunctionCall, MessageRole, MessageStatus, Prompt, PromptMessage,
-    PromptRole, ToolCallRequest,
+    PromptRole, ToolCallRequest, ToolStatus,
 };
+use serde::Deserialize;
 use serde_json::Value;
 
 /// Tokens a text is estimated to take: three bytes each, on the safe side of what
@@ -68,6 +69,9 @@ pub fn to_prompt(history: &[ConversationMessage]) -> Prompt {
         .filter(|m| m.trace_id().is_none_or(|t| !failed.contains(t)))
         .collect();
     let mut prompt = Prompt::new();
+    // Call ids go to providers that require them unique in a request (Anthropic): ids
+    // repeated across runs (a model numbering its calls `t1` every time) are renamed.
+    let mut seen: HashSet<String> = HashSet::new();
     let mut i = 0;
     while i < history.len() {
         let m = history[i];
@@ -93,11 +97,18 @@ pub fn to_prompt(history: &[ConversationMessage]) -> Prompt {
                     })
                     .collect();
                 if !run.is_empty() {
+                    let ids: Vec<String> = run
+                        .iter()
+                        .map(|t| {
+                            unique_id(meta_str(t, TOOL_CALL_ID).unwrap_or_default(), &mut seen)
+                        })
+                        .collect();
                     let mut assistant = PromptMessage::text(PromptRole::Assistant, "");
                     assistant.tool_calls = run
                         .iter()
-                        .map(|t| ToolCallRequest {
-                            id: meta_str(t, TOOL_CALL_ID).unwrap_or_default().to_owned(),
+                        .zip(&ids)
+                        .map(|(t, id)| ToolCallRequest {
+                            id: id.clone(),
                             kind: "function".into(),
                             function: FunctionCall {
                                 name: meta_str(t, TOOL_NAME).unwrap_or_default().to_owned(),
@@ -111,10 +122,15 @@ pub fn to_prompt(history: &[ConversationMessage]) -> Prompt {
                         })
                         .collect();
                     prompt.push(assistant);
-                    for t in run {
+                    for (t, id) in run.iter().zip(ids) {
                         let mut result = PromptMessage::text(PromptRole::ToolResult, &t.content);
-                        result.tool_call_id = meta_str(t, TOOL_CALL_ID).map(str::to_owned);
+                        result.tool_call_id = Some(id);
                         result.name = meta_str(t, TOOL_NAME).map(str::to_owned);
+                        result.is_error = t
+                            .metadata
+                            .get("status")
+                            .and_then(|s| ToolStatus::deserialize(s).ok())
+                            == Some(ToolStatus::Error);
                         prompt.push(result);
                     }
                 }
@@ -125,6 +141,27 @@ pub fn to_prompt(history: &[ConversationMessage]) -> Prompt {
         i += 1;
     }
     prompt
+}
+
+/// `id`, or a variant of it (`id_2`, …) when `seen` has it already; recorded as seen.
+fn unique_id(id: &str, seen: &mut HashSet<String>) -> String {
+    let id = match seen.contains(id) {
+        false => id.to_owned(),
+        true => (2..)
+            .map(|n| format!("{id}_{n}"))
+            .find(|candidate| !seen.contains(candidate))
+            .unwrap_or_default(),
+    };
+    seen.insert(id.clone());
+    id
+}
+
+/// The tool call ids the history's prompt holds (as [`to_prompt`] writes them): a new
+/// run gives its calls other ones, so a request never holds one id twice.
+pub fn call_ids(history: &[ConversationMessage]) -> impl Iterator<Item = String> {
+    to_prompt(history)
+        .into_iter()
+        .flat_map(|m| m.tool_calls.into_iter().map(|c| c.id))
 }
 
 #[cfg(test)]

@@ -17,7 +17,8 @@ use crate::secrets::Secret;
 /// Adapter option naming the base URL (overrides the provider's default).
 pub const BASE_URL: &str = "base_url";
 
-/// The built-in providers with their default base URLs.
+/// The built-in providers with their default base URLs (Ollama's from `OLLAMA_HOST`
+/// when set: [`ollama::default_base_url`]).
 pub fn builtin_entries() -> Vec<ProviderEntry> {
     let entry = |name: &str, kind, base: &str| {
         let mut base_options = Map::new();
@@ -30,7 +31,7 @@ pub fn builtin_entries() -> Vec<ProviderEntry> {
         }
     };
     vec![
-        entry("ollama", AdapterKind::Ollama, ollama::DEFAULT_BASE_URL),
+        entry("ollama", AdapterKind::Ollama, &ollama::default_base_url()),
         entry("openai", AdapterKind::OpenAi, "https://api.openai.com/v1"),
         entry(
             "anthropic",

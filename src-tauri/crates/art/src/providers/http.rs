@@ -79,6 +79,10 @@ pub fn classify(status: u16, body: &str) -> ProviderError {
     let lower = body.to_ascii_lowercase();
     let said = provider_message(body).unwrap_or_else(|| body.chars().take(300).collect());
     let (class, code) = match status {
+        // A refusal of tools is not worth a retry, whatever the status (llama.cpp: 500).
+        _ if crate::reasoning::text_form::refuses_tools(&said) => {
+            (ErrorClass::Permanent, FailureCode::ToolsUnsupported)
+        }
         401 | 403 => (ErrorClass::Auth, FailureCode::AuthenticationFailed),
         429 if lower.contains("insufficient_quota") => {
             (ErrorClass::Permanent, FailureCode::QuotaExhausted)

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use super::ledger::{self, UsageQuery, UsageRecord, UsageSum};
 use super::{
     Collection, Link, Order, Query, Record, RecordStream, SCAN_QUEUE, SearchHit, StorageAdapter,
-    StorageError,
+    StorageError, check_swap,
 };
 
 #[derive(Default)]
@@ -93,6 +93,38 @@ impl StorageAdapter for MemoryStorage {
             .rows
             .remove(&(collection, id.to_owned()))
             .is_some())
+    }
+
+    async fn swap(
+        &self,
+        collection: Collection,
+        id: &str,
+        expected: Option<&str>,
+        new: Option<Record>,
+    ) -> Result<bool, StorageError> {
+        check_swap(collection, id, new.as_ref())?;
+        let key = (collection, id.to_owned());
+        let mut tables = self.tables();
+        let current = tables.rows.get(&key).map(|(_, r)| r.body.as_str());
+        if current != expected {
+            return Ok(false);
+        }
+        match new {
+            Some(record) => {
+                let seq = match tables.rows.get(&key) {
+                    Some((seq, _)) => *seq,
+                    None => {
+                        tables.next_seq += 1;
+                        tables.next_seq
+                    }
+                };
+                tables.rows.insert(key, (seq, record));
+            }
+            None => {
+                tables.rows.remove(&key);
+            }
+        }
+        Ok(true)
     }
 
     async fn query(

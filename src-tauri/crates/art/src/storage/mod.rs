@@ -116,6 +116,27 @@ pub fn encode<T: serde::Serialize>(value: &T) -> Result<String, StorageError> {
         .map_err(|e| StorageError::Database(format!("cannot encode a record: {e}")))
 }
 
+/// What [`StorageAdapter::swap`] refuses: observations (their own table, never
+/// claimed) and a new record under another id.
+pub(crate) fn check_swap(
+    collection: Collection,
+    id: &str,
+    new: Option<&Record>,
+) -> Result<(), StorageError> {
+    if collection == Collection::Observations {
+        return Err(StorageError::Database(
+            "observations cannot be compared and swapped".into(),
+        ));
+    }
+    match new {
+        Some(record) if record.id != id => Err(StorageError::Database(format!(
+            "a swap of {id:?} cannot write {:?}",
+            record.id
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Sort order by timestamp (ties broken by insertion order).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Order {
@@ -250,6 +271,17 @@ pub trait StorageAdapter: Send + Sync {
     async fn set(&self, collection: Collection, records: Vec<Record>) -> Result<(), StorageError>;
     /// Remove one record; `false` if it was not there.
     async fn delete(&self, collection: Collection, id: &str) -> Result<bool, StorageError>;
+    /// Compare and swap, atomically across processes: if record `id`'s body is
+    /// `expected` (`None`: there is no such record), replace it with `new` (`None`:
+    /// remove it) and answer `true`; otherwise change nothing and answer `false`. A
+    /// `new` record must have id `id`. What one-of-a-kind claims are made of.
+    async fn swap(
+        &self,
+        collection: Collection,
+        id: &str,
+        expected: Option<&str>,
+        new: Option<Record>,
+    ) -> Result<bool, StorageError>;
     /// Records matching a query.
     async fn query(
         &self,

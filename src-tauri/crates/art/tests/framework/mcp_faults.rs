@@ -38,8 +38,11 @@ async fn a_missing_command_says_what_to_install() {
     // The list still shows it, and the other servers still work.
     let mark = marker();
     let ok = h.add(&servers::fault("echo", "ok", &mark)).await;
+    // The fault server agrees to the version asked for: the newest that still has an
+    // `initialize` (2026-07-28 has none).
     assert!(
-        matches!(ok, McpServerState::Ready { tools: 1, .. }),
+        matches!(&ok, McpServerState::Ready { tools: 1, protocol_version, .. }
+            if protocol_version == "2025-11-25"),
         "{ok:?}"
     );
     assert_eq!(h.mcp.statuses().await.unwrap().len(), 2);
@@ -78,6 +81,28 @@ async fn garbage_on_stdout_is_skipped_and_the_answers_still_arrive() {
         .unwrap();
     assert_eq!(echoed["content"][0]["text"], "still here");
     h.mcp.shutdown().await;
+    assert_eq!(settle(&mark, 5).await, 0);
+}
+
+/// A program that is not an MCP server (it prints a usage text) is reported with that
+/// line within moments, not after the 30 s handshake.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_prints_something_else_is_reported_with_the_line_at_once() {
+    let h = harness();
+    let mark = marker();
+    let started = std::time::Instant::now();
+    let state = h.add(&servers::fault("usage", "not-mcp", &mark)).await;
+    let (reason, hint) = failed(&state);
+    assert_eq!(
+        reason,
+        "the server wrote \"Usage: fault_server.py MODE\" on stdout instead of MCP messages"
+    );
+    assert!(hint.unwrap().contains("stderr"), "{hint:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(settle(&mark, 5).await, 0);
 }
 
@@ -220,6 +245,27 @@ async fn a_tool_whose_schema_does_not_compile_is_listed_unusable_and_the_others_
     assert_eq!(settle(&mark, 5).await, 0);
 }
 
+/// The state of an HTTP server at `url` once started.
+async fn http_state_at(url: &str, handshake_secs: u64) -> McpServerState {
+    let h = harness();
+    let config = McpServerConfig::new(
+        "remote",
+        McpTransport::Http {
+            url: url.to_owned(),
+            headers: vec![],
+        },
+    );
+    h.mcp
+        .store()
+        .save(&config, &Default::default())
+        .await
+        .unwrap();
+    let mcp = h
+        .mcp
+        .with_handshake_timeout(Duration::from_secs(handshake_secs));
+    mcp.start("remote").await.unwrap().state
+}
+
 async fn http_state(reply: Option<Reply>, handshake_secs: u64) -> McpServerState {
     let h = harness();
     let (url, _server, _silent) = match reply {
@@ -273,6 +319,70 @@ async fn http_errors_say_the_status_and_what_to_check() {
     assert!(hint.unwrap().contains("/mcp"));
     let broken = http_state(Some(Reply::error(500, r#"{"error":"boom"}"#)), 5).await;
     assert!(failed(&broken).0.starts_with("500 from"), "{broken:?}");
+    // A 401 as the specification has it, with the challenge, reads like a bare one.
+    let challenged = Reply::error(401, r#"{"error":"invalid_token"}"#).header(
+        "WWW-Authenticate",
+        r#"Bearer resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource""#,
+    );
+    let challenged = http_state(Some(challenged), 5).await;
+    let (reason, hint) = failed(&challenged);
+    assert!(reason.starts_with("401 from http://127.0.0.1:"), "{reason}");
+    assert!(hint.unwrap().contains("token"));
+    // Nothing listening: what happened and what to check, no SDK type names.
+    let closed = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let refused = http_state_at(&format!("http://127.0.0.1:{closed}/mcp"), 5).await;
+    let (reason, hint) = failed(&refused);
+    assert_eq!(
+        reason,
+        format!(
+            "cannot reach http://127.0.0.1:{closed}/mcp: nothing answers there (connection \
+             refused or no route)"
+        )
+    );
+    assert!(hint.unwrap().contains("is the server running"), "{hint:?}");
+}
+
+/// A server that dies in the middle of a call over HTTP: the call fails at once, saying
+/// the server went away — not after the 60 s call timeout, not as a timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_that_dies_mid_call_is_noticed_at_once() {
+    let (mut server, port) = crate::mcp::everything_over_http().await;
+    let h = harness();
+    let config = McpServerConfig::new(
+        "remote",
+        McpTransport::Http {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers: vec![],
+        },
+    );
+    let state = h.add(&config).await;
+    assert!(matches!(state, McpServerState::Ready { .. }), "{state:?}");
+    let calling = async {
+        let started = std::time::Instant::now();
+        let outcome = h
+            .mcp
+            .call(
+                "remote",
+                "trigger-long-running-operation",
+                &json!({ "duration": 40, "steps": 1 }),
+            )
+            .await;
+        (outcome, started.elapsed())
+    };
+    let killing = async {
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        server.kill().await.unwrap();
+    };
+    let ((outcome, took), ()) = tokio::join!(calling, killing);
+    let error = outcome.unwrap_err();
+    assert_eq!(error.code, "MCP_CALL_FAILED", "{error:?}");
+    assert!(error.message.contains("went away"), "{}", error.message);
+    assert!(!error.message.contains("rmcp::"), "{}", error.message);
+    assert!(took < Duration::from_secs(15), "noticed after {took:?}");
+    h.mcp.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

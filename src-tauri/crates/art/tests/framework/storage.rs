@@ -423,6 +423,61 @@ async fn conformance(store: &dyn StorageAdapter) {
             .unwrap()
             .is_empty()
     );
+
+    swaps(store).await;
+}
+
+/// Compare and swap: written only over the body expected, removed the same way.
+async fn swaps(store: &dyn StorageAdapter) {
+    let claim = |body: &str| Record {
+        body: body.into(),
+        ..message("t9", "t9", 1, "")
+    };
+    let swap = |expected: Option<&'static str>, new: Option<Record>| async move {
+        store
+            .swap(Collection::ActiveRuns, "t9", expected, new)
+            .await
+            .unwrap()
+    };
+    let body = || async {
+        store
+            .get(Collection::ActiveRuns, "t9")
+            .await
+            .unwrap()
+            .map(|r| r.body)
+    };
+    assert!(
+        swap(None, Some(claim("{\"a\":1}"))).await,
+        "absent as expected"
+    );
+    assert!(!swap(None, Some(claim("{\"b\":1}"))).await, "present now");
+    assert!(!swap(Some("{\"x\":1}"), Some(claim("{\"b\":1}"))).await);
+    assert_eq!(
+        body().await.as_deref(),
+        Some("{\"a\":1}"),
+        "lost swaps change nothing"
+    );
+    assert!(swap(Some("{\"a\":1}"), Some(claim("{\"b\":1}"))).await);
+    assert!(
+        !swap(Some("{\"a\":1}"), None).await,
+        "stale removal refused"
+    );
+    assert!(swap(Some("{\"b\":1}"), None).await);
+    assert_eq!(body().await, None);
+    let refused = store
+        .swap(
+            Collection::ActiveRuns,
+            "t9",
+            None,
+            Some(claim("{}")).map(|r| Record {
+                id: "other".into(),
+                ..r
+            }),
+        )
+        .await;
+    assert!(refused.is_err(), "a record under another id");
+    let refused = store.swap(Collection::Observations, "o1", None, None).await;
+    assert!(refused.is_err(), "observations are never swapped");
 }
 
 #[tokio::test]

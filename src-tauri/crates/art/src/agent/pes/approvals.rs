@@ -437,6 +437,8 @@ impl PesAgent {
                 setup.history.retain(|m| {
                     m.message_id == question.message_id || m.trace_id() != Some(trace.as_str())
                 });
+                run.call_ids
+                    .extend(super::super::history::call_ids(&setup.history));
                 let start = match (step, call) {
                     (Some(step), Some(call)) => {
                         run.decisions.insert(call.call_id, decision);

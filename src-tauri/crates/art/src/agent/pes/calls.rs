@@ -8,7 +8,7 @@ use art_types::record::ErrorContent;
 use art_types::{
     AgentFinalResponse, ConversationMessage, ErrorClass, FailureCode, GenerationParams,
     MessageRole, MessageStatus, ObservationType, ParsedToolCall, Phase, PromptMessage,
-    ProviderConfig, RunError, StreamError, ToolResult, ToolSchema, ToolStatus,
+    ProviderConfig, RunError, StreamError, ToolCalling, ToolResult, ToolSchema, ToolStatus,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -82,9 +82,16 @@ impl PesAgent {
     pub(super) async fn llm_call(
         &self,
         run: &mut Run,
-        call: Call<'_>,
+        mut call: Call<'_>,
         cancel: &CancellationToken,
     ) -> StageResult {
+        // In the text form (asked for, or a server that refused tools), calls already
+        // made go as text too: never `tool_calls` and `tool` messages to such a server.
+        if run.tool_calling == ToolCalling::Text
+            && crate::reasoning::text_form::has_native_calls(&call.prompt)
+        {
+            call.prompt = crate::reasoning::text_form::calls_as_text(call.prompt);
+        }
         let span_id = clock::new_id();
         let start_ms = clock::now_ms();
         let (phase, parent) = (call.phase, call.parent_span);

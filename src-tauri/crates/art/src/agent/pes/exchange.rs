@@ -3,8 +3,8 @@
 //! each step produced, and the calls a reply asks for.
 
 use art_types::{
-    FunctionCall, ParsedToolCall, PromptMessage, PromptRole, StreamError, ToolCallRequest,
-    ToolCalling, ToolResult, ToolStatus,
+    FailureCode, FunctionCall, ParsedToolCall, PromptMessage, PromptRole, StreamError,
+    ToolCallRequest, ToolCalling, ToolResult, ToolStatus,
 };
 use serde_json::{Value, json};
 
@@ -13,21 +13,12 @@ use super::PesAgent;
 use super::calls::output_text;
 use super::run::Run;
 use crate::reasoning::output_parser::parse_calls_in;
+use crate::reasoning::text_form;
 
-/// Whether a provider refused the call because the model cannot take tools (Ollama:
-/// "… does not support tools"; OpenAI-compatible servers say it in other words).
+/// Whether a provider refused the call because the model cannot take tools natively
+/// (the adapters' code for it, or a stream error saying so in the server's words).
 pub(super) fn refuses_tools(error: &StreamError) -> bool {
-    let message = error.message.to_lowercase();
-    [
-        "does not support tools",
-        "does not support tool",
-        "tools are not supported",
-        "tool use is not supported",
-        "does not support function calling",
-        "function calling is not supported",
-    ]
-    .iter()
-    .any(|m| message.contains(m))
+    error.code == FailureCode::ToolsUnsupported || text_form::refuses_tools(&error.message)
 }
 
 fn clip(text: &str, max: usize) -> String {
@@ -119,6 +110,7 @@ impl PesAgent {
                     }
                 };
                 let mut message = PromptMessage::text(PromptRole::ToolResult, content);
+                message.is_error = r.status == ToolStatus::Error;
                 message.tool_call_id = Some(r.call_id.clone());
                 message.name = Some(r.tool_name.clone());
                 run.exchange.push(message);
@@ -176,19 +168,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn refusals_of_tools_are_recognised_in_each_servers_words() {
-        let error = |message: &str| StreamError {
+    fn a_refusal_is_the_adapters_code_or_the_servers_words() {
+        let error = |code, message: &str| StreamError {
             class: art_types::ErrorClass::Permanent,
-            code: art_types::FailureCode::LlmProviderError,
+            code,
             message: message.into(),
         };
         assert!(refuses_tools(&error(
-            "registry.ollama.ai/library/gemma:2b does not support tools"
+            FailureCode::ToolsUnsupported,
+            "HTTP 500"
         )));
         assert!(refuses_tools(&error(
-            "Function calling is not supported by this model"
+            FailureCode::OllamaError,
+            "registry.ollama.ai/library/gemma:2b does not support tools"
         )));
-        assert!(!refuses_tools(&error("model not found")));
+        assert!(!refuses_tools(&error(
+            FailureCode::NotFound,
+            "model not found"
+        )));
     }
 
     #[test]

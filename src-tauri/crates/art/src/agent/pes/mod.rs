@@ -298,6 +298,7 @@ impl AgentCore for PesAgent {
         let options = props.options.clone();
         let outcome = match self.setup(&props, config, thread.title).await {
             Ok(setup) => {
+                run.call_ids.extend(history::call_ids(&setup.history));
                 run.provider = Some(setup.provider.provider_name.clone());
                 run.model = Some(setup.provider.model_id.clone());
                 self.phases(&mut run, setup, options, context.state, &cancel)

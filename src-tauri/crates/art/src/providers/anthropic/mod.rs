@@ -1,6 +1,8 @@
 //! Anthropic Messages over SSE: `system` as a top-level field, strictly alternating
 //! user / assistant turns (consecutive same-role messages merged), tool results as
-//! `tool_result` blocks in a user turn, thinking blocks sent back with their signature.
+//! `tool_result` blocks in a user turn (`is_error` on failed ones) — as text in a
+//! request that offers no tools, which the API requires —, thinking blocks sent back
+//! with their signature.
 //! Streams text, thinking, signatures and `tool_use` input assembled from
 //! `input_json_delta` fragments; `ping` and unknown events are ignored; an `error` event
 //! after HTTP 200 ends the stream with that error; no `message_stop` is an interruption.
@@ -18,6 +20,7 @@ use super::request::push_merged;
 use super::sse::{SseDecoder, interrupted, sse_stream};
 use super::stream::{error_event, parse_chunk};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
+use crate::reasoning::text_form;
 use crate::secrets::Secret;
 
 /// Default base URL (with the API version path).
@@ -89,11 +92,14 @@ pub fn translate(prompt: &[PromptMessage]) -> (Option<String>, Vec<Value>) {
                 push_merged(&mut turns, "assistant", "content", blocks);
             }
             PromptRole::ToolResult => {
-                let block = json!({
+                let mut block = json!({
                     "type": "tool_result",
                     "tool_use_id": m.tool_call_id.as_deref().unwrap_or_default(),
                     "content": m.content,
                 });
+                if m.is_error {
+                    block["is_error"] = json!(true);
+                }
                 push_merged(&mut turns, "user", "content", vec![block]);
             }
         }
@@ -114,7 +120,13 @@ pub fn request_body(
     options: &CallOptions,
     thinking: Option<u32>,
 ) -> Value {
-    let (system, messages) = translate(prompt);
+    // The API refuses `tool_use` / `tool_result` blocks in a request without `tools`
+    // (a synthesis call after tool calls): there they go as text.
+    let (system, messages) = if options.tools.is_empty() && text_form::has_native_calls(prompt) {
+        translate(&text_form::calls_as_text(prompt.to_vec()))
+    } else {
+        translate(prompt)
+    };
     let generation = &options.generation;
     let mut max_tokens = generation.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
     let mut body = json!({ "model": options.model_id, "messages": messages, "stream": true });

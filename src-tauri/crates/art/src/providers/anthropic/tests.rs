@@ -158,3 +158,80 @@ fn cached_prompt_tokens_count_as_input_and_are_kept_apart() {
     assert_eq!(meta.cache_write_tokens, Some(20));
     assert_eq!(meta.output_tokens, Some(7));
 }
+
+/// The tool-use exchange of Anthropic's documentation ("Handling tool use and tool
+/// result content blocks"), with a failed result as the docs mark it (`is_error`).
+fn weather_exchange() -> Vec<PromptMessage> {
+    let mut assistant = PromptMessage::text(PromptRole::Assistant, "I'll check the weather.");
+    assistant.tool_calls = vec![call(
+        "toolu_01A09q90qw90lq917835lq9",
+        "get_weather",
+        r#"{"location":"San Francisco, CA","unit":"celsius"}"#,
+    )];
+    let mut failed = PromptMessage::text(
+        PromptRole::ToolResult,
+        "ConnectionError: the weather service API is not available (HTTP 500)",
+    );
+    failed.tool_call_id = Some("toolu_01A09q90qw90lq917835lq9".into());
+    failed.name = Some("get_weather".into());
+    failed.is_error = true;
+    vec![
+        PromptMessage::text(
+            PromptRole::User,
+            "What's the weather like in San Francisco?",
+        ),
+        assistant,
+        failed,
+    ]
+}
+
+#[test]
+fn a_failed_tool_result_is_sent_with_is_error_as_the_docs_show() {
+    let mut options = options();
+    options.tools = vec![art_types::ToolSchema {
+        name: "get_weather".into(),
+        description: "Get the current weather in a given location".into(),
+        input_schema: json!({ "type": "object", "properties": { "location": { "type": "string" } }, "required": ["location"] }),
+        output_schema: None,
+        examples: Vec::new(),
+    }];
+    let body = request_body(&weather_exchange(), &options, None);
+    assert_eq!(
+        body["messages"],
+        json!([
+            { "role": "user", "content": [{ "type": "text", "text": "What's the weather like in San Francisco?" }] },
+            { "role": "assistant", "content": [
+                { "type": "text", "text": "I'll check the weather." },
+                { "type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather",
+                  "input": { "location": "San Francisco, CA", "unit": "celsius" } },
+            ] },
+            { "role": "user", "content": [{
+                "type": "tool_result",
+                "tool_use_id": "toolu_01A09q90qw90lq917835lq9",
+                "content": "ConnectionError: the weather service API is not available (HTTP 500)",
+                "is_error": true,
+            }] },
+        ])
+    );
+    assert_eq!(body["tools"][0]["name"], "get_weather");
+}
+
+#[test]
+fn a_request_without_tools_carries_earlier_calls_as_text() {
+    // "Requests which include `tool_use` or `tool_result` blocks must define tools."
+    let body = request_body(&weather_exchange(), &options(), None);
+    assert!(body.get("tools").is_none());
+    let text = body["messages"].to_string();
+    assert!(
+        !text.contains("tool_use") && !text.contains("tool_result"),
+        "{text}"
+    );
+    assert!(text.contains("toolu_01A09q90qw90lq917835lq9"), "{text}");
+    let roles: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user"]);
+}

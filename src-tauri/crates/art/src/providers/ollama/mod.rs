@@ -19,6 +19,58 @@ use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, Prov
 /// Default address of a local Ollama.
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434";
 
+/// The variable Ollama itself reads for its address; where it is set, it is the default
+/// base URL here too (a server moved to another port is found without settings).
+pub const HOST_VAR: &str = "OLLAMA_HOST";
+
+/// The base URL a thread without one uses: [`HOST_VAR`] when set, else
+/// [`DEFAULT_BASE_URL`].
+pub fn default_base_url() -> String {
+    base_url_from_host(std::env::var(HOST_VAR).ok().as_deref())
+}
+
+/// `OLLAMA_HOST` read as Ollama's own client reads it (`host`, `host:port`, `:port`,
+/// `scheme://host:port/path`; port 11434 unless a scheme says 80 or 443), except that a
+/// server told to listen everywhere (`0.0.0.0`, `::`) is reached on the loopback.
+pub fn base_url_from_host(host: Option<&str>) -> String {
+    let host = host.map(str::trim).unwrap_or_default();
+    if host.is_empty() {
+        return DEFAULT_BASE_URL.to_owned();
+    }
+    let (scheme, rest, default_port) = match host.split_once("://") {
+        Some(("https", rest)) => ("https", rest, "443"),
+        Some(("http", rest)) => ("http", rest, "80"),
+        Some(_) => return DEFAULT_BASE_URL.to_owned(),
+        None => ("http", host, "11434"),
+    };
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    // `[v6]:port`, `v4:port`, `name:port`, `:port`, or a host alone.
+    let (name, port) = match authority.rsplit_once(':') {
+        Some((name, port))
+            if !port.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && (!name.contains(':') || name.ends_with(']')) =>
+        {
+            (name, port)
+        }
+        _ => (authority, default_port),
+    };
+    if port.parse::<u16>().is_err() {
+        return DEFAULT_BASE_URL.to_owned();
+    }
+    let bare = name.trim_start_matches('[').trim_end_matches(']');
+    let name = match bare {
+        "" | "0.0.0.0" | "::" => "127.0.0.1".to_owned(),
+        v6 if v6.contains(':') => format!("[{v6}]"),
+        other => other.to_owned(),
+    };
+    let path = path.trim_end_matches('/');
+    match path.is_empty() {
+        true => format!("{scheme}://{name}:{port}"),
+        false => format!("{scheme}://{name}:{port}/{path}"),
+    }
+}
+
 /// Provider options that are fields of the request rather than model `options`.
 pub const TOP_LEVEL_OPTIONS: [&str; 2] = ["think", "keep_alive"];
 
@@ -343,5 +395,28 @@ impl ProviderAdapter for OllamaAdapter {
         if let Err(e) = self.client.post(&url).json(&body).send().await {
             tracing::warn!(model = %self.model, "could not unload the Ollama model: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod host_tests {
+    use super::{DEFAULT_BASE_URL, base_url_from_host};
+
+    #[test]
+    fn ollama_host_is_read_as_ollama_reads_it() {
+        let read = |host: &str| base_url_from_host(Some(host));
+        assert_eq!(base_url_from_host(None), DEFAULT_BASE_URL);
+        assert_eq!(read("  "), DEFAULT_BASE_URL);
+        assert_eq!(read("127.0.0.1:4000"), "http://127.0.0.1:4000");
+        assert_eq!(read(":4000"), "http://127.0.0.1:4000");
+        assert_eq!(read("0.0.0.0"), DEFAULT_BASE_URL);
+        assert_eq!(read("0.0.0.0:8080"), "http://127.0.0.1:8080");
+        assert_eq!(read("gpu-box"), "http://gpu-box:11434");
+        assert_eq!(read("https://ollama.example"), "https://ollama.example:443");
+        assert_eq!(read("http://h:9/ollama/"), "http://h:9/ollama");
+        assert_eq!(read("[::1]:5000"), "http://[::1]:5000");
+        assert_eq!(read("::"), DEFAULT_BASE_URL);
+        assert_eq!(read("h:99999"), DEFAULT_BASE_URL, "not a port");
+        assert_eq!(read("ftp://h"), DEFAULT_BASE_URL, "not http");
     }
 }

@@ -20,7 +20,7 @@ use tokio::sync::oneshot;
 use super::ledger::{UsageQuery, UsageRecord, UsageSum};
 use super::{
     Collection, Link, Query, Record, RecordStream, SCAN_QUEUE, SearchHit, StorageAdapter,
-    StorageError, migrations,
+    StorageError, check_swap, migrations,
 };
 use write::{Job, WriteOp};
 
@@ -181,6 +181,23 @@ impl StorageAdapter for SqliteStorage {
 
     async fn delete(&self, collection: Collection, id: &str) -> Result<bool, StorageError> {
         self.write(WriteOp::Delete(collection, id.to_owned())).await
+    }
+
+    async fn swap(
+        &self,
+        collection: Collection,
+        id: &str,
+        expected: Option<&str>,
+        new: Option<Record>,
+    ) -> Result<bool, StorageError> {
+        check_swap(collection, id, new.as_ref())?;
+        self.write(WriteOp::Swap {
+            collection,
+            id: id.to_owned(),
+            expected: expected.map(str::to_owned),
+            new,
+        })
+        .await
     }
 
     async fn query(

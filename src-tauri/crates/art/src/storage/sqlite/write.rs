@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::types::ToSql;
 use rusqlite::{CachedStatement, Transaction, TransactionBehavior};
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::oneshot;
 
 use super::{db_err, ids};
@@ -24,6 +24,13 @@ const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
 pub(super) enum WriteOp {
     Set(Collection, Vec<Record>),
     Delete(Collection, String),
+    /// Compare and swap one record of `records` (see `StorageAdapter::swap`).
+    Swap {
+        collection: Collection,
+        id: String,
+        expected: Option<String>,
+        new: Option<Record>,
+    },
     DeleteThread(String),
     Clear(Collection),
     Usage(Vec<UsageRecord>),
@@ -316,6 +323,39 @@ fn delete_observations(
         .map_err(db_err)
 }
 
+/// Compare and swap inside the batch's IMMEDIATE transaction: no other process writes
+/// between the read and the write, so two claims on one record cannot both succeed.
+fn swap(
+    tx: &Transaction<'_>,
+    collection: Collection,
+    id: &str,
+    expected: Option<&str>,
+    new: Option<&Record>,
+) -> Result<bool, StorageError> {
+    let current: Option<String> = tx
+        .prepare_cached("SELECT body FROM records WHERE collection = ?1 AND id = ?2")
+        .and_then(|mut s| {
+            s.query_row(params![collection.as_str(), id], |row| row.get(0))
+                .optional()
+        })
+        .map_err(db_err)?;
+    if current.as_deref() != expected {
+        return Ok(false);
+    }
+    match new {
+        Some(record) => apply(
+            tx,
+            &WriteOp::Set(collection, vec![record.clone()]),
+            &mut Keys::default(),
+        )?,
+        None => {
+            let rows = format!("collection = '{}' AND id = ?1", collection.as_str());
+            delete_records(tx, &rows, &id)? > 0
+        }
+    };
+    Ok(true)
+}
+
 const THREAD_KEY: &str = "thread = (SELECT key FROM keys WHERE value = ?1)";
 
 fn apply(tx: &Transaction<'_>, op: &WriteOp, keys: &mut Keys) -> Result<bool, StorageError> {
@@ -348,6 +388,12 @@ fn apply(tx: &Transaction<'_>, op: &WriteOp, keys: &mut Keys) -> Result<bool, St
             let rows = format!("collection = '{}' AND id = ?1", collection.as_str());
             Ok(delete_records(tx, &rows, id)? > 0)
         }
+        WriteOp::Swap {
+            collection,
+            id,
+            expected,
+            new,
+        } => swap(tx, *collection, id, expected.as_deref(), new.as_ref()),
         WriteOp::DeleteThread(thread_id) => {
             let records = delete_records(tx, "thread_id = ?1", thread_id)?;
             let observations = delete_observations(tx, THREAD_KEY, thread_id)?;

@@ -16,17 +16,14 @@ use nix::unistd::Pid;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
-};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStderr, Command};
 use tokio::sync::Notify;
 
 use super::McpError;
+use super::stdout::{Watch, Watched};
 use super::store::ServerSecrets;
-use crate::secrets::Secret;
 
 /// Longest wait for the handshake and for `tools/list`, unless the manager is told
 /// otherwise (a server fetched by `npx -y` on first use is slow).
@@ -69,7 +66,7 @@ impl StderrTail {
 
 /// The client side of the session: says who we are, and wakes the manager when the
 /// server's tools change.
-pub(super) struct Client {
+pub(crate) struct Client {
     tools_changed: Arc<Notify>,
 }
 
@@ -87,7 +84,10 @@ impl ClientHandler for Client {
         "art-workbench".clone_into(&mut me.name);
         me.title = Some("ART Workbench".to_owned());
         env!("CARGO_PKG_VERSION").clone_into(&mut me.version);
+        // The newest revision that still has `initialize` (the latest has none, so
+        // naming it in one is a contradiction servers refuse).
         ClientConfig::new(ClientCapabilities::default(), me)
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 }
 
@@ -123,7 +123,11 @@ impl Connection {
                 spawn_stdio(config, &secrets, client, handshake, &stderr).await?
             }
             McpTransport::Http { url, .. } => (
-                connect_http(url, secrets.headers, client, handshake).await?,
+                within(
+                    handshake,
+                    super::http::connect(url, secrets.headers, client),
+                )
+                .await?,
                 ChildGuard {
                     child: None,
                     group: None,
@@ -232,6 +236,39 @@ async fn within<T>(
         })
 }
 
+/// The variables of our own environment a stdio server gets (the official TypeScript
+/// SDK's set): enough to find programs and a home, nothing else — not the provider
+/// keys a CLI user exports (`OPENAI_API_KEY`), nor any other secret of the shell. What
+/// a server needs beyond this is in its configured environment.
+#[cfg(unix)]
+const INHERITED: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+/// The Windows variables a stdio server gets (the official TypeScript SDK's set).
+#[cfg(windows)]
+const INHERITED: &[&str] = &[
+    "APPDATA",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "LOCALAPPDATA",
+    "PATH",
+    "PROCESSOR_ARCHITECTURE",
+    "SYSTEMDRIVE",
+    "SYSTEMROOT",
+    "TEMP",
+    "USERNAME",
+    "USERPROFILE",
+    "PROGRAMFILES",
+];
+
+/// [`INHERITED`] as set in this process (a shell function exported as a variable,
+/// `()…`, is left out as the SDK does).
+fn inherited_env() -> impl Iterator<Item = (&'static str, std::ffi::OsString)> {
+    INHERITED.iter().filter_map(|name| {
+        let value = std::env::var_os(name)?;
+        (!value.to_string_lossy().starts_with("()")).then_some((*name, value))
+    })
+}
+
 /// Spawn a stdio server in its own process group and shake hands; the guard holds the
 /// child until the connection takes it.
 async fn spawn_stdio(
@@ -253,6 +290,8 @@ async fn spawn_stdio(
     };
     let mut cmd = Command::new(command);
     cmd.args(args)
+        .env_clear()
+        .envs(inherited_env())
         .envs(env)
         .envs(secrets.env.iter().map(|(k, v)| (k, v.expose())))
         .stdin(Stdio::piped())
@@ -278,6 +317,8 @@ async fn spawn_stdio(
     };
     guard.child = Some(child);
     let reader = read_stderr(err, stderr.clone(), config.name.clone());
+    let watch = Arc::new(Watch::default());
+    let stdout = Watched::new(stdout, Arc::clone(&watch));
     let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_LINE);
     let shaking = async {
         match client.serve(transport).await {
@@ -296,45 +337,15 @@ async fn spawn_stdio(
             }
         }
     };
-    let service = within(handshake, shaking).await?;
-    Ok((service, guard))
-}
-
-/// Open a streamable HTTP session with `headers` (marked sensitive) and shake hands.
-async fn connect_http(
-    url: &str,
-    headers: Vec<(String, Secret)>,
-    client: Client,
-    handshake: Duration,
-) -> Result<RunningService<RoleClient, Client>, McpError> {
-    let invalid = |message: String| McpError::InvalidConfig {
-        field: "headers",
-        message,
-    };
-    let mut custom = std::collections::HashMap::new();
-    for (name, value) in headers {
-        let header = reqwest::header::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| invalid(format!("{name:?} is not a valid header name")))?;
-        let mut value = reqwest::header::HeaderValue::from_str(value.expose())
-            .map_err(|_| invalid(format!("the value of {name} is not a valid header value")))?;
-        value.set_sensitive(true);
-        custom.insert(header, value);
-    }
-    let http = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .build()
-        .map_err(|e| McpError::Protocol(e.to_string()))?;
-    let transport = StreamableHttpClientTransport::with_client(
-        http,
-        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom),
-    );
-    within(handshake, async {
-        client
-            .serve(transport)
-            .await
-            .map_err(|e| http_error(url, &e))
+    let service = within(handshake, async {
+        tokio::select! {
+            shaken = shaking => shaken,
+            line = watch.not_mcp() => Err(McpError::NotMcp { line }),
+        }
     })
-    .await
+    .await?;
+    watch.stop();
+    Ok((service, guard))
 }
 
 /// The server must have agreed on a protocol version we speak: the SDK goes on with
@@ -388,53 +399,4 @@ fn read_stderr(
             tail.push(line);
         }
     })
-}
-
-/// An HTTP handshake failure as a status when the transport says which.
-fn http_error(url: &str, error: &dyn std::error::Error) -> McpError {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(inner) = source {
-        text.push_str(": ");
-        text.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    match http_status(&text) {
-        Some(status) => McpError::HttpStatus {
-            status,
-            url: url.to_owned(),
-        },
-        None => McpError::Protocol(format!("cannot reach {url}: {text}")),
-    }
-}
-
-/// The status in the SDK's words for a refused request (`HTTP 401 Unauthorized`,
-/// `HTTP 500`): only a number right after `HTTP `, so a port in a URL
-/// (`http://host:443/mcp`) or a number in the body is never taken for one.
-fn http_status(text: &str) -> Option<u16> {
-    text.split("HTTP ")
-        .skip(1)
-        .filter_map(|rest| rest.get(..3)?.parse::<u16>().ok())
-        .find(|code| (400..600).contains(code))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::http_status;
-
-    #[test]
-    fn only_a_status_after_http_counts() {
-        assert_eq!(
-            http_status("unexpected server response: HTTP 401 Unauthorized: {}"),
-            Some(401)
-        );
-        assert_eq!(
-            http_status("error: HTTP 500, when send initialize request"),
-            Some(500)
-        );
-        let refused =
-            "error sending request for url (http://127.0.0.1:443/mcp): connection refused";
-        assert_eq!(http_status(refused), None);
-        assert_eq!(http_status(r#"HTTP 200 OK: {"limit": 404}"#), None);
-    }
 }

@@ -47,6 +47,30 @@ pub enum McpError {
         /// The endpoint.
         url: String,
     },
+    /// A stdio server wrote something on stdout that is not an MCP message, and no
+    /// handshake followed.
+    #[error("the server wrote {line:?} on stdout instead of MCP messages")]
+    NotMcp {
+        /// The offending line (its start).
+        line: String,
+    },
+    /// Nothing answers at the server's URL.
+    #[error("cannot reach {url}: {reason}")]
+    Unreachable {
+        /// The endpoint.
+        url: String,
+        /// What happened, in plain words.
+        reason: String,
+    },
+    /// The server went away while we were talking to it (a crash, a restart, a closed
+    /// connection): noticed at once, not when a call times out.
+    #[error("the MCP server at {url} went away: {reason}")]
+    Gone {
+        /// The endpoint.
+        url: String,
+        /// What happened, in plain words.
+        reason: String,
+    },
     /// The server did not complete the handshake or answer in time.
     #[error("{what} did not finish within {secs} s")]
     Timeout {
@@ -92,6 +116,18 @@ impl McpError {
                     .to_owned(),
             ),
             Self::Timeout { .. } => Some("check that the server is up and answering".to_owned()),
+            Self::NotMcp { .. } => Some(
+                "check the command and its arguments: an MCP server over stdio writes only \
+                 JSON-RPC messages on stdout (logs go to stderr)"
+                    .to_owned(),
+            ),
+            Self::Unreachable { .. } => Some(
+                "is the server running, and at this URL (host, port and path such as `/mcp`)?"
+                    .to_owned(),
+            ),
+            Self::Gone { .. } => Some(
+                "check that the server is still running, then use Test to reconnect".to_owned(),
+            ),
             Self::NotRunning(_) => {
                 Some("enable the server on the Tools page (or `art mcp list`)".to_owned())
             }

@@ -384,21 +384,42 @@ impl McpManager {
         // Found under the lock, without copying every tool's schema.
         let name = {
             let known = self.known.lock().unwrap_or_else(|p| p.into_inner());
-            known
-                .get(server)
-                .and_then(|k| {
-                    k.tools
-                        .iter()
-                        .find(|t| t.name == tool || t.tool_name == tool)
-                })
-                .map(|t| t.tool_name.clone())
-        }
-        .ok_or_else(|| {
-            ToolError::new(
-                "TOOL_NOT_FOUND",
-                format!("MCP server `{server}` has no tool `{tool}` (is it running?)"),
-            )
-        })?;
+            let entry = known.get(server);
+            let found = entry.and_then(|k| {
+                k.tools
+                    .iter()
+                    .find(|t| t.name == tool || t.tool_name == tool)
+                    .map(|t| t.tool_name.clone())
+            });
+            match (found, entry) {
+                (Some(name), _) => name,
+                (None, Some(k)) if matches!(k.state, McpServerState::Ready { .. }) => {
+                    let names: Vec<&str> = k.tools.iter().map(|t| t.name.as_str()).collect();
+                    return Err(ToolError::new(
+                        "TOOL_NOT_FOUND",
+                        format!(
+                            "MCP server `{server}` has no tool `{tool}`; it offers: {}",
+                            names.join(", ")
+                        ),
+                    ));
+                }
+                (None, Some(_)) => {
+                    return Err(ToolError::new(
+                        "TOOL_NOT_FOUND",
+                        format!(
+                            "MCP server `{server}` is not running, so its tool `{tool}` cannot \
+                             be called"
+                        ),
+                    ));
+                }
+                (None, None) => {
+                    return Err(ToolError::new(
+                        "TOOL_NOT_FOUND",
+                        format!("there is no MCP server named `{server}`"),
+                    ));
+                }
+            }
+        };
         self.registry.check_arguments(&name, arguments)?;
         let entry = self
             .registry

@@ -4,8 +4,9 @@
 //!   OS keychain) and reads the de-facto `{"mcpServers": {…}}` JSON
 //!   ([`import::parse`]).
 //! - `connection` starts one server: a stdio child in its own process group (killed
-//!   with everything it started when the connection goes), or a streamable HTTP session;
-//!   handshake, tool list, stderr tail.
+//!   with everything it started when the connection goes), or a streamable HTTP session
+//!   (`http`: resumption, and the SDK's transport errors in plain words); handshake,
+//!   tool list, stderr tail.
 //! - [`McpTool`] is one server tool as a [`ToolExecutor`](super::ToolExecutor): called
 //!   with the server's timeout (a dropped call sends `notifications/cancelled`), its
 //!   result kept whole for the trace and shortened for the model.
@@ -14,9 +15,11 @@
 
 mod connection;
 mod errors;
+mod http;
 pub mod import;
 mod manager;
 mod result;
+mod stdout;
 mod store;
 mod tool;
 

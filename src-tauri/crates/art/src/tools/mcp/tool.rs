@@ -5,7 +5,7 @@ use std::time::Duration;
 use art_types::ToolSchema;
 use art_types::mcp::{McpOrigin, McpTransportKind};
 use rmcp::model::CallToolRequestParams;
-use rmcp::{Peer, RoleClient};
+use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::{Value, json};
 
 use super::result;
@@ -64,6 +64,32 @@ impl McpTool {
         self
     }
 
+    /// A call that got no result, in plain words (what happened, not the SDK's types).
+    fn call_failed(&self, error: &ServiceError) -> ToolError {
+        let what = match error {
+            ServiceError::TransportClosed => {
+                "the server went away in the middle of the call (its connection closed)".to_owned()
+            }
+            ServiceError::TransportSend(e) if self.transport == McpTransportKind::Http => {
+                super::http::describe(&format!("`{}`", self.server), e).to_string()
+            }
+            ServiceError::TransportSend(_) => {
+                "the server went away (its input closed): it may have crashed".to_owned()
+            }
+            ServiceError::McpError(data) => {
+                format!("the server answered with an error: {}", data.message)
+            }
+            other => other.to_string(),
+        };
+        ToolError::new(
+            "MCP_CALL_FAILED",
+            format!(
+                "`{}` on MCP server `{}` failed: {what}",
+                self.remote_name, self.server
+            ),
+        )
+    }
+
     /// What the model reads of `result` (a `tools/call` result as JSON): text, notes
     /// for images and audio, at most `limit` characters with a marker when cut.
     pub fn model_view(result: &Value, limit: usize) -> String {
@@ -96,15 +122,11 @@ impl ToolExecutor for McpTool {
                 ));
             }
         };
-        let outcome = self.peer.call_tool(params).await.map_err(|e| {
-            ToolError::new(
-                "MCP_CALL_FAILED",
-                format!(
-                    "`{}` on MCP server `{}` failed: {e}",
-                    self.remote_name, self.server
-                ),
-            )
-        })?;
+        let outcome = self
+            .peer
+            .call_tool(params)
+            .await
+            .map_err(|e| self.call_failed(&e))?;
         let value =
             serde_json::to_value(&outcome).unwrap_or_else(|e| json!({ "error": e.to_string() }));
         if outcome.is_error == Some(true) {
