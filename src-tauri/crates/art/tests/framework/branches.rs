@@ -244,7 +244,19 @@ async fn exports_keep_the_tree_and_an_import_brings_it_back() {
         .lines()
         .map(|line| {
             let data: Value = serde_json::from_str(line).unwrap();
-            let root = &data["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+            let spans = data["resourceSpans"][0]["scopeSpans"][0]["spans"]
+                .as_array()
+                .unwrap();
+            // One order, whatever the clock: a parent before its children (spans that
+            // start in one millisecond included), so the root comes first.
+            let mut seen = std::collections::HashSet::new();
+            for span in spans {
+                let parent = span["parentSpanId"].as_str().unwrap_or_default();
+                assert!(parent.is_empty() || seen.contains(parent), "{line}");
+                seen.insert(span["spanId"].as_str().unwrap().to_owned());
+            }
+            let root = &spans[0];
+            assert!(root["parentSpanId"].as_str().unwrap_or_default().is_empty());
             let parent = root["attributes"]
                 .as_array()
                 .unwrap()

@@ -341,8 +341,27 @@ fn spans_of<'r, 'a>(run: &'r [Obs<'a>], context: &RunContext<'r>) -> Vec<Span<'r
             context,
         ));
     }
-    spans.sort_by(|x, y| (x.start_ms, x.name, &x.span_id).cmp(&(y.start_ms, y.name, &y.span_id)));
+    sort_spans(&mut spans);
     spans
+}
+
+/// The one order spans are written in: by start; in the same millisecond a parent
+/// before its children (the root first), then by name and id — so a reader that takes
+/// the first span for the root, or draws the tree as it reads, is right every time.
+fn sort_spans(spans: &mut [Span<'_>]) {
+    let parents: HashMap<SpanId, Option<SpanId>> =
+        spans.iter().map(|s| (s.span_id, s.parent)).collect();
+    let depth = |span: &Span<'_>| {
+        let mut depth = 0usize;
+        let mut at = span.parent;
+        // Bounded by the span count, so a cycle in damaged data cannot loop forever.
+        while let Some(parent) = at.filter(|_| depth < parents.len()) {
+            depth += 1;
+            at = parents.get(&parent).copied().flatten();
+        }
+        depth
+    };
+    spans.sort_by_cached_key(|s| (s.start_ms, depth(s), s.name, s.span_id));
 }
 
 /// Mark a span failed with `code`.
