@@ -300,7 +300,8 @@ async fn racing_runs_on_one_thread_admit_exactly_one_every_time() {
         let mut racers: Vec<_> = (0..RACERS)
             .map(|i| {
                 art(data.path())
-                    .args(["run", "--thread", &thread, "--base-url", &url])
+                    .args(["run", "--thread", &thread, "--provider", "ollama"])
+                    .args(["--model", MODEL, "--base-url", &url])
                     .arg(format!("Race {race}, runner {i}?"))
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
