@@ -7,6 +7,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
+#[cfg(unix)]
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -88,6 +89,9 @@ struct Sidecar {
 
 impl Sidecar {
     fn spawn(name: &'static str, command: &mut Command) -> Result<Self, String> {
+        // The session's helpers are Linux programs (Xvfb, D-Bus, WebKitWebDriver); the
+        // group is what stops what they start.
+        #[cfg(unix)]
         command.process_group(0);
         let child = command
             .spawn()
@@ -346,6 +350,11 @@ fn free_port() -> Result<u16, String> {
 }
 
 fn set_private(dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
 }

@@ -44,6 +44,9 @@ pub struct Needs {
     pub tauri_cli: bool,
     /// Node, npm and Python with `venv`: the benchmark's peers, the MCP test servers.
     pub peers: bool,
+    /// The Windows target and a MinGW C compiler (SQLite's build script needs one), for
+    /// the check that the workspace compiles for Windows.
+    pub windows: bool,
 }
 
 impl Needs {
@@ -52,30 +55,35 @@ impl Needs {
         driver: false,
         tauri_cli: false,
         peers: false,
+        windows: false,
     };
     /// `cargo xtask test`.
     pub const TEST: Self = Self {
         driver: true,
         tauri_cli: true,
         peers: true,
+        windows: true,
     };
     /// `cargo xtask bench` without the desktop app: the peers' runtimes.
     pub const PEERS: Self = Self {
         driver: false,
         tauri_cli: false,
         peers: true,
+        windows: false,
     };
     /// `cargo xtask bench`: tauri-driver for the desktop app, and the peers' runtimes.
     pub const BENCH: Self = Self {
         driver: true,
         tauri_cli: false,
         peers: true,
+        windows: false,
     };
     /// `cargo xtask bundle`.
     pub const BUNDLE: Self = Self {
         driver: false,
         tauri_cli: true,
         peers: false,
+        windows: false,
     };
 }
 
@@ -92,7 +100,10 @@ pub struct Tools {
 pub fn ensure(needs: Needs) -> Result<Tools, String> {
     cmd::say("Checking prerequisites");
     system_packages(needs)?;
-    wasm_target()?;
+    rust_target(WASM_TARGET)?;
+    if needs.windows {
+        rust_target(WINDOWS_TARGET)?;
+    }
     let tauri_driver = if needs.driver {
         Some(cargo_tool(
             "tauri-driver",
@@ -143,6 +154,9 @@ fn system_packages(needs: Needs) -> Result<(), String> {
     }
     if needs.peers && !python_venv_works() {
         wanted.extend(["python3", "python3-venv"]);
+    }
+    if needs.windows {
+        wanted.push(MINGW_PACKAGE);
     }
     if !cmd::on_path("dpkg-query") || !cmd::on_path("apt-get") {
         return Err(format!(
@@ -222,19 +236,24 @@ fn missing_packages<'a>(wanted: &[&'a str]) -> Vec<&'a str> {
         .collect()
 }
 
-fn wasm_target() -> Result<(), String> {
+/// The UI's target.
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+/// The target `cargo xtask test` checks the workspace for, so Windows keeps compiling.
+pub const WINDOWS_TARGET: &str = "x86_64-pc-windows-gnu";
+/// The C compiler for that target (SQLite's build script compiles C).
+const MINGW_PACKAGE: &str = "gcc-mingw-w64-x86-64";
+
+/// A rustup target, added when missing.
+fn rust_target(target: &str) -> Result<(), String> {
     let installed = cmd::output(Command::new("rustup").args(["target", "list", "--installed"]))
         .ok_or("rustup not found: install Rust with rustup (https://rustup.rs), then run again")?;
-    if installed
-        .lines()
-        .any(|l| l.trim() == "wasm32-unknown-unknown")
-    {
-        println!("    rust target wasm32-unknown-unknown: present");
+    if installed.lines().any(|l| l.trim() == target) {
+        println!("    rust target {target}: present");
         return Ok(());
     }
     cmd::step(
-        "Adding the wasm32 target",
-        Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]),
+        &format!("Adding the {target} target"),
+        Command::new("rustup").args(["target", "add", target]),
     )
 }
 

@@ -122,6 +122,9 @@ pub fn run() -> Result<(), String> {
     report.done("MCP test servers (npm, PyPI)", servers_started);
 
     report.check("Formatting", &mut cmd::cargo(&["fmt", "--all", "--check"]));
+    let mut windows = cmd::cargo(&["check", "--workspace", "--target"]);
+    windows.arg(setup::WINDOWS_TARGET);
+    report.check("Windows build (cargo check)", &mut windows);
     let mut clippy = cmd::cargo(&["clippy", "--all-targets"]);
     clippy.args(["--workspace", "--all-features", "--", "-D", "warnings"]);
     report.check("Lints (clippy)", &mut clippy);

@@ -34,12 +34,24 @@ fn cores() -> Option<(usize, usize)> {
 }
 
 /// Pin this thread (and so the processes it starts from now on) to `core`.
+#[cfg(target_os = "linux")]
 fn pin(core: Option<usize>) -> Result<(), String> {
     let Some(core) = core else { return Ok(()) };
     let mut set = nix::sched::CpuSet::new();
     set.set(core).map_err(|e| e.to_string())?;
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
         .map_err(|e| format!("cannot pin to core {core}: {e}"))
+}
+
+/// Pinning to a core is Linux's (the benchmarks measure there).
+#[cfg(not(target_os = "linux"))]
+fn pin(core: Option<usize>) -> Result<(), String> {
+    match core {
+        None => Ok(()),
+        Some(core) => Err(format!(
+            "cannot pin to core {core}: the benchmarks run on Linux"
+        )),
+    }
 }
 
 /// The fake server's process; killed when dropped.

@@ -140,16 +140,20 @@ mod tests {
     }
 
     #[test]
-    fn a_connection_to_a_default_address_is_recorded_with_its_request() {
-        let held = start().expect("the suite's own default address is free");
-        let configured = &defaults()[0].0;
-        assert_eq!(held.first(), Some(configured), "{held:?}");
-        for address in &held {
-            assert_eq!(
-                knock(address, b"GET /api/tags HTTP/1.1\r\n\r\n"),
-                [format!("{address}: GET /api/tags HTTP/1.1")]
-            );
-        }
+    fn the_apps_default_ollama_address_is_required_and_11434_held_when_free() {
+        let defaults = defaults();
+        let configured = art::providers::ollama::default_base_url();
+        assert!(
+            configured.ends_with(&defaults[0].0),
+            "{configured} {defaults:?}"
+        );
+        assert!(defaults[0].1, "the app's own default must be held");
+        assert!(
+            defaults[1..]
+                .iter()
+                .all(|(address, required)| address == OLLAMA_PORT && !required),
+            "{defaults:?}"
+        );
     }
 
     #[test]

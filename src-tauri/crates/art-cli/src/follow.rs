@@ -77,7 +77,7 @@ pub async fn follow(
         let Some(waiting) = stack.art.waiting(&thread_id).await? else {
             return Ok(ended(&out, &printer, &thread_id, stopped));
         };
-        match decide(&waiting.call, approve) {
+        match decide(stack, &thread_id, &waiting.call, approve).await {
             Some(decision) => work = Work::Resume(thread_id.clone(), decision),
             None => {
                 noteln!(
@@ -91,21 +91,55 @@ pub async fn follow(
     }
 }
 
-/// The decision on `call`: the flag's, else the terminal's answer; `None` without either.
-fn decide(call: &SuspensionContent, approve: Option<Approve>) -> Option<ApprovalDecision> {
-    match approve {
-        Some(Approve::All) => return Some(ApprovalDecision::approve()),
-        Some(Approve::None) => {
-            return Some(ApprovalDecision::Deny {
-                reason: Some("denied from the command line (--approve none)".into()),
-            });
+/// The decision on `call`: the flag's, else the terminal's answer (asked again while an
+/// edit does not fit the tool's schema); `None` without either, or when the user pressed
+/// Ctrl-C or Ctrl-D at the prompt (the run then stays waiting).
+async fn decide(
+    stack: &Standard,
+    thread_id: &str,
+    call: &SuspensionContent,
+    approve: Option<Approve>,
+) -> Option<ApprovalDecision> {
+    if approve.is_some() || !std::io::stdin().is_terminal() {
+        return flag_decision(approve);
+    }
+    let call = call.clone();
+    loop {
+        // A thread of its own, not the runtime's blocking pool: after Ctrl-C the read
+        // never ends, and the runtime would wait for it at exit.
+        let asked = call.clone();
+        let (tx, answer) = tokio::sync::oneshot::channel();
+        std::thread::spawn(move || tx.send(ask_on_terminal(&asked)));
+        let decision = tokio::select! {
+            answer = answer => answer.ok().flatten(),
+            _ = tokio::signal::ctrl_c() => {
+                noteln!();
+                None
+            }
+        }?;
+        match stack.art.check_decision(thread_id, &decision).await {
+            Err(art::agent::AgentError::InvalidInput(problem)) => {
+                noteln!("Those arguments do not fit the tool: {problem}. Try again.");
+            }
+            _ => return Some(decision),
         }
-        None => {}
     }
+}
+
+/// The decision `--approve` gives, if any.
+fn flag_decision(approve: Option<Approve>) -> Option<ApprovalDecision> {
+    match approve {
+        Some(Approve::All) => Some(ApprovalDecision::approve()),
+        Some(Approve::None) => Some(ApprovalDecision::Deny {
+            reason: Some("denied from the command line (--approve none)".into()),
+        }),
+        None => None,
+    }
+}
+
+/// The user's answer on the terminal about `call` (blocking); `None` at Ctrl-D.
+fn ask_on_terminal(call: &SuspensionContent) -> Option<ApprovalDecision> {
     let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        return None;
-    }
     if call.tool_name == PLAN_REVIEW {
         return review_on_terminal(call, &stdin);
     }

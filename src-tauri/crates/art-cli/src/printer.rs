@@ -129,7 +129,14 @@ impl Printer {
                         format!("error: {}", tool.error.as_deref().unwrap_or_default())
                     }
                 };
-                sayln!("Tool {} {args}: {outcome}", tool.tool_name);
+                // The arguments that ran; an approval's edit says so and what was proposed.
+                let edited = match tool.approval.as_ref().filter(|_| tool.edited()) {
+                    Some(approval) => {
+                        format!(" (edited; the model proposed {})", approval.proposed)
+                    }
+                    None => String::new(),
+                };
+                sayln!("Tool {} {args}{edited}: {outcome}", tool.tool_name);
             }
             Change::Waiting => {
                 if let Some(waiting) = &self.run.waiting {

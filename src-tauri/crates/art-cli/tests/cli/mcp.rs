@@ -370,3 +370,138 @@ async fn a_stdio_server_never_sees_the_keys_in_our_environment() {
     assert!(seen.contains("PATH"), "enough to find programs: {seen}");
     assert_eq!(settle(&mark, 10).await, 0);
 }
+
+/// `art` on a terminal (a pseudo-terminal from `script`), its output read as it comes.
+struct Terminal {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    seen: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Terminal {
+    fn start(data: &std::path::Path, args: &[&str]) -> Self {
+        use std::io::Read;
+        let mut line = format!(
+            "{} --data-dir '{}'",
+            env!("CARGO_BIN_EXE_art"),
+            data.display()
+        );
+        for arg in args {
+            line.push_str(&format!(" '{}'", arg.replace('\'', r"'\''")));
+        }
+        let mut child = std::process::Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("script (util-linux) runs");
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = std::sync::Arc::clone(&seen);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Self { child, stdin, seen }
+    }
+
+    /// Wait until the output holds `needle` `times` times.
+    async fn wait_for(&self, needle: &str, times: usize) -> String {
+        for _ in 0..600 {
+            let seen = self.seen.lock().unwrap().clone();
+            if seen.matches(needle).count() >= times {
+                return seen;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!(
+            "never saw {needle:?} {times} times in:\n{}",
+            self.seen.lock().unwrap()
+        );
+    }
+
+    fn type_in(&mut self, text: &str) {
+        use std::io::Write;
+        self.stdin.write_all(text.as_bytes()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    async fn exit_code(mut self) -> (Option<i32>, String) {
+        let status = tokio::task::block_in_place(|| self.child.wait()).unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        (status.code(), self.seen.lock().unwrap().clone())
+    }
+}
+
+/// Asked on the terminal: an edit that does not fit the tool's schema says why and asks
+/// again (the run still waits); an edit that fits runs, and the line shows the
+/// arguments that ran beside what the model proposed; Ctrl-C at the question leaves the
+/// run waiting for `art approve` (exit 4) instead of doing nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_terminal_question_re_asks_a_wrong_edit_and_ctrl_c_leaves_it_waiting() {
+    let plan = r#"{"title": "Time", "intent": "Tell the time in Tokyo", "plan": ["Ask the time server"], "toolCalls": [{"callId": "c1", "toolName": "time__get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}]}"#;
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, plan, 16),
+            text_reply(Protocol::Ollama, "It is morning in Paris.", 4),
+            text_reply(Protocol::Ollama, plan, 16),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (mark, out) = add_time(data.path()).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let url = ollama.url();
+    let mut args = ask_new("Tokyo", &url, "What time is it in Tokyo?");
+    args.splice(1..1, ["--tools", "time__get_current_time"]);
+    let mut terminal = Terminal::start(data.path(), &args);
+    terminal.wait_for("Run it?", 1).await;
+    terminal.type_in("e\n{\"timezone\": 7}\n");
+    let seen = terminal.wait_for("Run it?", 2).await;
+    assert!(seen.contains("do not fit the tool"), "{seen}");
+    terminal.type_in("e\n{\"timezone\": \"Europe/Paris\"}\n");
+    let (code, seen) = terminal.exit_code().await;
+    assert_eq!(code, Some(0), "{seen}");
+    assert!(
+        seen.contains(
+            "Tool time__get_current_time {\"timezone\":\"Europe/Paris\"} (edited; the model \
+             proposed {\"timezone\":\"Asia/Tokyo\"}): ok"
+        ),
+        "{seen}"
+    );
+
+    // Ctrl-C at the question: the run is left waiting, and says how to go on.
+    let listed = stdout(&art(data.path(), &["threads"]).await);
+    let thread = listed.split_whitespace().next().unwrap().to_owned();
+    let again = [
+        "run",
+        "--thread",
+        thread.as_str(),
+        "What time is it in Tokyo now?",
+    ];
+    let mut terminal = Terminal::start(data.path(), &again);
+    terminal.wait_for("Run it?", 1).await;
+    terminal.type_in("\u{3}");
+    let (code, seen) = terminal.exit_code().await;
+    assert_eq!(code, Some(4), "{seen}");
+    assert!(seen.contains("art approve --thread"), "{seen}");
+    let waiting = art(data.path(), &["deny", "--thread", &thread]).await;
+    assert!(
+        !stderr(&waiting).contains("waits for a decision"),
+        "the run still waited: {}",
+        stderr(&waiting)
+    );
+    assert_eq!(settle(&mark, 10).await, 0);
+}

@@ -63,7 +63,8 @@ pub struct ToolCard {
     pub call_id: String,
     /// Tool name.
     pub tool_name: String,
-    /// Arguments.
+    /// Arguments: as proposed until the call runs, then as it ran (an approval's edit;
+    /// [`ToolCard::edited`] says so, its `approval` keeps what was proposed).
     pub arguments: Value,
     /// Where it is.
     pub state: ToolState,
@@ -81,6 +82,13 @@ pub struct ToolCard {
     pub step_id: Option<String>,
     /// The decision taken on it, when it was asked about or refused by policy.
     pub approval: Option<ApprovalContent>,
+}
+
+impl ToolCard {
+    /// Whether the call ran (or is to run) with other arguments than the model proposed.
+    pub fn edited(&self) -> bool {
+        self.approval.as_ref().is_some_and(ApprovalContent::edited)
+    }
 }
 
 /// What an observation changed in the view.
@@ -324,6 +332,8 @@ impl RunView {
                 let duration = o.span.as_ref().and_then(|s| Some(s.end_ms? - s.start_ms));
                 let i = self.tool(&done.call_id, &done.tool_name, &done.arguments);
                 let card = &mut self.tools[i];
+                // What ran: the user's edit of what the model proposed, if any.
+                card.arguments = done.arguments;
                 card.state = match done.status {
                     ToolStatus::Success => ToolState::Ok,
                     ToolStatus::Error => ToolState::Error,

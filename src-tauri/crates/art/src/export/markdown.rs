@@ -170,8 +170,18 @@ fn write_run(out: &mut String, run: &RunView, thinking: bool) {
             "**Tool `{}`** ({status}{duration}{server}{decision})\n",
             tool.tool_name
         );
-        out.push_str("Arguments:\n\n");
-        fenced(out, "json", &json_text(&tool.arguments));
+        match tool.approval.as_ref().filter(|_| tool.edited()) {
+            Some(approval) => {
+                out.push_str("Arguments (as edited by the user; these ran):\n\n");
+                fenced(out, "json", &json_text(&tool.arguments));
+                out.push_str("\nArguments the model proposed:\n\n");
+                fenced(out, "json", &json_text(&approval.proposed));
+            }
+            None => {
+                out.push_str("Arguments:\n\n");
+                fenced(out, "json", &json_text(&tool.arguments));
+            }
+        }
         if let Some(result) = &tool.output {
             out.push_str("\nResult:\n\n");
             fenced(out, "json", &json_text(result));

@@ -201,6 +201,15 @@ async fn edited_arguments_are_checked_then_run_and_the_trail_keeps_both() {
         markdown.contains("approved by the user, arguments edited)"),
         "{markdown}"
     );
+    // What ran is what is shown, and what was proposed beside it.
+    let (ran, proposed) = markdown
+        .split_once("Arguments the model proposed:")
+        .expect("both argument blocks");
+    assert!(ran.contains("Arguments (as edited by the user; these ran):"));
+    assert!(ran.rsplit("these ran):").next().unwrap().contains("7*7"));
+    assert!(proposed.split("```").nth(1).unwrap().contains("6*7"));
+    assert_eq!(view.tools[0].arguments, json!({ "expression": "7*7" }));
+    assert!(view.tools[0].edited());
     let otlp = text(Format::Otlp).await;
     assert!(otlp.contains(r#""name":"APPROVAL""#), "{otlp}");
     assert!(otlp.contains(r#"{"key":"art.approval.approved","value":{"boolValue":true}}"#));

@@ -1,9 +1,10 @@
 //! One running MCP server: the child process or HTTP session, the rmcp client over it,
 //! the handshake's outcome and the server's last stderr lines.
 //!
-//! A stdio server is spawned in a process group of its own, so `npx` and the `node` it
-//! starts go together: closing a connection closes the server's stdin, waits briefly,
-//! then kills the whole group; dropping one kills the group at once. No orphans.
+//! A stdio server is spawned as a process tree of its own (`tree`: a process group on
+//! Unix, a Job Object on Windows), so `npx` and the `node` it starts go together:
+//! closing a connection closes the server's stdin, waits briefly, then kills the whole
+//! tree; dropping one kills the tree at once. No orphans.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -11,19 +12,18 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use art_types::mcp::{McpServerConfig, McpTransport};
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStderr, Command};
+use tokio::process::{ChildStderr, Command};
 use tokio::sync::Notify;
 
 use super::McpError;
 use super::stdout::{Watch, Watched};
 use super::store::ServerSecrets;
+use super::tree::Tree;
 
 /// Longest wait for the handshake and for `tools/list`, unless the manager is told
 /// otherwise (a server fetched by `npx -y` on first use is slow).
@@ -94,11 +94,8 @@ impl ClientHandler for Client {
 /// A started server.
 pub(super) struct Connection {
     pub(super) service: RunningService<RoleClient, Client>,
-    /// The stdio child (leader of its own process group).
-    child: Option<Child>,
-    /// Its process group, kept apart from the child: once the child is reaped its id
-    /// is gone, but what it started may still run in the group.
-    group: Option<Pid>,
+    /// The stdio server and what it started (killed when dropped).
+    tree: Option<Tree>,
     /// Its stderr.
     pub(super) stderr: StderrTail,
     /// Signalled on `notifications/tools/list_changed`.
@@ -118,9 +115,11 @@ impl Connection {
         let client = Client {
             tools_changed: Arc::clone(&tools_changed),
         };
-        let (service, mut guard) = match &config.transport {
+        let (service, tree) = match &config.transport {
             McpTransport::Stdio { .. } => {
-                spawn_stdio(config, &secrets, client, handshake, &stderr).await?
+                let (service, tree) =
+                    spawn_stdio(config, &secrets, client, handshake, &stderr).await?;
+                (service, Some(tree))
             }
             McpTransport::Http { url, .. } => (
                 within(
@@ -128,17 +127,13 @@ impl Connection {
                     super::http::connect(url, secrets.headers, client),
                 )
                 .await?,
-                ChildGuard {
-                    child: None,
-                    group: None,
-                },
+                None,
             ),
         };
         // Made before the version is checked: dropped on a refusal, it ends the server.
         let connection = Self {
             service,
-            child: guard.child.take(),
-            group: guard.group.take(),
+            tree,
             stderr,
             tools_changed,
         };
@@ -161,64 +156,20 @@ impl Connection {
 
     /// Whether the stdio child has exited (an HTTP session: never).
     pub(super) fn exited(&mut self) -> bool {
-        self.child
-            .as_mut()
-            .is_some_and(|c| !matches!(c.try_wait(), Ok(None)))
+        self.tree.as_mut().is_some_and(Tree::exited)
     }
 
     /// End the session: close the server's stdin (or the HTTP session), give it a
-    /// moment to exit, then kill its process group.
+    /// moment to exit, then kill its process tree.
     pub(super) async fn close(mut self) {
-        let child = self.child.take();
+        let tree = self.tree.take();
         let _ = tokio::time::timeout(Duration::from_secs(2), self.service.close()).await;
-        if let Some(mut child) = child {
-            let _ = tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
-        }
-        // Whether or not the leader left in time, nothing it started stays.
-        if let Some(group) = self.group.take() {
-            kill_group(group);
+        // Whether or not the server left in time, nothing it started stays.
+        if let Some(mut tree) = tree {
+            tree.exit_within(Duration::from_millis(500)).await;
+            tree.kill();
         }
     }
-}
-
-impl Drop for Connection {
-    fn drop(&mut self) {
-        if let Some(group) = self.group {
-            kill_group(group);
-        }
-    }
-}
-
-/// Kills the child's group if the handshake did not get to hand it over.
-struct ChildGuard {
-    child: Option<Child>,
-    group: Option<Pid>,
-}
-
-impl ChildGuard {
-    /// The child's exit code if it exited (within a moment), `None` if it is running.
-    async fn exit_status(&mut self) -> Option<Option<i32>> {
-        let child = self.child.as_mut()?;
-        let status = tokio::time::timeout(Duration::from_millis(500), child.wait())
-            .await
-            .ok()?
-            .ok()?;
-        Some(status.code())
-    }
-}
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        if let Some(group) = self.group {
-            kill_group(group);
-        }
-    }
-}
-
-/// SIGKILL a server's process group (the server and whatever it started). A group that
-/// is already empty is not an error.
-fn kill_group(group: Pid) {
-    let _ = killpg(group, Signal::SIGKILL);
 }
 
 /// `future` (a handshake), or a timeout error after `limit`.
@@ -277,7 +228,7 @@ async fn spawn_stdio(
     client: Client,
     handshake: Duration,
     stderr: &StderrTail,
-) -> Result<(RunningService<RoleClient, Client>, ChildGuard), McpError> {
+) -> Result<(RunningService<RoleClient, Client>, Tree), McpError> {
     let McpTransport::Stdio {
         command,
         args,
@@ -296,26 +247,17 @@ async fn spawn_stdio(
         .envs(secrets.env.iter().map(|(k, v)| (k, v.expose())))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+        .stderr(Stdio::piped());
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
-    let mut child = cmd.spawn().map_err(|e| spawn_error(command, &e))?;
-    let group = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .map(Pid::from_raw);
-    let mut guard = ChildGuard { child: None, group };
-    let (Some(stdout), Some(stdin), Some(err)) =
-        (child.stdout.take(), child.stdin.take(), child.stderr.take())
-    else {
+    // Killed with everything it started if the handshake does not get to hand it over.
+    let mut tree = Tree::spawn(cmd).map_err(|e| spawn_error(command, &e))?;
+    let Some((stdout, stdin, err)) = tree.pipes() else {
         return Err(McpError::Protocol(
             "the server's pipes were not opened".into(),
         ));
     };
-    guard.child = Some(child);
     let reader = read_stderr(err, stderr.clone(), config.name.clone());
     let watch = Arc::new(Watch::default());
     let stdout = Watched::new(stdout, Arc::clone(&watch));
@@ -324,7 +266,10 @@ async fn spawn_stdio(
         match client.serve(transport).await {
             Ok(service) => Ok(service),
             Err(e) => {
-                let exited = guard.exit_status().await;
+                let exited = tree
+                    .exit_within(Duration::from_millis(500))
+                    .await
+                    .map(|status| status.code());
                 // Its last words first: the reader ends at the pipe's end.
                 let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
                 Err(match exited {
@@ -345,7 +290,7 @@ async fn spawn_stdio(
     })
     .await?;
     watch.stop();
-    Ok((service, guard))
+    Ok((service, tree))
 }
 
 /// The server must have agreed on a protocol version we speak: the SDK goes on with

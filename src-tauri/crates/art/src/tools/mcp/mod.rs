@@ -22,6 +22,7 @@ mod result;
 mod stdout;
 mod store;
 mod tool;
+mod tree;
 
 pub use errors::McpError;
 pub use manager::McpManager;

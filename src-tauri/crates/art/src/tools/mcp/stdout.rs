@@ -39,14 +39,12 @@ impl Watch {
     /// Resolves with an offending line once the server has written one and then
     /// nothing else offending for [`GRACE`] (the handshake racing it wins if it can).
     pub(super) async fn not_mcp(&self) -> String {
+        self.noticed.notified().await;
         loop {
-            self.noticed.notified().await;
-            loop {
-                let seen = self.latest();
-                tokio::select! {
-                    () = tokio::time::sleep(GRACE) => return seen.unwrap_or_default(),
-                    () = self.noticed.notified() => {}
-                }
+            let seen = self.latest();
+            tokio::select! {
+                () = tokio::time::sleep(GRACE) => return seen.unwrap_or_default(),
+                () = self.noticed.notified() => {}
             }
         }
     }
