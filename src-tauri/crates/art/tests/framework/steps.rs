@@ -220,6 +220,127 @@ async fn a_model_whose_server_refuses_tools_is_asked_in_text() {
     );
 }
 
+/// llama.cpp's server without `--jinja` answers a request with tools with HTTP 500:
+/// recognised as a refusal at once (no retries of a 500 that will not change), the step
+/// is asked in text, and no request after it replays calls natively — neither this
+/// run's nor the earlier run's in the thread's history (`tool_calls`, `role: tool`).
+#[tokio::test]
+async fn llama_cpp_without_jinja_is_asked_in_text_and_gets_no_native_calls_back() {
+    let wire_format = WIRES[0];
+    let protocol = wire_format.1;
+    let plan = steps_json("Sum", &[("1", "Multiply 6 by 7", &["calculator"])], &[]);
+    let refusal = json!({ "error": { "code": 500, "message": "tools param requires --jinja flag", "type": "server_error" } });
+    let replies = vec![
+        // An earlier run, when the server still took tools: a native call in the history.
+        text_reply(protocol, &plan, 9),
+        tool_call_reply(protocol, &[calc("call_t1", "6*7")]),
+        text_reply(protocol, "It is 42.", 5),
+        text_reply(protocol, "42.", 5),
+        // Now the server refuses tools.
+        text_reply(protocol, &plan, 9),
+        Reply::error(500, &refusal.to_string()),
+        text_reply(protocol, &written("c1", "6*7"), 9),
+        text_reply(protocol, "It is 42 again.", 5),
+        text_reply(protocol, "42 again.", 5),
+    ];
+    let run = Stepped::start(wire_format, replies, |_| {}).await;
+    let first = run.ask("6*7?").await;
+    assert_eq!(first.metadata.status, RunStatus::Success);
+    let out = run.ask("And again?").await;
+    assert_eq!(
+        (out.metadata.status, out.response.content.as_str()),
+        (RunStatus::Success, "42 again."),
+        "{:?}",
+        out.metadata.error
+    );
+    let calls = run.calls();
+    assert_eq!(calls.len(), 9, "the refusal was not retried");
+    assert!(
+        calls[5].json().get("tools").is_some(),
+        "asked natively first"
+    );
+    for later in &calls[6..] {
+        let body = later.json();
+        assert!(body.get("tools").is_none());
+        let messages = body["messages"].as_array().unwrap();
+        assert!(
+            messages
+                .iter()
+                .all(|m| m.get("tool_calls").is_none() && m["role"] != "tool"),
+            "{body}"
+        );
+    }
+    // The earlier call went as text the model can read.
+    assert!(calls[6].body.contains("call_t1"), "{}", calls[6].body);
+}
+
+/// A model that numbers its calls the same way in every run (`call_t1`): Anthropic's
+/// API refuses a request holding one `tool_use` id twice, so the ids of a thread's
+/// requests stay unique — the new run's call gets another id, and a failed result goes
+/// with `is_error`.
+#[tokio::test]
+async fn tool_ids_stay_unique_across_runs_in_anthropic_requests() {
+    let wire_format = WIRES[1];
+    let protocol = wire_format.1;
+    let plan = steps_json("Sum", &[("1", "Multiply 6 by 7", &["calculator"])], &[]);
+    let mut replies = Vec::new();
+    for _ in 0..2 {
+        replies.extend([
+            text_reply(protocol, &plan, 9),
+            tool_call_reply(protocol, &[calc("call_t1", "6*")]),
+            tool_call_reply(protocol, &[calc("call_t1", "6*7")]),
+            text_reply(protocol, "It is 42.", 5),
+            text_reply(protocol, "42.", 5),
+        ]);
+    }
+    let run = Stepped::start(wire_format, replies, |_| {}).await;
+    for question in ["6*7?", "Again?"] {
+        // A failed call makes the run partial; it still answers.
+        let out = run.ask(question).await;
+        assert_eq!(
+            out.metadata.status,
+            RunStatus::Partial,
+            "{:?}",
+            out.metadata.error
+        );
+        assert_eq!(out.response.content, "42.");
+    }
+    for call in run.calls() {
+        let body = call.json();
+        let mut ids = Vec::new();
+        for turn in body["messages"].as_array().unwrap() {
+            for block in turn["content"].as_array().into_iter().flatten() {
+                if block["type"] == "tool_use" {
+                    ids.push(block["id"].as_str().unwrap().to_owned());
+                }
+            }
+        }
+        let unique: std::collections::HashSet<&String> = ids.iter().collect();
+        assert_eq!(unique.len(), ids.len(), "repeated tool_use ids: {ids:?}");
+        // Every result answers a call of the same request.
+        for turn in body["messages"].as_array().unwrap() {
+            for block in turn["content"].as_array().into_iter().flatten() {
+                if block["type"] == "tool_result" {
+                    let id = block["tool_use_id"].as_str().unwrap().to_owned();
+                    assert!(ids.contains(&id), "{id} answers no call: {body}");
+                }
+            }
+        }
+    }
+    // The step's next request (it offers tools) sends the failed result marked.
+    let next = run.calls()[2].json().to_string();
+    assert!(
+        next.contains(r#""is_error":true"#),
+        "the failed call is marked: {next}"
+    );
+    // The synthesis offers no tools: the calls go as text there, which the API takes.
+    let last = run.calls().last().unwrap().json().to_string();
+    assert!(
+        !last.contains("tool_use") && last.contains("call_t1_3"),
+        "{last}"
+    );
+}
+
 #[tokio::test]
 async fn a_step_that_never_ends_fails_at_its_limit_and_the_answer_is_still_written() {
     let wire_format = WIRES[0];
