@@ -16,6 +16,7 @@ MODE is what goes wrong:
   changing       after the first call, adds `echo2` and sends
                  `notifications/tools/list_changed`
   old-version    answers `initialize` with a protocol version no client supports
+  hang-on-init   reads its input and never answers, not even `initialize`
   not-mcp        prints a usage text on stdout and never answers (a program that
                  is not an MCP server)
   ok             works: one tool, `echo`
@@ -57,6 +58,10 @@ grown = False
 
 def main():
     global grown
+    if MODE == "hang-on-init":
+        for _ in sys.stdin:
+            pass
+        return
     if MODE == "not-mcp":
         sys.stdout.write("Usage: fault_server.py MODE\n")
         sys.stdout.flush()

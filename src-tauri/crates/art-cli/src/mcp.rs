@@ -108,7 +108,11 @@ async fn dispatch(stack: &Standard, command: Command) -> anyhow::Result<ExitCode
     let mcp = &stack.mcp;
     match command {
         Command::List => {
-            mcp.start_enabled().await?;
+            // A hung server does not hold the list up: it is listed as not answering.
+            let checked = tokio::time::timeout(LIST_WAIT, mcp.start_enabled()).await;
+            if let Ok(started) = checked {
+                started?;
+            }
             let statuses = mcp.statuses().await?;
             if statuses.is_empty() {
                 sayln!("No MCP servers yet. Add one: art mcp add NAME -- COMMAND ARGS…");
@@ -237,10 +241,17 @@ fn report(status: &McpServerStatus) -> anyhow::Result<ExitCode> {
 }
 
 /// One server as a line: name, state, how it is reached.
+/// How long `art mcp list` waits for the enabled servers to answer.
+const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 fn line(status: &McpServerStatus) -> String {
     let state = match &status.state {
         McpServerState::Disabled => "disabled".to_owned(),
-        McpServerState::Starting => "starting".to_owned(),
+        McpServerState::Starting => format!(
+            "not answering after {} s (still starting, or hung: `art mcp tools {}` waits longer)",
+            LIST_WAIT.as_secs(),
+            status.config.name
+        ),
         McpServerState::Ready { tools, .. } => format!("ready ({tools} tools)"),
         McpServerState::Failed { reason, .. } => format!("failed: {reason}"),
     };

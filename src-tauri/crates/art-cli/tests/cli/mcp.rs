@@ -505,3 +505,39 @@ async fn the_terminal_question_re_asks_a_wrong_edit_and_ctrl_c_leaves_it_waiting
     );
     assert_eq!(settle(&mark, 10).await, 0);
 }
+
+/// `art mcp list` with a server that never answers: listed as not answering within
+/// moments, beside the servers that work, instead of waiting out the handshake.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_list_does_not_wait_for_a_hung_server() {
+    use std::sync::Arc;
+    let data = tempfile::tempdir().unwrap();
+    let mark = marker();
+    {
+        let storage = Arc::new(
+            art::storage::sqlite::SqliteStorage::open(data.path().join(art::paths::DATABASE_FILE))
+                .unwrap(),
+        );
+        let store =
+            art::tools::mcp::McpStore::new(storage, Arc::new(art::secrets::MemoryStore::default()));
+        for (name, mode) in [("stuck", "hang-on-init"), ("fine", "ok")] {
+            let config = art_testkit::mcp::fault(name, mode, &mark);
+            store.save(&config, &Default::default()).await.unwrap();
+        }
+    }
+    let started = std::time::Instant::now();
+    let out = art(data.path(), &["mcp", "list"]).await;
+    let listed = stdout(&out);
+    assert!(out.status.success(), "{listed}\n{}", stderr(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(15));
+    assert!(listed.contains("fine  ready (1 tools)"), "{listed}");
+    assert!(
+        listed.contains("stuck  not answering after 5 s (still starting, or hung"),
+        "{listed}"
+    );
+    assert_eq!(
+        settle(&mark, 10).await,
+        0,
+        "the hung server outlived `art mcp list`"
+    );
+}
