@@ -350,6 +350,19 @@ async fn a_waiting_run_survives_a_restart_and_goes_on_or_is_stopped() {
     let view = run.view(&out).await;
     assert_eq!(view.waiting, None);
     assert_eq!(statuses(&view)[0].1, StepStatus::Failed);
+    // Its question got no answer: marked, like a failed one (shown with Retry, left
+    // out of later questions).
+    let messages = run
+        .art
+        .conversation
+        .messages(&run.thread, art::context::MessageOptions::default())
+        .await
+        .unwrap();
+    let question = messages
+        .iter()
+        .find(|m| m.role == art_types::MessageRole::User)
+        .unwrap();
+    assert_eq!(question.status, art_types::MessageStatus::Failed, "{question:?}");
 }
 
 #[tokio::test]
@@ -453,4 +466,33 @@ async fn the_plan_checkpoint_runs_the_plan_as_edited_or_cancels_the_run() {
         ("plan", false)
     );
     assert!(run.art.waiting(&run.thread).await.unwrap().is_none());
+}
+
+/// Plan review waits for an empty plan too: the user may add the steps the model did
+/// not plan, and the run works through them.
+#[tokio::test]
+async fn an_empty_plan_waits_for_review_and_the_user_may_add_steps() {
+    let protocol = WIRES[0].1;
+    let empty = steps_json("Answer", &[], &[]);
+    let replies = vec![
+        text_reply(protocol, &empty, 9),
+        // The added step may use the thread's tools: a step call, then the answer.
+        text_reply(protocol, "It is 42.", 5),
+        text_reply(protocol, "6 times 7 is 42.", 5),
+    ];
+    let run = Stepped::start(WIRES[0], replies, |c| c.plan_checkpoint = true).await;
+    let out = run.ask("6*7?").await;
+    assert_eq!(out.metadata.status, RunStatus::Suspended, "{:?}", out.metadata.error);
+    let added = json!({ "steps": ["Say what 6 times 7 is"] });
+    let done = run
+        .art
+        .resume(&run.thread, approve(Some(added), false), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(done.metadata.status, RunStatus::Success, "{:?}", done.metadata.error);
+    assert_eq!(done.response.content, "6 times 7 is 42.");
+    let view = run.view(&done).await;
+    let steps = statuses(&view);
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    assert_eq!(steps[0].1, StepStatus::Done);
 }

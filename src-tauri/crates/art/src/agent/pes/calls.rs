@@ -187,8 +187,11 @@ impl PesAgent {
             "Run failed".into()
         });
         self.record(obs).await;
+        // A question left without any answer — failed, or stopped before a word of the
+        // answer (`art stop` on a waiting run, Stop during planning) — is marked, so it
+        // shows as not answered (with Retry) and is left out of later questions.
         let answered = partial.as_ref().is_some_and(|m| !m.content.is_empty());
-        if !answered && error.code != FailureCode::Cancelled {
+        if !answered {
             self.mark_failed(run, &error).await?;
         }
         let response = match partial {

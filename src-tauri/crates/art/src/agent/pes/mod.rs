@@ -180,7 +180,8 @@ impl PesAgent {
         cancel: &CancellationToken,
     ) -> Result<AgentFinalResponse, Stop> {
         let planned = self.plan(run, &mut setup, cancel).await?;
-        if setup.config.plan_checkpoint && !run.steps.is_empty() {
+        // An empty plan waits too: the user may add the steps it lacks.
+        if setup.config.plan_checkpoint {
             return self
                 .hold_plan(run, planned.intent, options, planned.calls)
                 .await;
