@@ -362,7 +362,11 @@ async fn a_waiting_run_survives_a_restart_and_goes_on_or_is_stopped() {
         .iter()
         .find(|m| m.role == art_types::MessageRole::User)
         .unwrap();
-    assert_eq!(question.status, art_types::MessageStatus::Failed, "{question:?}");
+    assert_eq!(
+        question.status,
+        art_types::MessageStatus::Failed,
+        "{question:?}"
+    );
 }
 
 #[tokio::test]
@@ -482,14 +486,28 @@ async fn an_empty_plan_waits_for_review_and_the_user_may_add_steps() {
     ];
     let run = Stepped::start(WIRES[0], replies, |c| c.plan_checkpoint = true).await;
     let out = run.ask("6*7?").await;
-    assert_eq!(out.metadata.status, RunStatus::Suspended, "{:?}", out.metadata.error);
+    assert_eq!(
+        out.metadata.status,
+        RunStatus::Suspended,
+        "{:?}",
+        out.metadata.error
+    );
     let added = json!({ "steps": ["Say what 6 times 7 is"] });
     let done = run
         .art
-        .resume(&run.thread, approve(Some(added), false), CancellationToken::new())
+        .resume(
+            &run.thread,
+            approve(Some(added), false),
+            CancellationToken::new(),
+        )
         .await
         .unwrap();
-    assert_eq!(done.metadata.status, RunStatus::Success, "{:?}", done.metadata.error);
+    assert_eq!(
+        done.metadata.status,
+        RunStatus::Success,
+        "{:?}",
+        done.metadata.error
+    );
     assert_eq!(done.response.content, "6 times 7 is 42.");
     let view = run.view(&done).await;
     let steps = statuses(&view);

@@ -274,6 +274,51 @@ async fn llama_cpp_without_jinja_is_asked_in_text_and_gets_no_native_calls_back(
     assert!(calls[6].body.contains("call_t1"), "{}", calls[6].body);
 }
 
+/// A streamed call cut off by the token limit (`finish_reason: length` with the
+/// arguments at `{"`) is reported as cut off, with what to do — not as arguments that
+/// fail the schema — and is neither run nor asked about.
+#[tokio::test]
+async fn a_call_cut_off_by_the_token_limit_says_so() {
+    let wire_format = WIRES[0];
+    let protocol = wire_format.1;
+    let plan = steps_json("Sum", &[("1", "Multiply 6 by 7", &["calculator"])], &[]);
+    let chunk = |delta: Value, finish: Value| {
+        let choice = json!({ "index": 0, "delta": delta, "finish_reason": finish });
+        format!(
+            "data: {}\n\n",
+            json!({ "id": "c", "object": "chat.completion.chunk", "choices": [choice] })
+        )
+    };
+    let cut = [
+        chunk(
+            json!({ "role": "assistant", "tool_calls": [{ "index": 0, "id": "call_cut", "type": "function", "function": { "name": "calculator", "arguments": "" } }] }),
+            Value::Null,
+        ),
+        chunk(
+            json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "{\"" } }] }),
+            Value::Null,
+        ),
+        chunk(json!({}), json!("length")),
+        "data: [DONE]\n\n".to_owned(),
+    ]
+    .concat();
+    let replies = vec![
+        text_reply(protocol, &plan, 9),
+        Reply::sse(&cut, 64),
+        text_reply(protocol, "I could not finish the call.", 5),
+        text_reply(protocol, "Sorry, I was cut off.", 5),
+    ];
+    let run = Stepped::start(wire_format, replies, |_| {}).await;
+    let out = run.ask("6*7?").await;
+    let view = run.view(&out).await;
+    assert_eq!(view.tools.len(), 1, "{:?}", view.tools);
+    let error = view.tools[0].error.clone().unwrap_or_default();
+    assert!(error.contains("the call was cut off"), "{error}");
+    assert!(error.contains("Max tokens"), "{error}");
+    // The model read why, in the step's next request.
+    assert!(run.calls()[2].body.contains("the call was cut off"));
+}
+
 /// A model that numbers its calls the same way in every run (`call_t1`): Anthropic's
 /// API refuses a request holding one `tool_use` id twice, so the ids of a thread's
 /// requests stay unique — the new run's call gets another id, and a failed result goes

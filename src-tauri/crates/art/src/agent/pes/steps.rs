@@ -105,6 +105,18 @@ pub(super) struct StepState {
     pub from_planner: bool,
     /// LLM calls made so far.
     pub iterations: u32,
+    /// The current batch's reply stopped at the output limit: a call whose arguments
+    /// are not a whole object was cut off, not written wrongly.
+    pub cut_off: bool,
+}
+
+/// Whether a reply stopped because it reached the output limit (each provider's word:
+/// `length`, `max_tokens`, `MAX_TOKENS`).
+fn hit_output_limit(metadata: &art_types::LlmMetadata) -> bool {
+    metadata
+        .stop_reason
+        .as_deref()
+        .is_some_and(|r| matches!(r.to_ascii_lowercase().as_str(), "length" | "max_tokens"))
 }
 
 impl StepState {
@@ -119,6 +131,7 @@ impl StepState {
             announced: false,
             said: String::new(),
             iterations: 0,
+            cut_off: false,
         }
     }
 }
@@ -271,6 +284,7 @@ impl PesAgent {
             } else {
                 String::new()
             };
+            st.cut_off = hit_output_limit(&reply.metadata);
             st.calls = rest;
         };
         let outcome = end.output.clone().or_else(|| end.reason.clone());

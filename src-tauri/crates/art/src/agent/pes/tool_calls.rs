@@ -46,8 +46,18 @@ impl PesAgent {
             if run.out_of_tool_calls().is_some() {
                 break;
             }
-            let Some(verdict) = self.verdict(run, setup, &call).await else {
-                return Ok(None);
+            let verdict = if st.cut_off && !call.arguments.is_object() {
+                // Nothing to run or to ask about: the arguments were never finished.
+                Verdict::Refuse(ToolError::new(
+                    "TOOL_CALL_CUT_OFF",
+                    "the call was cut off: the model reached its output limit (max tokens) \
+                     while writing the arguments; raise Max tokens in the thread's settings",
+                ))
+            } else {
+                match self.verdict(run, setup, &call).await {
+                    Some(verdict) => verdict,
+                    None => return Ok(None),
+                }
             };
             let (call, result) = match verdict {
                 Verdict::Run(call) => {
