@@ -124,7 +124,9 @@ async fn dispatch(stack: &Standard, command: Command) -> anyhow::Result<ExitCode
         }
         Command::Add(args) => {
             let (config, headers) = args.into_config()?;
-            mcp.store().save(&config, &headers).await?;
+            if let Err(e) = mcp.store().save(&config, &headers).await {
+                return Err(without_keychain(&config, e));
+            }
             sayln!("Saved {}.", config.name);
             if !config.enabled {
                 return Ok(ExitCode::SUCCESS);
@@ -241,6 +243,44 @@ fn report(status: &McpServerStatus) -> anyhow::Result<ExitCode> {
 }
 
 /// One server as a line: name, state, how it is reached.
+/// A save that failed because the keychain cannot keep a secret: say how to pass the
+/// secret from the environment instead (as provider keys are), variable by variable.
+fn without_keychain(config: &McpServerConfig, error: art::tools::mcp::McpError) -> anyhow::Error {
+    use art::secrets::SecretError;
+    use art::tools::mcp::McpError;
+    let McpError::Keychain(SecretError::Unavailable { reason, .. }) = &error else {
+        return error.into();
+    };
+    let McpTransport::Stdio { env, .. } = &config.transport else {
+        return anyhow::anyhow!(
+            "{error}\nHeader values need the keychain; a stdio server can take secrets from \
+             the environment instead"
+        );
+    };
+    let secrets: Vec<&String> = env
+        .iter()
+        .filter(|(k, v)| {
+            art_types::mcp::is_secret_name(k) && art_types::mcp::env_reference(v).is_none()
+        })
+        .map(|(k, _)| k)
+        .collect();
+    let instead: Vec<String> = secrets
+        .iter()
+        .map(|name| format!("--env '{name}=${{env:{name}}}'"))
+        .collect();
+    anyhow::anyhow!(
+        "the OS keychain is unavailable ({reason}), so the value of {} cannot be kept.\n\
+         Pass it from the environment instead: {} reads it from this process's environment \
+         each time the server starts (as provider keys are read), nothing is stored",
+        secrets
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        instead.join(" ")
+    )
+}
+
 /// How long `art mcp list` waits for the enabled servers to answer.
 const LIST_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 

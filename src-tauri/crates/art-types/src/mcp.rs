@@ -31,9 +31,12 @@ pub enum McpTransport {
         /// Its arguments.
         #[serde(default)]
         args: Vec<String>,
-        /// Variables added to the environment it inherits. A variable whose name says
-        /// it holds a secret ([`is_secret_name`]) is not kept here when saved: its value
-        /// goes to the OS keychain and its name to `secret_env`.
+        /// Its environment, beside a few safe variables of ours (`PATH`, `HOME`, …; no
+        /// other variable of the app's or the shell's reaches it). A variable whose name
+        /// says it holds a secret ([`is_secret_name`]) is not kept here when saved: its
+        /// value goes to the OS keychain and its name to `secret_env` — unless the value
+        /// is a reference, `${env:NAME}` ([`env_reference`]), read from our environment
+        /// when the server starts.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         env: BTreeMap<String, String>,
         /// Names of variables whose values are in the OS keychain (a name listed here
@@ -296,6 +299,17 @@ pub fn is_secret_name(name: &str) -> bool {
     name.to_ascii_uppercase()
         .split(|c: char| !c.is_ascii_alphanumeric())
         .any(|word| WORDS.contains(&word))
+}
+
+/// The variable a stdio server's environment value refers to, when the whole value is
+/// `${env:NAME}`: the value is read from the environment of the app or `art` when the
+/// server starts (never stored; how a secret is passed without an OS keychain).
+pub fn env_reference(value: &str) -> Option<&str> {
+    value
+        .trim()
+        .strip_prefix("${env:")?
+        .strip_suffix('}')
+        .filter(|name| !name.is_empty() && !name.contains(['=', '\0', '}', '$']))
 }
 
 /// Why a server name is refused, if it is.

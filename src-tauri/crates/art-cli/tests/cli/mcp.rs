@@ -541,3 +541,91 @@ async fn mcp_list_does_not_wait_for_a_hung_server() {
         "the hung server outlived `art mcp list`"
     );
 }
+
+/// Without an OS keychain (no D-Bus session), a secret-named variable's value cannot be
+/// kept: the message says how to pass it from the environment instead, and a server
+/// added that way gets the value at start from `art`'s environment (nothing stored).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_keychain_a_secret_comes_from_the_environment_at_start() {
+    let data = tempfile::tempdir().unwrap();
+    let mark = marker();
+    let script = everything_script();
+    let no_keychain = |args: Vec<String>, token: Option<&str>| {
+        let data = data.path().to_owned();
+        let token = token.map(str::to_owned);
+        tokio::task::spawn_blocking(move || {
+            let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_art"));
+            command
+                .arg("--data-dir")
+                .arg(&data)
+                .args(&args)
+                .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus");
+            if let Some(token) = token {
+                command.env("GITHUB_TOKEN", token);
+            }
+            command.output().unwrap()
+        })
+    };
+    let add = |value: &str| {
+        [
+            "mcp",
+            "add",
+            "everything",
+            "--env",
+            &format!("{MARKER_VAR}={mark}"),
+            "--env",
+            &format!("GITHUB_TOKEN={value}"),
+            "--",
+            "node",
+            &script,
+            "stdio",
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    };
+    let refused = no_keychain(add("ghp_SENTINEL0123456789"), None)
+        .await
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{}", stdout(&refused));
+    let said = stderr(&refused);
+    assert!(said.contains("keychain is unavailable"), "{said}");
+    assert!(
+        said.contains("--env 'GITHUB_TOKEN=${env:GITHUB_TOKEN}'"),
+        "{said}"
+    );
+
+    let added = no_keychain(add("${env:GITHUB_TOKEN}"), Some("ghp_FROM_ENV_42"))
+        .await
+        .unwrap();
+    assert!(
+        added.status.success(),
+        "{}\n{}",
+        stdout(&added),
+        stderr(&added)
+    );
+    let call = ["mcp", "call", "everything", "get-env", "{}"]
+        .map(str::to_owned)
+        .to_vec();
+    let seen = no_keychain(call, Some("ghp_FROM_ENV_42")).await.unwrap();
+    assert!(seen.status.success(), "{}", stderr(&seen));
+    assert!(
+        stdout(&seen).contains("ghp_FROM_ENV_42"),
+        "{}",
+        stdout(&seen)
+    );
+    // Nothing of the value in the data directory.
+    for entry in std::fs::read_dir(data.path()).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap_or_default();
+        assert!(!bytes.windows(11).any(|w| w == b"ghp_FROM_EN"));
+    }
+    // Not set at start: the server fails, saying which variable is missing.
+    let call = ["mcp", "tools", "everything"].map(str::to_owned).to_vec();
+    let missing = no_keychain(call, None).await.unwrap();
+    assert!(
+        stdout(&missing).contains("GITHUB_TOKEN is not set for this process"),
+        "{}\n{}",
+        stdout(&missing),
+        stderr(&missing)
+    );
+    assert_eq!(settle(&mark, 10).await, 0);
+}

@@ -239,11 +239,29 @@ async fn spawn_stdio(
     else {
         return Err(McpError::Protocol("not a stdio server".into()));
     };
+    let mut own = Vec::with_capacity(env.len());
+    for (name, value) in env {
+        match art_types::mcp::env_reference(value) {
+            None => own.push((name.clone(), std::ffi::OsString::from(value))),
+            Some(from) => match std::env::var_os(from) {
+                Some(value) => own.push((name.clone(), value)),
+                None => {
+                    return Err(McpError::InvalidConfig {
+                        field: "env",
+                        message: format!(
+                            "{name} is to come from the environment ({value}), but {from} is \
+                             not set for this process"
+                        ),
+                    });
+                }
+            },
+        }
+    }
     let mut cmd = Command::new(command);
     cmd.args(args)
         .env_clear()
         .envs(inherited_env())
-        .envs(env)
+        .envs(own)
         .envs(secrets.env.iter().map(|(k, v)| (k, v.expose())))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use art_types::mcp::{McpServerConfig, McpTransport, check_server_name, is_secret_name};
+use art_types::mcp::{
+    McpServerConfig, McpTransport, check_server_name, env_reference, is_secret_name,
+};
 
 use super::McpError;
 use crate::clock;
@@ -164,7 +166,12 @@ impl McpStore {
             env, secret_env, ..
         } = &mut stored.transport
         {
-            let secret: Vec<String> = env.keys().filter(|k| is_secret_name(k)).cloned().collect();
+            // A reference (`${env:NAME}`) holds no secret: it stays in the configuration.
+            let secret: Vec<String> = env
+                .iter()
+                .filter(|(k, v)| is_secret_name(k) && env_reference(v).is_none())
+                .map(|(k, _)| k.clone())
+                .collect();
             for name in secret {
                 let value = env.remove(&name).unwrap_or_default();
                 changes.push((env_account(&config.name, &name), Some(Secret::new(value))));
