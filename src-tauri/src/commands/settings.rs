@@ -2,10 +2,10 @@
 //! their key state, model lists, the Ollama doctor, and API keys (set / delete; a key is
 //! never sent back to the UI).
 
-use art::context::validate::{ConfigProblem, validate_thread_config};
 use art::providers::factory::BASE_URL;
 use art::providers::models::{list_models as fetch_models, ollama_doctor as run_doctor};
 use art::secrets::{Secret, SecretStore};
+use art::standard::SettingsError;
 use art_types::commands::{
     DeleteApiKey, GetThreadConfig, ListModels, ListProviders, ListTools, OllamaDoctor, SetApiKey,
     SetThreadConfig,
@@ -19,6 +19,22 @@ use tauri::AppHandle;
 use super::{Handler, workbench};
 use crate::error::{context_error, mcp_error, provider_error, secret_error};
 use crate::workbench::Workbench;
+
+/// The errors of reading what a config is checked against.
+fn settings_error(error: SettingsError) -> IpcError {
+    match error {
+        SettingsError::Context(e) => context_error(e),
+        SettingsError::Mcp(e) => mcp_error(e),
+        SettingsError::Invalid(problems) => IpcError::new(
+            ErrorCode::InvalidInput,
+            problems
+                .first()
+                .map(|p| format!("{}: {}", p.field, p.message))
+                .unwrap_or_default(),
+        )
+        .with_details(serde_json::json!({ "problems": problems })),
+    }
+}
 
 /// Longest API key accepted.
 const MAX_KEY: usize = 4096;
@@ -52,31 +68,9 @@ impl Handler for SetThreadConfig {
             .thread(&thread_id)
             .await
             .map_err(context_error)?;
-        let mut tools: Vec<String> = wb.art.tools.list().into_iter().map(|t| t.name).collect();
-        // A tool of a configured MCP server stays valid while its server is stopped:
-        // the thread shows it unavailable, a run says so.
-        let servers = wb.mcp.store().list().await.map_err(mcp_error)?;
-        tools.extend(
-            config
-                .enabled_tools
-                .iter()
-                .filter(|t| {
-                    art_types::mcp::server_of(t)
-                        .is_some_and(|s| servers.iter().any(|c| c.name == s))
-                })
-                .cloned(),
-        );
-        let providers: Vec<String> = wb.providers.entries().into_iter().map(|e| e.name).collect();
-        let mut problems = validate_thread_config(&config, &tools, &providers);
-        if let Some(id) = &config.prompt_id {
-            let picked = wb.art.library.get(id).await.map_err(context_error)?;
-            if picked.is_none() {
-                problems.push(ConfigProblem {
-                    field: "promptId".into(),
-                    message: "that library prompt no longer exists; pick another".into(),
-                });
-            }
-        }
+        let problems = art::standard::config_problems(&wb.art, &wb.providers, &wb.mcp, &config)
+            .await
+            .map_err(settings_error)?;
         if let Some(first) = problems.first() {
             return Err(IpcError::new(
                 ErrorCode::InvalidInput,

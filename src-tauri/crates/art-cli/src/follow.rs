@@ -300,8 +300,11 @@ fn ended(out: &AgentFinalResponse, printer: &Printer, thread_id: &str, stopped: 
         RunStatus::Partial => ExitCode::from(3),
         RunStatus::Suspended => ExitCode::from(4),
         RunStatus::Error => {
-            if let Some(e) = &out.metadata.error {
-                noteln!("art: the run failed: {} ({})", e.message, e.code);
+            match &out.metadata.error {
+                // Printed once: as it happened, or here.
+                Some(_) if printer.error_shown() => noteln!("art: the run failed"),
+                Some(e) => noteln!("art: the run failed: {} ({})", e.message, e.code),
+                None => {}
             }
             if !printer.answered() {
                 noteln!(
@@ -317,18 +320,22 @@ fn ended(out: &AgentFinalResponse, printer: &Printer, thread_id: &str, stopped: 
 
 fn footer(out: &AgentFinalResponse) -> String {
     let m = &out.metadata;
+    // The model that answered, else the one the run asked; no name, no empty field.
     let model = out
         .response
         .metadata
         .get("model")
         .and_then(Value::as_str)
-        .unwrap_or("");
+        .or(m.model.as_deref())
+        .filter(|m| !m.is_empty())
+        .map(|m| format!("{m} · "))
+        .unwrap_or_default();
     let cached = match m.usage.cached_input_tokens {
         0 => String::new(),
         n => format!(" ({n} cached)"),
     };
     format!(
-        "{model} · {}{cached} → {} tokens · {} LLM calls, {} tool calls · {:.1} s",
+        "{model}{}{cached} → {} tokens · {} LLM calls, {} tool calls · {:.1} s",
         m.usage.input_tokens,
         m.usage.output_tokens,
         m.llm_calls,

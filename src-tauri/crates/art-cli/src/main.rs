@@ -18,6 +18,7 @@
 //! ```
 
 mod branches;
+mod config;
 mod export;
 mod follow;
 mod mcp;
@@ -147,6 +148,9 @@ enum Command {
     /// MCP servers: add, import, list, remove, enable, disable, and try their tools.
     #[command(subcommand)]
     Mcp(mcp::Command),
+    /// A thread's settings: printed, or changed (`--provider`, `--model`, `--tools`,
+    /// `--policy TOOL=asks`, `--plan-review on`, …) and checked as the app checks them.
+    Config(config::Args),
 }
 
 fn open(data_dir: Option<PathBuf>) -> anyhow::Result<Standard> {
@@ -158,15 +162,34 @@ fn open(data_dir: Option<PathBuf>) -> anyhow::Result<Standard> {
 async fn threads(stack: &Standard) -> anyhow::Result<()> {
     let threads = stack.art.conversation.list_threads().await?;
     if threads.is_empty() {
-        sayln!("No threads yet. Start one in the app, or: art run --new \"question\"");
+        sayln!(
+            "No threads yet. Start one in the app, or: art run --new TITLE --provider ollama \
+             --model llama3.2 \"question\""
+        );
     }
     for t in threads {
         let fork = t
             .forked_from
             .map(|f| format!("  (forked from {} at {})", f.thread_id, f.message_id))
             .unwrap_or_default();
+        let config = stack
+            .art
+            .state
+            .load_thread_context(&t.thread_id)
+            .await?
+            .config;
+        let provider = &config.provider_config;
+        let model = match (provider.provider_name.as_str(), provider.model_id.as_str()) {
+            ("", _) => "no model chosen".to_owned(),
+            (name, "") => format!("{name}, no model"),
+            (name, model) => format!("{name}/{model}"),
+        };
+        let waits = match stack.art.waiting(&t.thread_id).await? {
+            Some(w) => format!("  [waits for your decision on {}]", w.call.tool_name),
+            None => String::new(),
+        };
         sayln!(
-            "{}  {:>5} messages  {}{fork}",
+            "{}  {:>5} messages  {}  ({model}){fork}{waits}",
             t.thread_id,
             t.message_count,
             t.title
@@ -196,6 +219,9 @@ async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
             .await
             .map(|()| ExitCode::SUCCESS),
         Command::Mcp(command) => mcp::mcp(&stack, command).await,
+        Command::Config(args) => config::config(&stack, args)
+            .await
+            .map(|()| ExitCode::SUCCESS),
         Command::Usage { by, since } => usage::usage(&stack, by, since.as_deref())
             .await
             .map(|()| ExitCode::SUCCESS),

@@ -17,6 +17,8 @@ pub struct Printer {
     answered: bool,
     /// Thinking was printed and its last line is not ended yet.
     thinking_open: bool,
+    /// The run's error was printed (as it happened): the end does not repeat it.
+    error_shown: bool,
 }
 
 impl Printer {
@@ -40,12 +42,18 @@ impl Printer {
             thinking,
             answered: false,
             thinking_open: false,
+            error_shown: false,
         }
     }
 
     /// The run it prints.
     pub fn trace_id(&self) -> &str {
         &self.run.trace_id
+    }
+
+    /// Whether the run's error was printed as it happened.
+    pub fn error_shown(&self) -> bool {
+        self.error_shown
     }
 
     /// Whether any of the answer was printed.
@@ -171,6 +179,7 @@ impl Printer {
             Change::Error if o.kind == ObservationType::Error => {
                 if let Some((code, message)) = &self.run.error {
                     noteln!("Error {code}: {message}");
+                    self.error_shown = true;
                 }
             }
             _ => {}

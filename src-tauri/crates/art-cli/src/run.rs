@@ -161,8 +161,12 @@ async fn save_settings(
 }
 
 /// Run the agent once; the exit status says how it ended.
-pub async fn run(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
+pub async fn run(stack: &Standard, mut args: Args) -> anyhow::Result<ExitCode> {
     let art = &stack.art;
+    // A provider is checked (any case) before anything is created.
+    if let Some(asked) = &args.provider {
+        args.provider = Some(crate::config::provider(stack, asked)?);
+    }
     let thread_id = match (&args.thread, &args.new) {
         (Some(id), _) => art.conversation.thread(id).await?.thread_id,
         (None, Some(title)) => art.conversation.create_thread(Some(title)).await?.thread_id,

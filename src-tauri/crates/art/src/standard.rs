@@ -5,6 +5,10 @@
 
 use std::sync::Arc;
 
+use art_types::ThreadConfig;
+
+use crate::context::ContextError;
+use crate::context::validate::{ConfigProblem, validate_thread_config};
 use crate::export::Redactor;
 use crate::instance::ArtInstance;
 use crate::paths::DataDir;
@@ -25,6 +29,71 @@ pub enum OpenError {
     /// The built-in tools could not be registered (a bug).
     #[error(transparent)]
     Tools(#[from] RegistryError),
+}
+
+/// Why a thread's settings were not saved.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// Fields that are not acceptable, each naming its field (nothing was saved).
+    #[error("{}", .0.iter().map(|p| format!("{}: {}", p.field, p.message)).collect::<Vec<_>>().join("; "))]
+    Invalid(Vec<ConfigProblem>),
+    /// The thread, the library or the storage failed.
+    #[error(transparent)]
+    Context(#[from] ContextError),
+    /// The MCP servers' configuration could not be read.
+    #[error(transparent)]
+    Mcp(#[from] crate::tools::mcp::McpError),
+}
+
+/// Every problem of `config` for a thread of this stack, as the app's form and the CLI
+/// both check it: its fields, its provider (one of `providers`), its tools (built-in, or
+/// of a configured MCP server — running or not: a stopped server's tool stays valid and
+/// the thread shows it unavailable), its library prompt.
+pub async fn config_problems(
+    art: &ArtInstance,
+    providers: &ProviderManager,
+    mcp: &McpManager,
+    config: &ThreadConfig,
+) -> Result<Vec<ConfigProblem>, SettingsError> {
+    let mut tools: Vec<String> = art.tools.list().into_iter().map(|t| t.name).collect();
+    let servers = mcp.store().list().await?;
+    tools.extend(
+        config
+            .enabled_tools
+            .iter()
+            .filter(|t| {
+                art_types::mcp::server_of(t).is_some_and(|s| servers.iter().any(|c| c.name == s))
+            })
+            .cloned(),
+    );
+    let names: Vec<String> = providers.entries().into_iter().map(|e| e.name).collect();
+    let mut problems = validate_thread_config(config, &tools, &names);
+    if let Some(id) = &config.prompt_id
+        && art.library.get(id).await?.is_none()
+    {
+        problems.push(ConfigProblem {
+            field: "promptId".into(),
+            message: "that library prompt no longer exists; pick another".into(),
+        });
+    }
+    Ok(problems)
+}
+
+/// Save `config` as thread `thread_id`'s settings once [`config_problems`] finds none.
+pub async fn save_thread_config(
+    art: &ArtInstance,
+    providers: &ProviderManager,
+    mcp: &McpManager,
+    thread_id: &str,
+    config: &ThreadConfig,
+) -> Result<(), SettingsError> {
+    art.conversation.thread(thread_id).await?;
+    let problems = config_problems(art, providers, mcp, config).await?;
+    if !problems.is_empty() {
+        return Err(SettingsError::Invalid(problems));
+    }
+    art.state.set_thread_config(thread_id, config).await?;
+    Ok(())
 }
 
 /// The framework over a data directory.
@@ -63,6 +132,25 @@ impl Standard {
             secrets,
             mcp,
         })
+    }
+
+    /// Save a thread's settings, checked as the app checks them ([`save_thread_config`]).
+    pub async fn save_thread_config(
+        &self,
+        thread_id: &str,
+        config: &ThreadConfig,
+    ) -> Result<(), SettingsError> {
+        save_thread_config(&self.art, &self.providers, &self.mcp, thread_id, config).await
+    }
+
+    /// The built-in provider named `name`, matched without regard to case (`OpenAI`,
+    /// `openai`); `None` when there is none.
+    pub fn provider_named(&self, name: &str) -> Option<String> {
+        self.providers
+            .entries()
+            .into_iter()
+            .map(|e| e.name)
+            .find(|known| known.eq_ignore_ascii_case(name.trim()))
     }
 
     /// A redactor for exports that knows every provider key and every MCP server's

@@ -654,3 +654,159 @@ async fn usage_sums_runs_and_prices_cost_them() {
     .await;
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// A thread's settings from the command line: printed, changed and checked as the app
+/// checks them (nothing invalid saved, every problem named); an unknown provider is
+/// refused before anything is created, with the list, in any case; `art threads` says
+/// which model each thread uses and which waits for a decision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thread_settings_are_read_and_changed_from_the_cli() {
+    let data = tempfile::tempdir().unwrap();
+    let refused = art(
+        data.path(),
+        &[
+            "run",
+            "--new",
+            "Typo",
+            "--provider",
+            "olama",
+            "--model",
+            "m",
+            "Hi?",
+        ],
+    )
+    .await;
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("there is no provider named \"olama\"; the providers are: ")
+            && stderr(&refused).contains("ollama"),
+        "{}",
+        stderr(&refused)
+    );
+    let listed = stdout(&art(data.path(), &["threads"]).await);
+    assert!(
+        listed.contains("No threads yet"),
+        "nothing was created: {listed}"
+    );
+    assert!(
+        listed.contains("art run --new TITLE --provider"),
+        "{listed}"
+    );
+
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(
+                Protocol::Ollama,
+                r#"{"title": "Sum", "intent": "Add", "steps": []}"#,
+                16,
+            ),
+            text_reply(Protocol::Ollama, "The sum is 42.", 4),
+        ],
+    )
+    .await
+    .unwrap();
+    let url = ollama.url();
+    // Any case names a provider.
+    let made = art(
+        data.path(),
+        &[
+            "run",
+            "--new",
+            "Sums",
+            "--provider",
+            "Ollama",
+            "--model",
+            MODEL,
+            "--base-url",
+            &url,
+            "What is 6*7?",
+        ],
+    )
+    .await;
+    assert!(made.status.success(), "{}", stderr(&made));
+    let listed = stdout(&art(data.path(), &["threads"]).await);
+    let thread = listed.split_whitespace().next().unwrap().to_owned();
+    assert!(listed.contains(&format!("(ollama/{MODEL})")), "{listed}");
+
+    let shown = stdout(&art(data.path(), &["config", "--thread", &thread]).await);
+    assert!(shown.contains("provider        ollama"), "{shown}");
+    assert!(shown.contains(&format!("base URL        {url}")), "{shown}");
+    let changed = art(
+        data.path(),
+        &[
+            "config",
+            "--thread",
+            &thread,
+            "--tools",
+            "calculator",
+            "--policy",
+            "calculator=asks",
+            "--plan-review",
+            "on",
+            "--tool-calling",
+            "text",
+            "--max-tokens",
+            "512",
+            "--system-prompt",
+            "Be brief.",
+        ],
+    )
+    .await;
+    assert!(changed.status.success(), "{}", stderr(&changed));
+    let shown = stdout(&changed);
+    assert!(shown.contains("Saved."), "{shown}");
+    assert!(
+        shown.contains("tools           calculator (asks first)"),
+        "{shown}"
+    );
+    assert!(shown.contains("plan review     on"), "{shown}");
+    assert!(shown.contains("tool calling    text"), "{shown}");
+    assert!(shown.contains("max tokens      512"), "{shown}");
+    assert!(shown.contains("system prompt   \"Be brief.\""), "{shown}");
+
+    // Checked as the app checks: every problem named, nothing saved.
+    let wrong = art(
+        data.path(),
+        &[
+            "config",
+            "--thread",
+            &thread,
+            "--tools",
+            "nope",
+            "--step-calls",
+            "0",
+            "--model",
+            "",
+        ],
+    )
+    .await;
+    assert_eq!(wrong.status.code(), Some(1));
+    let said = stderr(&wrong);
+    assert!(said.contains("nothing was saved"), "{said}");
+    assert!(
+        said.contains("enabledTools") && said.contains("limits.stepIterations"),
+        "{said}"
+    );
+    assert!(
+        said.contains("providerConfig.modelId: choose a model"),
+        "{said}"
+    );
+    let shown = stdout(&art(data.path(), &["config", "--thread", &thread]).await);
+    assert!(
+        shown.contains("tools           calculator (asks first)"),
+        "{shown}"
+    );
+    // A misspelt provider cannot be set either; the right one fixes the thread.
+    let wrong = art(
+        data.path(),
+        &["config", "--thread", &thread, "--provider", "OpenAl"],
+    )
+    .await;
+    assert!(
+        stderr(&wrong).contains("the providers are:"),
+        "{}",
+        stderr(&wrong)
+    );
+}

@@ -41,7 +41,10 @@ pub enum AgentError {
     #[error("thread {0} is answering already: stop that run or wait for its answer first")]
     Busy(String),
     /// The thread has no provider and model to run on yet.
-    #[error("choose a provider and a model in this thread's settings first")]
+    #[error(
+        "choose a provider and a model in this thread's settings first (in the app, or with \
+         `art config --thread ID --provider NAME --model MODEL`)"
+    )]
     NotConfigured,
 }
 

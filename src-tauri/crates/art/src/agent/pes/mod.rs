@@ -126,7 +126,8 @@ impl PesAgent {
         if provider.provider_name.trim().is_empty() || provider.model_id.trim().is_empty() {
             let error = run_error(
                 FailureCode::ProviderNotConfigured,
-                "choose a provider and a model in the thread settings",
+                "choose a provider and a model in the thread's settings (in the app, or with \
+                 `art config --thread ID --provider NAME --model MODEL`)",
             );
             return Err(Stop::run(error, Phase::Planning, None));
         }

@@ -268,10 +268,17 @@ impl ProviderSource for ProviderManager {
     async fn acquire(&self, config: &ProviderConfig) -> Result<AdapterLease, ProviderError> {
         let inner = &self.inner;
         let entry = inner.entries.get(&config.provider_name).ok_or_else(|| {
+            let mut known: Vec<&str> = inner.entries.keys().map(String::as_str).collect();
+            known.sort_unstable();
             error(
                 ErrorClass::Permanent,
                 FailureCode::UnknownProvider,
-                format!("there is no provider named `{}`", config.provider_name),
+                format!(
+                    "there is no provider named `{}` (the providers are: {}); choose one in the \
+                     thread's settings, or with `art config --thread ID --provider NAME`",
+                    config.provider_name,
+                    known.join(", ")
+                ),
             )
         })?;
         let mut options = entry.base_options.clone();
