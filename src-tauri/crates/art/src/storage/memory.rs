@@ -17,6 +17,21 @@ struct Tables {
     usage: Vec<UsageRecord>,
 }
 
+impl Tables {
+    /// Insert or replace a record; a replaced one keeps its place in insertion order.
+    fn upsert(&mut self, collection: Collection, record: Record) {
+        let key = (collection, record.id.clone());
+        let seq = match self.rows.get(&key) {
+            Some((seq, _)) => *seq,
+            None => {
+                self.next_seq += 1;
+                self.next_seq
+            }
+        };
+        self.rows.insert(key, (seq, record));
+    }
+}
+
 /// Records in a map for the life of the value.
 #[derive(Default)]
 pub struct MemoryStorage {
@@ -74,15 +89,7 @@ impl StorageAdapter for MemoryStorage {
     async fn set(&self, collection: Collection, records: Vec<Record>) -> Result<(), StorageError> {
         let mut tables = self.tables();
         for record in records {
-            let key = (collection, record.id.clone());
-            let seq = match tables.rows.get(&key) {
-                Some((seq, _)) => *seq,
-                None => {
-                    tables.next_seq += 1;
-                    tables.next_seq
-                }
-            };
-            tables.rows.insert(key, (seq, record));
+            tables.upsert(collection, record);
         }
         Ok(())
     }
@@ -110,16 +117,7 @@ impl StorageAdapter for MemoryStorage {
             return Ok(false);
         }
         match new {
-            Some(record) => {
-                let seq = match tables.rows.get(&key) {
-                    Some((seq, _)) => *seq,
-                    None => {
-                        tables.next_seq += 1;
-                        tables.next_seq
-                    }
-                };
-                tables.rows.insert(key, (seq, record));
-            }
+            Some(record) => tables.upsert(collection, record),
             None => {
                 tables.rows.remove(&key);
             }

@@ -267,44 +267,26 @@ async fn http_state_at(url: &str, handshake_secs: u64) -> McpServerState {
 }
 
 async fn http_state(reply: Option<Reply>, handshake_secs: u64) -> McpServerState {
-    let h = harness();
-    let (url, _server, _silent) = match reply {
+    match reply {
         Some(reply) => {
             let server = FakeServer::start(vec![reply]).await;
-            (format!("{}/mcp", server.url()), Some(server), None)
+            http_state_at(&format!("{}/mcp", server.url()), handshake_secs).await
         }
         None => {
             // Accepts connections and never answers.
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-            (
-                url,
-                None,
-                Some(tokio::spawn(async move {
-                    let mut held = Vec::new();
-                    while let Ok((socket, _)) = listener.accept().await {
-                        held.push(socket);
-                    }
-                })),
-            )
+            let silent = tokio::spawn(async move {
+                let mut held = Vec::new();
+                while let Ok((socket, _)) = listener.accept().await {
+                    held.push(socket);
+                }
+            });
+            let state = http_state_at(&url, handshake_secs).await;
+            silent.abort();
+            state
         }
-    };
-    let config = McpServerConfig::new(
-        "remote",
-        McpTransport::Http {
-            url,
-            headers: vec![],
-        },
-    );
-    h.mcp
-        .store()
-        .save(&config, &Default::default())
-        .await
-        .unwrap();
-    let mcp = h
-        .mcp
-        .with_handshake_timeout(Duration::from_secs(handshake_secs));
-    mcp.start("remote").await.unwrap().state
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
