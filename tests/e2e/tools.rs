@@ -16,6 +16,40 @@ use crate::day::fake_ollama;
 /// the answer).
 const PLAN: &str = r#"{"title": "Show the logo", "intent": "Show the MCP logo", "steps": [{"id": "1", "description": "Fetch the image from the everything server", "tools": ["everything__get-tiny-image"]}, {"id": "2", "description": "Tell the user what it shows"}], "toolCalls": [{"callId": "c1", "toolName": "everything__get-tiny-image", "arguments": {}}]}"#;
 
+/// Paste the `mcpServers` JSON for server-everything (marked `mark`) on the Tools page,
+/// and wait until it is ready.
+async fn paste_everything(app: &AppSession, mark: &str) {
+    app.click("#paste-mcp-json").await;
+    let json = serde_json::json!({ "mcpServers": { "Everything": {
+        "command": "node",
+        "args": [everything_script(), "stdio"],
+        "env": { MARKER_VAR: mark },
+    }}});
+    app.type_into("#mcp-json", &json.to_string()).await;
+    app.click("#import-mcp").await;
+    app.wait_for_text("#mcp-import-report", "Added everything.")
+        .await;
+    app.wait_for(".server-item[data-server=\"everything\"][data-state=\"ok\"]")
+        .await;
+}
+
+/// A new thread on the fake Ollama at `url` that may use `tool`, settings closed again.
+async fn thread_with_tool(app: &AppSession, url: &str, tool: &str) {
+    app.click("#new-thread").await;
+    app.click("#settings-button").await;
+    app.type_into("#base-url-input", url).await;
+    app.select("#provider-select", "ollama").await;
+    app.type_into("#model-input", art_testkit::fake::scripts::MODEL)
+        .await;
+    app.wait_for(".tool-group[data-group=\"everything\"]").await;
+    let checkbox = format!("#tool-list input[data-tool=\"{tool}\"]");
+    app.click(&checkbox).await;
+    app.wait_for(&format!("{checkbox}:checked")).await;
+    app.click("#save-settings").await;
+    app.wait_for("#settings-saved").await;
+    app.click("#settings-button").await;
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn add_servers_call_a_tool_see_its_image_restart_and_quit_cleanly() {
     let mark = marker();
@@ -44,38 +78,14 @@ async fn add_servers_call_a_tool_see_its_image_restart_and_quit_cleanly() {
     assert!(listed.contains("Get current time"), "{listed}");
 
     // Another by pasting the JSON other apps use.
-    app.click("#paste-mcp-json").await;
-    let json = serde_json::json!({ "mcpServers": { "Everything": {
-        "command": "node",
-        "args": [everything_script(), "stdio"],
-        "env": { MARKER_VAR: mark },
-    }}});
-    app.type_into("#mcp-json", &json.to_string()).await;
-    app.click("#import-mcp").await;
-    app.wait_for_text("#mcp-import-report", "Added everything.")
-        .await;
-    app.wait_for(".server-item[data-server=\"everything\"][data-state=\"ok\"]")
-        .await;
+    paste_everything(&app, &mark).await;
     app.click(".server-item[data-server=\"everything\"]").await;
     app.wait_for("#mcp-tool-list [data-tool=\"everything__get-tiny-image\"]")
         .await;
     app.screenshot("tools-page").await;
 
     // A thread that may use the image tool.
-    app.click("#new-thread").await;
-    app.click("#settings-button").await;
-    app.type_into("#base-url-input", &ollama.url()).await;
-    app.select("#provider-select", "ollama").await;
-    app.type_into("#model-input", art_testkit::fake::scripts::MODEL)
-        .await;
-    app.wait_for(".tool-group[data-group=\"everything\"]").await;
-    app.click("#tool-list input[data-tool=\"everything__get-tiny-image\"]")
-        .await;
-    app.wait_for("#tool-list input[data-tool=\"everything__get-tiny-image\"]:checked")
-        .await;
-    app.click("#save-settings").await;
-    app.wait_for("#settings-saved").await;
-    app.click("#settings-button").await;
+    thread_with_tool(&app, &ollama.url(), "everything__get-tiny-image").await;
 
     app.type_into("#composer-input", "Show me the MCP logo")
         .await;
@@ -164,29 +174,8 @@ async fn a_server_the_app_starts_never_sees_the_apps_keys() {
     );
 
     app.click("#tools-button").await;
-    app.click("#paste-mcp-json").await;
-    let json = serde_json::json!({ "mcpServers": { "everything": {
-        "command": "node",
-        "args": [everything_script(), "stdio"],
-        "env": { MARKER_VAR: mark },
-    }}});
-    app.type_into("#mcp-json", &json.to_string()).await;
-    app.click("#import-mcp").await;
-    app.wait_for(".server-item[data-server=\"everything\"][data-state=\"ok\"]")
-        .await;
-
-    app.click("#new-thread").await;
-    app.click("#settings-button").await;
-    app.type_into("#base-url-input", &ollama.url()).await;
-    app.select("#provider-select", "ollama").await;
-    app.type_into("#model-input", art_testkit::fake::scripts::MODEL)
-        .await;
-    app.wait_for(".tool-group[data-group=\"everything\"]").await;
-    app.click("#tool-list input[data-tool=\"everything__get-env\"]")
-        .await;
-    app.click("#save-settings").await;
-    app.wait_for("#settings-saved").await;
-    app.click("#settings-button").await;
+    paste_everything(&app, &mark).await;
+    thread_with_tool(&app, &ollama.url(), "everything__get-env").await;
     app.type_into("#composer-input", "What environment does the server see?")
         .await;
     app.click("#send-button").await;
