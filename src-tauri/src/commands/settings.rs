@@ -20,7 +20,8 @@ use super::{Handler, workbench};
 use crate::error::{context_error, mcp_error, provider_error, secret_error};
 use crate::workbench::Workbench;
 
-/// The errors of reading what a config is checked against.
+/// Why settings were not saved: every problem in `details.problems[]` (the form shows
+/// each at its field), or the error of reading what they are checked against.
 fn settings_error(error: SettingsError) -> IpcError {
     match error {
         SettingsError::Context(e) => context_error(e),
@@ -63,26 +64,9 @@ impl Handler for SetThreadConfig {
     async fn handle(self, app: AppHandle) -> Result<ThreadConfig, IpcError> {
         let Self { thread_id, config } = self;
         let wb = workbench(&app)?;
-        wb.art
-            .conversation
-            .thread(&thread_id)
-            .await
-            .map_err(context_error)?;
-        let problems = art::standard::config_problems(&wb.art, &wb.providers, &wb.mcp, &config)
+        art::standard::save_thread_config(&wb.art, &wb.providers, &wb.mcp, &thread_id, &config)
             .await
             .map_err(settings_error)?;
-        if let Some(first) = problems.first() {
-            return Err(IpcError::new(
-                ErrorCode::InvalidInput,
-                format!("{}: {}", first.field, first.message),
-            )
-            .with_details(serde_json::json!({ "problems": problems })));
-        }
-        wb.art
-            .state
-            .set_thread_config(&thread_id, &config)
-            .await
-            .map_err(context_error)?;
         Ok(config)
     }
 }

@@ -14,8 +14,13 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-/// Ollama's own default, held when free.
-const OLLAMA_PORT: &str = "127.0.0.1:11434";
+/// `host:port` of an http(s) base URL.
+fn address_of(url: &str) -> String {
+    url.split_once("://")
+        .map_or(url, |(_, rest)| rest)
+        .trim_end_matches('/')
+        .to_owned()
+}
 
 /// Who knocked: the address and the request line it sent.
 static KNOCKS: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -24,15 +29,12 @@ static STARTED: OnceLock<Result<Vec<String>, String>> = OnceLock::new();
 /// The app's default addresses: the one `OLLAMA_HOST` gives it (must be held), and
 /// Ollama's own default (held when free).
 fn defaults() -> Vec<(String, bool)> {
-    let configured = art::providers::ollama::default_base_url();
-    let configured = configured
-        .split_once("://")
-        .map_or(configured.as_str(), |(_, rest)| rest)
-        .trim_end_matches('/')
-        .to_owned();
+    use art::providers::ollama::{DEFAULT_BASE_URL, default_base_url};
+    let configured = address_of(&default_base_url());
+    let ollama = address_of(DEFAULT_BASE_URL);
     let mut defaults = vec![(configured.clone(), true)];
-    if configured != OLLAMA_PORT {
-        defaults.push((OLLAMA_PORT.to_owned(), false));
+    if configured != ollama {
+        defaults.push((ollama, false));
     }
     defaults
 }
@@ -149,9 +151,9 @@ mod tests {
         );
         assert!(defaults[0].1, "the app's own default must be held");
         assert!(
-            defaults[1..]
-                .iter()
-                .all(|(address, required)| address == OLLAMA_PORT && !required),
+            defaults[1..].iter().all(|(address, required)| *address
+                == address_of(art::providers::ollama::DEFAULT_BASE_URL)
+                && !required),
             "{defaults:?}"
         );
     }

@@ -163,12 +163,19 @@ fn apply(stack: &Standard, config: &mut ThreadConfig, args: &Args) -> anyhow::Re
             .split_once('=')
             .with_context(|| format!("--policy {policy:?}: write it as TOOL=runs|asks|never"))?;
         let tool = tool.trim().to_owned();
-        match word.trim().to_ascii_lowercase().as_str() {
-            "runs" | "run" | "auto" => config.tool_policies.insert(tool, ToolPolicy::Auto),
-            "asks" | "ask" => config.tool_policies.insert(tool, ToolPolicy::Ask),
-            "never" | "deny" => config.tool_policies.insert(tool, ToolPolicy::Deny),
-            "default" => config.tool_policies.remove(&tool),
-            other => bail!("--policy {policy:?}: {other:?} is not runs, asks, never or default"),
+        // The words the app shows, or the policy's wire name (`auto`, `ask`, `deny`).
+        let chosen = match word.trim().to_ascii_lowercase().as_str() {
+            "default" => None,
+            "runs" | "run" => Some(ToolPolicy::Auto),
+            "asks" => Some(ToolPolicy::Ask),
+            "never" => Some(ToolPolicy::Deny),
+            other => Some(ToolPolicy::parse(other).with_context(|| {
+                format!("--policy {policy:?}: {other:?} is not runs, asks, never or default")
+            })?),
+        };
+        match chosen {
+            Some(chosen) => config.tool_policies.insert(tool, chosen),
+            None => config.tool_policies.remove(&tool),
         };
     }
     if let Some(offer) = args.tool_calling {

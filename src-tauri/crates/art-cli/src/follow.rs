@@ -103,7 +103,6 @@ async fn decide(
     if approve.is_some() || !std::io::stdin().is_terminal() {
         return flag_decision(approve);
     }
-    let call = call.clone();
     loop {
         // A thread of its own, not the runtime's blocking pool: after Ctrl-C the read
         // never ends, and the runtime would wait for it at exit.

@@ -259,9 +259,7 @@ fn without_keychain(config: &McpServerConfig, error: art::tools::mcp::McpError) 
     };
     let secrets: Vec<&String> = env
         .iter()
-        .filter(|(k, v)| {
-            art_types::mcp::is_secret_name(k) && art_types::mcp::env_reference(v).is_none()
-        })
+        .filter(|(k, v)| art_types::mcp::keeps_in_keychain(k, v))
         .map(|(k, _)| k)
         .collect();
     let instead: Vec<String> = secrets

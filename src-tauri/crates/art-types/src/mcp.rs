@@ -312,6 +312,12 @@ pub fn env_reference(value: &str) -> Option<&str> {
         .filter(|name| !name.is_empty() && !name.contains(['=', '\0', '}', '$']))
 }
 
+/// Whether a stdio server's variable keeps its value in the OS keychain when saved: its
+/// name says it is a secret and the value is not a `${env:NAME}` reference.
+pub fn keeps_in_keychain(name: &str, value: &str) -> bool {
+    is_secret_name(name) && env_reference(value).is_none()
+}
+
 /// Why a server name is refused, if it is.
 pub fn check_server_name(name: &str) -> Result<(), String> {
     let valid = !name.is_empty()

@@ -49,7 +49,7 @@ pub enum SettingsError {
 /// both check it: its fields, its provider (one of `providers`), its tools (built-in, or
 /// of a configured MCP server — running or not: a stopped server's tool stays valid and
 /// the thread shows it unavailable), its library prompt.
-pub async fn config_problems(
+async fn config_problems(
     art: &ArtInstance,
     providers: &ProviderManager,
     mcp: &McpManager,

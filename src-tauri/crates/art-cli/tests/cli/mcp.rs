@@ -28,6 +28,31 @@ async fn add_time(data: &std::path::Path) -> (String, std::process::Output) {
     (mark, out)
 }
 
+/// `art mcp add everything …` arguments: server-everything over stdio, marked `mark`,
+/// with `env` (`NAME=value`) besides.
+fn add_everything(mark: &str, env: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = ["mcp", "add", "everything", "--env"]
+        .map(str::to_owned)
+        .into();
+    args.push(format!("{MARKER_VAR}={mark}"));
+    for variable in env {
+        args.extend(["--env".to_owned(), (*variable).to_owned()]);
+    }
+    args.extend([
+        "--".to_owned(),
+        "node".to_owned(),
+        everything_script(),
+        "stdio".to_owned(),
+    ]);
+    args
+}
+
+/// [`art`] with owned arguments.
+async fn art_owned(data: &std::path::Path, args: &[String]) -> std::process::Output {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    art(data, &args).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn add_list_tools_call_and_remove() {
     let data = tempfile::tempdir().unwrap();
@@ -38,23 +63,7 @@ async fn add_list_tools_call_and_remove() {
         "{}",
         stdout(&out)
     );
-    let script = everything_script();
-    let env = format!("{MARKER_VAR}={mark}");
-    let out = art(
-        data.path(),
-        &[
-            "mcp",
-            "add",
-            "everything",
-            "--env",
-            &env,
-            "--",
-            "node",
-            &script,
-            "stdio",
-        ],
-    )
-    .await;
+    let out = art_owned(data.path(), &add_everything(&mark, &[])).await;
     assert!(out.status.success(), "{}", stderr(&out));
 
     let out = art(data.path(), &["mcp", "tools", "time"]).await;
@@ -327,20 +336,7 @@ async fn a_run_calls_a_thread_s_mcp_tool_and_ends_its_server() {
 async fn a_stdio_server_never_sees_the_keys_in_our_environment() {
     let data = tempfile::tempdir().unwrap();
     let mark = marker();
-    let env = format!("{MARKER_VAR}={mark}");
-    let script = everything_script();
-    let add = [
-        "mcp",
-        "add",
-        "everything",
-        "--env",
-        &env,
-        "--",
-        "node",
-        &script,
-        "stdio",
-    ];
-    let out = art(data.path(), &add).await;
+    let out = art_owned(data.path(), &add_everything(&mark, &[])).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let data_dir = data.path().to_owned();
     let out = tokio::task::spawn_blocking(move || {
@@ -549,7 +545,6 @@ async fn mcp_list_does_not_wait_for_a_hung_server() {
 async fn without_a_keychain_a_secret_comes_from_the_environment_at_start() {
     let data = tempfile::tempdir().unwrap();
     let mark = marker();
-    let script = everything_script();
     let no_keychain = |args: Vec<String>, token: Option<&str>| {
         let data = data.path().to_owned();
         let token = token.map(str::to_owned);
@@ -566,23 +561,7 @@ async fn without_a_keychain_a_secret_comes_from_the_environment_at_start() {
             command.output().unwrap()
         })
     };
-    let add = |value: &str| {
-        [
-            "mcp",
-            "add",
-            "everything",
-            "--env",
-            &format!("{MARKER_VAR}={mark}"),
-            "--env",
-            &format!("GITHUB_TOKEN={value}"),
-            "--",
-            "node",
-            &script,
-            "stdio",
-        ]
-        .map(str::to_owned)
-        .to_vec()
-    };
+    let add = |value: &str| add_everything(&mark, &[&format!("GITHUB_TOKEN={value}")]);
     let refused = no_keychain(add("ghp_SENTINEL0123456789"), None)
         .await
         .unwrap();

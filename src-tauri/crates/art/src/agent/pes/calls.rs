@@ -87,9 +87,7 @@ impl PesAgent {
     ) -> StageResult {
         // In the text form (asked for, or a server that refused tools), calls already
         // made go as text too: never `tool_calls` and `tool` messages to such a server.
-        if run.tool_calling == ToolCalling::Text
-            && crate::reasoning::text_form::has_native_calls(&call.prompt)
-        {
+        if run.tool_calling == ToolCalling::Text {
             call.prompt = crate::reasoning::text_form::calls_as_text(call.prompt);
         }
         let span_id = clock::new_id();

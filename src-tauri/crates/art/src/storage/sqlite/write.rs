@@ -343,17 +343,45 @@ fn swap(
         return Ok(false);
     }
     match new {
-        Some(record) => apply(
-            tx,
-            &WriteOp::Set(collection, vec![record.clone()]),
-            &mut Keys::default(),
-        )?,
+        Some(record) => set_records(tx, collection, std::slice::from_ref(record))?,
         None => {
-            let rows = format!("collection = '{}' AND id = ?1", collection.as_str());
-            delete_records(tx, &rows, &id)? > 0
+            delete_record(tx, collection, id)?;
         }
-    };
+    }
     Ok(true)
+}
+
+/// Insert or replace records of a collection kept in `records` (not observations).
+fn set_records(
+    tx: &Transaction<'_>,
+    collection: Collection,
+    records: &[Record],
+) -> Result<(), StorageError> {
+    let mut upsert = Upsert::prepare(tx)?;
+    for r in records {
+        let values: [&dyn ToSql; 8] = [
+            &collection.as_str(),
+            &r.id,
+            &r.thread_id,
+            &r.trace_id,
+            &r.kind,
+            &r.timestamp,
+            &r.body,
+            &r.parent,
+        ];
+        upsert.row(tx, &values, r.search_text.as_deref())?;
+    }
+    Ok(())
+}
+
+/// Delete one record of a collection kept in `records`; whether it was there.
+fn delete_record(
+    tx: &Transaction<'_>,
+    collection: Collection,
+    id: &str,
+) -> Result<bool, StorageError> {
+    let rows = format!("collection = '{}' AND id = ?1", collection.as_str());
+    Ok(delete_records(tx, &rows, &id)? > 0)
 }
 
 const THREAD_KEY: &str = "thread = (SELECT key FROM keys WHERE value = ?1)";
@@ -365,29 +393,13 @@ fn apply(tx: &Transaction<'_>, op: &WriteOp, keys: &mut Keys) -> Result<bool, St
             Ok(true)
         }
         WriteOp::Set(collection, records) => {
-            let mut upsert = Upsert::prepare(tx)?;
-            for r in records {
-                let values: [&dyn ToSql; 8] = [
-                    &collection.as_str(),
-                    &r.id,
-                    &r.thread_id,
-                    &r.trace_id,
-                    &r.kind,
-                    &r.timestamp,
-                    &r.body,
-                    &r.parent,
-                ];
-                upsert.row(tx, &values, r.search_text.as_deref())?;
-            }
+            set_records(tx, *collection, records)?;
             Ok(true)
         }
         WriteOp::Delete(Collection::Observations, id) => {
             Ok(delete_observations(tx, "id = ?1", &ids::stored(id))? > 0)
         }
-        WriteOp::Delete(collection, id) => {
-            let rows = format!("collection = '{}' AND id = ?1", collection.as_str());
-            Ok(delete_records(tx, &rows, id)? > 0)
-        }
+        WriteOp::Delete(collection, id) => delete_record(tx, *collection, id),
         WriteOp::Swap {
             collection,
             id,

@@ -220,8 +220,29 @@ fn inherited_env() -> impl Iterator<Item = (&'static str, std::ffi::OsString)> {
     })
 }
 
-/// Spawn a stdio server in its own process group and shake hands; the guard holds the
-/// child until the connection takes it.
+/// The server's configured variables, a `${env:NAME}` value read from our environment
+/// (an error naming the variable when it is not set).
+fn configured_env(
+    env: &std::collections::BTreeMap<String, String>,
+) -> Result<Vec<(&str, std::ffi::OsString)>, McpError> {
+    env.iter()
+        .map(|(name, value)| match art_types::mcp::env_reference(value) {
+            None => Ok((name.as_str(), value.into())),
+            Some(from) => std::env::var_os(from)
+                .map(|found| (name.as_str(), found))
+                .ok_or_else(|| McpError::InvalidConfig {
+                    field: "env",
+                    message: format!(
+                        "{name} is to come from the environment ({value}), but {from} is not \
+                         set for this process"
+                    ),
+                }),
+        })
+        .collect()
+}
+
+/// Spawn a stdio server as a process tree of its own and shake hands; the tree is
+/// killed (with what it started) unless the connection takes it.
 async fn spawn_stdio(
     config: &McpServerConfig,
     secrets: &ServerSecrets,
@@ -239,29 +260,11 @@ async fn spawn_stdio(
     else {
         return Err(McpError::Protocol("not a stdio server".into()));
     };
-    let mut own = Vec::with_capacity(env.len());
-    for (name, value) in env {
-        match art_types::mcp::env_reference(value) {
-            None => own.push((name.clone(), std::ffi::OsString::from(value))),
-            Some(from) => match std::env::var_os(from) {
-                Some(value) => own.push((name.clone(), value)),
-                None => {
-                    return Err(McpError::InvalidConfig {
-                        field: "env",
-                        message: format!(
-                            "{name} is to come from the environment ({value}), but {from} is \
-                             not set for this process"
-                        ),
-                    });
-                }
-            },
-        }
-    }
     let mut cmd = Command::new(command);
     cmd.args(args)
         .env_clear()
         .envs(inherited_env())
-        .envs(own)
+        .envs(configured_env(env)?)
         .envs(secrets.env.iter().map(|(k, v)| (k, v.expose())))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -118,15 +118,15 @@ impl<R> Watched<R> {
 
 impl<R: AsyncRead + Unpin> AsyncRead for Watched<R> {
     fn poll_read(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
         let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if matches!(polled, Poll::Ready(Ok(()))) && !self.watch.done.load(Ordering::Relaxed) {
-            let read = buf.filled()[before..].to_vec();
-            self.look(&read);
+        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && !this.watch.done.load(Ordering::Relaxed) {
+            this.look(&buf.filled()[before..]);
         }
         polled
     }

@@ -5,9 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use art_types::mcp::{
-    McpServerConfig, McpTransport, check_server_name, env_reference, is_secret_name,
-};
+use art_types::mcp::{McpServerConfig, McpTransport, check_server_name, keeps_in_keychain};
 
 use super::McpError;
 use crate::clock;
@@ -123,8 +121,8 @@ impl McpStore {
 
     /// Add or replace a server. `header_values` are stored in the keychain (a header
     /// without a new value keeps its stored one), and so are the values of environment
-    /// variables whose names say they are secrets ([`is_secret_name`]): the database
-    /// keeps their names only. Values no longer listed are deleted.
+    /// variables that are secrets ([`keeps_in_keychain`]): the database keeps their
+    /// names only. Values no longer listed are deleted.
     pub async fn save(
         &self,
         config: &McpServerConfig,
@@ -169,7 +167,7 @@ impl McpStore {
             // A reference (`${env:NAME}`) holds no secret: it stays in the configuration.
             let secret: Vec<String> = env
                 .iter()
-                .filter(|(k, v)| is_secret_name(k) && env_reference(v).is_none())
+                .filter(|(k, v)| keeps_in_keychain(k, v))
                 .map(|(k, _)| k.clone())
                 .collect();
             for name in secret {
