@@ -377,8 +377,11 @@ struct Terminal {
 impl Terminal {
     fn start(data: &std::path::Path, args: &[&str]) -> Self {
         use std::io::Read;
+        // `exec`: the shell `script` starts (`$SHELL`, else /bin/sh) must not stay as the
+        // parent, or Ctrl-C kills that shell too and `script` reports 130 whatever `art`
+        // answered (dash dies of SIGINT; bash happens to exec a single command itself).
         let mut line = format!(
-            "{} --data-dir '{}'",
+            "exec {} --data-dir '{}'",
             env!("CARGO_BIN_EXE_art"),
             data.display()
         );
