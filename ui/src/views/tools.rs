@@ -171,6 +171,7 @@ pub fn state_line(state: &McpServerState) -> (String, &'static str) {
     match state {
         McpServerState::Disabled => ("Disabled".into(), "off"),
         McpServerState::Starting => ("Starting…".into(), "busy"),
+        McpServerState::Ready { tools: 1, .. } => ("Ready · 1 tool".into(), "ok"),
         McpServerState::Ready { tools, .. } => (format!("Ready · {tools} tools"), "ok"),
         McpServerState::Failed { reason, .. } => (format!("Failed: {reason}"), "bad"),
     }

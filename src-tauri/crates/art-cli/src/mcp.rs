@@ -290,6 +290,7 @@ fn line(status: &McpServerStatus) -> String {
             LIST_WAIT.as_secs(),
             status.config.name
         ),
+        McpServerState::Ready { tools: 1, .. } => "ready (1 tool)".to_owned(),
         McpServerState::Ready { tools, .. } => format!("ready ({tools} tools)"),
         McpServerState::Failed { reason, .. } => format!("failed: {reason}"),
     };

@@ -529,7 +529,7 @@ async fn mcp_list_does_not_wait_for_a_hung_server() {
     let listed = stdout(&out);
     assert!(out.status.success(), "{listed}\n{}", stderr(&out));
     assert!(started.elapsed() < std::time::Duration::from_secs(15));
-    assert!(listed.contains("fine  ready (1 tools)"), "{listed}");
+    assert!(listed.contains("fine  ready (1 tool)"), "{listed}");
     assert!(
         listed.contains("stuck  not answering after 5 s (still starting, or hung"),
         "{listed}"

@@ -74,7 +74,7 @@ async fn everything_over_stdio_lists_validates_and_calls_its_tools() {
             .iter()
             .all(|t| t.tool_name.starts_with("everything__"))
     );
-    assert!(listed.iter().all(|t| t.unusable.is_none()), "{listed:?}");
+    only_the_task_tool_is_unusable(&h, "everything").await;
     assert!(h.registry.contains("everything__echo"));
 
     // Text.
@@ -117,6 +117,27 @@ async fn everything_over_stdio_lists_validates_and_calls_its_tools() {
     h.mcp.stop("everything").await;
     assert!(!h.registry.contains("everything__echo"));
     assert_eq!(settle(&mark, 5).await, 0, "processes left behind");
+}
+
+/// server-everything's one tool that runs only as a task (`taskSupport: required`, which
+/// this client does not speak) is listed unusable with the reason and not offered to a
+/// run (calling it says why); all its other tools are usable.
+async fn only_the_task_tool_is_unusable(h: &Harness, server: &str) {
+    let listed = h.mcp.tools(server);
+    let unusable: Vec<_> = listed.iter().filter(|t| t.unusable.is_some()).collect();
+    assert_eq!(unusable.len(), 1, "{listed:?}");
+    assert_eq!(unusable[0].name, "simulate-research-query");
+    let reason = unusable[0].unusable.as_deref().unwrap();
+    assert!(reason.contains("only as a task"), "{reason}");
+    assert!(!h.registry.contains(&unusable[0].tool_name));
+    assert!(listed.len() >= 10);
+    let called = h
+        .mcp
+        .call(server, &unusable[0].name, &json!({ "topic": "tides" }))
+        .await
+        .unwrap_err();
+    assert_eq!(called.code, "TOOL_UNAVAILABLE", "{called:?}");
+    assert!(called.message.contains("only as a task"), "{called:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -200,6 +221,7 @@ async fn everything_over_streamable_http_with_a_header_kept_in_the_keychain() {
     h.mcp.store().save(&config, &values).await.unwrap();
     let state = h.mcp.start("remote").await.unwrap().state;
     assert!(matches!(state, McpServerState::Ready { .. }), "{state:?}");
+    only_the_task_tool_is_unusable(&h, "remote").await;
     let echoed = h
         .mcp
         .call("remote", "echo", &json!({ "message": "over HTTP" }))

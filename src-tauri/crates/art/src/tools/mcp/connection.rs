@@ -23,6 +23,7 @@ use tokio::sync::Notify;
 use super::McpError;
 use super::stdout::{Watch, Watched};
 use super::store::ServerSecrets;
+use super::tasks::TaskTools;
 use super::tree::Tree;
 
 /// Longest wait for the handshake and for `tools/list`, unless the manager is told
@@ -100,6 +101,8 @@ pub(super) struct Connection {
     pub(super) stderr: StderrTail,
     /// Signalled on `notifications/tools/list_changed`.
     pub(super) tools_changed: Arc<Notify>,
+    /// Which of its tools run only as tasks (read from its raw listings).
+    pub(super) tasks: TaskTools,
 }
 
 impl Connection {
@@ -115,16 +118,17 @@ impl Connection {
         let client = Client {
             tools_changed: Arc::clone(&tools_changed),
         };
+        let tasks = TaskTools::default();
         let (service, tree) = match &config.transport {
             McpTransport::Stdio { .. } => {
                 let (service, tree) =
-                    spawn_stdio(config, &secrets, client, handshake, &stderr).await?;
+                    spawn_stdio(config, &secrets, client, handshake, &stderr, &tasks).await?;
                 (service, Some(tree))
             }
             McpTransport::Http { url, .. } => (
                 within(
                     handshake,
-                    super::http::connect(url, secrets.headers, client),
+                    super::http::connect(url, secrets.headers, client, tasks.clone()),
                 )
                 .await?,
                 None,
@@ -136,6 +140,7 @@ impl Connection {
             tree,
             stderr,
             tools_changed,
+            tasks,
         };
         check_version(&connection.service)?;
         Ok(connection)
@@ -249,6 +254,7 @@ async fn spawn_stdio(
     client: Client,
     handshake: Duration,
     stderr: &StderrTail,
+    tasks: &TaskTools,
 ) -> Result<(RunningService<RoleClient, Client>, Tree), McpError> {
     let McpTransport::Stdio {
         command,
@@ -281,7 +287,7 @@ async fn spawn_stdio(
     };
     let reader = read_stderr(err, stderr.clone(), config.name.clone());
     let watch = Arc::new(Watch::default());
-    let stdout = Watched::new(stdout, Arc::clone(&watch));
+    let stdout = Watched::new(stdout, Arc::clone(&watch), tasks.clone());
     let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_LINE);
     let shaking = async {
         match client.serve(transport).await {

@@ -1,23 +1,30 @@
 //! Streamable HTTP servers: the session over our reqwest client, how often a dropped
 //! event stream is resumed, and the SDK's transport errors told in plain words — what
-//! happened and what to do, never the SDK's type names.
+//! happened and what to do, never the SDK's type names. The answers that come as event
+//! streams (servers' default) are shown to [`TaskTools`] on their way to the SDK.
 
 use std::collections::HashMap;
 use std::error::Error;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
 use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::DynamicTransportError;
+use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::{
-    StreamableHttpClientTransport, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpClient, StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+    StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use rmcp::transport::worker::WorkerQuitReason;
 use rmcp::{RoleClient, ServiceExt};
 
 use super::McpError;
 use super::connection::Client;
+use super::tasks::TaskTools;
 use crate::secrets::Secret;
 
 /// The SDK's error for a failed HTTP exchange over our client.
@@ -33,6 +40,7 @@ pub(super) async fn connect(
     url: &str,
     headers: Vec<(String, Secret)>,
     client: Client,
+    tasks: TaskTools,
 ) -> Result<RunningService<RoleClient, Client>, McpError> {
     let invalid = |message: String| McpError::InvalidConfig {
         field: "headers",
@@ -57,8 +65,126 @@ pub(super) async fn connect(
     resume.base_duration = Duration::from_millis(250);
     resume.max_delay = Some(Duration::from_secs(1));
     config.retry_config = Arc::new(resume);
-    let transport = StreamableHttpClientTransport::with_client(http, config);
+    let transport = StreamableHttpClientTransport::with_client(Tapped { http, tasks }, config);
     client.serve(transport).await.map_err(|e| describe(url, &e))
+}
+
+/// Our reqwest client as the SDK's HTTP client, with the event streams of answers
+/// tapped for [`TaskTools`]. (An answer sent as plain JSON reaches us already decoded,
+/// without the field: a task-only tool of such a server fails when called, with the
+/// server's reason.)
+#[derive(Clone)]
+struct Tapped {
+    http: reqwest::Client,
+    tasks: TaskTools,
+}
+
+impl Tapped {
+    fn tap_events(&self, events: BoxedSseResponse) -> BoxedSseResponse {
+        let tasks = self.tasks.clone();
+        events
+            .inspect(move |event| {
+                if let Ok(Some(data)) = event.as_ref().map(|e| e.data.as_deref()) {
+                    tasks.read(data.as_bytes());
+                }
+            })
+            .boxed()
+    }
+
+    fn tap(&self, response: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
+        match response {
+            StreamableHttpPostResponse::Sse(events, session) => {
+                StreamableHttpPostResponse::Sse(self.tap_events(events), session)
+            }
+            other => other,
+        }
+    }
+}
+
+/// Each request as reqwest's client makes it (the SDK's limits kept), each answer tapped.
+impl StreamableHttpClient for Tapped {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let sent = self.http.post_message(uri, message, session, auth, headers);
+        Ok(self.tap(sent.await?))
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: HashMap<HeaderName, HeaderValue>,
+        max_event: usize,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let sent = self
+            .http
+            .post_message_with_max_sse_event_size(uri, message, session, auth, headers, max_event);
+        Ok(self.tap(sent.await?))
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session: Option<Arc<str>>,
+        auth: Option<String>,
+        headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let sent = self
+            .http
+            .post_message_with_response_limits(uri, message, session, auth, headers, limits);
+        Ok(self.tap(sent.await?))
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session: Arc<str>,
+        auth: Option<String>,
+        headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), HttpError> {
+        self.http.delete_session(uri, session, auth, headers).await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session: Option<Arc<str>>,
+        last_event: Option<String>,
+        auth: Option<String>,
+        headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxedSseResponse, HttpError> {
+        let opened = self
+            .http
+            .get_stream(uri, session, last_event, auth, headers);
+        Ok(self.tap_events(opened.await?))
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session: Option<Arc<str>>,
+        last_event: Option<String>,
+        auth: Option<String>,
+        headers: HashMap<HeaderName, HeaderValue>,
+        max_event: usize,
+    ) -> Result<BoxedSseResponse, HttpError> {
+        let opened = self
+            .http
+            .get_stream_with_max_sse_event_size(uri, session, last_event, auth, headers, max_event);
+        Ok(self.tap_events(opened.await?))
+    }
 }
 
 /// What a failed exchange with the server at `url` means for the user.

@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::McpError;
 use super::connection::{Connection, HANDSHAKE_TIMEOUT, StderrTail};
 use super::store::McpStore;
+use super::tasks::TaskTools;
 use super::tool::McpTool;
 use crate::tools::{ToolError, ToolRegistry};
 
@@ -164,7 +165,14 @@ impl McpManager {
         let connection = Connection::open(config, secrets, self.handshake, stderr.clone())
             .await
             .map_err(|e| (e, stderr))?;
-        match list_and_register(&self.registry, config, &connection.service, self.handshake).await {
+        let listed = list_and_register(
+            &self.registry,
+            config,
+            &connection.service,
+            &connection.tasks,
+            self.handshake,
+        );
+        match listed.await {
             Ok(tools) => Ok((connection, tools)),
             Err(e) => {
                 let stderr = connection.stderr.clone();
@@ -182,13 +190,15 @@ impl McpManager {
     ) -> tokio::task::JoinHandle<()> {
         let changed = Arc::clone(&connection.tools_changed);
         let peer = connection.service.peer().clone();
+        let tasks = connection.tasks.clone();
         let registry = Arc::clone(&self.registry);
         let known = Arc::clone(&self.known);
         let config = config.clone();
         tokio::spawn(async move {
             loop {
                 changed.notified().await;
-                match list_and_register(&registry, &config, &peer, HANDSHAKE_TIMEOUT).await {
+                match list_and_register(&registry, &config, &peer, &tasks, HANDSHAKE_TIMEOUT).await
+                {
                     Ok(tools) => {
                         let mut known = known.lock().unwrap_or_else(|p| p.into_inner());
                         if let Some(entry) = known.get_mut(&config.name) {
@@ -389,10 +399,16 @@ impl McpManager {
                 k.tools
                     .iter()
                     .find(|t| t.name == tool || t.tool_name == tool)
-                    .map(|t| t.tool_name.clone())
+                    .map(|t| (t.tool_name.clone(), t.unusable.clone()))
             });
             match (found, entry) {
-                (Some(name), _) => name,
+                (Some((name, None)), _) => name,
+                (Some((name, Some(reason))), _) => {
+                    return Err(ToolError::new(
+                        "TOOL_UNAVAILABLE",
+                        format!("`{name}` cannot be used: {reason}"),
+                    ));
+                }
                 (None, Some(k)) if matches!(k.state, McpServerState::Ready { .. }) => {
                     let names: Vec<&str> = k.tools.iter().map(|t| t.name.as_str()).collect();
                     return Err(ToolError::new(
@@ -465,11 +481,13 @@ fn ready_state(connection: &Connection, tools: usize) -> McpServerState {
 }
 
 /// `tools/list` (every page) and the registry updated: the server's old tools go, the
-/// new ones come, each usable one registered, each unusable one listed with the reason.
+/// new ones come, each usable one registered, each unusable one (a name too long or
+/// taken, a tool that runs only as a task) listed with the reason.
 async fn list_and_register(
     registry: &ToolRegistry,
     config: &McpServerConfig,
     peer: &rmcp::Peer<rmcp::RoleClient>,
+    tasks: &TaskTools,
     limit: Duration,
 ) -> Result<Vec<McpToolInfo>, McpError> {
     let listed = tokio::time::timeout(limit, peer.list_all_tools())
@@ -517,6 +535,8 @@ async fn list_and_register(
             info.unusable = Some(format!(
                 "another tool of this server is also called `{namespaced}`"
             ));
+        } else if tasks.required(&tool.name) {
+            info.unusable = Some(super::tasks::REASON.to_owned());
         } else {
             let schema = ToolSchema {
                 name: namespaced.clone(),

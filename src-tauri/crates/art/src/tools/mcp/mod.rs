@@ -21,6 +21,7 @@ mod manager;
 mod result;
 mod stdout;
 mod store;
+mod tasks;
 mod tool;
 mod tree;
 
