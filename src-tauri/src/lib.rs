@@ -48,7 +48,7 @@ pub fn run() {
         if let tauri::RunEvent::Exit = event {
             // MCP servers end with the app: no process outlives it.
             if let Ok(workbench) = app.state::<AppState>().workbench() {
-                tauri::async_runtime::block_on(workbench.mcp.shutdown());
+                tauri::async_runtime::block_on(workbench.art.mcp.shutdown());
             }
         }
     });

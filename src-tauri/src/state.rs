@@ -113,7 +113,7 @@ pub fn start_background_probes(app: &AppHandle) {
     if let Ok(workbench) = app.state::<AppState>().workbench() {
         workbench.start_bridge(app);
         // The enabled MCP servers start with the app, all at once, without holding it up.
-        let mcp = Arc::clone(&workbench.mcp);
+        let mcp = Arc::clone(&workbench.art.mcp);
         tauri::async_runtime::spawn(async move {
             if let Err(e) = mcp.start_enabled().await {
                 tracing::warn!("could not start the MCP servers: {e}");

@@ -13,7 +13,6 @@ use art::providers::{ProviderEntry, ProviderManager};
 use art::secrets::{EnvFallback, KeychainStore};
 use art::sockets::All;
 use art::standard::{OpenError, Standard};
-use art::tools::mcp::McpManager;
 use art_types::{ErrorCode, IpcError, MessageStatus, events};
 use tauri::{AppHandle, Emitter};
 
@@ -25,8 +24,6 @@ pub struct Workbench {
     pub providers: Arc<ProviderManager>,
     /// API keys: the OS keychain, with `<PROVIDER>_API_KEY` as a read-only fallback.
     pub secrets: Arc<EnvFallback<KeychainStore>>,
-    /// MCP servers and their tools (in `art`'s registry).
-    pub mcp: Arc<McpManager>,
     /// HTTP options for model lists and the doctor.
     pub http: HttpOptions,
     /// Runs in flight, by trace id: their thread and what cancels them.
@@ -40,7 +37,6 @@ impl Workbench {
             art,
             providers,
             secrets,
-            mcp,
         } = Standard::open(data_dir).map_err(|e| match e {
             OpenError::Storage(_) => IpcError::new(ErrorCode::Storage, e.to_string())
                 .with_details(serde_json::json!({ "path": data_dir.database_path() })),
@@ -50,7 +46,6 @@ impl Workbench {
             art,
             providers,
             secrets,
-            mcp,
             http: HttpOptions::default(),
             runs: Mutex::new(HashMap::new()),
         })

@@ -19,7 +19,7 @@ use crate::error::{mcp_error, require};
 
 impl Handler for ListMcpServers {
     async fn handle(self, app: AppHandle) -> Result<Vec<McpServerStatus>, IpcError> {
-        workbench(&app)?.mcp.statuses().await.map_err(mcp_error)
+        workbench(&app)?.art.mcp.statuses().await.map_err(mcp_error)
     }
 }
 
@@ -37,7 +37,7 @@ impl Handler for SaveMcpServer {
             .into_iter()
             .map(|(name, value)| (name, Secret::new(value)))
             .collect();
-        let store = wb.mcp.store();
+        let store = wb.art.mcp.store();
         // A new server, or one renamed, may not take another's name.
         if previous_name.as_deref() != Some(config.name.as_str()) {
             require(
@@ -52,18 +52,24 @@ impl Handler for SaveMcpServer {
         let renamed = previous_name.filter(|old| *old != config.name);
         store.save(&config, &values).await.map_err(mcp_error)?;
         if let Some(old) = renamed {
-            wb.mcp.forget(&old).await;
+            wb.art.mcp.forget(&old).await;
             store.remove(&old).await.map_err(mcp_error)?;
         }
-        wb.mcp.start(&config.name).await.map_err(mcp_error)
+        wb.art.mcp.start(&config.name).await.map_err(mcp_error)
     }
 }
 
 impl Handler for RemoveMcpServer {
     async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
         let wb = workbench(&app)?;
-        wb.mcp.forget(&self.name).await;
-        let removed = wb.mcp.store().remove(&self.name).await.map_err(mcp_error)?;
+        wb.art.mcp.forget(&self.name).await;
+        let removed = wb
+            .art
+            .mcp
+            .store()
+            .remove(&self.name)
+            .await
+            .map_err(mcp_error)?;
         require(
             removed,
             "name",
@@ -75,6 +81,7 @@ impl Handler for RemoveMcpServer {
 impl Handler for RestartMcpServer {
     async fn handle(self, app: AppHandle) -> Result<McpServerStatus, IpcError> {
         workbench(&app)?
+            .art
             .mcp
             .start(&self.name)
             .await
@@ -84,7 +91,7 @@ impl Handler for RestartMcpServer {
 
 impl Handler for ListMcpTools {
     async fn handle(self, app: AppHandle) -> Result<Vec<McpToolInfo>, IpcError> {
-        Ok(workbench(&app)?.mcp.tools(&self.name))
+        Ok(workbench(&app)?.art.mcp.tools(&self.name))
     }
 }
 
@@ -92,12 +99,12 @@ impl Handler for ListMcpTools {
 impl Handler for ImportMcpServers {
     async fn handle(self, app: AppHandle) -> Result<McpImportReport, IpcError> {
         let wb = workbench(&app)?;
-        let report = wb.mcp.import(&self.json).await.map_err(|message| {
+        let report = wb.art.mcp.import(&self.json).await.map_err(|message| {
             IpcError::new(art_types::ErrorCode::InvalidInput, message)
                 .with_details(serde_json::json!({ "field": "json" }))
         })?;
         let added: Vec<&str> = report.added.iter().map(String::as_str).collect();
-        wb.mcp.start_many(&added).await;
+        wb.art.mcp.start_many(&added).await;
         Ok(report)
     }
 }

@@ -10,7 +10,7 @@ use art_types::commands::{
     CancelRun, DecideApproval, EditAndResend, ListObservations, Regenerate, SendMessage,
     StopWaiting,
 };
-use art_types::{AgentProps, ErrorCode, IpcError, MessageRole, Observation, RunFinished};
+use art_types::{AgentProps, ErrorCode, IpcError, Observation, RunFinished};
 use tauri::{AppHandle, Emitter, Manager};
 
 use super::{Handler, workbench};
@@ -106,7 +106,6 @@ fn spawn(
     tauri::async_runtime::spawn(async move {
         let state = app.state::<AppState>();
         let Ok(wb) = state.workbench() else { return };
-        wb.mcp.start_for_thread(&wb.art.state, &thread_id).await;
         let outcome = match work {
             Work::Ask(props) => wb.art.process(props, cancel).await,
             Work::Resume(decision) => wb.art.resume(&thread_id, decision, cancel).await,
@@ -143,7 +142,8 @@ impl Handler for SendMessage {
     }
 }
 
-/// The active branch's last question is asked again on a new branch beside it.
+/// The active branch's last question is asked again on a new branch beside it
+/// ([`ArtInstance::branch_to_regenerate`](art::ArtInstance::branch_to_regenerate)).
 impl Handler for Regenerate {
     async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
         let Self { thread_id } = self;
@@ -151,22 +151,16 @@ impl Handler for Regenerate {
         check_ready(&wb, &thread_id).await?;
         let question = wb
             .art
-            .conversation
-            .last_question(&thread_id)
+            .branch_to_regenerate(&thread_id)
             .await
-            .map_err(context_error)?
-            .ok_or_else(|| {
-                IpcError::new(
-                    ErrorCode::InvalidInput,
-                    "there is no question in this thread to answer again",
-                )
-            })?;
-        branch_and_launch(app, &wb, thread_id, question.message_id, question.content).await
+            .map_err(agent_error)?;
+        threads_changed(&app);
+        launch(app, &wb, thread_id, question)
     }
 }
 
-/// The edited question is asked on a new branch beside it, once the message is found
-/// to be the user's.
+/// The edited question is asked on a new branch beside the user's question
+/// ([`ArtInstance::branch_to_edit`](art::ArtInstance::branch_to_edit)).
 impl Handler for EditAndResend {
     async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
         let EditAndResend {
@@ -177,49 +171,13 @@ impl Handler for EditAndResend {
         let wb = workbench(&app)?;
         check_text(&text)?;
         check_ready(&wb, &thread_id).await?;
-        let role = wb
-            .art
-            .conversation
-            .message(&thread_id, &message_id)
+        wb.art
+            .branch_to_edit(&thread_id, &message_id)
             .await
-            .map_err(context_error)?
-            .map(|m| m.role);
-        match role {
-            Some(MessageRole::User) => {}
-            Some(_) => {
-                return Err(IpcError::new(
-                    ErrorCode::InvalidInput,
-                    "only your own messages can be edited and sent again",
-                )
-                .with_details(serde_json::json!({ "field": "messageId" })));
-            }
-            None => {
-                return Err(IpcError::new(
-                    ErrorCode::NotFound,
-                    "that message is no longer in this thread",
-                )
-                .with_details(serde_json::json!({ "field": "messageId" })));
-            }
-        }
-        branch_and_launch(app, &wb, thread_id, message_id, text).await
+            .map_err(agent_error)?;
+        threads_changed(&app);
+        launch(app, &wb, thread_id, text)
     }
-}
-
-/// Start a branch beside `from` and run `text` on it.
-async fn branch_and_launch(
-    app: AppHandle,
-    wb: &Workbench,
-    thread_id: String,
-    from: String,
-    text: String,
-) -> Result<String, IpcError> {
-    wb.art
-        .conversation
-        .branch_beside(&thread_id, &from)
-        .await
-        .map_err(context_error)?;
-    threads_changed(&app);
-    launch(app, wb, thread_id, text)
 }
 
 impl Handler for CancelRun {

@@ -64,7 +64,7 @@ impl Handler for SetThreadConfig {
     async fn handle(self, app: AppHandle) -> Result<ThreadConfig, IpcError> {
         let Self { thread_id, config } = self;
         let wb = workbench(&app)?;
-        art::standard::save_thread_config(&wb.art, &wb.providers, &wb.mcp, &thread_id, &config)
+        art::standard::save_thread_config(&wb.art, &wb.providers, &thread_id, &config)
             .await
             .map_err(settings_error)?;
         Ok(config)

@@ -88,7 +88,13 @@ impl Handler for ExportTraces {
         };
         let providers = std::sync::Arc::clone(&wb.providers);
         // MCP servers' header and environment secrets are redacted too.
-        let accounts = wb.mcp.store().secret_accounts().await.unwrap_or_default();
+        let accounts = wb
+            .art
+            .mcp
+            .store()
+            .secret_accounts()
+            .await
+            .unwrap_or_default();
         let redactor = wb
             .keychain(move |secrets| Redactor::for_providers(&providers, secrets, &accounts))
             .await?;

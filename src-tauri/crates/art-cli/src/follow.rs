@@ -35,10 +35,6 @@ pub async fn decided(
     let Some(waiting) = stack.art.waiting(thread_id).await? else {
         anyhow::bail!("no run of thread {thread_id} waits for a decision");
     };
-    stack
-        .mcp
-        .start_for_thread(&stack.art.state, thread_id)
-        .await;
     let printer = Printer::new(thread_id, &waiting.trace_id, false);
     follow(
         stack,

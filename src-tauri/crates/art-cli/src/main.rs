@@ -263,7 +263,7 @@ async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
         },
     };
     // The MCP servers a run started end with the process.
-    stack.mcp.shutdown().await;
+    stack.art.mcp.shutdown().await;
     outcome
 }
 

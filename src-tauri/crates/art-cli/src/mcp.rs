@@ -100,12 +100,12 @@ pub struct AddArgs {
 /// Run `art mcp <command>`; servers started for it are ended before it returns.
 pub async fn mcp(stack: &Standard, command: Command) -> anyhow::Result<ExitCode> {
     let outcome = dispatch(stack, command).await;
-    stack.mcp.shutdown().await;
+    stack.art.mcp.shutdown().await;
     outcome
 }
 
 async fn dispatch(stack: &Standard, command: Command) -> anyhow::Result<ExitCode> {
-    let mcp = &stack.mcp;
+    let mcp = &stack.art.mcp;
     match command {
         Command::List => {
             // A hung server does not hold the list up: it is listed as not answering.
@@ -190,13 +190,18 @@ async fn dispatch(stack: &Standard, command: Command) -> anyhow::Result<ExitCode
 }
 
 async fn set_enabled(stack: &Standard, name: &str, enabled: bool) -> anyhow::Result<ExitCode> {
-    let mut config = stack.mcp.store().get(name).await?;
+    let mut config = stack.art.mcp.store().get(name).await?;
     config.enabled = enabled;
-    stack.mcp.store().save(&config, &BTreeMap::new()).await?;
+    stack
+        .art
+        .mcp
+        .store()
+        .save(&config, &BTreeMap::new())
+        .await?;
     if enabled {
-        report(&stack.mcp.start(name).await?)
+        report(&stack.art.mcp.start(name).await?)
     } else {
-        stack.mcp.stop(name).await;
+        stack.art.mcp.stop(name).await;
         sayln!("{name} disabled.");
         Ok(ExitCode::SUCCESS)
     }
@@ -210,7 +215,12 @@ async fn import_file(stack: &Standard, file: &PathBuf) -> anyhow::Result<ExitCod
     } else {
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
     };
-    let report = stack.mcp.import(&text).await.map_err(anyhow::Error::msg)?;
+    let report = stack
+        .art
+        .mcp
+        .import(&text)
+        .await
+        .map_err(anyhow::Error::msg)?;
     for name in &report.added {
         match report.renamed.iter().find(|(_, saved)| saved == name) {
             Some((old, _)) => sayln!("Added {name} (named `{old}` in the file)."),

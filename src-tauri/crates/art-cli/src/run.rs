@@ -132,11 +132,11 @@ async fn save_settings(
     }
     if let Some(tools) = tools {
         // MCP tools are known once their servers run.
-        stack.mcp.start_for(&tools).await;
+        stack.art.mcp.start_for(&tools).await;
         let known: Vec<String> = art.tools.list().into_iter().map(|t| t.name).collect();
         if let Some(unknown) = tools.iter().find(|t| !known.contains(t))
             && let Some(server) = art_types::mcp::server_of(unknown)
-            && let Ok(status) = stack.mcp.status(server).await
+            && let Ok(status) = stack.art.mcp.status(server).await
         {
             bail!(
                 "{unknown:?} is not available: MCP server `{server}` is {}",
@@ -188,11 +188,8 @@ pub async fn run(stack: &Standard, mut args: Args) -> anyhow::Result<ExitCode> {
         save_settings(stack, &thread_id, provider, args.tools, args.context_window).await?;
     }
     if let Some(message) = &args.edit {
-        // Not while the thread is at work or waits: its run adds to its own branch.
-        art.idle(&thread_id).await?;
-        art.conversation.branch_beside(&thread_id, message).await?;
+        art.branch_to_edit(&thread_id, message).await?;
     }
-    stack.mcp.start_for_thread(&art.state, &thread_id).await;
     let props = AgentProps {
         query: args.question,
         thread_id: thread_id.clone(),

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use art_types::{AgentFinalResponse, AgentProps, ThreadSummary};
+use art_types::{AgentFinalResponse, AgentProps, MessageRole, ThreadSummary};
 
 use crate::agent::claims::Claims;
 use crate::agent::pes::{PesAgent, WaitingRuns};
@@ -15,10 +15,12 @@ use crate::observation::ObservationManager;
 use crate::reasoning::engine::ReasoningEngine;
 use crate::reasoning::prompts::PromptManager;
 use crate::reasoning::provider::ProviderSource;
+use crate::secrets::{MemoryStore, SecretStore};
 use crate::sockets::Sockets;
 use crate::storage::StorageAdapter;
 use crate::tools::calculator::CalculatorTool;
 use crate::tools::current_time::CurrentTimeTool;
+use crate::tools::mcp::{McpManager, McpStore};
 use crate::tools::{RegistryError, ToolExecutor, ToolRegistry, ToolSystem};
 use crate::usage::UsageLedger;
 use art_types::approval::ApprovalDecision;
@@ -39,6 +41,9 @@ pub struct ArtInstance {
     pub library: Arc<PromptLibrary>,
     /// What runs used and cost (each finished run is recorded by the methods below).
     pub usage: Arc<UsageLedger>,
+    /// MCP servers (configured in the storage), whose tools join [`Self::tools`]; a run
+    /// starts the ones its thread uses.
+    pub mcp: Arc<McpManager>,
     agent: Arc<dyn AgentCore>,
 }
 
@@ -56,15 +61,21 @@ impl ArtInstance {
             strategy: StateSavingStrategy::Explicit,
             system_prompt: None,
             prompts: PromptManager::default(),
+            mcp_secrets: Arc::new(MemoryStore::new()),
         }
     }
 
-    /// Run one message through the agent.
+    /// Run one message through the agent, once the MCP servers of the tools the thread
+    /// enables are started (a server that fails leaves its tools unavailable to the run,
+    /// which says so; it does not stop the run).
     pub async fn process(
         &self,
         props: AgentProps,
         cancel: CancellationToken,
     ) -> Result<AgentFinalResponse, AgentError> {
+        self.mcp
+            .start_for_thread(&self.state, &props.thread_id)
+            .await;
         let out = self.agent.process(props, cancel).await?;
         self.ledger(&out).await;
         Ok(out)
@@ -101,6 +112,7 @@ impl ArtInstance {
         decision: ApprovalDecision,
         cancel: CancellationToken,
     ) -> Result<AgentFinalResponse, AgentError> {
+        self.mcp.start_for_thread(&self.state, thread_id).await;
         let out = self.agent.resume(thread_id, decision, cancel).await?;
         self.ledger(&out).await;
         Ok(out)
@@ -116,6 +128,53 @@ impl ArtInstance {
     ) -> Result<ThreadSummary, AgentError> {
         self.agent.idle(thread_id).await?;
         Ok(self.conversation.switch_to(thread_id, message_id).await?)
+    }
+
+    /// "Edit and resend", before the edited question is asked: a new branch beside the
+    /// user's question `message_id` (it and what followed stay, as an alternative). Only
+    /// the user's own questions can be edited, and not while a run of the thread is at
+    /// work or waits for a decision.
+    pub async fn branch_to_edit(
+        &self,
+        thread_id: &str,
+        message_id: &str,
+    ) -> Result<(), AgentError> {
+        self.agent.idle(thread_id).await?;
+        match self.conversation.message(thread_id, message_id).await? {
+            Some(message) if message.role == MessageRole::User => {}
+            Some(_) => {
+                return Err(ContextError::InvalidField {
+                    field: "messageId",
+                    message: "only your own messages can be edited and sent again".into(),
+                }
+                .into());
+            }
+            None => return Err(ContextError::MessageNotFound(message_id.to_owned()).into()),
+        }
+        self.conversation
+            .branch_beside(thread_id, message_id)
+            .await?;
+        Ok(())
+    }
+
+    /// "Regenerate", before the question is asked again: a new branch beside the active
+    /// branch's last question; returns that question's text. Not while a run of the
+    /// thread is at work or waits for a decision.
+    pub async fn branch_to_regenerate(&self, thread_id: &str) -> Result<String, AgentError> {
+        self.agent.idle(thread_id).await?;
+        let question = self
+            .conversation
+            .last_question(thread_id)
+            .await?
+            .ok_or_else(|| {
+                AgentError::InvalidInput(
+                    "there is no question in this thread to answer again".into(),
+                )
+            })?;
+        self.conversation
+            .branch_beside(thread_id, &question.message_id)
+            .await?;
+        Ok(question.content)
     }
 
     /// "Fork from here": a new thread with the branch of `thread_id` ending at
@@ -168,6 +227,7 @@ pub struct ArtInstanceBuilder {
     strategy: StateSavingStrategy,
     system_prompt: Option<String>,
     prompts: PromptManager,
+    mcp_secrets: Arc<dyn SecretStore>,
 }
 
 impl ArtInstanceBuilder {
@@ -198,6 +258,13 @@ impl ArtInstanceBuilder {
     /// Replace the prompt fragments.
     pub fn prompts(mut self, prompts: PromptManager) -> Self {
         self.prompts = prompts;
+        self
+    }
+
+    /// Where MCP servers' header values and secret environment values are kept (default:
+    /// in memory, for this process only; the app and the CLI give the OS keychain).
+    pub fn mcp_secrets(mut self, secrets: Arc<dyn SecretStore>) -> Self {
+        self.mcp_secrets = secrets;
         self
     }
 
@@ -242,9 +309,14 @@ impl ArtInstanceBuilder {
             Arc::clone(&self.storage),
             Arc::clone(&conversation),
         ));
+        let mcp = Arc::new(McpManager::new(
+            McpStore::new(Arc::clone(&self.storage), self.mcp_secrets),
+            Arc::clone(&registry),
+        ));
         Ok(ArtInstance {
             sockets,
             usage,
+            mcp,
             conversation,
             state,
             observations,

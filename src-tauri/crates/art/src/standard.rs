@@ -1,7 +1,7 @@
 //! The framework as the desktop app and the `art` command line both use it: the
 //! database of a data directory, the built-in providers with keys from the OS keychain
-//! (or `<PROVIDER>_API_KEY`), an [`ArtInstance`] over them, and the MCP servers whose
-//! tools join the instance's registry.
+//! (or `<PROVIDER>_API_KEY`), and an [`ArtInstance`] over them whose MCP servers keep
+//! their secrets in the same keychain.
 
 use std::sync::Arc;
 
@@ -18,7 +18,6 @@ use crate::secrets::{EnvFallback, KeychainStore};
 use crate::storage::sqlite::SqliteStorage;
 use crate::storage::{StorageAdapter, StorageError};
 use crate::tools::RegistryError;
-use crate::tools::mcp::{McpManager, McpStore};
 
 /// Why the framework could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -52,11 +51,10 @@ pub enum SettingsError {
 async fn config_problems(
     art: &ArtInstance,
     providers: &ProviderManager,
-    mcp: &McpManager,
     config: &ThreadConfig,
 ) -> Result<Vec<ConfigProblem>, SettingsError> {
     let mut tools: Vec<String> = art.tools.list().into_iter().map(|t| t.name).collect();
-    let servers = mcp.store().list().await?;
+    let servers = art.mcp.store().list().await?;
     tools.extend(
         config
             .enabled_tools
@@ -83,12 +81,11 @@ async fn config_problems(
 pub async fn save_thread_config(
     art: &ArtInstance,
     providers: &ProviderManager,
-    mcp: &McpManager,
     thread_id: &str,
     config: &ThreadConfig,
 ) -> Result<(), SettingsError> {
     art.conversation.thread(thread_id).await?;
-    let problems = config_problems(art, providers, mcp, config).await?;
+    let problems = config_problems(art, providers, config).await?;
     if !problems.is_empty() {
         return Err(SettingsError::Invalid(problems));
     }
@@ -104,9 +101,6 @@ pub struct Standard {
     pub providers: Arc<ProviderManager>,
     /// API keys: the OS keychain, with `<PROVIDER>_API_KEY` as a read-only fallback.
     pub secrets: Arc<EnvFallback<KeychainStore>>,
-    /// MCP servers: their configuration (header values in the keychain), the running
-    /// ones, and their tools in the instance's registry.
-    pub mcp: Arc<McpManager>,
 }
 
 impl Standard {
@@ -121,16 +115,13 @@ impl Standard {
             secrets.clone(),
             ManagerOptions::default(),
         ));
-        let art = ArtInstance::builder(Arc::clone(&storage), providers.clone()).build()?;
-        let mcp = Arc::new(McpManager::new(
-            McpStore::new(storage, secrets.clone()),
-            Arc::clone(&art.tools),
-        ));
+        let art = ArtInstance::builder(storage, providers.clone())
+            .mcp_secrets(secrets.clone())
+            .build()?;
         Ok(Self {
             art,
             providers,
             secrets,
-            mcp,
         })
     }
 
@@ -140,7 +131,7 @@ impl Standard {
         thread_id: &str,
         config: &ThreadConfig,
     ) -> Result<(), SettingsError> {
-        save_thread_config(&self.art, &self.providers, &self.mcp, thread_id, config).await
+        save_thread_config(&self.art, &self.providers, thread_id, config).await
     }
 
     /// The built-in provider named `name`, matched without regard to case (`OpenAI`,
@@ -156,7 +147,13 @@ impl Standard {
     /// A redactor for exports that knows every provider key and every MCP server's
     /// secrets (the keychain is read off the async workers).
     pub async fn redactor(&self) -> Redactor {
-        let accounts = self.mcp.store().secret_accounts().await.unwrap_or_default();
+        let accounts = self
+            .art
+            .mcp
+            .store()
+            .secret_accounts()
+            .await
+            .unwrap_or_default();
         let (providers, secrets) = (Arc::clone(&self.providers), Arc::clone(&self.secrets));
         tokio::task::spawn_blocking(move || {
             Redactor::for_providers(&providers, secrets.as_ref(), &accounts)

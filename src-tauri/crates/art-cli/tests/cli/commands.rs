@@ -559,6 +559,24 @@ async fn edits_make_branches_to_list_switch_and_fork() {
     );
     let out = art(data.path(), &["run", "--edit", &second, "x"]).await;
     assert!(!out.status.success());
+    // Only your own questions can be edited (the app's rule, in `art`): an answer is
+    // refused before any branch is made or any model asked.
+    let asked = ollama.requests().len();
+    let before = stdout(&art(data.path(), &["branches", "--thread", &thread]).await);
+    let out = art(
+        data.path(),
+        &["run", "--thread", &thread, "--edit", &first_answer, "x"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("only your own messages can be edited"),
+        "{}",
+        stderr(&out)
+    );
+    let after = stdout(&art(data.path(), &["branches", "--thread", &thread]).await);
+    assert_eq!(before, after, "the thread is unchanged");
+    assert_eq!(ollama.requests().len(), asked, "no model was asked");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -270,10 +270,7 @@ async fn a_run_calls_an_mcp_tool_and_every_export_names_its_server() {
     let art = ArtInstance::builder(storage.clone(), source)
         .build()
         .unwrap();
-    let mcp = McpManager::new(
-        McpStore::new(storage, Arc::new(MemoryStore::new())),
-        Arc::clone(&art.tools),
-    );
+    let mcp = &art.mcp;
     let mark = marker();
     mcp.store()
         .save(&servers::time("time", &mark), &BTreeMap::new())
@@ -292,17 +289,9 @@ async fn a_run_calls_an_mcp_tool_and_every_export_names_its_server() {
         art_types::approval::ToolPolicy::Auto,
     );
     art.state.set_thread_config(&thread, &config).await.unwrap();
-    mcp.start_for_thread(&art.state, &thread).await;
-    // Without the thread's word, an MCP tool asks first (its server's default).
-    assert_eq!(
-        art.tools.default_policy("time__get_current_time"),
-        Some(art_types::approval::ToolPolicy::Ask)
-    );
-    assert_eq!(
-        art.tools.default_policy("calculator"),
-        Some(art_types::approval::ToolPolicy::Auto)
-    );
+    assert!(!art.tools.contains("time__get_current_time"));
 
+    // The run starts the servers of the tools its thread enables.
     let props = AgentProps {
         query: "What time is it?".into(),
         thread_id: thread.clone(),
@@ -318,6 +307,15 @@ async fn a_run_calls_an_mcp_tool_and_every_export_names_its_server() {
     );
     assert_eq!(out.metadata.tool_calls, 1);
     let trace = out.metadata.trace_id.clone();
+    // Without the thread's word, an MCP tool asks first (its server's default).
+    assert_eq!(
+        art.tools.default_policy("time__get_current_time"),
+        Some(art_types::approval::ToolPolicy::Ask)
+    );
+    assert_eq!(
+        art.tools.default_policy("calculator"),
+        Some(art_types::approval::ToolPolicy::Auto)
+    );
     let observations = art
         .observations
         .query(&art::observation::ObservationQuery {

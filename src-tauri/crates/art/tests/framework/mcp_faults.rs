@@ -442,9 +442,7 @@ async fn stopping_a_run_cancels_its_mcp_call_on_the_server() {
 
     use art::ArtInstance;
     use art::agent::CancellationToken;
-    use art::secrets::MemoryStore;
     use art::storage::sqlite::SqliteStorage;
-    use art::tools::mcp::{McpManager, McpStore};
     use art_testkit::framework::scripted::{self, Script, ScriptedSource, plan_json};
     use art_types::{AgentProps, FailureCode};
 
@@ -455,10 +453,7 @@ async fn stopping_a_run_cancels_its_mcp_call_on_the_server() {
     let art = ArtInstance::builder(storage.clone(), source)
         .build()
         .unwrap();
-    let mcp = McpManager::new(
-        McpStore::new(storage, Arc::new(MemoryStore::new())),
-        Arc::clone(&art.tools),
-    );
+    let mcp = &art.mcp;
     let mark = marker();
     let config = servers::fault("slow", "hang-on-call", &mark);
     mcp.store()
