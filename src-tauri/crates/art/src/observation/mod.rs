@@ -76,7 +76,7 @@ pub fn default_title(kind: ObservationType) -> &'static str {
         ObservationType::Synthesis => "Synthesis",
         ObservationType::Error => "Error",
         ObservationType::FinalResponse => "Final response",
-        ObservationType::StateUpdate => "State saved",
+        ObservationType::StateUpdate => "Agent state changed",
         ObservationType::LlmStreamStart => "LLM call started",
         ObservationType::LlmStreamMetadata => "LLM call metadata",
         ObservationType::LlmStreamEnd => "LLM call finished",

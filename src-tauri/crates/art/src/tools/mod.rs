@@ -10,6 +10,7 @@ mod registry;
 mod system;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use art_types::{AgentState, ToolSchema};
@@ -29,10 +30,22 @@ pub struct ExecutionContext {
     pub thread_id: String,
     /// Run id.
     pub trace_id: String,
-    /// The thread's agent state; the agent saves it after the tools ran.
+    /// The thread's agent state while the run lasts. Whether a change outlives the run
+    /// is the thread's saving strategy's call: `implicit` saves it when the steps end,
+    /// `explicit` (ART's default) only when a tool asks ([`Self::save_state`]).
     pub state: Arc<Mutex<AgentState>>,
     /// The plan step the calls are made for (recorded with each execution).
     pub step_id: Option<String>,
+    /// Set by [`Self::save_state`].
+    pub save_asked: Arc<AtomicBool>,
+}
+
+impl ExecutionContext {
+    /// Ask that the agent state be saved when the run's steps end, whatever the
+    /// thread's strategy (ART's explicit `setAgentState`).
+    pub fn save_state(&self) {
+        self.save_asked.store(true, Ordering::Relaxed);
+    }
 }
 
 /// A tool failure, turned into an error [`art_types::ToolResult`] by the tool system.

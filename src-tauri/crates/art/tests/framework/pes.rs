@@ -720,7 +720,7 @@ async fn cancellation_mid_stream_stops_checkpoints_and_leaves_the_thread_usable(
 }
 
 #[tokio::test]
-async fn ans_survives_a_second_run_and_a_restart() {
+async fn ans_survives_a_second_run_and_a_restart_when_saved_implicitly() {
     let dir = tempfile::tempdir().unwrap();
     let source = Arc::new(ScriptedSource::new(vec![
         Script::text(&plan_json(
@@ -744,7 +744,7 @@ async fn ans_survives_a_second_run_and_a_restart() {
         let art = open(
             dir.path(),
             Arc::clone(&source),
-            StateSavingStrategy::Explicit,
+            StateSavingStrategy::Implicit,
         )
         .await;
         thread = art
@@ -771,7 +771,7 @@ async fn ans_survives_a_second_run_and_a_restart() {
     let art = open(
         dir.path(),
         Arc::clone(&source),
-        StateSavingStrategy::Explicit,
+        StateSavingStrategy::Implicit,
     )
     .await;
     let p = AgentProps {
@@ -792,38 +792,92 @@ async fn ans_survives_a_second_run_and_a_restart() {
     assert!(tool.content.contains("43"), "{}", tool.content);
 }
 
+/// A tool that keeps a note in the agent state and asks that it be saved (ART's
+/// explicit `setAgentState`).
+struct NoteTool(ToolSchema);
+
+#[async_trait::async_trait]
+impl ToolExecutor for NoteTool {
+    fn schema(&self) -> &ToolSchema {
+        &self.0
+    }
+    async fn execute(&self, _: &Value, context: &ExecutionContext) -> Result<Value, ToolError> {
+        context
+            .state
+            .lock()
+            .await
+            .data
+            .insert("note".into(), json!("kept"));
+        context.save_state();
+        Ok(json!("noted"))
+    }
+}
+
+/// ART's strategies: `explicit` keeps a change only when a tool asks (the calculator
+/// does not, so its `ans` lives for the run alone); `implicit` keeps every change. The
+/// change is observed either way, saying whether it was saved.
 #[tokio::test]
-async fn implicit_and_explicit_strategies_both_keep_tool_state() {
-    for strategy in [StateSavingStrategy::Explicit, StateSavingStrategy::Implicit] {
-        let calls = [("c1", "calculator", json!({"expression": "2+2"}))];
-        let h = harness_with(
-            vec![Script::text(&plan_json("x", &calls)), Script::text("4")],
-            &["calculator"],
-            strategy,
-        )
-        .await;
-        let out = h
-            .art
-            .process(props(&h, "2+2"), CancellationToken::new())
+async fn the_saving_strategy_decides_what_outlives_a_run() {
+    let saved = async |strategy, tool: &str, arguments: Value| {
+        let calls = [("c1", tool, arguments)];
+        let dir = tempfile::tempdir().unwrap();
+        let source = Arc::new(ScriptedSource::new(vec![
+            Script::text(&plan_json("x", &calls)),
+            Script::text("done"),
+        ]));
+        let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
+        let note = NoteTool(ToolSchema {
+            name: "note".into(),
+            description: "Keeps a note.".into(),
+            input_schema: json!({"type": "object"}),
+            output_schema: None,
+            examples: vec![],
+        });
+        let art = ArtInstance::builder(storage, source)
+            .tool(Arc::new(note))
+            .state_saving(strategy)
+            .build()
+            .unwrap();
+        let thread = art
+            .conversation
+            .create_thread(None)
+            .await
+            .unwrap()
+            .thread_id;
+        let config = scripted::thread_config("m", &[tool]);
+        art.state.set_thread_config(&thread, &config).await.unwrap();
+        let p = AgentProps {
+            query: "go".into(),
+            thread_id: thread.clone(),
+            trace_id: None,
+            options: Default::default(),
+        };
+        let out = art.process(p, CancellationToken::new()).await.unwrap();
+        assert_eq!(out.metadata.status, RunStatus::Success);
+        let updates = art
+            .observations
+            .query(&ObservationQuery {
+                trace_ids: vec![out.metadata.trace_id.clone()],
+                types: vec![ObservationType::StateUpdate],
+                ..Default::default()
+            })
             .await
             .unwrap();
+        assert_eq!(updates.len(), 1, "the change is observed");
+        let (_, state) = art.state.saved(&thread).await.unwrap();
+        let kept = state.is_some_and(|s| !s.data.is_empty());
         assert_eq!(
-            h.art
-                .state
-                .load_thread_context(&h.thread)
-                .await
-                .unwrap()
-                .state
-                .data["ans"],
-            4.0,
-            "{strategy:?}"
+            updates[0].content["saved"], kept,
+            "{:?}",
+            updates[0].content
         );
-        assert!(
-            kinds(&h, &out.metadata.trace_id)
-                .await
-                .contains(&ObservationType::StateUpdate)
-        );
-    }
+        kept
+    };
+    let sum = || json!({"expression": "2+2"});
+    assert!(!saved(StateSavingStrategy::Explicit, "calculator", sum()).await);
+    assert!(saved(StateSavingStrategy::Implicit, "calculator", sum()).await);
+    assert!(saved(StateSavingStrategy::Explicit, "note", json!({})).await);
+    assert!(saved(StateSavingStrategy::Implicit, "note", json!({})).await);
 }
 
 #[tokio::test]

@@ -26,6 +26,7 @@ mod synthesis;
 mod tool_calls;
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use art_types::approval::ApprovalDecision;
 use art_types::{
@@ -208,14 +209,27 @@ impl PesAgent {
         let shared = Arc::new(Mutex::new(state.clone()));
         let waiting = self.execute(run, &setup, start, &shared, cancel).await?;
         let new_state: AgentState = shared.lock().await.clone();
+        // Saved when a tool asked, else as the thread's strategy says (explicit: not);
+        // a change is observed either way, with whether it outlives the run.
+        let asked = run.state_save_asked.swap(false, Ordering::Relaxed);
         if new_state != state {
-            self.state
-                .set_agent_state(&run.thread_id, &new_state)
-                .await?;
+            let saved = if asked {
+                self.state
+                    .set_agent_state(&run.thread_id, &new_state)
+                    .await?;
+                true
+            } else {
+                self.state
+                    .save_state_if_modified(&run.thread_id, &new_state)
+                    .await?
+            };
             let root = run.root_span.clone();
             self.record(run.obs(
                 ObservationType::StateUpdate,
-                json!({ "keys": new_state.data.keys().collect::<Vec<_>>() }),
+                json!({
+                    "keys": new_state.data.keys().collect::<Vec<_>>(),
+                    "saved": saved,
+                }),
                 run.span(Phase::Execution, &root, None, run.run_start_ms, false),
             ))
             .await;

@@ -2,6 +2,8 @@
 //! step produced, the tool exchange so far, and the limits it must stay within.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use art_types::approval::ApprovalDecision;
@@ -107,6 +109,12 @@ pub(super) struct Run {
     /// Decisions taken on calls that waited, by call id (given when the run goes on).
     #[serde(skip)]
     pub decisions: HashMap<String, ApprovalDecision>,
+    /// Set when a tool asks that the agent state be saved ([`ExecutionContext::save_state`]
+    /// — handled, and cleared, when the steps end, before any wait).
+    ///
+    /// [`ExecutionContext::save_state`]: crate::tools::ExecutionContext::save_state
+    #[serde(skip)]
+    pub state_save_asked: Arc<AtomicBool>,
 }
 
 impl Run {
@@ -137,6 +145,7 @@ impl Run {
             call_ids: HashSet::new(),
             worked_ms: 0,
             decisions: HashMap::new(),
+            state_save_asked: Arc::default(),
         }
     }
 

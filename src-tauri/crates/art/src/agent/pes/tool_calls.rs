@@ -41,6 +41,7 @@ impl PesAgent {
             trace_id: run.trace_id.clone(),
             state: Arc::clone(state),
             step_id: Some(step_id.to_owned()),
+            save_asked: Arc::clone(&run.state_save_asked),
         };
         while let Some(call) = st.calls.first().cloned() {
             if run.out_of_tool_calls().is_some() {

@@ -446,6 +446,7 @@ impl McpManager {
             trace_id: String::new(),
             state: Default::default(),
             step_id: None,
+            save_asked: Default::default(),
         };
         let limit = entry.tool.timeout();
         tokio::time::timeout(limit, entry.tool.execute(arguments, &context))
