@@ -11,8 +11,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
-/// Environment variable holding the log filter, e.g. `debug` or `art=trace,info`.
-pub const LOG_ENV: &str = "ART_WORKBENCH_LOG";
+pub use art::LOG_ENV;
 
 /// Number of daily log files kept.
 const KEPT_LOG_FILES: usize = 7;

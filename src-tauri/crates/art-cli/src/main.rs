@@ -21,6 +21,7 @@ mod branches;
 mod config;
 mod export;
 mod follow;
+mod logging;
 mod mcp;
 mod out;
 mod printer;
@@ -44,6 +45,10 @@ struct Cli {
     /// Data directory (default: the app's, or ART_WORKBENCH_DATA_DIR).
     #[arg(long, global = true, value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// Log more on stderr: `-v` information, `-vv` debug (default: warnings only;
+    /// ART_WORKBENCH_LOG, as in the app, takes precedence).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -269,6 +274,7 @@ async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    logging::init(cli.verbose);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {

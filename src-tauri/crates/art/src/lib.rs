@@ -36,5 +36,9 @@ pub const APP_NAME: &str = "ART Workbench";
 /// Must match `identifier` in `tauri.conf.json`.
 pub const APP_IDENTIFIER: &str = "org.artworkbench.desktop";
 
+/// Environment variable holding the log filter of the app and of `art`, in
+/// `tracing`'s `EnvFilter` syntax (`debug`, `art=trace,info`).
+pub const LOG_ENV: &str = "ART_WORKBENCH_LOG";
+
 /// Version of this build.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

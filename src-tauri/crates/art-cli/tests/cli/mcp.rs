@@ -611,3 +611,42 @@ async fn without_a_keychain_a_secret_comes_from_the_environment_at_start() {
     );
     assert_eq!(settle(&mark, 10).await, 0);
 }
+
+/// `art` logs the framework's events on stderr as the app does: warnings by default,
+/// information with `-v` (here an MCP server's own stderr line, logged by `art::mcp`)
+/// or with `ART_WORKBENCH_LOG`, the app's variable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_logs_like_the_app() {
+    let data = tempfile::tempdir().unwrap();
+    let mark = marker();
+    let out = art_owned(data.path(), &add_everything(&mark, &[])).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let call = async |flags: &[&str], log: Option<&str>| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_art"));
+        command
+            .arg("--data-dir")
+            .arg(data.path())
+            .args(flags)
+            .args(["mcp", "call", "everything", "echo", r#"{"message": "hi"}"#])
+            .env_remove("ART_WORKBENCH_LOG");
+        if let Some(filter) = log {
+            command.env("ART_WORKBENCH_LOG", filter);
+        }
+        let out = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stdout(&out).contains("Echo: hi"), "{}", stdout(&out));
+        stderr(&out)
+    };
+    let quiet = call(&[], None).await;
+    assert!(!quiet.contains("art::mcp"), "{quiet}");
+    let verbose = call(&["-v"], None).await;
+    assert!(
+        verbose.contains("INFO art::mcp") && verbose.contains("server=everything"),
+        "{verbose}"
+    );
+    let from_env = call(&[], Some("art::mcp=info")).await;
+    assert!(from_env.contains("INFO art::mcp"), "{from_env}");
+    assert_eq!(settle(&mark, 10).await, 0);
+}
