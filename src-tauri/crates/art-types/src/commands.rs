@@ -88,13 +88,18 @@ macro_rules! names {
 }
 for_each_command!(names);
 
-/// Implements [`Command`] for each `Type = "name" -> Output`.
+/// Implements [`Command`] for each `Type = "name" -> Output`, and lists the names so a
+/// test can check that [`for_each_command!`] (which the handlers come from) leaves none
+/// out: a type there without an entry here does not compile, the other way round the
+/// test fails.
 macro_rules! commands {
     ($($command:ident = $name:literal -> $output:ty;)*) => {
         $(impl Command for $command {
             const NAME: &'static str = $name;
             type Output = $output;
         })*
+        #[cfg(test)]
+        const DECLARED: &[&str] = &[$($name),*];
     };
 }
 
@@ -585,6 +590,18 @@ mod tests {
         let unique: BTreeSet<&str> = NAMES.iter().copied().collect();
         assert_eq!(unique.len(), NAMES.len());
         assert_eq!(NAMES.len(), pairs.len());
+    }
+
+    /// A command given a name and an output but left out of `for_each_command!` would
+    /// compile and answer "not found" at run time: the two lists must hold the same names.
+    #[test]
+    fn every_declared_command_is_in_the_one_list_handlers_come_from() {
+        let listed: BTreeSet<&str> = NAMES.iter().copied().collect();
+        let declared: BTreeSet<&str> = DECLARED.iter().copied().collect();
+        assert_eq!(declared.len(), DECLARED.len(), "a name declared twice");
+        let missing: Vec<_> = declared.difference(&listed).collect();
+        assert!(missing.is_empty(), "not in for_each_command!: {missing:?}");
+        assert_eq!(listed, declared);
     }
 
     #[test]
