@@ -2,8 +2,9 @@
 //! their key state, model lists, the Ollama doctor, and API keys (set / delete; a key is
 //! never sent back to the UI).
 
-use art::providers::factory::BASE_URL;
-use art::providers::models::{list_models as fetch_models, ollama_doctor as run_doctor};
+use art::providers::models::list_models as fetch_models;
+use art::providers::ollama::doctor::ollama_doctor as run_doctor;
+use art::providers::options::BASE_URL;
 use art::secrets::{Secret, SecretStore};
 use art::standard::SettingsError;
 use art_types::commands::{

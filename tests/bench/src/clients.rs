@@ -21,11 +21,12 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use art::ArtInstance;
 use art::agent::CancellationToken;
-use art::providers::factory::{BASE_URL, BuiltinFactory, builtin_entries};
+use art::providers::factory::{BuiltinFactory, builtin_entries};
 use art::providers::http::HttpOptions;
 use art::providers::manager::{ManagerOptions, ProviderManager};
 use art::providers::ollama::OllamaAdapter;
 use art::providers::openai::{OpenAiAdapter, OpenAiConfig};
+use art::providers::options::BASE_URL;
 use art::reasoning::provider::{CallOptions, CallStage, ProviderAdapter};
 use art::secrets::{MemoryStore, Secret, SecretStore};
 use art::sockets::All;

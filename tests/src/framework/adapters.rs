@@ -7,11 +7,11 @@ use std::time::Duration;
 use crate::fake::scripts::Protocol;
 use art::ArtInstance;
 use art::providers::anthropic::{AnthropicAdapter, AnthropicConfig};
-use art::providers::factory::BASE_URL;
 use art::providers::gemini::{GeminiAdapter, GeminiConfig};
 use art::providers::http::HttpOptions;
 use art::providers::ollama::OllamaAdapter;
 use art::providers::openai::{OpenAiAdapter, OpenAiConfig};
+use art::providers::options::BASE_URL;
 use art::reasoning::provider::{CallOptions, CallStage, ProviderAdapter};
 use art::secrets::Secret;
 use art_types::{

@@ -5,7 +5,7 @@
 //! problem is named.
 
 use anyhow::{Context, bail};
-use art::providers::factory::BASE_URL;
+use art::providers::options::BASE_URL;
 use art::standard::{SettingsError, Standard};
 use art_types::approval::ToolPolicy;
 use art_types::{ThreadConfig, ToolCalling};

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use art::providers::factory::BASE_URL;
+use art::providers::options::BASE_URL;
 use art::standard::Standard;
 use art_types::{AgentOptions, AgentProps, ConversationMessage, ProviderConfig};
 use serde_json::Value;

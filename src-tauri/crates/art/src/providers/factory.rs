@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use art_types::{AdapterKind, ErrorClass, FailureCode};
+use art_types::AdapterKind;
 use serde_json::{Map, Value};
 
 use super::anthropic::{self, AnthropicAdapter, AnthropicConfig};
@@ -11,11 +11,9 @@ use super::http::HttpOptions;
 use super::manager::{AdapterFactory, ProviderEntry};
 use super::ollama::{self, OllamaAdapter};
 use super::openai::{OpenAiAdapter, OpenAiConfig};
+use super::options::{BASE_URL, base_url, require_key};
 use crate::reasoning::provider::{ProviderAdapter, ProviderError};
 use crate::secrets::Secret;
-
-/// Adapter option naming the base URL (overrides the provider's default).
-pub const BASE_URL: &str = "base_url";
 
 /// The built-in providers with their default base URLs (Ollama's from `OLLAMA_HOST`
 /// when set: [`ollama::default_base_url`]).
@@ -50,49 +48,6 @@ pub fn builtin_entries() -> Vec<ProviderEntry> {
             "https://openrouter.ai/api/v1",
         ),
     ]
-}
-
-/// The base URL of an entry's merged options, checked to be http(s).
-pub fn base_url(
-    entry: &ProviderEntry,
-    options: &Map<String, Value>,
-) -> Result<String, ProviderError> {
-    let base_url = options
-        .get(BASE_URL)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .trim()
-        .to_owned();
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(ProviderError::new(
-            ErrorClass::Permanent,
-            FailureCode::InvalidBaseUrl,
-            format!(
-                "the base URL of {} must start with http:// or https://, got {base_url:?}",
-                entry.name
-            ),
-        ));
-    }
-    Ok(base_url)
-}
-
-/// The key of an API provider, or the typed error naming it.
-pub fn require_key(
-    entry: &ProviderEntry,
-    secret: Option<&Secret>,
-) -> Result<Secret, ProviderError> {
-    secret.cloned().ok_or_else(|| {
-        ProviderError::new(
-            ErrorClass::Auth,
-            FailureCode::ApiKeyMissing,
-            format!(
-                "no API key is set for {}: set {} in the environment, or add the key under \
-                 Providers in the app",
-                entry.name,
-                crate::secrets::env_var_name(&entry.name)
-            ),
-        )
-    })
 }
 
 /// Makes adapters for the built-in providers.

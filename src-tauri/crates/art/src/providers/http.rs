@@ -1,6 +1,7 @@
 //! HTTP for provider adapters: one client with a connect timeout and no overall
 //! timeout (streams may run long), an idle timeout between chunks, base-URL joining,
-//! error classification, and retries only before the first byte.
+//! error classification, retries only before the first byte, and JSON answers to a GET
+//! (`get_json`, and the fields read from them) for model lists and the Ollama doctor.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -256,6 +257,44 @@ where
         self.body = None;
         Poll::Ready(Some(Err(error)))
     }
+}
+
+/// GET `url` with `headers` and decode the JSON answer (errors classified as for calls).
+pub(crate) async fn get_json(
+    client: &reqwest::Client,
+    options: &HttpOptions,
+    url: &str,
+    headers: &[(&str, &str)],
+) -> Result<Value, ProviderError> {
+    let response = send_with_retries(options, || {
+        headers
+            .iter()
+            .fold(client.get(url), |request, (name, value)| {
+                request.header(*name, *value)
+            })
+    })
+    .await?;
+    response.json().await.map_err(|e| {
+        ProviderError::new(
+            ErrorClass::Permanent,
+            FailureCode::UnexpectedResponse,
+            format!("{url} did not answer with JSON: {e}"),
+        )
+    })
+}
+
+/// A string field of a JSON answer.
+pub(crate) fn text(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The items of an array field of a JSON answer (none when it is missing).
+pub(crate) fn entries<'a>(answer: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
+    answer
+        .get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
 }
 
 #[cfg(test)]

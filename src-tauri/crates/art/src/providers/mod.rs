@@ -2,8 +2,10 @@
 //! the local singleton), the shared HTTP behaviour ([`http`]) and the adapters, which
 //! plug in through [`manager::AdapterFactory`]: [`openai`] (OpenAI Chat Completions and
 //! the compatible DeepSeek and OpenRouter), [`anthropic`] (Messages), [`gemini`]
-//! (`streamGenerateContent`) and [`ollama`] (the native API, plus its doctor).
-//! [`models`] lists what each provider offers.
+//! (`streamGenerateContent`) and [`ollama`] (the native API, plus what a server holds
+//! and its doctor). [`options`] checks an entry's base URL and key (a leaf); above the
+//! adapters, [`factory`] makes them and [`models`] lists what each provider offers —
+//! neither importing the other.
 
 pub mod anthropic;
 pub mod factory;
@@ -14,6 +16,7 @@ pub mod models;
 pub(crate) mod ndjson;
 pub mod ollama;
 pub mod openai;
+pub mod options;
 pub(crate) mod request;
 mod signature;
 pub(crate) mod sse;

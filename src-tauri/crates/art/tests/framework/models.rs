@@ -3,9 +3,11 @@
 
 use art_testkit::framework::adapters as wire;
 
-use art::providers::factory::{BASE_URL, builtin_entries};
+use art::providers::factory::builtin_entries;
 use art::providers::manager::ProviderEntry;
-use art::providers::models::{list_models, ollama_doctor};
+use art::providers::models::list_models;
+use art::providers::ollama::doctor::ollama_doctor;
+use art::providers::options::BASE_URL;
 use art::secrets::Secret;
 use art_testkit::fake::scripts::{Protocol, router};
 use art_testkit::fake::{FakeServer, Reply};

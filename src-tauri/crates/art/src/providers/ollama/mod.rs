@@ -2,6 +2,8 @@
 //! options such as `num_ctx` work. Text, thinking and complete tool calls stream as
 //! events; `{"error"}` lines after HTTP 200 end the stream with an error; `unload`
 //! frees the model with `keep_alive: 0` (how the local singleton switches models).
+//! Beside the adapter: what a server holds and how Ollama names models (`library`),
+//! the context window it gives a model (`window`) and the doctor (`doctor`).
 
 use art_types::{
     ErrorClass, FailureCode, LlmMetadata, ParsedToolCall, Prompt, PromptRole, StreamEventKind,
@@ -12,9 +14,11 @@ use serde_json::{Map, Value, json};
 use super::http::{self, HttpOptions};
 use super::ndjson::LineFramer;
 use super::stream::{decoded, error_event, parse_chunk};
-
-mod window;
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
+
+pub mod doctor;
+pub mod library;
+mod window;
 
 /// Default address of a local Ollama.
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:11434";

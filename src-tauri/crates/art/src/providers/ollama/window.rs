@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::library::same_model;
 use crate::providers::http;
-use crate::providers::models::same_model;
 
 /// Longest wait for either question: the answer is a nicety, a run must not hang on it.
 const ASK_TIMEOUT: Duration = Duration::from_secs(3);
