@@ -18,6 +18,8 @@
 mod bench;
 mod bundle;
 mod cmd;
+#[cfg(test)]
+mod docs;
 mod fuzz;
 mod peers;
 mod session;
