@@ -51,10 +51,12 @@ fn classify(span: &str) -> Cited<'_> {
     // method) or `art/keychain-tests` (a feature) are neither. What builds make
     // (`target/…`, `ui/dist`) is not in the repository.
     let generated = span.starts_with("target/") || span.starts_with("ui/dist");
-    if path_chars && !span.starts_with(['/', '.']) && !generated {
-        if file_like(span) || (span.ends_with('/') && span.len() > 1) {
-            return Cited::Path(span);
-        }
+    if path_chars
+        && !span.starts_with(['/', '.'])
+        && !generated
+        && (file_like(span) || (span.ends_with('/') && span.len() > 1))
+    {
+        return Cited::Path(span);
     }
     let name = span.trim_end_matches("()").trim_end_matches('!');
     let segments: Vec<&str> = name.split("::").collect();
