@@ -3,7 +3,9 @@
 //! 5,000-character key). Every call is refused with our `{code, message}` saying what is
 //! wrong (a missing, mistyped or unknown argument is named in `details.field` or the
 //! message), the app keeps answering, and nothing was written: threads, messages,
-//! settings, prompts and keys are as before.
+//! settings, prompts, prices, MCP servers and keys are as before. Every command of
+//! `art_types::commands::NAMES` has at least one case: a new command fails this test
+//! until it gets its own.
 
 use art_testkit::e2e::AppSession;
 use serde_json::{Value, json};
@@ -45,7 +47,8 @@ const SNAPSHOT: &str = r#"
         const prompts = await invoke("list_prompts");
         const providers = await invoke("list_providers");
         const prices = await invoke("list_prices");
-        done(JSON.stringify({ threads, messages, config, prompts, providers, prices }));
+        const servers = (await invoke("list_mcp_servers")).map((s) => s.config);
+        done(JSON.stringify({ threads, messages, config, prompts, providers, prices, servers }));
     })().catch((e) => done("snapshot failed: " + JSON.stringify(e)));
 "#;
 
@@ -141,12 +144,52 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["save_price", { "price": { "provider": "openai", "model": "m" } }],
         ["delete_price", { "provider": "openai", "model": "never-priced" }],
     ]);
+    let the_rest = json!([
+        ["app_info", { "bogus": 1 }],
+        ["ui_ready", { "bogus": 1 }],
+        ["create_thread", { "title": 5 }],
+        ["list_providers", { "bogus": 1 }],
+        ["list_prompts", { "bogus": 1 }],
+        ["list_prices", { "bogus": 1 }],
+        ["list_tools", { "bogus": 1 }],
+        ["highlight_code", { "blocks": 5 }],
+        ["highlight_code", { "blocks": [{ "language": "rust" }] }],
+        ["highlight_code", { "blocks": [{ "language": "rust", "code": "x", "theme": "dark" }] }],
+        ["ollama_doctor", { "baseUrl": 5 }],
+        ["ollama_doctor", { "baseUrl": "ftp://127.0.0.1:11434" }],
+        ["list_mcp_servers", { "bogus": 1 }],
+        ["save_mcp_server", { "config": {} }],
+        ["save_mcp_server", { "config": { "name": "", "transport": { "type": "stdio", "command": "x" } } }],
+        ["save_mcp_server", { "config": { "name": "x", "transport": { "type": "carrier-pigeon" } } }],
+        ["save_mcp_server", { "config": { "name": "web", "transport": { "type": "http", "url": "not a url" } } }],
+        ["remove_mcp_server", { "name": "no-such-server" }],
+        ["restart_mcp_server", { "name": "no-such-server" }],
+        ["list_mcp_tools", { "name": 5 }],
+        ["import_mcp_servers", { "json": "not json" }],
+        ["import_mcp_servers", { "json": "{\"mcpServers\": 5}" }],
+    ]);
     let mut cases = cases;
     if let Some(all) = cases.as_array_mut() {
-        for more in [&approvals, &branches_and_usage] {
+        for more in [&approvals, &branches_and_usage, &the_rest] {
             all.extend(more.as_array().into_iter().flatten().cloned());
         }
     }
+    // Every command is tried: a new one fails here until it has its bad-input cases.
+    let tried: std::collections::BTreeSet<&str> = cases
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c[0].as_str())
+        .collect();
+    let untried: Vec<&str> = art_types::commands::NAMES
+        .iter()
+        .copied()
+        .filter(|name| !tried.contains(name))
+        .collect();
+    assert!(
+        untried.is_empty(),
+        "commands without a bad-input case: {untried:?}"
+    );
     let count = cases.as_array().unwrap().len();
     let outcomes = app.eval_async(CALL_ALL, vec![cases.clone()]).await;
     let outcomes = outcomes.as_array().expect("one outcome per case");

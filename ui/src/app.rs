@@ -6,6 +6,7 @@ use art_types::{ReadyEvent, events};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::components::error_card::ErrorCard;
 use crate::components::sidebar::Sidebar;
 use crate::ipc;
 use crate::shell::{Connection, Pane, Shell};
@@ -89,9 +90,9 @@ pub fn App() -> impl IntoView {
         <div class="shell">
             <Sidebar />
             <main class="main-pane">
-                {move || store.banner.get().map(|text| view! {
+                {move || store.banner.get().map(|error| view! {
                     <div class="banner" id="banner">
-                        <span>{text}</span>
+                        <ErrorCard error />
                         <button class="ghost small" on:click=move |_| store.banner.set(None)>"Dismiss"</button>
                     </div>
                 })}

@@ -5,6 +5,7 @@
 
 mod app;
 mod components;
+mod failure;
 mod ipc;
 mod markdown;
 mod run_view;

@@ -1,8 +1,7 @@
 //! What the run card needs besides the fold itself (`art_types::record::view`, shared
 //! with the Markdown export and the `art` printer): the images of an MCP result, made
-//! safe for a `data:` URL, and advice for an error code. Pure, unit-tested natively.
+//! safe for a `data:` URL. Pure, unit-tested natively.
 
-use art_types::FailureCode;
 pub use art_types::record::view::{RunView, ToolState};
 use serde_json::Value;
 
@@ -32,36 +31,6 @@ pub fn result_images(result: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Plain words for an error code, with what to do next.
-pub fn advice(code: &FailureCode, message: &str) -> String {
-    let hint = match code {
-        FailureCode::OllamaNotRunning => "Start Ollama with `ollama serve`, then try again.",
-        FailureCode::ApiKeyMissing => "Add the provider's API key under Providers.",
-        FailureCode::AuthenticationFailed => "Check the API key under Providers.",
-        FailureCode::RateLimited => "The provider is rate-limiting: wait a moment and try again.",
-        FailureCode::QuotaExhausted => {
-            "The account's quota is used up: check billing with the provider."
-        }
-        FailureCode::ContextLengthExceeded => {
-            "Lower the history limit in the thread settings, or start a new thread."
-        }
-        FailureCode::NotFound => {
-            "Check the model name in the thread settings (for Ollama: `ollama pull <model>`)."
-        }
-        FailureCode::IdleTimeout
-        | FailureCode::StreamInterrupted
-        | FailureCode::ProviderUnavailable => "The provider stopped answering: try again.",
-        _ => "",
-    };
-    // The backend's own message may already say what to do.
-    let already_said = *code == FailureCode::OllamaNotRunning && message.contains("ollama serve");
-    if hint.is_empty() || already_said {
-        message.to_owned()
-    } else {
-        format!("{message} — {hint}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -81,13 +50,5 @@ mod tests {
             [("image/png".to_owned(), "iVBORw0KGgo=".to_owned())]
         );
         assert!(result_images(&json!({})).is_empty());
-    }
-
-    #[test]
-    fn advice_says_what_to_do_once() {
-        let code = FailureCode::OllamaNotRunning;
-        assert!(advice(&code, "Ollama is not reachable").contains("ollama serve"));
-        let said = "Ollama is not reachable: start it with `ollama serve`";
-        assert_eq!(advice(&code, said), said, "the hint is not repeated");
     }
 }

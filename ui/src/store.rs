@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use art_types::commands as cmd;
 use art_types::{
-    ConversationMessage, ErrorCode, ExportProgress, Observation, RunFinished, StreamBatch,
-    ThreadSummary, events,
+    ConversationMessage, ErrorCode, ExportProgress, IpcError, Observation, RunFinished,
+    StreamBatch, ThreadSummary, events,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -28,8 +28,8 @@ pub struct Store {
     /// Bumped when a thread's active branch changes: its view drops the earlier pages
     /// it had loaded (they belong to the other branch).
     pub switches: RwSignal<HashMap<String, u64>>,
-    /// The last error of a background action, shown in a banner.
-    pub banner: RwSignal<Option<String>>,
+    /// The last error of a background action, shown in a banner (as an error card).
+    pub banner: RwSignal<Option<IpcError>>,
     /// A message to bring into view once its thread is open (a search hit's id).
     pub focus: RwSignal<Option<String>>,
     /// How far the running export is.
@@ -81,7 +81,7 @@ impl Store {
                     store.forget_finished(&thread_id, "");
                 }
                 Err(e) if e.code == ErrorCode::NotFound => {
-                    store.banner.set(Some(e.message));
+                    store.banner.set(Some(e));
                     return;
                 }
                 Err(_) => {}
@@ -156,7 +156,7 @@ impl Store {
                     }
                     store.threads.set(threads);
                 }
-                Err(e) => store.banner.set(Some(e.message)),
+                Err(e) => store.banner.set(Some(e)),
             }
         });
     }
@@ -193,7 +193,7 @@ impl Store {
                 run.finish(done.metadata.clone())
             });
             if let Some(e) = &done.error {
-                self.banner.set(Some(e.message.clone()));
+                self.banner.set(Some(e.clone()));
             }
             self.bump(&done.thread_id);
         })

@@ -4,7 +4,7 @@
 
 use art::providers::models::list_models as fetch_models;
 use art::providers::ollama::doctor::ollama_doctor as run_doctor;
-use art::providers::options::BASE_URL;
+use art::providers::options::{BASE_URL, base_url as check_base_url};
 use art::secrets::{Secret, SecretStore};
 use art::standard::SettingsError;
 use art_types::commands::{
@@ -161,6 +161,12 @@ impl Handler for OllamaDoctor {
             .unwrap_or_default()
             .to_owned();
         let base = base_url.filter(|b| !b.trim().is_empty()).unwrap_or(default);
+        // The one rule for a base URL (http or https), as a run would check it.
+        let options = serde_json::Map::from_iter([(BASE_URL.to_owned(), base.into())]);
+        let base = check_base_url(&entry, &options).map_err(|e| {
+            IpcError::new(ErrorCode::InvalidInput, e.message)
+                .with_details(serde_json::json!({ "field": "baseUrl" }))
+        })?;
         Ok(run_doctor(&base, model.as_deref(), &wb.http).await)
     }
 }

@@ -98,7 +98,7 @@ pub fn ApprovalCard(run: RunView) -> impl IntoView {
             if let Err(e) = outcome {
                 // Still waiting: the card comes back (a new one), the banner says why.
                 store.show(run.get_value());
-                store.banner.set(Some(e.message));
+                store.banner.set(Some(e));
             }
         });
     };
@@ -193,7 +193,7 @@ pub fn PlanReviewCard(run: RunView) -> impl IntoView {
         spawn_local(async move {
             if let Err(e) = ipc::call(&args).await {
                 store.show(run.get_value());
-                store.banner.set(Some(e.message));
+                store.banner.set(Some(e));
             }
             busy.try_set(false);
         });

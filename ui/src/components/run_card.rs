@@ -9,7 +9,9 @@ use art_types::approval::{ApprovalContent, Decider};
 use art_types::record::{PlanUpdateContent, StepStatus};
 
 use crate::components::approval::{ApprovalCard, PlanReviewCard};
-use crate::run_view::{RunView, ToolState, advice, result_images};
+use crate::components::error_card::FailureCard;
+use crate::failure::Failure;
+use crate::run_view::{RunView, ToolState, result_images};
 
 fn pretty(value: &Value) -> String {
     match value {
@@ -158,11 +160,11 @@ pub fn RunCard(run: RunView) -> impl IntoView {
         })
         .collect_view();
     let error = run.error.clone().map(|(code, message)| {
-        let stopped = code == FailureCode::Cancelled;
-        view! {
-            <p class=if stopped { "run-note" } else { "run-error" } data-code=code.to_string()>
-                {if stopped { "Stopped.".to_owned() } else { advice(&code, &message) }}
-            </p>
+        if code == FailureCode::Cancelled {
+            view! { <p class="run-note" data-code=code.to_string()>"Stopped."</p> }.into_any()
+        } else {
+            view! { <div class="run-error"><FailureCard failure=Failure::of_run(&code, &message) /></div> }
+                .into_any()
         }
     });
     let left_out = (run.history_left_out > 0).then(|| {

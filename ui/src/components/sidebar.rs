@@ -32,7 +32,7 @@ fn ThreadItem(thread: ThreadSummary) -> impl IntoView {
                 title: text,
             };
             if let Err(e) = ipc::call(&args).await {
-                store.banner.set(Some(e.message));
+                store.banner.set(Some(e));
                 store.reload_threads();
             }
         });
@@ -43,7 +43,7 @@ fn ThreadItem(thread: ThreadSummary) -> impl IntoView {
                 thread_id: id.get_value(),
             };
             if let Err(e) = ipc::call(&args).await {
-                store.banner.set(Some(e.message));
+                store.banner.set(Some(e));
             }
         });
     };
@@ -104,7 +104,7 @@ pub fn Sidebar() -> impl IntoView {
                     store.selected.set(Some(thread.thread_id));
                     pane.set(Pane::Thread);
                 }
-                Err(e) => store.banner.set(Some(e.message)),
+                Err(e) => store.banner.set(Some(e)),
             }
         });
     };
@@ -117,7 +117,7 @@ pub fn Sidebar() -> impl IntoView {
         spawn_local(async move {
             match ipc::call(&cmd::Search { query: text }).await {
                 Ok(found) => hits.set(Some(found)),
-                Err(e) => store.banner.set(Some(e.message)),
+                Err(e) => store.banner.set(Some(e)),
             }
         });
     };

@@ -5,22 +5,9 @@ use art_types::commands as cmd;
 use art_types::{IpcError, SavedPrompt};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::Deserialize;
 
+use crate::components::error_card::{field_of, problem_at};
 use crate::ipc;
-
-#[derive(Deserialize)]
-struct Field {
-    field: String,
-}
-
-/// The field an error concerns (`name`, `content`), from its details.
-fn field_of(e: &IpcError) -> String {
-    serde_json::from_value::<Field>(e.details.clone())
-        .ok()
-        .map(|f| f.field)
-        .unwrap_or_else(|| "form".into())
-}
 
 /// A name for a copy of `name` that no prompt has yet.
 fn copy_name(name: &str, taken: &[SavedPrompt]) -> String {
@@ -46,7 +33,7 @@ pub fn Prompts() -> impl IntoView {
     let open = RwSignal::new(None::<String>);
     let name = RwSignal::new(String::new());
     let content = RwSignal::new(String::new());
-    let problem = RwSignal::new(None::<(String, String)>);
+    let problem = RwSignal::new(None::<(String, IpcError)>);
     let saved = RwSignal::new(false);
     let confirm = RwSignal::new(false);
 
@@ -59,7 +46,7 @@ pub fn Prompts() -> impl IntoView {
                         open.set(select);
                     }
                 }
-                Err(e) => problem.set(Some(("form".into(), e.message))),
+                Err(e) => problem.set(Some(("form".into(), e))),
             }
         });
     };
@@ -87,7 +74,7 @@ pub fn Prompts() -> impl IntoView {
                     saved.set(true);
                     reload(Some(p.prompt_id));
                 }
-                Err(e) => problem.set(Some((field_of(&e), e.message))),
+                Err(e) => problem.set(Some((field_of(&e), e))),
             }
         });
     };
@@ -106,17 +93,9 @@ pub fn Prompts() -> impl IntoView {
                     show(None);
                     reload(None);
                 }
-                Err(e) => problem.set(Some(("form".into(), e.message))),
+                Err(e) => problem.set(Some(("form".into(), e))),
             }
         });
-    };
-    let problem_at = move |field: &'static str| {
-        move || {
-            problem
-                .get()
-                .filter(|(f, _)| f == field)
-                .map(|(_, m)| view! { <p class="field-problem" data-field=field>{m}</p> })
-        }
     };
     view! {
         <section class="pane prompts" id="prompts">
@@ -145,14 +124,14 @@ pub fn Prompts() -> impl IntoView {
                         <input id="prompt-name" prop:value=move || name.get()
                             on:input=move |ev| { saved.set(false); name.set(event_target_value(&ev)) }
                             on:change=move |ev| { saved.set(false); name.set(event_target_value(&ev)) } />
-                        {problem_at("name")}
+                        {problem_at(problem, "name")}
                     </div>
                     <label for="prompt-content">"Prompt"</label>
                     <div>
                         <textarea id="prompt-content" rows="12" prop:value=move || content.get()
                             on:input=move |ev| { saved.set(false); content.set(event_target_value(&ev)) }
                             on:change=move |ev| { saved.set(false); content.set(event_target_value(&ev)) }></textarea>
-                        {problem_at("content")}
+                        {problem_at(problem, "content")}
                     </div>
                     <span></span>
                     <div class="form-actions">
@@ -169,8 +148,8 @@ pub fn Prompts() -> impl IntoView {
                         </Show>
                         {move || saved.get().then(|| view! { <span class="saved" id="prompt-saved">"Saved"</span> })}
                     </div>
-                    {problem_at("form")}
-                    {problem_at("promptId")}
+                    {problem_at(problem, "form")}
+                    {problem_at(problem, "promptId")}
                 </div>
             </div>
         </section>

@@ -7,6 +7,7 @@ use art_types::{DoctorReport, IpcError, KeyState, ProviderInfo, Severity};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::components::error_card::ErrorCard;
 use crate::ipc;
 
 fn key_label(state: &KeyState, variable: &str) -> String {
@@ -25,7 +26,8 @@ fn ProviderRow(info: ProviderInfo) -> impl IntoView {
     let name = StoredValue::new(info.name.clone());
     let key_state = RwSignal::new(info.key.clone());
     let draft = RwSignal::new(String::new());
-    let note = RwSignal::new(None::<(bool, String)>);
+    // How the last action went: a short note when it worked, the failure when not.
+    let note = RwSignal::new(None::<Result<String, IpcError>>);
     let doctor = RwSignal::new(None::<DoctorReport>);
     let variable = info.key_variable.clone();
     // Answers may arrive after the page was left (a slow provider): signals are only
@@ -37,7 +39,7 @@ fn ProviderRow(info: ProviderInfo) -> impl IntoView {
             note.try_set(None);
         }
         Err(e) => {
-            note.try_set(Some((false, e.message)));
+            note.try_set(Some(Err(e)));
         }
     };
     let save = move |_| {
@@ -54,7 +56,7 @@ fn ProviderRow(info: ProviderInfo) -> impl IntoView {
         });
     };
     let test = move |_| {
-        note.set(Some((true, "Testing…".into())));
+        note.set(Some(Ok("Testing…".into())));
         let provider = name.get_value();
         spawn_local(async move {
             let args = cmd::ListModels {
@@ -62,10 +64,9 @@ fn ProviderRow(info: ProviderInfo) -> impl IntoView {
                 base_url: None,
             };
             let result = ipc::call(&args).await;
-            note.try_set(Some(match result {
-                Ok(models) => (true, format!("Works: {} models available.", models.len())),
-                Err(e) => (false, e.message),
-            }));
+            note.try_set(Some(
+                result.map(|models| format!("Works: {} models available.", models.len())),
+            ));
             if provider == "ollama"
                 && let Ok(report) = ipc::call(&cmd::OllamaDoctor::default()).await
             {
@@ -93,8 +94,9 @@ fn ProviderRow(info: ProviderInfo) -> impl IntoView {
             })}
             <div class="key-row">
                 <button class="ghost small test-provider" on:click=test>"Test"</button>
-                {move || note.get().map(|(ok, text)| view! { <span class=if ok { "note ok" } else { "note error" }>{text}</span> })}
+                {move || note.get().and_then(Result::ok).map(|text| view! { <span class="note ok">{text}</span> })}
             </div>
+            {move || note.get().and_then(Result::err).map(|error| view! { <ErrorCard error /> })}
             {move || doctor.get().map(|report| view! {
                 <ul class="doctor">
                     {report.findings.into_iter().map(|f| {
@@ -118,7 +120,7 @@ pub fn Providers() -> impl IntoView {
             <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || providers.get().map(|r| match r {
                     Ok(list) => list.into_iter().map(|info| view! { <ProviderRow info=info /> }).collect_view().into_any(),
-                    Err(e) => view! { <p class="run-error">{e.message}</p> }.into_any(),
+                    Err(error) => view! { <ErrorCard error /> }.into_any(),
                 })}
             </Suspense>
         </section>

@@ -12,6 +12,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::Deserialize;
 
+use crate::components::error_card::ErrorCard;
 use crate::ipc;
 use crate::views::agent_settings::AgentSettings;
 use crate::views::tool_picker::{ToolPicker, token_cost};
@@ -59,6 +60,8 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
     let models = RwSignal::new(Vec::<ModelInfo>::new());
     let model_note = RwSignal::new(None::<String>);
     let problems = RwSignal::new(Vec::<(String, String)>::new());
+    // A failure that is no field's (loading, or saving refused as a whole).
+    let failure = RwSignal::new(None::<IpcError>);
     let saved = RwSignal::new(false);
     // Free-text numeric fields, parsed on save.
     let temperature = RwSignal::new(String::new());
@@ -143,7 +146,7 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                 providers.set(p);
                 tools.set(t);
             }
-            Err(e) => problems.set(vec![("form".into(), e.message)]),
+            Err(e) => failure.set(Some(e)),
         }
     });
 
@@ -210,6 +213,7 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
             match ipc::call(&args).await {
                 Ok(stored) => {
                     problems.set(Vec::new());
+                    failure.set(None);
                     config.set(Some(stored));
                     saved.set(true);
                 }
@@ -219,11 +223,12 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                         .get("problems")
                         .and_then(|p| serde_json::from_value(p.clone()).ok())
                         .unwrap_or_default();
-                    problems.set(if listed.is_empty() {
-                        vec![("form".into(), e.message)]
+                    if listed.is_empty() {
+                        failure.set(Some(e));
                     } else {
-                        listed.into_iter().map(|p| (p.field, p.message)).collect()
-                    });
+                        failure.set(None);
+                        problems.set(listed.into_iter().map(|p| (p.field, p.message)).collect());
+                    }
                 }
             }
         });
@@ -279,7 +284,7 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                 <strong>"Thread settings"</strong>
                 <button class="ghost small" on:click=move |_| on_close.run(())>"Close"</button>
             </header>
-            {problem_for("form")}
+            {move || failure.get().map(|error| view! { <ErrorCard error /> })}
             <Show when=move || config.with(Option::is_some) fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 <div class="settings-body"><div class="form-grid">
                     <label for="provider-select">"Provider"</label>

@@ -15,8 +15,8 @@ use art_types::mcp::{
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::Deserialize;
 
+use crate::components::error_card::{FormProblem, field_of, local_problem, problem_at};
 use crate::ipc;
 
 /// The form's fields as typed.
@@ -177,15 +177,6 @@ pub fn state_line(state: &McpServerState) -> (String, &'static str) {
     }
 }
 
-#[derive(Deserialize)]
-struct Field {
-    field: String,
-}
-
-fn field_of(e: &IpcError) -> String {
-    serde_json::from_value::<Field>(e.details.clone()).map_or_else(|_| "form".into(), |f| f.field)
-}
-
 /// The page.
 #[component]
 pub fn Tools() -> impl IntoView {
@@ -195,7 +186,7 @@ pub fn Tools() -> impl IntoView {
     let pasting = RwSignal::new(false);
     let form = RwSignal::new(Form::default());
     let tools = RwSignal::new(Vec::<McpToolInfo>::new());
-    let problem = RwSignal::new(None::<(String, String)>);
+    let problem = RwSignal::new(None::<(String, IpcError)>);
     let busy = RwSignal::new(false);
     let confirm = RwSignal::new(false);
     let json = RwSignal::new(String::new());
@@ -211,10 +202,7 @@ pub fn Tools() -> impl IntoView {
         });
     };
     // Reload the list; while a server is starting, look again shortly.
-    fn reload(
-        servers: RwSignal<Vec<McpServerStatus>>,
-        problem: RwSignal<Option<(String, String)>>,
-    ) {
+    fn reload(servers: RwSignal<Vec<McpServerStatus>>, problem: RwSignal<FormProblem>) {
         spawn_local(async move {
             match ipc::call(&cmd::ListMcpServers {}).await {
                 Ok(list) => {
@@ -227,7 +215,7 @@ pub fn Tools() -> impl IntoView {
                         );
                     }
                 }
-                Err(e) => problem.set(Some(("form".into(), e.message))),
+                Err(e) => problem.set(Some(("form".into(), e))),
             }
         });
     }
@@ -260,7 +248,7 @@ pub fn Tools() -> impl IntoView {
         let request = form.with_untracked(Form::to_request);
         let (config, header_values) = match request {
             Ok(request) => request,
-            Err(p) => return problem.set(Some(p)),
+            Err((field, message)) => return problem.set(Some(local_problem(field, message))),
         };
         problem.set(None);
         busy.set(true);
@@ -276,7 +264,7 @@ pub fn Tools() -> impl IntoView {
                 Ok(status) => settle(status),
                 Err(e) => {
                     busy.set(false);
-                    problem.set(Some((field_of(&e), e.message)));
+                    problem.set(Some((field_of(&e), e)));
                 }
             }
         });
@@ -291,7 +279,7 @@ pub fn Tools() -> impl IntoView {
                 Ok(status) => settle(status),
                 Err(e) => {
                     busy.set(false);
-                    problem.set(Some(("form".into(), e.message)));
+                    problem.set(Some(("form".into(), e)));
                 }
             }
         });
@@ -306,7 +294,7 @@ pub fn Tools() -> impl IntoView {
                     show(None);
                     reload(servers, problem);
                 }
-                Err(e) => problem.set(Some(("form".into(), e.message))),
+                Err(e) => problem.set(Some(("form".into(), e))),
             }
         });
     };
@@ -320,18 +308,10 @@ pub fn Tools() -> impl IntoView {
                     report.set(Some(done));
                     reload(servers, problem);
                 }
-                Err(e) => problem.set(Some(("json".into(), e.message))),
+                Err(e) => problem.set(Some(("json".into(), e))),
             }
             busy.set(false);
         });
-    };
-    let problem_at = move |field: &'static str| {
-        move || {
-            problem
-                .get()
-                .filter(|(f, _)| f == field)
-                .map(|(_, m)| view! { <p class="field-problem" data-field=field>{m}</p> })
-        }
     };
     let current = move || {
         let name = open.get()?;
@@ -351,7 +331,7 @@ pub fn Tools() -> impl IntoView {
                 } else {
                     view! { <input id=id prop:value=move || form.with(get) on:input=input /> }.into_any()
                 }}
-                {problem_at(id)}
+                {problem_at(problem, id)}
             </div>
         }
     };
@@ -386,7 +366,7 @@ pub fn Tools() -> impl IntoView {
                     <Show when=move || pasting.get() fallback=move || view! {
                         <div class="form-grid">
                             {text_field("mcp-name", "Name", |f| f.name.clone(), |f, v| f.name = v, 1)}
-                            {problem_at("name")}
+                            {problem_at(problem, "name")}
                             <label for="mcp-transport">"Transport"</label>
                             <div>
                                 <select id="mcp-transport" prop:value=move || form.with(|f| f.transport.as_str())
@@ -436,8 +416,8 @@ pub fn Tools() -> impl IntoView {
                                     </Show>
                                 </Show>
                             </div>
-                            {problem_at("form")}
-                            {problem_at("headers")}
+                            {problem_at(problem, "form")}
+                            {problem_at(problem, "headers")}
                         </div>
                         {move || current().map(|status| view! { <ServerState status=status tools=tools /> })}
                     }>
@@ -447,7 +427,7 @@ pub fn Tools() -> impl IntoView {
                                 <textarea id="mcp-json" rows="12" placeholder=r#"{"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}}}"#
                                     prop:value=move || json.get() on:input=move |ev| json.set(event_target_value(&ev))></textarea>
                                 <p class="muted small">"As Claude Desktop, Cursor or LM Studio write it. Header values go to the keychain."</p>
-                                {problem_at("json")}
+                                {problem_at(problem, "json")}
                             </div>
                             <span></span>
                             <div class="form-actions">

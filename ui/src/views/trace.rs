@@ -8,6 +8,7 @@ use art_types::{ExportDone, ExportRequest, ExportScope, IpcError, Observation, O
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::components::error_card::ErrorCard;
 use crate::ipc;
 use crate::store::Store;
 use crate::timeline::{Bar, Timeline, timelines};
@@ -166,7 +167,7 @@ pub fn TracePanel(thread_id: String, traces: Signal<Vec<String>>) -> impl IntoVi
             <div class="trace-body">
                 {move || match observations.get() {
                     None => view! { <p class="muted">"Loading the trace…"</p> }.into_any(),
-                    Some(Err(e)) => view! { <p class="run-error">{e.message}</p> }.into_any(),
+                    Some(Err(error)) => view! { <ErrorCard error /> }.into_any(),
                     Some(Ok(list)) if list.is_empty() => view! {
                         <p class="muted">"No runs yet: ask something, and each step the agent takes shows here."</p>
                     }.into_any(),
@@ -226,7 +227,7 @@ pub fn TracePanel(thread_id: String, traces: Signal<Vec<String>>) -> impl IntoVi
                         </p>
                     }.into_any(),
                     Ok(None) => view! { <p class="muted small">"Export cancelled."</p> }.into_any(),
-                    Err(e) => view! { <p class="run-error small" id="export-error">{e.message}</p> }.into_any(),
+                    Err(error) => view! { <ErrorCard error id="export-error" /> }.into_any(),
                 })}
             </footer>
         </section>

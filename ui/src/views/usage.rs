@@ -6,9 +6,11 @@ use art_types::commands as cmd;
 use art_types::usage::{
     self, DailyUsage, ModelPrice, UsageBy, UsageReport, UsageTotals, split_model_key,
 };
+use art_types::{ErrorCode, IpcError};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::components::error_card::ErrorCard;
 use crate::ipc;
 
 /// A count for people: 950, 12.3k, 4.56M.
@@ -178,12 +180,12 @@ fn Prices(changed: Callback<()>, fill: RwSignal<Option<(String, String)>>) -> im
         }
     });
     let (input, output) = (RwSignal::new(String::new()), RwSignal::new(String::new()));
-    let problem = RwSignal::new(None::<String>);
+    let problem = RwSignal::new(None::<IpcError>);
     let reload = move || {
         spawn_local(async move {
             match ipc::call(&cmd::ListPrices {}).await {
                 Ok(list) => prices.set(list),
-                Err(e) => problem.set(Some(e.message)),
+                Err(e) => problem.set(Some(e)),
             }
         });
     };
@@ -192,9 +194,10 @@ fn Prices(changed: Callback<()>, fill: RwSignal<Option<(String, String)>>) -> im
         let parse = |s: String| s.trim().parse::<f64>().ok();
         let (Some(i), Some(o)) = (parse(input.get_untracked()), parse(output.get_untracked()))
         else {
-            problem.set(Some(
-                "prices are numbers: dollars per million tokens".into(),
-            ));
+            problem.set(Some(IpcError::new(
+                ErrorCode::InvalidInput,
+                "prices are numbers: dollars per million tokens",
+            )));
             return;
         };
         let price = ModelPrice {
@@ -210,7 +213,7 @@ fn Prices(changed: Callback<()>, fill: RwSignal<Option<(String, String)>>) -> im
                     reload();
                     changed.run(());
                 }
-                Err(e) => problem.set(Some(e.message)),
+                Err(e) => problem.set(Some(e)),
             }
         });
     };
@@ -225,7 +228,7 @@ fn Prices(changed: Callback<()>, fill: RwSignal<Option<(String, String)>>) -> im
                     reload();
                     changed.run(());
                 }
-                Err(e) => problem.set(Some(e.message)),
+                Err(e) => problem.set(Some(e)),
             }
         });
     };
@@ -266,7 +269,7 @@ fn Prices(changed: Callback<()>, fill: RwSignal<Option<(String, String)>>) -> im
                 {field("price-output", "Output $/M", output, "0.60")}
                 <button id="save-price" class="primary" on:click=save>"Save price"</button>
             </div>
-            {move || problem.get().map(|p| view! { <p class="field-problem" id="price-problem">{p}</p> })}
+            {move || problem.get().map(|error| view! { <ErrorCard error id="price-problem" /> })}
         </section>
     }
 }
@@ -276,7 +279,7 @@ fn Prices(changed: Callback<()>, fill: RwSignal<Option<(String, String)>>) -> im
 pub fn Usage() -> impl IntoView {
     let by = RwSignal::new(UsageBy::Model);
     let since = RwSignal::new(String::new());
-    let report = RwSignal::new(None::<Result<UsageReport, String>>);
+    let report = RwSignal::new(None::<Result<UsageReport, IpcError>>);
     // Bumped when a price changes: costs change with it.
     let priced = RwSignal::new(0_u64);
     // A model whose runs lack a cost, chosen to be priced.
@@ -288,7 +291,7 @@ pub fn Usage() -> impl IntoView {
             since: Some(since.get()).filter(|s| !s.is_empty()),
         };
         spawn_local(async move {
-            let answer = ipc::call(&args).await.map_err(|e| e.message);
+            let answer = ipc::call(&args).await;
             report.try_set(Some(answer));
         });
     });
@@ -301,7 +304,7 @@ pub fn Usage() -> impl IntoView {
     let body = move || {
         match report.get() {
         None => view! { <p class="muted">"Loading…"</p> }.into_any(),
-        Some(Err(message)) => view! { <p class="field-problem" id="usage-problem">{message}</p> }.into_any(),
+        Some(Err(error)) => view! { <ErrorCard error id="usage-problem" /> }.into_any(),
         Some(Ok(r)) if r.total.runs == 0 => view! {
             <p class="muted" id="usage-empty">"No runs yet in this period: every answered question adds its tokens, time and cost here."</p>
         }.into_any(),

@@ -15,6 +15,7 @@ use art_types::commands as cmd;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::components::error_card::ErrorCard;
 use crate::components::run_card::RunCard;
 use crate::ipc;
 use crate::run_view::RunView;
@@ -45,7 +46,7 @@ enum Start {
 #[derive(Clone, PartialEq)]
 enum Loaded {
     Loading,
-    Failed(String),
+    Failed(IpcError),
     Ready,
 }
 
@@ -57,7 +58,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     let settings_open = RwSignal::new(false);
     let trace_open = RwSignal::new(false);
     let draft = RwSignal::new(String::new());
-    let problem = RwSignal::new(None::<String>);
+    let problem = RwSignal::new(None::<IpcError>);
 
     // The newest page, reloaded when the thread's messages change; the page shown so
     // far stays until the new one is there (no flash, the list is not rebuilt).
@@ -154,7 +155,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                 }
                 Err(err) => {
                     earlier.try_update(|e| e.loading = false);
-                    problem.try_set(Some(err.message));
+                    problem.try_set(Some(err));
                 }
             }
         });
@@ -326,7 +327,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                     store.with_run(&thread, &trace, |_| {});
                 }
                 Err(e) => {
-                    problem.try_set(Some(e.message));
+                    problem.try_set(Some(e));
                 }
             }
         });
@@ -359,7 +360,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                     store.selected.set(Some(thread.thread_id));
                 }
                 Err(e) => {
-                    problem.try_set(Some(e.message));
+                    problem.try_set(Some(e));
                 }
             }
         });
@@ -383,7 +384,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
         if let Some(trace) = running() {
             spawn_local(async move {
                 if let Err(e) = ipc::call(&cmd::CancelRun { trace_id: trace }).await {
-                    problem.try_set(Some(e.message));
+                    problem.try_set(Some(e));
                 }
             });
         }
@@ -399,7 +400,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     let status = Memo::new(move |_| {
         latest.with(|l| match l {
             None => Loaded::Loading,
-            Some(Err(e)) => Loaded::Failed(e.message.clone()),
+            Some(Err(e)) => Loaded::Failed(e.clone()),
             Some(Ok(_)) => Loaded::Ready,
         })
     });
@@ -448,7 +449,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                 </Show>
                 {move || match status.get() {
                     Loaded::Loading => view! { <p class="muted">"Loading…"</p> }.into_any(),
-                    Loaded::Failed(message) => view! { <p class="run-error">{message}</p> }.into_any(),
+                    Loaded::Failed(error) => view! { <ErrorCard error /> }.into_any(),
                     Loaded::Ready => ().into_any(),
                 }}
                 <Show when=move || status.get() == Loaded::Ready && empty()>
@@ -497,7 +498,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                     on:click=move |_| to_latest()>"↓ Latest"</button>
             </Show>
             <footer class="composer">
-                {move || problem.get().map(|p| view! { <p class="composer-problem" id="composer-problem">{p}</p> })}
+                {move || problem.get().map(|error| view! { <div class="composer-problem"><ErrorCard error id="composer-problem" /></div> })}
                 <textarea id="composer-input" rows="3" placeholder="Message (Enter to send, Shift+Enter for a new line)"
                     prop:value=move || draft.get()
                     on:input=move |ev| draft.set(event_target_value(&ev))
