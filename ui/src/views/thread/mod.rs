@@ -4,6 +4,8 @@
 //! Long threads stay light: history is fetched in pages (with the runs of each page's
 //! messages only) and only a [`window::Window`] of at most 100 messages is in the DOM.
 
+mod composer;
+mod header;
 mod history;
 mod message;
 mod rows;
@@ -22,6 +24,8 @@ use crate::run_view::RunView;
 use crate::store::Store;
 use crate::views::settings::ThreadSettings;
 use crate::views::trace::TracePanel;
+use composer::Composer;
+use header::ThreadHeader;
 use history::{Earlier, Page, answered, focus_target, merged};
 use message::{Actions, Progress, StreamingAnswer, message_view};
 use rows::{Row, live_key, recent, rows};
@@ -74,17 +78,6 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             // Only the last load counts; the view may be gone (`try_`).
             if loads.try_get_value() == Some(ticket) {
                 latest.try_set(Some(page));
-            }
-        });
-    });
-    // What the thread's runs used, for its header (again when a run ends).
-    let usage = RwSignal::new(None::<String>);
-    Effect::new(move |_| {
-        let thread_id = id.get_value();
-        let _version = store.version(&thread_id);
-        spawn_local(async move {
-            if let Ok(totals) = ipc::call(&cmd::GetThreadUsage { thread_id }).await {
-                usage.try_set((totals.runs > 0).then(|| crate::views::usage::summary(&totals)));
             }
         });
     });
@@ -264,14 +257,6 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             None => store.focus.set(None),
         }
     });
-    let title = move || {
-        store.threads.with(|ts| {
-            ts.iter()
-                .find(|t| t.thread_id == id.get_value())
-                .map(|t| t.title.clone())
-                .unwrap_or_default()
-        })
-    };
     // Live runs whose answer is not (yet) in the loaded history, newest last; a run
     // that failed before answering stays here with its error.
     // (Without their answers, which stream into their own views: this changes only
@@ -365,21 +350,6 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             }
         });
     });
-    // Where a forked thread came from: a link back, or a note when it is gone.
-    let origin = move || {
-        store.threads.with(|ts| {
-            let origin = ts
-                .iter()
-                .find(|t| t.thread_id == id.get_value())?
-                .forked_from
-                .clone()?;
-            let title = ts
-                .iter()
-                .find(|t| t.thread_id == origin.thread_id)
-                .map(|t| t.title.clone());
-            Some((origin, title))
-        })
-    };
     let stop = move |_| {
         if let Some(trace) = running() {
             spawn_local(async move {
@@ -387,12 +357,6 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                     problem.try_set(Some(e));
                 }
             });
-        }
-    };
-    let on_key = move |ev: leptos::ev::KeyboardEvent| {
-        if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
-            ev.prevent_default();
-            send();
         }
     };
     // The thread's newest runs, for the trace panel.
@@ -407,34 +371,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     let empty = move || messages.with(Vec::is_empty) && live.with(Vec::is_empty);
     view! {
         <section class="pane thread" id="thread">
-            <header class="thread-header">
-                <div class="thread-heading">
-                    <h2 id="thread-title">{title}</h2>
-                    {move || usage.get().map(|line| view! {
-                        <span id="thread-usage" class="muted small" title="What this thread's runs used (see Usage)">{line}</span>
-                    })}
-                    {move || origin().map(|(origin, title)| match title {
-                        Some(title) => view! {
-                            <button id="forked-from" class="link small" title="Open the message this thread was forked from"
-                                on:click=move |_| store.show_message(origin.thread_id.clone(), origin.message_id.clone())>
-                                {format!("Forked from “{title}”")}
-                            </button>
-                        }.into_any(),
-                        None => view! { <span id="forked-from" class="muted small">"Forked from a thread since deleted"</span> }.into_any(),
-                    })}
-                </div>
-                <div class="thread-actions">
-                    <button id="trace-button" class="ghost" class:active=move || trace_open.get()
-                        title="What the agent did, as a timeline; export traces"
-                        on:click=move |_| trace_open.update(|o| *o = !*o)>
-                        "Trace"
-                    </button>
-                    <button id="settings-button" class="ghost" class:active=move || settings_open.get()
-                        on:click=move |_| settings_open.update(|o| *o = !*o)>
-                        "Settings"
-                    </button>
-                </div>
-            </header>
+            <ThreadHeader thread_id=id.get_value() settings_open trace_open />
             <Show when=move || settings_open.get()>
                 <ThreadSettings thread_id=id.get_value() on_close=Callback::new(move |()| settings_open.set(false)) />
             </Show>
@@ -497,17 +434,8 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                 <button id="jump-latest" class="jump-latest primary small" title="Show the newest messages"
                     on:click=move |_| to_latest()>"↓ Latest"</button>
             </Show>
-            <footer class="composer">
-                {move || problem.get().map(|error| view! { <div class="composer-problem"><ErrorCard error id="composer-problem" /></div> })}
-                <textarea id="composer-input" rows="3" placeholder="Message (Enter to send, Shift+Enter for a new line)"
-                    prop:value=move || draft.get()
-                    on:input=move |ev| draft.set(event_target_value(&ev))
-                    on:keydown=on_key></textarea>
-                {move || match running() {
-                    Some(_) => view! { <button id="stop-button" class="danger" on:click=stop>"Stop"</button> }.into_any(),
-                    None => view! { <button id="send-button" class="primary" on:click=move |_| send()>"Send"</button> }.into_any(),
-                }}
-            </footer>
+            <Composer draft problem running=Signal::derive(running)
+                on_send=Callback::new(move |()| send()) on_stop=Callback::new(move |()| stop(())) />
         </section>
     }
 }
