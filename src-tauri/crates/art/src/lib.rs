@@ -10,6 +10,7 @@
 //! it is testable headless; the desktop shell (`art-workbench`) is a thin layer on top.
 
 pub mod agent;
+pub mod attachments;
 pub mod clock;
 pub mod context;
 pub mod export;

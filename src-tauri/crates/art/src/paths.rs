@@ -17,6 +17,9 @@ pub const DATA_DIR_ENV: &str = "ART_WORKBENCH_DATA_DIR";
 /// File name of the SQLite database inside the data directory.
 pub const DATABASE_FILE: &str = "art-workbench.sqlite3";
 
+/// Name of the folder of attachments' bytes inside the data directory.
+pub const ATTACHMENTS_DIR: &str = "attachments";
+
 /// Name of the folder for rotating log files inside the data directory.
 pub const LOG_DIR: &str = "logs";
 
@@ -102,6 +105,11 @@ impl DataDir {
     /// Folder of the rotating log files.
     pub fn log_dir(&self) -> PathBuf {
         self.root.join(LOG_DIR)
+    }
+
+    /// Folder of the attachment store ([`crate::attachments::BlobStore`]).
+    pub fn attachments_dir(&self) -> PathBuf {
+        self.root.join(ATTACHMENTS_DIR)
     }
 }
 

@@ -1,0 +1,276 @@
+//! Attachment bytes, stored once by content: `<root>/<2 hex>/<62 hex>`, named by the
+//! SHA-256 of the bytes, never inside message rows or observations. A file is written to
+//! a temporary file beside its place, flushed to disk and renamed into place, so a crash
+//! leaves the whole file or none (temporary files a crash left are removed when the
+//! store opens). The same bytes put twice are stored once. Blocking file I/O: async callers
+//! use `spawn_blocking`.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use sha2::{Digest, Sha256};
+
+/// Suffix of a file being written (never a valid id).
+const PARTIAL: &str = ".partial";
+
+/// A stored blob's name: the lowercase hex SHA-256 of its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlobId(String);
+
+impl BlobId {
+    /// The id of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        Self::from_digest(&Sha256::digest(bytes))
+    }
+
+    fn from_digest(digest: &[u8]) -> Self {
+        Self(digest.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// An id read back (from a message, an import): 64 lowercase hex digits, else `None`.
+    pub fn parse(text: &str) -> Option<Self> {
+        let valid = text.len() == 64
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        valid.then(|| Self(text.to_owned()))
+    }
+
+    /// The hex digits.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for BlobId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Why a blob was not stored or read.
+#[derive(Debug, thiserror::Error)]
+pub enum BlobError {
+    /// The file holds nothing.
+    #[error("the file is empty")]
+    Empty,
+    /// Larger than the store takes; refused before it was read whole.
+    #[error("the file is {size} bytes; attachments may be at most {limit} bytes")]
+    TooLarge {
+        /// Its size (as far as it was read).
+        size: u64,
+        /// The store's limit.
+        limit: u64,
+    },
+    /// The file changed while it was read (its size is not what it was): nothing kept.
+    #[error("the file changed while it was read; try again once it is written")]
+    Changed,
+    /// No blob with that id (deleted, or never stored here).
+    #[error("attachment {0} is not in the store")]
+    NotFound(BlobId),
+    /// The stored bytes no longer match their id (the disk changed them).
+    #[error("attachment {0} is damaged: its bytes no longer match their hash")]
+    Damaged(BlobId),
+    /// The disk refused.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+/// The content-addressed store.
+#[derive(Debug)]
+pub struct BlobStore {
+    root: PathBuf,
+    limit: u64,
+    /// Makes temporary names unique within the process.
+    counter: AtomicU64,
+}
+
+impl BlobStore {
+    /// Largest attachment taken by default (512 MiB).
+    pub const DEFAULT_LIMIT: u64 = 512 << 20;
+
+    /// The store under `root` (created if missing), taking files up to `limit` bytes;
+    /// temporary files a crash left are removed.
+    pub fn open(root: impl Into<PathBuf>, limit: u64) -> Result<Self, BlobError> {
+        let root = root.into();
+        fs::create_dir_all(&root)?;
+        for entry in fs::read_dir(&root)? {
+            let path = entry?.path();
+            if path.is_file() && path.to_string_lossy().ends_with(PARTIAL) {
+                fs::remove_file(&path)?;
+            }
+        }
+        Ok(Self {
+            root,
+            limit,
+            counter: AtomicU64::new(0),
+        })
+    }
+
+    /// Where blob `id` is kept.
+    pub fn path(&self, id: &BlobId) -> PathBuf {
+        let (shard, rest) = id.0.split_at(2);
+        self.root.join(shard).join(rest)
+    }
+
+    /// Whether blob `id` is stored.
+    pub fn contains(&self, id: &BlobId) -> bool {
+        self.path(id).is_file()
+    }
+
+    /// Store `bytes`; returns their id (the same bytes again: the same id, stored once).
+    pub fn put(&self, bytes: &[u8]) -> Result<BlobId, BlobError> {
+        self.check_size(bytes.len() as u64)?;
+        self.write(&mut &bytes[..], bytes.len() as u64)
+    }
+
+    /// Store the file at `path` without reading it whole into memory: refused by its size
+    /// before reading, and refused if it changed size while read. Returns its id and size.
+    pub fn put_file(&self, path: &Path) -> Result<(BlobId, u64), BlobError> {
+        let mut file = File::open(path)?;
+        let size = file.metadata()?.len();
+        self.check_size(size)?;
+        let id = self.write(&mut file, size)?;
+        Ok((id, size))
+    }
+
+    fn check_size(&self, size: u64) -> Result<(), BlobError> {
+        match size {
+            0 => Err(BlobError::Empty),
+            size if size > self.limit => Err(BlobError::TooLarge {
+                size,
+                limit: self.limit,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Copy `size` bytes of `from` into a temporary file while hashing them, then move it
+    /// into place (or drop it when the same bytes are there already).
+    fn write(&self, from: &mut dyn Read, size: u64) -> Result<BlobId, BlobError> {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let temp = self
+            .root
+            .join(format!("incoming-{}-{n}{PARTIAL}", std::process::id()));
+        let outcome = self.copy_in(from, size, &temp);
+        if outcome.is_err() {
+            let _ = fs::remove_file(&temp);
+        }
+        outcome
+    }
+
+    fn copy_in(&self, from: &mut dyn Read, size: u64, temp: &Path) -> Result<BlobId, BlobError> {
+        let mut out = File::create(temp)?;
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 256 << 10];
+        let mut read = 0u64;
+        loop {
+            let n = from.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            read += n as u64;
+            if read > size {
+                return Err(BlobError::Changed);
+            }
+            hasher.update(&buf[..n]);
+            out.write_all(&buf[..n])?;
+        }
+        if read != size {
+            return Err(BlobError::Changed);
+        }
+        out.sync_all()?;
+        drop(out);
+        let id = BlobId::from_digest(&hasher.finalize());
+        let place = self.path(&id);
+        if place.is_file() {
+            fs::remove_file(temp)?;
+            return Ok(id);
+        }
+        let shard = place.parent().unwrap_or(&self.root);
+        fs::create_dir_all(shard)?;
+        if let Err(e) = fs::rename(temp, &place) {
+            // Another writer stored the same bytes meanwhile (Windows refuses to replace).
+            if !place.is_file() {
+                return Err(e.into());
+            }
+            fs::remove_file(temp)?;
+        }
+        // The rename itself must survive a power cut.
+        if let Ok(dir) = File::open(shard) {
+            let _ = dir.sync_all();
+        }
+        Ok(id)
+    }
+
+    /// The bytes of blob `id`, checked against it.
+    pub fn get(&self, id: &BlobId) -> Result<Vec<u8>, BlobError> {
+        let bytes = match fs::read(self.path(id)) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(BlobError::NotFound(id.clone()));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if BlobId::of(&bytes) != *id {
+            return Err(BlobError::Damaged(id.clone()));
+        }
+        Ok(bytes)
+    }
+
+    /// Every stored blob.
+    pub fn ids(&self) -> Result<Vec<BlobId>, BlobError> {
+        let mut ids = Vec::new();
+        for shard in fs::read_dir(&self.root)? {
+            let shard = shard?;
+            if !shard.path().is_dir() {
+                continue;
+            }
+            let prefix = shard.file_name().to_string_lossy().into_owned();
+            for file in fs::read_dir(shard.path())? {
+                let name = file?.file_name().to_string_lossy().into_owned();
+                if let Some(id) = BlobId::parse(&format!("{prefix}{name}")) {
+                    ids.push(id);
+                }
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Remove every blob not in `used` (what no message refers to any more, once a thread
+    /// is deleted) and older than `grace` — a blob is stored before the message that
+    /// refers to it is committed, so a fresh one may be about to be used. Returns how
+    /// many went.
+    pub fn remove_unused(
+        &self,
+        used: &HashSet<BlobId>,
+        grace: Duration,
+    ) -> Result<usize, BlobError> {
+        let mut removed = 0;
+        for id in self.ids()? {
+            if used.contains(&id) {
+                continue;
+            }
+            let path = self.path(&id);
+            let age = fs::metadata(&path)?
+                .modified()
+                .ok()
+                .and_then(|m| SystemTime::now().duration_since(m).ok())
+                .unwrap_or_default();
+            if age >= grace {
+                fs::remove_file(path)?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+}
+
+#[cfg(test)]
+mod tests;
