@@ -166,6 +166,14 @@ async fn a_provider_that_is_not_running_is_explained() {
     app.click("#send-button").await;
     let error = app.wait_for_text(".run-error", "ollama serve").await;
     assert!(error.contains("not reachable"), "{error}");
+    // Shown as every failure is: plain words first, the code for reference.
+    app.wait_for_text(
+        ".run-error .error-card .error-headline",
+        "Ollama is not running",
+    )
+    .await;
+    app.wait_for_text(".run-error .error-card .error-code", "OLLAMA_NOT_RUNNING")
+        .await;
     // The question stays, marked as not answered, with Retry.
     app.wait_for_text(".message.user.failed .question-failed", "Not answered")
         .await;
