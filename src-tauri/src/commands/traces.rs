@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use art::export::{self, ExportError, Format, Options, Redactor, Scope};
+use art::export::{self, ExportError, Format, Options, Scope};
 use art_types::commands::ExportTraces;
 use art_types::{ErrorCode, ExportDone, ExportProgress, ExportScope, IpcError, events};
 use tauri::{AppHandle, Emitter, Manager};
@@ -86,18 +86,14 @@ impl Handler for ExportTraces {
         else {
             return Ok(None);
         };
-        let providers = std::sync::Arc::clone(&wb.providers);
-        // MCP servers' header and environment secrets are redacted too.
-        let accounts = wb
-            .art
-            .mcp
-            .store()
-            .secret_accounts()
+        let redactor = art::standard::export_redactor(&wb.art, &wb.providers, &wb.secrets)
             .await
-            .unwrap_or_default();
-        let redactor = wb
-            .keychain(move |secrets| Redactor::for_providers(&providers, secrets, &accounts))
-            .await?;
+            .map_err(|e| {
+                IpcError::new(
+                    ErrorCode::Internal,
+                    format!("the keychain call stopped: {e}"),
+                )
+            })?;
         let scope = match request.scope {
             ExportScope::Trace { id } => Scope::Trace(id),
             ExportScope::Thread { id } => Scope::Thread(id),

@@ -144,21 +144,26 @@ impl Standard {
             .find(|known| known.eq_ignore_ascii_case(name.trim()))
     }
 
-    /// A redactor for exports that knows every provider key and every MCP server's
-    /// secrets (the keychain is read off the async workers).
+    /// [`export_redactor`] for this stack.
     pub async fn redactor(&self) -> Redactor {
-        let accounts = self
-            .art
-            .mcp
-            .store()
-            .secret_accounts()
+        export_redactor(&self.art, &self.providers, &self.secrets)
             .await
-            .unwrap_or_default();
-        let (providers, secrets) = (Arc::clone(&self.providers), Arc::clone(&self.secrets));
-        tokio::task::spawn_blocking(move || {
-            Redactor::for_providers(&providers, secrets.as_ref(), &accounts)
-        })
-        .await
-        .unwrap_or_else(|_| Redactor::new(Vec::new()))
+            .unwrap_or_else(|_| Redactor::new(Vec::new()))
     }
+}
+
+/// A redactor for exports that knows every provider key and every MCP server's header
+/// and environment secrets (the keychain is read off the async workers); `Err` when that
+/// read stopped.
+pub async fn export_redactor(
+    art: &ArtInstance,
+    providers: &Arc<ProviderManager>,
+    secrets: &Arc<EnvFallback<KeychainStore>>,
+) -> Result<Redactor, tokio::task::JoinError> {
+    let accounts = art.mcp.store().secret_accounts().await.unwrap_or_default();
+    let (providers, secrets) = (Arc::clone(providers), Arc::clone(secrets));
+    tokio::task::spawn_blocking(move || {
+        Redactor::for_providers(&providers, secrets.as_ref(), &accounts)
+    })
+    .await
 }

@@ -145,6 +145,12 @@ impl StateManager {
         Ok(json.get(key).filter(|v| !v.is_null()).cloned())
     }
 
+    /// A thread's configuration alone (the default when none was saved), without its state
+    /// and without taking the implicit strategy's snapshot.
+    pub async fn thread_config(&self, thread_id: &str) -> Result<ThreadConfig, ContextError> {
+        self.load(Collection::ThreadConfigs, thread_id).await
+    }
+
     /// Whether a tool is enabled for a thread.
     pub async fn is_tool_enabled(&self, thread_id: &str, tool: &str) -> Result<bool, ContextError> {
         let config: ThreadConfig = self.load(Collection::ThreadConfigs, thread_id).await?;

@@ -53,6 +53,37 @@ fn slow_tool() -> Arc<SlowTool> {
     }))
 }
 
+/// A tool that keeps a note in the agent state and asks that it be saved (ART's
+/// explicit `setAgentState`).
+struct NoteTool(ToolSchema);
+
+#[async_trait::async_trait]
+impl ToolExecutor for NoteTool {
+    fn schema(&self) -> &ToolSchema {
+        &self.0
+    }
+    async fn execute(&self, _: &Value, context: &ExecutionContext) -> Result<Value, ToolError> {
+        context
+            .state
+            .lock()
+            .await
+            .data
+            .insert("note".into(), json!("kept"));
+        context.save_state();
+        Ok(json!("noted"))
+    }
+}
+
+fn note_tool() -> Arc<NoteTool> {
+    Arc::new(NoteTool(ToolSchema {
+        name: "note".into(),
+        description: "Keeps a note.".into(),
+        input_schema: json!({"type": "object"}),
+        output_schema: None,
+        examples: vec![],
+    }))
+}
+
 async fn open(
     dir: &std::path::Path,
     source: Arc<ScriptedSource>,
@@ -61,6 +92,7 @@ async fn open(
     let storage = Arc::new(SqliteStorage::open(dir.join("art.sqlite3")).unwrap());
     ArtInstance::builder(storage, source)
         .tool(slow_tool())
+        .tool(note_tool())
         .state_saving(strategy)
         .build()
         .unwrap()
@@ -792,27 +824,6 @@ async fn ans_survives_a_second_run_and_a_restart_when_saved_implicitly() {
     assert!(tool.content.contains("43"), "{}", tool.content);
 }
 
-/// A tool that keeps a note in the agent state and asks that it be saved (ART's
-/// explicit `setAgentState`).
-struct NoteTool(ToolSchema);
-
-#[async_trait::async_trait]
-impl ToolExecutor for NoteTool {
-    fn schema(&self) -> &ToolSchema {
-        &self.0
-    }
-    async fn execute(&self, _: &Value, context: &ExecutionContext) -> Result<Value, ToolError> {
-        context
-            .state
-            .lock()
-            .await
-            .data
-            .insert("note".into(), json!("kept"));
-        context.save_state();
-        Ok(json!("noted"))
-    }
-}
-
 /// ART's strategies: `explicit` keeps a change only when a tool asks (the calculator
 /// does not, so its `ans` lives for the run alone); `implicit` keeps every change. The
 /// change is observed either way, saying whether it was saved.
@@ -820,41 +831,16 @@ impl ToolExecutor for NoteTool {
 async fn the_saving_strategy_decides_what_outlives_a_run() {
     let saved = async |strategy, tool: &str, arguments: Value| {
         let calls = [("c1", tool, arguments)];
-        let dir = tempfile::tempdir().unwrap();
-        let source = Arc::new(ScriptedSource::new(vec![
-            Script::text(&plan_json("x", &calls)),
-            Script::text("done"),
-        ]));
-        let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
-        let note = NoteTool(ToolSchema {
-            name: "note".into(),
-            description: "Keeps a note.".into(),
-            input_schema: json!({"type": "object"}),
-            output_schema: None,
-            examples: vec![],
-        });
-        let art = ArtInstance::builder(storage, source)
-            .tool(Arc::new(note))
-            .state_saving(strategy)
-            .build()
-            .unwrap();
-        let thread = art
-            .conversation
-            .create_thread(None)
+        let scripts = vec![Script::text(&plan_json("x", &calls)), Script::text("done")];
+        let h = harness_with(scripts, &[tool], strategy).await;
+        let out = h
+            .art
+            .process(props(&h, "go"), CancellationToken::new())
             .await
-            .unwrap()
-            .thread_id;
-        let config = scripted::thread_config("m", &[tool]);
-        art.state.set_thread_config(&thread, &config).await.unwrap();
-        let p = AgentProps {
-            query: "go".into(),
-            thread_id: thread.clone(),
-            trace_id: None,
-            options: Default::default(),
-        };
-        let out = art.process(p, CancellationToken::new()).await.unwrap();
+            .unwrap();
         assert_eq!(out.metadata.status, RunStatus::Success);
-        let updates = art
+        let updates = h
+            .art
             .observations
             .query(&ObservationQuery {
                 trace_ids: vec![out.metadata.trace_id.clone()],
@@ -864,7 +850,7 @@ async fn the_saving_strategy_decides_what_outlives_a_run() {
             .await
             .unwrap();
         assert_eq!(updates.len(), 1, "the change is observed");
-        let (_, state) = art.state.saved(&thread).await.unwrap();
+        let (_, state) = h.art.state.saved(&h.thread).await.unwrap();
         let kept = state.is_some_and(|s| !s.data.is_empty());
         assert_eq!(
             updates[0].content["saved"], kept,

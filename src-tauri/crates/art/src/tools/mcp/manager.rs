@@ -314,8 +314,8 @@ impl McpManager {
     /// that cannot start is recorded in its state, and the run reports its tools
     /// unavailable when they are called.
     pub async fn start_for_thread(&self, state: &crate::context::StateManager, thread_id: &str) {
-        let enabled = match state.load_thread_context(thread_id).await {
-            Ok(context) => context.config.enabled_tools,
+        let enabled = match state.thread_config(thread_id).await {
+            Ok(config) => config.enabled_tools,
             Err(_) => return,
         };
         self.start_for(&enabled).await;
