@@ -32,6 +32,7 @@ async fn seed(dir: &std::path::Path) {
         status: MessageStatus::Complete,
         metadata: serde_json::json!({ "traceId": format!("run{}", i / 2) }),
         parent_id: None,
+        attachments: Vec::new(),
     };
     let messages: Vec<ConversationMessage> = (0..PAIRS)
         .flat_map(|n| {

@@ -59,6 +59,7 @@ impl Failure {
                 Some("Choose another folder, or free some space, and try again."),
             ),
             ErrorCode::Provider => ("The provider failed", None),
+            ErrorCode::Attachment => ("The file was not attached", None),
             ErrorCode::IpcFailure | ErrorCode::Internal => (
                 "Something went wrong inside the app",
                 Some(
@@ -130,6 +131,10 @@ impl Failure {
             FailureCode::KeychainUnavailable => (
                 "The system keychain is not available",
                 "Unlock the keychain, or set the provider's <PROVIDER>_API_KEY variable.",
+            ),
+            FailureCode::AttachmentRefused => (
+                "An attachment cannot go to this model",
+                "Choose another model in the thread's settings and retry, or edit the question without it.",
             ),
             _ => ("The run failed", ""),
         };

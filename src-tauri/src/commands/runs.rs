@@ -88,6 +88,7 @@ fn launch(
         thread_id: thread_id.clone(),
         trace_id: Some(trace_id.clone()),
         options: Default::default(),
+        attachments: Vec::new(),
     };
     spawn(app, wb, thread_id, trace_id, Work::Ask(props))
 }

@@ -305,6 +305,7 @@ async fn pipeline(
         thread_id: thread,
         trace_id: None,
         options: Default::default(),
+        attachments: Vec::new(),
     };
     let out = art
         .process(props, CancellationToken::new())

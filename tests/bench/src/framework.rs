@@ -209,6 +209,7 @@ fn last_100_messages(results: &mut Results) {
                 status: MessageStatus::Complete,
                 metadata: serde_json::Value::Null,
                 parent_id: None,
+                attachments: Vec::new(),
             })
             .collect();
         art.conversation.add_messages(&t, &messages).await.unwrap();
@@ -288,6 +289,7 @@ fn agent_per_token(results: &mut Results) {
                     thread_id: thread,
                     trace_id: None,
                     options: Default::default(),
+                    attachments: Vec::new(),
                 };
                 let out = art.process(props, CancellationToken::new()).await.unwrap();
                 assert!(out.response.content.ends_with(&format!("w{}", TOKENS - 1)));
@@ -339,6 +341,7 @@ fn ask(rt: &tokio::runtime::Runtime, art: &ArtInstance, thread: String, tool_cal
             thread_id: thread,
             trace_id: None,
             options: Default::default(),
+            attachments: Vec::new(),
         };
         let out = art.process(props, CancellationToken::new()).await.unwrap();
         assert_eq!(out.metadata.tool_calls as usize, tool_calls, "{out:?}");

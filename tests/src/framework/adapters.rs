@@ -167,5 +167,6 @@ pub fn ask(thread: &str, query: &str) -> AgentProps {
         thread_id: thread.into(),
         trace_id: None,
         options: Default::default(),
+        attachments: Vec::new(),
     }
 }

@@ -198,6 +198,7 @@ pub async fn run(stack: &Standard, mut args: Args) -> anyhow::Result<ExitCode> {
             provider_config,
             ..AgentOptions::default()
         },
+        attachments: Vec::new(),
     };
     let trace = props.trace_id.clone().unwrap_or_default();
     let printer = Printer::new(&thread_id, &trace, args.thinking);

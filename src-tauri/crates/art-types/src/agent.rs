@@ -36,6 +36,10 @@ pub struct AgentProps {
     /// This call's overrides of the thread's settings (provider, system prompt, …).
     #[serde(default)]
     pub options: AgentOptions,
+    /// Files given with the query, already in the attachment store
+    /// (`art::attachments::Attachments::add_file`); kept on the question.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<crate::Attachment>,
 }
 
 /// How a run ended.

@@ -25,6 +25,9 @@ pub enum ErrorCode {
     FileWrite,
     /// A provider call failed; `details` carries its `class` and `code`.
     Provider,
+    /// A file could not be attached; `details` is the
+    /// [`AttachmentProblem`](crate::attachment::AttachmentProblem).
+    Attachment,
     /// Anything else; `details` carries what is known.
     Internal,
 }
@@ -40,6 +43,7 @@ impl ErrorCode {
         Self::Storage,
         Self::FileWrite,
         Self::Provider,
+        Self::Attachment,
         Self::Internal,
     ];
 
@@ -54,6 +58,7 @@ impl ErrorCode {
             Self::Storage => "STORAGE",
             Self::FileWrite => "FILE_WRITE",
             Self::Provider => "PROVIDER",
+            Self::Attachment => "ATTACHMENT",
             Self::Internal => "INTERNAL",
         }
     }
@@ -135,13 +140,14 @@ mod tests {
                 | ErrorCode::Storage
                 | ErrorCode::FileWrite
                 | ErrorCode::Provider
+                | ErrorCode::Attachment
                 | ErrorCode::Internal => {}
             }
             let wire = serde_json::to_value(code).unwrap();
             assert_eq!(wire, serde_json::Value::String(code.as_str().to_owned()));
             assert_eq!(serde_json::from_value::<ErrorCode>(wire).unwrap(), code);
         }
-        assert_eq!(ErrorCode::ALL.len(), 9);
+        assert_eq!(ErrorCode::ALL.len(), 10);
     }
 
     #[test]

@@ -117,6 +117,10 @@ failure_codes! {
     PlanningOutputUnparseable = "PLANNING_OUTPUT_UNPARSEABLE",
     /// The user or the app stopped the run.
     Cancelled = "CANCELLED",
+    /// An attachment cannot go to this model (an image for a model without vision, a
+    /// document longer than its window, bytes gone from the store): refused before
+    /// anything was sent.
+    AttachmentRefused = "ATTACHMENT_REFUSED",
 }
 
 impl fmt::Display for FailureCode {

@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod app;
 pub mod approval;
+pub mod attachment;
 pub mod commands;
 pub mod error;
 pub mod events;
@@ -31,6 +32,7 @@ pub use agent::{
     TokenUsage,
 };
 pub use app::{AppInfo, KeychainStatus, ReadyEvent};
+pub use attachment::{Attachment, AttachmentKind, AttachmentProblem};
 pub use error::{ErrorCode, IpcError};
 pub use events::{RunFinished, StreamBatch};
 pub use export::{ExportDone, ExportProgress, ExportRequest, ExportScope};
@@ -39,7 +41,7 @@ pub use library::SavedPrompt;
 pub use message::{BranchPoint, ConversationMessage, MessageRole, MessageStatus};
 pub use observation::{Observation, ObservationType, Phase, SpanInfo};
 pub use prompt::{
-    FunctionCall, Prompt, PromptMessage, PromptRole, ReasoningBlock, ToolCallRequest,
+    FunctionCall, Prompt, PromptImage, PromptMessage, PromptRole, ReasoningBlock, ToolCallRequest,
 };
 pub use provider::{
     AdapterKind, DoctorFinding, DoctorReport, KeyState, ModelInfo, ProviderInfo, Severity,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::RunError;
+use crate::{Attachment, RunError};
 
 /// Who a message is from (ART's `MessageRole`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -121,6 +121,10 @@ pub struct ConversationMessage {
     /// messages, the model that answered, token usage.
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub metadata: serde_json::Value,
+    /// Files the user gave with a question (their bytes are in the attachment store,
+    /// named by [`Attachment::id`]); empty on every other message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 impl ConversationMessage {
@@ -168,6 +172,7 @@ mod tests {
             status: MessageStatus::Complete,
             metadata: serde_json::json!({ "traceId": "r1" }),
             parent_id: None,
+            attachments: Vec::new(),
         };
         assert_eq!(question.trace_id(), Some("r1"));
         assert_eq!(question.failure(), None);

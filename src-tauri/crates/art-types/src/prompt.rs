@@ -1,7 +1,11 @@
 //! The provider-agnostic prompt (ART's `ArtStandardPrompt`): adapters translate it into
 //! each provider's wire format, faithfully (tool call ids and names included).
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
+
+use crate::Attachment;
 
 /// Role of a prompt message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -79,6 +83,43 @@ pub struct PromptMessage {
     /// failed results (Anthropic's `is_error`) get it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// For `user`: images sent with the text, in the provider's own image form.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<PromptImage>,
+}
+
+/// An image in a prompt. Serialized (a recorded prompt, the request inspector) it is the
+/// attachment's facts and the size sent, never the bytes; the bytes are held only for
+/// the adapter that encodes them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptImage {
+    /// The attachment it comes from.
+    pub attachment: Attachment,
+    /// Media type of the bytes sent (`image/png`, `image/jpeg`, …).
+    pub mime: String,
+    /// Bytes sent (the original, or the copy made for providers).
+    pub size: u64,
+    #[serde(skip)]
+    data: Option<Arc<Vec<u8>>>,
+}
+
+impl PromptImage {
+    /// An image of `attachment` to send as `data` of type `mime`.
+    pub fn new(attachment: Attachment, mime: impl Into<String>, data: Vec<u8>) -> Self {
+        Self {
+            attachment,
+            mime: mime.into(),
+            size: data.len() as u64,
+            data: Some(Arc::new(data)),
+        }
+    }
+
+    /// The bytes to send; `None` once the image was serialized and read back (a
+    /// recorded prompt holds no bytes).
+    pub fn data(&self) -> Option<&[u8]> {
+        self.data.as_deref().map(Vec::as_slice)
+    }
 }
 
 impl PromptMessage {
@@ -92,6 +133,7 @@ impl PromptMessage {
             tool_call_id: None,
             reasoning: None,
             is_error: false,
+            images: Vec::new(),
         }
     }
 }

@@ -43,6 +43,7 @@ fn message(thread: &str, i: usize, role: MessageRole, content: String) -> Conver
         status: MessageStatus::Complete,
         metadata: json!({ "traceId": format!("run{}", i / 2), "model": MODEL }),
         parent_id: None,
+        attachments: Vec::new(),
     }
 }
 

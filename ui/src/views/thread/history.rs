@@ -173,6 +173,7 @@ mod tests {
             status: MessageStatus::Complete,
             metadata: json!({ "traceId": trace }),
             parent_id: None,
+            attachments: Vec::new(),
         }
     }
 

@@ -330,6 +330,7 @@ mod tests {
             status: MessageStatus::Complete,
             metadata: json!({ "model": "m1", "usage": usage }),
             parent_id: None,
+            attachments: Vec::new(),
         }
     }
 

@@ -181,6 +181,7 @@ mod tests {
             status,
             metadata: json!({ "traceId": trace }),
             parent_id: None,
+            attachments: Vec::new(),
         }
     }
 

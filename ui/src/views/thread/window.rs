@@ -113,6 +113,7 @@ mod tests {
                 status: MessageStatus::Complete,
                 metadata: serde_json::Value::Null,
                 parent_id: None,
+                attachments: Vec::new(),
             })
             .collect()
     }

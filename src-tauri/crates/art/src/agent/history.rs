@@ -181,6 +181,7 @@ mod tests {
             status: MessageStatus::Complete,
             metadata: json!({}),
             parent_id: None,
+            attachments: Vec::new(),
         }
     }
 

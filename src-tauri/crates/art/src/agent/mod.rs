@@ -2,7 +2,7 @@
 //! ([`pes::PesAgent`]).
 
 pub mod claims;
-mod history;
+pub(crate) mod history;
 pub mod pes;
 mod streaming;
 

@@ -112,6 +112,11 @@ impl BlobStore {
         })
     }
 
+    /// The largest blob taken, in bytes.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
     /// Where blob `id` is kept.
     pub fn path(&self, id: &BlobId) -> PathBuf {
         let (shard, rest) = id.0.split_at(2);

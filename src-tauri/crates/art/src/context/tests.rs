@@ -28,6 +28,7 @@ fn msg(thread: &str, id: &str, ts: i64, role: MessageRole, text: &str) -> Conver
         status: MessageStatus::Complete,
         metadata: serde_json::Value::Null,
         parent_id: None,
+        attachments: Vec::new(),
     }
 }
 

@@ -10,6 +10,7 @@ fn message(thread: &str, role: MessageRole, text: &str) -> ConversationMessage {
         status: Default::default(),
         metadata: serde_json::Value::Null,
         parent_id: None,
+        attachments: Vec::new(),
     }
 }
 

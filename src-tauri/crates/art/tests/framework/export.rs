@@ -78,6 +78,7 @@ async fn known_run(dir: &Path) -> (ArtInstance, String, String) {
         thread_id: thread.clone(),
         trace_id: None,
         options: Default::default(),
+        attachments: Vec::new(),
     };
     let out = art.process(props, CancellationToken::new()).await.unwrap();
     (art, thread, out.metadata.trace_id)
@@ -350,6 +351,7 @@ async fn fixed_thread(art: &ArtInstance, secret: &str) -> String {
         status: MessageStatus::Complete,
         metadata: json!({ "traceId": "run-1", "model": "test-model" }),
         parent_id: None,
+        attachments: Vec::new(),
     };
     let messages = [
         message(

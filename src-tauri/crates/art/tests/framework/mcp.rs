@@ -297,6 +297,7 @@ async fn a_run_calls_an_mcp_tool_and_every_export_names_its_server() {
         thread_id: thread.clone(),
         trace_id: None,
         options: Default::default(),
+        attachments: Vec::new(),
     };
     let out = art.process(props, CancellationToken::new()).await.unwrap();
     assert_eq!(

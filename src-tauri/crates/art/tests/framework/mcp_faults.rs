@@ -487,6 +487,7 @@ async fn stopping_a_run_cancels_its_mcp_call_on_the_server() {
         thread_id: thread,
         trace_id: None,
         options: Default::default(),
+        attachments: Vec::new(),
     };
     let out = art.process(props, cancel).await.unwrap();
     assert_eq!(out.metadata.error.unwrap().code, FailureCode::Cancelled);

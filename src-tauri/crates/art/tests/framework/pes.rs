@@ -135,6 +135,7 @@ fn props(h: &Harness, query: &str) -> AgentProps {
         thread_id: h.thread.clone(),
         trace_id: None,
         options: Default::default(),
+        attachments: Vec::new(),
     }
 }
 
@@ -793,6 +794,7 @@ async fn ans_survives_a_second_run_and_a_restart_when_saved_implicitly() {
                 thread_id: thread.clone(),
                 trace_id: None,
                 options: Default::default(),
+                attachments: Vec::new(),
             };
             art.process(p, CancellationToken::new()).await.unwrap();
         }
@@ -811,6 +813,7 @@ async fn ans_survives_a_second_run_and_a_restart_when_saved_implicitly() {
         thread_id: thread.clone(),
         trace_id: None,
         options: Default::default(),
+        attachments: Vec::new(),
     };
     art.process(p, CancellationToken::new()).await.unwrap();
     let tool = art

@@ -141,6 +141,7 @@ async fn a_missing_key_is_a_clear_error_response() {
         thread_id: thread,
         trace_id: None,
         options: Default::default(),
+        attachments: Vec::new(),
     };
     let out = art.process(props, CancellationToken::new()).await.unwrap();
     assert_eq!(out.metadata.status, RunStatus::Error);

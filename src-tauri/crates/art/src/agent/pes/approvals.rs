@@ -294,6 +294,7 @@ impl PesAgent {
                 status: MessageStatus::Streaming,
                 metadata: json!({ "traceId": run.trace_id }),
                 parent_id: None,
+                attachments: Vec::new(),
             },
             metadata: run.metadata(RunStatus::Suspended, None),
         })
@@ -428,6 +429,7 @@ impl PesAgent {
             thread_id: thread_id.to_owned(),
             trace_id: Some(run.trace_id.clone()),
             options: options.clone(),
+            attachments: Vec::new(),
         };
         let title = self.conversation.thread(thread_id).await?.title;
         let outcome = match self.setup(&props, config, title).await {

@@ -209,6 +209,7 @@ impl PesAgent {
                 status: MessageStatus::Interrupted,
                 metadata: json!({ "traceId": run.trace_id }),
                 parent_id: None,
+                attachments: Vec::new(),
             },
         };
         Ok(AgentFinalResponse {
@@ -263,5 +264,6 @@ pub(super) fn tool_message(
         status: MessageStatus::Complete,
         metadata,
         parent_id: None,
+        attachments: Vec::new(),
     }
 }

@@ -305,6 +305,7 @@ impl AgentCore for PesAgent {
             status: art_types::MessageStatus::Complete,
             metadata: json!({ "traceId": run.trace_id }),
             parent_id: None,
+            attachments: Vec::new(),
         };
         self.conversation
             .add_messages(&run.thread_id, std::slice::from_ref(&user))

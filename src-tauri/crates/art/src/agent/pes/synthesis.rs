@@ -71,6 +71,7 @@ impl PesAgent {
             status: MessageStatus::Streaming,
             metadata: json!({ "traceId": run.trace_id, "provider": provider.provider_name, "model": provider.model_id }),
             parent_id: None,
+            attachments: Vec::new(),
         };
         let span = clock::new_id();
         let start_ms = clock::now_ms();

@@ -1,0 +1,211 @@
+//! Images: checked before they are decoded (a decompression bomb is refused by its
+//! header's dimensions), decoded once when attached (a damaged image is refused then,
+//! not by the provider later), and, when a provider would not take them as they are,
+//! a copy made that every provider takes.
+//!
+//! The providers' limits (from their documentation, 2026-11):
+//! - Anthropic: JPEG, PNG, GIF, WebP; at most 5 MB an image (as sent) and 8000 px a
+//!   side; anything over 1568 px on the long edge is scaled down by the API (slower).
+//! - OpenAI (and the OpenAI-style DeepSeek, OpenRouter): PNG, JPEG, WebP, non-animated
+//!   GIF; at most 20 MB an image; scaled by the API to fit 2048 px, then 768 px on the
+//!   short side.
+//! - Gemini: PNG, JPEG, WebP, HEIC, HEIF (no GIF); a request with inline data at most
+//!   20 MB in all.
+//! - Ollama: base64 images in `images`; the model's projector scales them (e.g. 1120 px
+//!   for Llama 3.2 Vision, 896 px for Gemma 3); PNG and JPEG are what every build decodes.
+//!
+//! So one copy fits all: PNG or JPEG, at most [`SEND_EDGE`] px on the long edge and
+//! [`SEND_BYTES`] bytes. An image already within that is sent as it is; the original is
+//! always kept.
+
+use std::io::Cursor;
+
+use art_types::AttachmentProblem;
+use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+
+use super::sniff::Format;
+
+/// The longest edge sent to a model (Anthropic's; the others scale to less).
+pub const SEND_EDGE: u32 = 1568;
+/// The most bytes an image is sent as (Anthropic's 5 MB, as base64 grows it by a third).
+pub const SEND_BYTES: usize = 3_750_000;
+/// The most pixels an attached image may have (a 100-megapixel photo; a decompression
+/// bomb declares far more).
+pub const MAX_PIXELS: u64 = 100_000_000;
+/// What decoding one image may allocate.
+const MAX_ALLOC: u64 = 1 << 30;
+
+/// An image as attached.
+#[derive(Debug)]
+pub struct Inspected {
+    /// Pixels across.
+    pub width: u32,
+    /// Pixels down.
+    pub height: u32,
+    /// What to send instead of the original (scaled, or re-encoded as PNG or JPEG), with
+    /// its media type; `None` when the original goes as it is.
+    pub to_send: Option<(Vec<u8>, &'static str)>,
+}
+
+fn image_format(format: Format) -> ImageFormat {
+    match format {
+        Format::Jpeg => ImageFormat::Jpeg,
+        Format::Webp => ImageFormat::WebP,
+        Format::Gif => ImageFormat::Gif,
+        _ => ImageFormat::Png,
+    }
+}
+
+fn reader(bytes: &[u8], format: Format) -> ImageReader<Cursor<&[u8]>> {
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), image_format(format));
+    let mut limits = Limits::default();
+    limits.max_alloc = Some(MAX_ALLOC);
+    reader.limits(limits);
+    reader
+}
+
+/// Check and decode the image `name` (its `format` sniffed), and make the copy to send
+/// when the original is too large or a format not every provider takes (WebP; a GIF's
+/// first frame).
+pub fn inspect(name: &str, format: Format, bytes: &[u8]) -> Result<Inspected, AttachmentProblem> {
+    let malformed = |e: image::ImageError| AttachmentProblem::Malformed {
+        name: name.to_owned(),
+        detail: e.to_string(),
+    };
+    let (width, height) = reader(bytes, format).into_dimensions().map_err(malformed)?;
+    if u64::from(width) * u64::from(height) > MAX_PIXELS || width == 0 || height == 0 {
+        return Err(AttachmentProblem::ImageTooLarge {
+            name: name.to_owned(),
+            width,
+            height,
+            limit: MAX_PIXELS,
+        });
+    }
+    let image = reader(bytes, format).decode().map_err(malformed)?;
+    let fits = width.max(height) <= SEND_EDGE && bytes.len() <= SEND_BYTES;
+    let to_send = match format {
+        Format::Png | Format::Jpeg if fits => None,
+        _ => Some(encode(&scaled(image)).map_err(malformed)?),
+    };
+    Ok(Inspected {
+        width,
+        height,
+        to_send,
+    })
+}
+
+/// `image` within [`SEND_EDGE`], its proportions kept.
+fn scaled(image: DynamicImage) -> DynamicImage {
+    if image.width().max(image.height()) <= SEND_EDGE {
+        return image;
+    }
+    image.thumbnail(SEND_EDGE, SEND_EDGE)
+}
+
+/// PNG when the image has transparency and stays small enough, else JPEG.
+fn encode(image: &DynamicImage) -> Result<(Vec<u8>, &'static str), image::ImageError> {
+    if image.color().has_alpha() {
+        let mut png = Vec::new();
+        image.write_to(Cursor::new(&mut png), ImageFormat::Png)?;
+        if png.len() <= SEND_BYTES {
+            return Ok((png, "image/png"));
+        }
+    }
+    let mut jpeg = Vec::new();
+    let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 85);
+    DynamicImage::ImageRgb8(image.to_rgb8()).write_with_encoder(encoder)?;
+    Ok((jpeg, "image/jpeg"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use image::{Rgb, RgbImage, Rgba, RgbaImage};
+
+    fn png(width: u32, height: u32) -> Vec<u8> {
+        let image = RgbImage::from_fn(width, height, |x, y| {
+            Rgb([(x % 256) as u8, (y % 256) as u8, 90])
+        });
+        let mut out = Vec::new();
+        DynamicImage::ImageRgb8(image)
+            .write_to(Cursor::new(&mut out), ImageFormat::Png)
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn a_small_png_goes_as_it_is_and_a_large_one_is_scaled_keeping_its_shape() {
+        let small = inspect("s.png", Format::Png, &png(640, 480)).unwrap();
+        assert_eq!((small.width, small.height), (640, 480));
+        assert!(small.to_send.is_none());
+
+        let large = inspect("l.png", Format::Png, &png(4000, 2000)).unwrap();
+        assert_eq!(
+            (large.width, large.height),
+            (4000, 2000),
+            "the original's size"
+        );
+        let (bytes, mime) = large.to_send.unwrap();
+        assert_eq!(mime, "image/jpeg");
+        let sent = image::load_from_memory(&bytes).unwrap();
+        assert_eq!((sent.width(), sent.height()), (1568, 784));
+    }
+
+    #[test]
+    fn a_gif_and_a_webp_are_sent_in_a_format_every_provider_takes() {
+        let image = RgbaImage::from_fn(30, 20, |x, _| Rgba([x as u8, 0, 0, 128]));
+        for format in [ImageFormat::Gif, ImageFormat::WebP] {
+            let mut bytes = Vec::new();
+            DynamicImage::ImageRgba8(image.clone())
+                .write_to(Cursor::new(&mut bytes), format)
+                .unwrap();
+            let sniffed = if format == ImageFormat::Gif {
+                Format::Gif
+            } else {
+                Format::Webp
+            };
+            let shown = inspect("i", sniffed, &bytes).unwrap();
+            let (sent, mime) = shown.to_send.unwrap();
+            assert_eq!(mime, "image/png", "transparency kept");
+            assert_eq!(image::guess_format(&sent).unwrap(), ImageFormat::Png);
+        }
+    }
+
+    /// The CRC a PNG chunk ends with (of its type and data).
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+
+    #[test]
+    fn a_bomb_is_refused_by_its_header_and_a_damaged_image_by_its_decoder() {
+        // A valid PNG header declaring 100,000 × 100,000 pixels, and nothing after it.
+        let mut bomb = png(1, 1);
+        bomb[16..20].copy_from_slice(&100_000u32.to_be_bytes());
+        bomb[20..24].copy_from_slice(&100_000u32.to_be_bytes());
+        let crc = crc32(&bomb[12..29]);
+        bomb[29..33].copy_from_slice(&crc.to_be_bytes());
+        match inspect("bomb.png", Format::Png, &bomb) {
+            Err(AttachmentProblem::ImageTooLarge { width, height, .. }) => {
+                assert_eq!((width, height), (100_000, 100_000));
+            }
+            other => panic!("expected ImageTooLarge, got {other:?}"),
+        }
+        let mut cut = png(300, 300);
+        cut.truncate(cut.len() / 2);
+        assert!(matches!(
+            inspect("cut.png", Format::Png, &cut),
+            Err(AttachmentProblem::Malformed { .. })
+        ));
+    }
+}
