@@ -41,6 +41,10 @@ impl Workbench {
             OpenError::Storage(_) => IpcError::new(ErrorCode::Storage, e.to_string())
                 .with_details(serde_json::json!({ "path": data_dir.database_path() })),
             OpenError::Tools(_) => IpcError::new(ErrorCode::Internal, e.to_string()),
+            OpenError::Attachments(_) => {
+                IpcError::new(ErrorCode::DataDirUnavailable, e.to_string())
+                    .with_details(serde_json::json!({ "path": data_dir.attachments_dir() }))
+            }
         })?;
         Ok(Self {
             art,

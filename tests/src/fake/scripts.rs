@@ -218,19 +218,35 @@ pub fn router(protocol: Protocol) -> Router {
     })
 }
 
+/// Fake Ollama models whose names hold one of these report `vision` among their
+/// capabilities; every other reports `completion` and `tools` only.
+pub const VISION_MODELS: [&str; 2] = ["vision", "llava"];
+
 /// The trained context length every fake Ollama model reports.
 pub const CONTEXT_LENGTH: u64 = 32_768;
 
 /// What every fake server answers unless its router does: Ollama's loaded models
-/// (none) and model details (a [`CONTEXT_LENGTH`] window), which a run asks for before
+/// (none) and model details (a [`CONTEXT_LENGTH`] window, capabilities by
+/// [`VISION_MODELS`]), which a run asks for before
 /// it plans, so those questions never take a scripted reply.
 pub fn model_details(request: &Recorded) -> Option<Reply> {
     let body = match path(request) {
         ("GET", "/api/ps") => json!({ "models": [] }),
-        ("POST", "/api/show") => json!({
-            "parameters": "stop \"<|eot_id|>\"",
-            "model_info": { "general.architecture": "llama", "llama.context_length": CONTEXT_LENGTH },
-        }),
+        ("POST", "/api/show") => {
+            let model = request.json()["model"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let mut capabilities = vec!["completion", "tools"];
+            if VISION_MODELS.iter().any(|m| model.contains(m)) {
+                capabilities.push("vision");
+            }
+            json!({
+                "parameters": "stop \"<|eot_id|>\"",
+                "model_info": { "general.architecture": "llama", "llama.context_length": CONTEXT_LENGTH },
+                "capabilities": capabilities,
+            })
+        }
         _ => return None,
     };
     Some(Reply::json(&body.to_string()))

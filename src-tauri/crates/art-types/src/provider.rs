@@ -3,6 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The provider option (in a thread's provider options) that says whether the model
+/// sees images: `false` refuses an image before anything is sent, `true` sends it
+/// whatever the server reports. Unset, a local server is asked (Ollama's
+/// capabilities); a remote model is assumed to see them.
+pub const VISION_OPTION: &str = "vision";
+
 /// The wire protocol a provider entry speaks (which adapter serves it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

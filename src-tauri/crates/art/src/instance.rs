@@ -8,6 +8,7 @@ use art_types::{AgentFinalResponse, AgentProps, MessageRole, ThreadSummary};
 use crate::agent::claims::Claims;
 use crate::agent::pes::{PesAgent, WaitingRuns};
 use crate::agent::{AgentCore, AgentError, CancellationToken, WaitingCall};
+use crate::attachments::Attachments;
 use crate::context::{
     ContextError, ConversationManager, PromptLibrary, StateManager, StateSavingStrategy,
 };
@@ -44,6 +45,9 @@ pub struct ArtInstance {
     /// MCP servers (configured in the storage), whose tools join [`Self::tools`]; a run
     /// starts the ones its thread uses.
     pub mcp: Arc<McpManager>,
+    /// The attachment store, when the instance was given one
+    /// ([`ArtInstanceBuilder::attachments`]); without it a question cannot carry files.
+    pub attachments: Option<Arc<Attachments>>,
     agent: Arc<dyn AgentCore>,
 }
 
@@ -62,6 +66,7 @@ impl ArtInstance {
             system_prompt: None,
             prompts: PromptManager::default(),
             mcp_secrets: Arc::new(MemoryStore::new()),
+            attachments: None,
         }
     }
 
@@ -228,9 +233,17 @@ pub struct ArtInstanceBuilder {
     system_prompt: Option<String>,
     prompts: PromptManager,
     mcp_secrets: Arc<dyn SecretStore>,
+    attachments: Option<Arc<Attachments>>,
 }
 
 impl ArtInstanceBuilder {
+    /// Where attachments' bytes are kept (the app and the CLI: the data directory's
+    /// `attachments` folder). Without one, questions carry no files.
+    pub fn attachments(mut self, attachments: Arc<Attachments>) -> Self {
+        self.attachments = Some(attachments);
+        self
+    }
+
     /// Register an extra tool.
     pub fn tool(mut self, tool: Arc<dyn ToolExecutor>) -> Self {
         self.tools.push(tool);
@@ -304,6 +317,7 @@ impl ArtInstanceBuilder {
             instance_system_prompt: self.system_prompt,
             waiting_runs: Arc::new(WaitingRuns::new(Arc::clone(&self.storage))),
             claims: Arc::new(Claims::new(Arc::clone(&self.storage))),
+            attachments: self.attachments.clone(),
         };
         let usage = Arc::new(UsageLedger::new(
             Arc::clone(&self.storage),
@@ -314,6 +328,7 @@ impl ArtInstanceBuilder {
             Arc::clone(&registry),
         ));
         Ok(ArtInstance {
+            attachments: self.attachments,
             sockets,
             usage,
             mcp,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use art_types::ThreadConfig;
 
+use crate::attachments::{Attachments, BlobStore};
 use crate::context::ContextError;
 use crate::context::validate::{ConfigProblem, validate_thread_config};
 use crate::export::Redactor;
@@ -28,6 +29,9 @@ pub enum OpenError {
     /// The built-in tools could not be registered (a bug).
     #[error(transparent)]
     Tools(#[from] RegistryError),
+    /// The attachment folder could not be created or cleaned.
+    #[error("cannot open the attachment store: {0}")]
+    Attachments(#[from] crate::attachments::BlobError),
 }
 
 /// Why a thread's settings were not saved.
@@ -115,8 +119,10 @@ impl Standard {
             secrets.clone(),
             ManagerOptions::default(),
         ));
+        let attachments = Attachments::open(data_dir.attachments_dir(), BlobStore::DEFAULT_LIMIT)?;
         let art = ArtInstance::builder(storage, providers.clone())
             .mcp_secrets(secrets.clone())
+            .attachments(Arc::new(attachments))
             .build()?;
         Ok(Self {
             art,

@@ -8,6 +8,8 @@ use art_types::{
     PromptRole, ToolCallRequest, ToolStatus,
 };
 use serde::Deserialize;
+
+use super::attached::Attached;
 use serde_json::Value;
 
 /// Tokens a text is estimated to take: three bytes each, on the safe side of what
@@ -22,7 +24,12 @@ fn message_tokens(m: &ConversationMessage) -> u64 {
         .metadata
         .get(TOOL_ARGUMENTS)
         .map_or(0, |a| a.to_string().len());
-    estimated_tokens(&m.content) + (arguments as u64).div_ceil(3) + 8
+    let attached: u64 = m
+        .attachments
+        .iter()
+        .map(art_types::Attachment::tokens)
+        .sum();
+    estimated_tokens(&m.content) + (arguments as u64).div_ceil(3) + attached + 8
 }
 
 /// Leave out the oldest turns of `history` (a question with what answered it, whole)
@@ -57,7 +64,8 @@ fn meta_str<'a>(m: &'a ConversationMessage, key: &str) -> Option<&'a str> {
 /// their tool calls followed by one tool result each, so every result answers a call.
 /// A question that failed without an answer is left out, with whatever its run stored:
 /// sent again, it would fail every question after it.
-pub fn to_prompt(history: &[ConversationMessage]) -> Prompt {
+/// A question's documents and images come from `attached`.
+pub fn to_prompt(history: &[ConversationMessage], attached: &Attached) -> Prompt {
     let failed: HashSet<&str> = history
         .iter()
         .filter(|m| m.status == MessageStatus::Failed)
@@ -76,7 +84,7 @@ pub fn to_prompt(history: &[ConversationMessage]) -> Prompt {
     while i < history.len() {
         let m = history[i];
         match m.role {
-            MessageRole::User => prompt.push(PromptMessage::text(PromptRole::User, &m.content)),
+            MessageRole::User => prompt.push(attached.user_message(m)),
             MessageRole::Ai => {
                 if !m.content.is_empty() {
                     prompt.push(PromptMessage::text(PromptRole::Assistant, &m.content));
@@ -159,7 +167,7 @@ fn unique_id(id: &str, seen: &mut HashSet<String>) -> String {
 /// The tool call ids the history's prompt holds (as [`to_prompt`] writes them): a new
 /// run gives its calls other ones, so a request never holds one id twice.
 pub fn call_ids(history: &[ConversationMessage]) -> impl Iterator<Item = String> {
-    to_prompt(history)
+    to_prompt(history, &Attached::default())
         .into_iter()
         .flat_map(|m| m.tool_calls.into_iter().map(|c| c.id))
 }

@@ -1,6 +1,7 @@
 //! Agent cores: the [`AgentCore`] trait and the Plan-Execute-Synthesize agent
 //! ([`pes::PesAgent`]).
 
+pub(crate) mod attached;
 pub mod claims;
 pub(crate) mod history;
 pub mod pes;

@@ -118,6 +118,16 @@ pub fn validate_thread_config(
             ));
         }
     }
+    if provider
+        .adapter_options
+        .get(art_types::provider::VISION_OPTION)
+        .is_some_and(|v| !v.is_boolean())
+    {
+        problems.push(problem(
+            "providerConfig.adapterOptions.vision",
+            "say true or false: whether the model sees images",
+        ));
+    }
     let options_size = serde_json::to_string(&provider.adapter_options).map_or(0, |s| s.len());
     if options_size > MAX_ADAPTER_OPTIONS {
         problems.push(problem(

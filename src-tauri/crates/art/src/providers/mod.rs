@@ -11,6 +11,8 @@ pub mod anthropic;
 pub mod factory;
 pub mod gemini;
 pub mod http;
+#[cfg(test)]
+mod image_requests;
 pub mod manager;
 pub mod models;
 pub(crate) mod ndjson;

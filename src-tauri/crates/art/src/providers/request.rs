@@ -1,7 +1,8 @@
 //! Pieces of the request bodies several protocols share: tools in the function shape,
 //! turns merged by role, and the `thinking_budget` option.
 
-use art_types::ToolSchema;
+use art_types::{PromptImage, PromptMessage, ToolSchema};
+use base64::Engine;
 use serde_json::{Value, json};
 
 /// Append `items` as a turn of `role` under `key` (`content`, `parts`), merging them into
@@ -39,4 +40,34 @@ pub fn function_tools(tools: &[ToolSchema]) -> Value {
             })
         })
         .collect()
+}
+
+/// An image's bytes as base64, as every provider's JSON carries them.
+pub fn base64_of(image: &PromptImage) -> Option<String> {
+    image
+        .data()
+        .map(|bytes| base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+/// The user's text, with a line for each image whose bytes are not at hand (a prompt read
+/// back from a record): said in the text rather than dropped in silence.
+pub fn user_text(m: &PromptMessage) -> String {
+    let mut text = m.content.clone();
+    for image in m.images.iter().filter(|i| i.data().is_none()) {
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(&format!(
+            "[The image {} could not be sent: its bytes were not loaded.]",
+            image.attachment.name
+        ));
+    }
+    text
+}
+
+/// The images of `m` that have their bytes, each with its base64 form.
+pub fn images_base64(m: &PromptMessage) -> impl Iterator<Item = (&PromptImage, String)> {
+    m.images
+        .iter()
+        .filter_map(|image| Some((image, base64_of(image)?)))
 }

@@ -63,4 +63,10 @@ impl ReasoningEngine {
     pub async fn context_window(&self, config: &ProviderConfig) -> Option<u64> {
         self.providers.context_window(config).await
     }
+
+    /// Whether `config`'s model sees images ([`ProviderSource::sees_images`]), `None`
+    /// when unknown.
+    pub async fn sees_images(&self, config: &ProviderConfig) -> Option<bool> {
+        self.providers.sees_images(config).await
+    }
 }

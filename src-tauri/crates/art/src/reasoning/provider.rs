@@ -103,6 +103,12 @@ pub trait ProviderAdapter: Send + Sync {
     async fn context_window(&self) -> Option<u64> {
         None
     }
+
+    /// Whether the model takes images, when the server can say (Ollama: `vision` among
+    /// the capabilities `/api/show` lists). Default: unknown.
+    async fn sees_images(&self) -> Option<bool> {
+        None
+    }
 }
 
 /// An adapter lent for one call; whatever `release` holds is dropped when the lease is
@@ -125,4 +131,19 @@ pub trait ProviderSource: Send + Sync {
     async fn context_window(&self, _config: &ProviderConfig) -> Option<u64> {
         None
     }
+
+    /// Whether `config`'s model sees images: the thread's
+    /// [`VISION_OPTION`](art_types::provider::VISION_OPTION), else a local server's
+    /// answer; `None` when unknown. Default: the option alone.
+    async fn sees_images(&self, config: &ProviderConfig) -> Option<bool> {
+        vision_option(config)
+    }
+}
+
+/// The thread's own word on whether its model sees images.
+pub fn vision_option(config: &ProviderConfig) -> Option<bool> {
+    config
+        .adapter_options
+        .get(art_types::provider::VISION_OPTION)
+        .and_then(serde_json::Value::as_bool)
 }

@@ -13,6 +13,7 @@ mod openai;
 
 // Whole runs: the scripted provider, the real provider stack, faults, many at once.
 mod approvals;
+mod attachments;
 mod branches;
 mod concurrency;
 mod faults;

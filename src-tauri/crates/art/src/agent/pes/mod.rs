@@ -30,16 +30,19 @@ use std::sync::atomic::Ordering;
 
 use art_types::approval::ApprovalDecision;
 use art_types::{
-    AgentFinalResponse, AgentOptions, AgentProps, AgentState, ConversationMessage, FailureCode,
-    GenerationParams, ObservationType, Phase, ProviderConfig, ThreadConfig, ToolSchema,
+    AgentFinalResponse, AgentOptions, AgentProps, AgentState, AttachmentProblem,
+    ConversationMessage, FailureCode, GenerationParams, ObservationType, Phase, ProviderConfig,
+    ThreadConfig, ToolSchema,
 };
 use serde_json::json;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use super::attached::{self, Attached};
 use super::claims::Claims;
 use super::history;
 use super::{AgentCore, AgentError, WaitingCall};
+use crate::attachments::Attachments;
 use crate::context::{ConversationManager, MessageOptions, PromptLibrary, StateManager};
 use crate::observation::ObservationManager;
 use crate::reasoning::engine::ReasoningEngine;
@@ -79,6 +82,8 @@ pub struct PesAgent {
     pub waiting_runs: Arc<WaitingRuns>,
     /// One run per thread, across processes.
     pub claims: Arc<Claims>,
+    /// The attachment store (`None`: this instance takes no attachments).
+    pub attachments: Option<Arc<Attachments>>,
 }
 
 /// What every phase of one run works from.
@@ -97,6 +102,8 @@ struct Setup {
     schemas: Vec<ToolSchema>,
     /// The thread's title before the run (an untitled thread takes the plan's).
     thread_title: String,
+    /// The history's documents and images, loaded.
+    attached: Attached,
 }
 
 impl PesAgent {
@@ -160,6 +167,9 @@ impl PesAgent {
             thread_prompt.as_deref(),
         );
         let schemas = self.tools.registry().list_enabled(&config.enabled_tools);
+        let attached = self
+            .attachments_for(props, &history, &config, &provider, &system, window)
+            .await?;
         Ok(Setup {
             config,
             provider,
@@ -169,7 +179,43 @@ impl PesAgent {
             window,
             schemas,
             thread_title,
+            attached,
         })
+    }
+
+    /// Check the question's attachments against the model, then load the history's.
+    async fn attachments_for(
+        &self,
+        props: &AgentProps,
+        history: &[ConversationMessage],
+        config: &ThreadConfig,
+        provider: &ProviderConfig,
+        system: &str,
+        window: Option<u64>,
+    ) -> Result<Attached, Stop> {
+        let refused = |problem: AttachmentProblem| {
+            let error = run_error(FailureCode::AttachmentRefused, problem.to_string());
+            Stop::run(error, Phase::Planning, None)
+        };
+        let has_images = history
+            .iter()
+            .flat_map(|m| &m.attachments)
+            .chain(&props.attachments)
+            .any(art_types::Attachment::is_image);
+        let sees_images = match has_images {
+            true => self.engine.sees_images(provider).await,
+            false => None,
+        };
+        let reach = attached::ModelReach {
+            model: &provider.model_id,
+            sees_images,
+            room: window.map(|w| history_budget(w, system, &config.generation)),
+            window,
+        };
+        attached::check(&props.attachments, reach).map_err(refused)?;
+        Attached::load(self.attachments.as_ref(), history, sees_images)
+            .await
+            .map_err(refused)
     }
 
     /// Plan, the steps, the answer.
@@ -305,7 +351,7 @@ impl AgentCore for PesAgent {
             status: art_types::MessageStatus::Complete,
             metadata: json!({ "traceId": run.trace_id }),
             parent_id: None,
-            attachments: Vec::new(),
+            attachments: props.attachments.clone(),
         };
         self.conversation
             .add_messages(&run.thread_id, std::slice::from_ref(&user))

@@ -46,7 +46,7 @@ impl PesAgent {
             run.history_left_out = history::fit(&mut setup.history, budget);
         }
         let mut prompt = vec![PromptMessage::text(PromptRole::System, planning_system)];
-        prompt.extend(history::to_prompt(&setup.history));
+        prompt.extend(history::to_prompt(&setup.history, &setup.attached));
 
         let span = clock::new_id();
         let start_ms = clock::now_ms();

@@ -316,7 +316,7 @@ impl PesAgent {
             let native = run.tool_calling == ToolCalling::Native;
             let system = self.step_system(run, setup, index, native)?;
             let mut prompt = vec![PromptMessage::text(PromptRole::System, system)];
-            prompt.extend(history::to_prompt(&setup.history));
+            prompt.extend(history::to_prompt(&setup.history, &setup.attached));
             prompt.extend(run.exchange.iter().cloned());
             let mut tools = Vec::new();
             if native {

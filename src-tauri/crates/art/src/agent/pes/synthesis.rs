@@ -60,7 +60,7 @@ impl PesAgent {
             run.history_left_out = run.history_left_out.max(left_out);
         }
         let mut prompt = vec![PromptMessage::text(PromptRole::System, system)];
-        prompt.extend(history::to_prompt(&history_now));
+        prompt.extend(history::to_prompt(&history_now, &setup.attached));
         let provider = &setup.provider;
         let answer = ConversationMessage {
             message_id: clock::new_id(),

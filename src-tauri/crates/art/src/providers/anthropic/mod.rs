@@ -16,7 +16,7 @@ use art_types::{
 use serde_json::{Value, json};
 
 use super::http::{self, HttpOptions};
-use super::request::push_merged;
+use super::request::{images_base64, push_merged, user_text};
 use super::sse::{SseDecoder, interrupted, sse_stream};
 use super::stream::{error_event, parse_chunk};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
@@ -65,12 +65,18 @@ pub fn translate(prompt: &[PromptMessage]) -> (Option<String>, Vec<Value>) {
     for m in prompt {
         match m.role {
             PromptRole::System => system.push(&m.content),
-            PromptRole::User => push_merged(
-                &mut turns,
-                "user",
-                "content",
-                text(&m.content).into_iter().collect(),
-            ),
+            PromptRole::User => {
+                // Images first, then the text (as Anthropic's documentation advises).
+                let mut blocks: Vec<Value> = images_base64(m)
+                    .map(|(image, data)| {
+                        json!({ "type": "image", "source": {
+                            "type": "base64", "media_type": image.mime, "data": data,
+                        } })
+                    })
+                    .collect();
+                blocks.extend(text(&user_text(m)));
+                push_merged(&mut turns, "user", "content", blocks);
+            }
             PromptRole::Assistant | PromptRole::ToolRequest => {
                 let mut blocks = Vec::new();
                 // Unsigned thinking would be rejected; only signed blocks go back.

@@ -13,7 +13,7 @@ use art_types::{
 use serde_json::{Map, Value, json};
 
 use super::http::{self, HttpOptions};
-use super::request::{push_merged, thinking_budget};
+use super::request::{images_base64, push_merged, thinking_budget, user_text};
 use super::sse::{SseDecoder, interrupted, sse_stream};
 use super::stream::{error_event, parse_chunk};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
@@ -79,12 +79,15 @@ pub fn translate(prompt: &[PromptMessage]) -> (Option<Value>, Vec<Value>) {
     for m in prompt {
         match m.role {
             PromptRole::System => system.push(&m.content),
-            PromptRole::User => push_merged(
-                &mut contents,
-                "user",
-                "parts",
-                text(&m.content).into_iter().collect(),
-            ),
+            PromptRole::User => {
+                let mut parts: Vec<Value> = images_base64(m)
+                    .map(|(image, data)| {
+                        json!({ "inline_data": { "mime_type": image.mime, "data": data } })
+                    })
+                    .collect();
+                parts.extend(text(&user_text(m)));
+                push_merged(&mut contents, "user", "parts", parts);
+            }
             PromptRole::Assistant | PromptRole::ToolRequest => {
                 let mut parts: Vec<Value> = text(&m.content).into_iter().collect();
                 for call in &m.tool_calls {

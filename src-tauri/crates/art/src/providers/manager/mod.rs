@@ -265,6 +265,20 @@ impl ProviderSource for ProviderManager {
         lease.adapter.context_window().await
     }
 
+    /// The thread's option first; then a local server is asked (a remote one is not, for
+    /// the reason above).
+    async fn sees_images(&self, config: &ProviderConfig) -> Option<bool> {
+        if let Some(said) = crate::reasoning::provider::vision_option(config) {
+            return Some(said);
+        }
+        let entry = self.inner.entries.get(&config.provider_name)?;
+        if !entry.is_local {
+            return None;
+        }
+        let lease = self.acquire(config).await.ok()?;
+        lease.adapter.sees_images().await
+    }
+
     async fn acquire(&self, config: &ProviderConfig) -> Result<AdapterLease, ProviderError> {
         let inner = &self.inner;
         let entry = inner.entries.get(&config.provider_name).ok_or_else(|| {

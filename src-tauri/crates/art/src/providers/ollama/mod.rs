@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::http::{self, HttpOptions};
 use super::ndjson::LineFramer;
+use super::request;
 use super::stream::{decoded, error_event, parse_chunk};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
 
@@ -78,6 +79,9 @@ pub fn base_url_from_host(host: Option<&str>) -> String {
 /// Provider options that are fields of the request rather than model `options`.
 pub const TOP_LEVEL_OPTIONS: [&str; 2] = ["think", "keep_alive"];
 
+/// Provider options of ours, never sent to the server.
+const OUR_OPTIONS: [&str; 1] = [art_types::provider::VISION_OPTION];
+
 /// The adapter.
 pub struct OllamaAdapter {
     base_url: String,
@@ -87,6 +91,8 @@ pub struct OllamaAdapter {
     client: reqwest::Client,
     /// The server's answer about the model's window, once it gave one.
     window: tokio::sync::OnceCell<Option<u64>>,
+    /// The server's answer about the model's capabilities, once it gave one.
+    capabilities: tokio::sync::OnceCell<Option<Vec<String>>>,
 }
 
 impl OllamaAdapter {
@@ -109,6 +115,7 @@ impl OllamaAdapter {
             options,
             http,
             window: tokio::sync::OnceCell::new(),
+            capabilities: tokio::sync::OnceCell::new(),
         })
     }
 }
@@ -119,7 +126,14 @@ pub fn translate(prompt: &Prompt) -> Vec<Value> {
         .iter()
         .map(|m| match m.role {
             PromptRole::System => json!({ "role": "system", "content": m.content }),
-            PromptRole::User => json!({ "role": "user", "content": m.content }),
+            PromptRole::User => {
+                let mut msg = json!({ "role": "user", "content": request::user_text(m) });
+                let images: Vec<String> = request::images_base64(m).map(|(_, b64)| b64).collect();
+                if !images.is_empty() {
+                    msg["images"] = json!(images);
+                }
+                msg
+            }
             PromptRole::Assistant | PromptRole::ToolRequest => {
                 let mut msg = json!({ "role": "assistant", "content": m.content });
                 if !m.tool_calls.is_empty() {
@@ -328,6 +342,7 @@ impl ProviderAdapter for OllamaAdapter {
         options: &CallOptions,
     ) -> Result<EventStream, ProviderError> {
         let mut model_options = self.options.clone();
+        model_options.retain(|key, _| !OUR_OPTIONS.contains(&key.as_str()));
         let generation = &options.generation;
         if let Some(t) = generation.temperature {
             model_options.insert("temperature".into(), json!(t));
@@ -348,7 +363,7 @@ impl ProviderAdapter for OllamaAdapter {
             body[key] = value;
         }
         if !options.tools.is_empty() {
-            body["tools"] = super::request::function_tools(&options.tools);
+            body["tools"] = request::function_tools(&options.tools);
         }
         let url = http::join(&self.base_url, "api/chat");
         let response = http::send_with_retries(&self.http, || {
@@ -391,6 +406,18 @@ impl ProviderAdapter for OllamaAdapter {
             .ok()
             .copied()
             .flatten()
+    }
+
+    /// `vision` among the capabilities `/api/show` lists (asked once per adapter; an
+    /// older server that lists none: unknown).
+    async fn sees_images(&self) -> Option<bool> {
+        let capabilities = self
+            .capabilities
+            .get_or_try_init(|| window::capabilities(&self.client, &self.base_url, &self.model))
+            .await
+            .ok()?
+            .as_ref()?;
+        Some(capabilities.iter().any(|c| c == "vision"))
     }
 
     async fn unload(&self) {

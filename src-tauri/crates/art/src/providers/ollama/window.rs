@@ -1,4 +1,5 @@
-//! How large a prompt the Ollama server will take for a model: the window of the model
+//! What the Ollama server says about a model: its capabilities (`/api/show`), and how
+//! large a prompt it will take for it: the window of the model
 //! as loaded (`/api/ps` → `context_length`), else the `num_ctx` its Modelfile sets
 //! (`/api/show` → `parameters`), else the length it was trained for (`/api/show` →
 //! `model_info["<architecture>.context_length"]`).
@@ -45,6 +46,35 @@ pub(super) async fn ask(
         return Ok(None);
     }
     Ok(show.json::<Value>().await.ok().and_then(|a| shown(&a)))
+}
+
+/// What `model` can do, as `/api/show` lists it (`completion`, `tools`, `vision`, …);
+/// `None` from a server that does not say (older than 0.6.4) or does not know the model.
+pub(super) async fn capabilities(
+    client: &reqwest::Client,
+    base: &str,
+    model: &str,
+) -> Result<Option<Vec<String>>, Unreachable> {
+    let show = client
+        .post(http::join(base, "api/show"))
+        .timeout(ASK_TIMEOUT)
+        .json(&json!({ "model": model }))
+        .send()
+        .await
+        .map_err(|_| Unreachable)?;
+    if !show.status().is_success() {
+        return Ok(None);
+    }
+    let answer: Value = show.json().await.map_err(|_| Unreachable)?;
+    Ok(answer
+        .get("capabilities")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        }))
 }
 
 /// The window `model` runs with, if `/api/ps` lists it loaded and says.

@@ -7,12 +7,13 @@
 use std::collections::BTreeMap;
 
 use art_types::{
-    ErrorClass, FailureCode, LlmMetadata, ParsedToolCall, Prompt, PromptRole, StreamEventKind,
-    TokenType,
+    ErrorClass, FailureCode, LlmMetadata, ParsedToolCall, Prompt, PromptMessage, PromptRole,
+    StreamEventKind, TokenType,
 };
 use serde_json::{Value, json};
 
 use super::http::{self, HttpOptions};
+use super::request;
 use super::sse::{SseDecoder, interrupted, sse_stream};
 use super::stream::{error_event, parse_chunk};
 use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, ProviderError};
@@ -55,7 +56,7 @@ pub fn translate(prompt: &Prompt) -> Vec<Value> {
         .iter()
         .map(|m| match m.role {
             PromptRole::System => json!({ "role": "system", "content": m.content }),
-            PromptRole::User => json!({ "role": "user", "content": m.content }),
+            PromptRole::User => user_message(m),
             PromptRole::Assistant | PromptRole::ToolRequest => {
                 let mut msg = json!({ "role": "assistant", "content": m.content });
                 if !m.tool_calls.is_empty() {
@@ -81,6 +82,24 @@ pub fn translate(prompt: &Prompt) -> Vec<Value> {
         .collect()
 }
 
+/// A user message: its text, or with images a list of parts — the text, then each image
+/// as an `image_url` with a data URL.
+fn user_message(m: &PromptMessage) -> Value {
+    let text = request::user_text(m);
+    if m.images.is_empty() {
+        return json!({ "role": "user", "content": text });
+    }
+    let mut parts = Vec::new();
+    if !text.is_empty() {
+        parts.push(json!({ "type": "text", "text": text }));
+    }
+    for (image, data) in request::images_base64(m) {
+        let url = format!("data:{};base64,{data}", image.mime);
+        parts.push(json!({ "type": "image_url", "image_url": { "url": url } }));
+    }
+    json!({ "role": "user", "content": parts })
+}
+
 /// The request body of a streaming call.
 pub fn request_body(prompt: &Prompt, options: &CallOptions) -> Value {
     let mut body = json!({
@@ -100,7 +119,7 @@ pub fn request_body(prompt: &Prompt, options: &CallOptions) -> Value {
         body["max_tokens"] = json!(n);
     }
     if !options.tools.is_empty() {
-        body["tools"] = super::request::function_tools(&options.tools);
+        body["tools"] = request::function_tools(&options.tools);
     }
     body
 }

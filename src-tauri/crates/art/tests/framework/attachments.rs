@@ -1,0 +1,331 @@
+//! Questions with files, through the real stack to fake servers over TCP: the image
+//! reaches each protocol in its own form (the bytes sent are the store's, base64), a
+//! PDF's text reaches it with its name and page markers, and the question keeps its
+//! attachments. A model that does not see images and a document too long for the
+//! window are refused before anything is sent.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use art::ArtInstance;
+use art::agent::CancellationToken;
+use art::attachments::{Attachments, BlobStore};
+use art::context::MessageOptions;
+use art::providers::factory::{BuiltinFactory, builtin_entries};
+use art::providers::manager::{ManagerOptions, ProviderManager};
+use art::secrets::{MemoryStore, Secret, SecretStore};
+use art::storage::sqlite::SqliteStorage;
+use art_testkit::fake::FakeServer;
+use art_testkit::fake::scripts::{MODEL, Protocol, text_reply};
+use art_testkit::framework::adapters as wire;
+use art_types::{Attachment, AttachmentKind, FailureCode, MessageRole, MessageStatus, RunStatus};
+use base64::Engine;
+use serde_json::{Value, json};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../tests/fixtures/documents")
+        .join(name)
+}
+
+/// A 40×30 PNG.
+fn png() -> Vec<u8> {
+    let image =
+        image::RgbImage::from_fn(40, 30, |x, y| image::Rgb([x as u8 * 6, y as u8 * 8, 120]));
+    let mut out = Vec::new();
+    image::DynamicImage::ImageRgb8(image)
+        .write_to(std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+        .unwrap();
+    out
+}
+
+/// An instance with an attachment store in `dir`, and a thread on `provider`/`model`.
+async fn thread(
+    dir: &tempfile::TempDir,
+    provider: &str,
+    model: &str,
+    base_url: &str,
+) -> (ArtInstance, Arc<Attachments>, String) {
+    let secrets = Arc::new(MemoryStore::new());
+    secrets.set(provider, &Secret::new("sk-attach")).unwrap();
+    let providers = Arc::new(ProviderManager::new(
+        builtin_entries(),
+        Arc::new(BuiltinFactory::default()),
+        secrets,
+        ManagerOptions::default(),
+    ));
+    let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
+    let store = Arc::new(
+        Attachments::open(dir.path().join("attachments"), BlobStore::DEFAULT_LIMIT).unwrap(),
+    );
+    let art = ArtInstance::builder(storage, providers)
+        .attachments(Arc::clone(&store))
+        .build()
+        .unwrap();
+    let thread = wire::thread_at(&art, provider, model, base_url, &[]).await;
+    (art, store, thread)
+}
+
+/// The last user message of a recorded chat request, whatever the protocol.
+fn last_user(protocol: Protocol, body: &Value) -> Value {
+    let list = match protocol {
+        Protocol::Gemini => &body["contents"],
+        _ => &body["messages"],
+    };
+    list.as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .cloned()
+        .unwrap()
+}
+
+/// The image's base64 and the text of a user message, read in `protocol`'s own form.
+fn image_and_text(protocol: Protocol, user: &Value) -> (String, String, String) {
+    let parts = |key: &str| user[key].as_array().cloned().unwrap_or_default();
+    match protocol {
+        Protocol::OpenAi => {
+            let content = parts("content");
+            let url = content[1]["image_url"]["url"].as_str().unwrap();
+            let (mime, data) = url
+                .strip_prefix("data:")
+                .unwrap()
+                .split_once(";base64,")
+                .unwrap();
+            let text = content[0]["text"].as_str().unwrap();
+            (mime.into(), data.into(), text.into())
+        }
+        Protocol::Anthropic => {
+            let content = parts("content");
+            let source = &content[0]["source"];
+            assert_eq!(source["type"], "base64");
+            let text = content[1]["text"].as_str().unwrap();
+            let mime = source["media_type"].as_str().unwrap();
+            (
+                mime.into(),
+                source["data"].as_str().unwrap().into(),
+                text.into(),
+            )
+        }
+        Protocol::Gemini => {
+            let content = parts("parts");
+            let inline = &content[0]["inline_data"];
+            let text = content[1]["text"].as_str().unwrap();
+            let mime = inline["mime_type"].as_str().unwrap();
+            (
+                mime.into(),
+                inline["data"].as_str().unwrap().into(),
+                text.into(),
+            )
+        }
+        Protocol::Ollama => {
+            let data = user["images"][0].as_str().unwrap();
+            (
+                "image/png".into(),
+                data.into(),
+                user["content"].as_str().unwrap().into(),
+            )
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_image_and_a_pdf_reach_every_protocol_in_its_own_form() {
+    for (provider, protocol, path, model) in [
+        ("openai", Protocol::OpenAi, "/v1", MODEL),
+        ("anthropic", Protocol::Anthropic, "/v1", MODEL),
+        ("gemini", Protocol::Gemini, "/v1beta", MODEL),
+        ("ollama", Protocol::Ollama, "", "llava:7b"),
+    ] {
+        let plan =
+            json!({"title": "Look", "intent": "describe", "plan": ["answer"], "toolCalls": []});
+        let server = FakeServer::start(vec![
+            text_reply(protocol, &plan.to_string(), 64),
+            text_reply(protocol, "A gradient; apples 1,240 kg.", 64),
+        ])
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let base = format!("{}{path}", server.url());
+        let (art, store, thread) = thread(&dir, provider, model, &base).await;
+        let bytes = png();
+        let image = store.add_bytes("gradient.png", &bytes).unwrap();
+        let pdf = store
+            .add_file(&fixture("ghostscript-three-pages.pdf"))
+            .unwrap();
+        let mut props = wire::ask(&thread, "What do these show?");
+        props.attachments = vec![image.clone(), pdf.clone()];
+        let out = art.process(props, CancellationToken::new()).await.unwrap();
+        assert_eq!(
+            out.metadata.status,
+            RunStatus::Success,
+            "{provider}: {:?}",
+            out.metadata.error
+        );
+
+        let chats: Vec<Value> = server
+            .requests()
+            .iter()
+            .filter(|r| {
+                r.request_line.contains("chat")
+                    || r.request_line.contains("messages")
+                    || r.request_line.contains("Generate")
+            })
+            .map(|r| r.json())
+            .collect();
+        assert_eq!(chats.len(), 2, "{provider}: planning and synthesis");
+        for body in &chats {
+            let user = last_user(protocol, body);
+            let (mime, data, text) = image_and_text(protocol, &user);
+            assert_eq!(mime, "image/png", "{provider}");
+            let sent = base64::engine::general_purpose::STANDARD
+                .decode(&data)
+                .unwrap();
+            assert_eq!(sent, bytes, "{provider}: the image's own bytes");
+            assert!(
+                text.starts_with(
+                    "<document name=\"ghostscript-three-pages.pdf\">\n--- page 1 ---\n"
+                ),
+                "{provider}: {text}"
+            );
+            assert!(text.contains("--- page 3 ---"), "{provider}");
+            assert!(text.contains("1,240 kilograms of apples"), "{provider}");
+            assert!(text.ends_with("What do these show?"), "{provider}: {text}");
+        }
+
+        // The question keeps its attachments, as facts: no bytes in the database.
+        let messages = art
+            .conversation
+            .path(&thread, MessageOptions::default())
+            .await
+            .unwrap();
+        let question = messages
+            .iter()
+            .find(|m| m.role == MessageRole::User)
+            .unwrap();
+        assert_eq!(question.content, "What do these show?");
+        assert_eq!(question.attachments, vec![image, pdf]);
+        drop(art);
+        let database = std::fs::read(dir.path().join("art.sqlite3")).unwrap();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        assert!(
+            !database.windows(40).any(|w| w == &b64.as_bytes()[..40]),
+            "{provider}: no base64 in the database"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_image_for_a_model_without_vision_is_refused_before_anything_is_sent() {
+    let server = FakeServer::start(vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (art, store, thread) = thread(&dir, "ollama", MODEL, &server.url()).await;
+    let mut props = wire::ask(&thread, "What is this?");
+    props.attachments = vec![store.add_bytes("dot.png", &png()).unwrap()];
+    let out = art.process(props, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Error);
+    let error = out.metadata.error.unwrap();
+    assert_eq!(error.code, FailureCode::AttachmentRefused);
+    assert_eq!(
+        error.message,
+        format!(
+            "{MODEL} does not see images, so dot.png would not reach it: choose a model with vision, or remove the image"
+        )
+    );
+    assert!(
+        server.requests().iter().all(|r| !r.request_line.contains("chat")),
+        "nothing sent to the model"
+    );
+    // The question is kept, with its image, marked as not answered (Retry after a change
+    // of model asks it again).
+    let messages = art
+        .conversation
+        .path(&thread, MessageOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0].status, MessageStatus::Failed);
+    assert_eq!(messages[0].attachments.len(), 1);
+}
+
+#[tokio::test]
+async fn a_document_longer_than_the_window_is_refused_with_the_numbers() {
+    let server = FakeServer::start(vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (art, store, thread) = thread(&dir, "ollama", MODEL, &server.url()).await;
+    // The fake Ollama model reads 32,768 tokens; this is ~60,000.
+    let long = "The orchard's ledger, line after line. ".repeat(4_700);
+    let document = store.add_bytes("ledger.txt", long.as_bytes()).unwrap();
+    let AttachmentKind::Document { tokens, .. } = document.kind else {
+        panic!()
+    };
+    let mut props = wire::ask(&thread, "Summarise it.");
+    props.attachments = vec![document];
+    let out = art.process(props, CancellationToken::new()).await.unwrap();
+    let error = out.metadata.error.unwrap();
+    assert_eq!(error.code, FailureCode::AttachmentRefused);
+    let grouped = |n: u64| {
+        let s = n.to_string();
+        let (head, tail) = s.split_at(s.len() - 3);
+        format!("{head},{tail}")
+    };
+    assert!(
+        error.message.starts_with(&format!(
+            "ledger.txt is ~{} tokens, the model reads 32,768: add it to the thread's knowledge instead",
+            grouped(tokens)
+        )),
+        "{}",
+        error.message
+    );
+    assert!(server.requests().iter().all(|r| !r.request_line.contains("chat")));
+}
+
+#[tokio::test]
+async fn a_thread_whose_model_is_said_not_to_see_images_refuses_them_on_any_provider() {
+    let server = FakeServer::start(vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!("{}/v1", server.url());
+    let (art, store, thread) = thread(&dir, "deepseek", "deepseek-chat", &base).await;
+    let mut config = art.state.thread_config(&thread).await.unwrap();
+    config
+        .provider_config
+        .adapter_options
+        .insert(art_types::provider::VISION_OPTION.into(), json!(false));
+    art.state.set_thread_config(&thread, &config).await.unwrap();
+    let mut props = wire::ask(&thread, "What is this?");
+    props.attachments = vec![store.add_bytes("dot.png", &png()).unwrap()];
+    let out = art.process(props, CancellationToken::new()).await.unwrap();
+    assert_eq!(
+        out.metadata.error.unwrap().code,
+        FailureCode::AttachmentRefused
+    );
+    assert!(server.requests().is_empty(), "nothing sent");
+}
+
+/// An attachment that names bytes the store does not have cannot be asked about.
+#[tokio::test]
+async fn an_attachment_whose_bytes_are_gone_is_refused_by_name() {
+    let server = FakeServer::start(vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (art, _store, thread) = thread(&dir, "ollama", "llava", &server.url()).await;
+    let ghost = Attachment {
+        id: "e".repeat(64),
+        name: "ghost.png".into(),
+        mime: "image/png".into(),
+        size: 3,
+        kind: AttachmentKind::Image {
+            width: 1,
+            height: 1,
+            sent: None,
+        },
+    };
+    let mut props = wire::ask(&thread, "And this?");
+    props.attachments = vec![ghost];
+    let out = art.process(props, CancellationToken::new()).await.unwrap();
+    let error = out.metadata.error.unwrap();
+    assert_eq!(error.code, FailureCode::AttachmentRefused);
+    assert_eq!(
+        error.message,
+        "ghost.png is no longer in the attachment store"
+    );
+}
