@@ -23,6 +23,8 @@ pub struct AppState {
     pub secrets: Arc<dyn SecretStore>,
     /// Where exports go without asking (`--export-dir`).
     pub export_dir: Option<PathBuf>,
+    /// The folder whose files the file picker "chooses" without asking (`--pick-dir`).
+    pub pick_dir: Option<PathBuf>,
     /// The framework over the data directory's database, or why it could not open.
     workbench: Result<Arc<Workbench>, IpcError>,
     /// Result of the keychain probe, computed once off the UI thread.
@@ -44,6 +46,7 @@ impl AppState {
             data_dir,
             secrets: Arc::new(KeychainStore::default()),
             export_dir: export_dir(),
+            pick_dir: path_argument("pick-dir", std::env::args().skip(1)),
             workbench,
             keychain: OnceCell::new(),
         }

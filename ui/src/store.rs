@@ -34,6 +34,8 @@ pub struct Store {
     pub focus: RwSignal<Option<String>>,
     /// How far the running export is.
     pub export_progress: RwSignal<Option<ExportProgress>>,
+    /// Paths of files just dropped on the window; the open thread attaches them.
+    pub dropped: RwSignal<Vec<String>>,
 }
 
 impl Store {
@@ -48,6 +50,7 @@ impl Store {
             banner: RwSignal::new(None),
             focus: RwSignal::new(None),
             export_progress: RwSignal::new(None),
+            dropped: RwSignal::new(Vec::new()),
         }
     }
 
@@ -196,6 +199,17 @@ impl Store {
                 self.banner.set(Some(e.clone()));
             }
             self.bump(&done.thread_id);
+        })
+        .await?;
+        // Files dropped on the window (Tauri's own event: its payload has their paths).
+        ipc::listen("tauri://drag-drop", move |drop: serde_json::Value| {
+            let paths: Vec<String> = drop["paths"]
+                .as_array()
+                .map(|p| p.iter().filter_map(|p| p.as_str().map(str::to_owned)).collect())
+                .unwrap_or_default();
+            if !paths.is_empty() {
+                self.dropped.set(paths);
+            }
         })
         .await
     }

@@ -20,6 +20,7 @@ use crate::state::AppState;
 use crate::workbench::Workbench;
 
 pub mod app;
+pub mod attachments;
 pub mod mcp;
 pub mod prompts;
 pub mod runs;

@@ -10,7 +10,7 @@ use art_types::commands::{
     CancelRun, DecideApproval, EditAndResend, ListObservations, Regenerate, SendMessage,
     StopWaiting,
 };
-use art_types::{AgentProps, ErrorCode, IpcError, Observation, RunFinished};
+use art_types::{AgentProps, Attachment, ErrorCode, IpcError, Observation, RunFinished};
 use tauri::{AppHandle, Emitter, Manager};
 
 use super::{Handler, workbench};
@@ -21,6 +21,9 @@ use crate::workbench::Workbench;
 
 /// Longest message accepted (characters); larger pastes belong in a file.
 pub const MAX_MESSAGE: usize = 200_000;
+
+/// Most files on one message.
+pub const MAX_ATTACHMENTS: usize = 20;
 
 /// Check a message before anything is stored.
 fn check_text(text: &str) -> Result<(), IpcError> {
@@ -81,6 +84,7 @@ fn launch(
     wb: &Workbench,
     thread_id: String,
     text: String,
+    attachments: Vec<Attachment>,
 ) -> Result<String, IpcError> {
     let trace_id = clock::new_id();
     let props = AgentProps {
@@ -88,7 +92,7 @@ fn launch(
         thread_id: thread_id.clone(),
         trace_id: Some(trace_id.clone()),
         options: Default::default(),
-        attachments: Vec::new(),
+        attachments,
     };
     spawn(app, wb, thread_id, trace_id, Work::Ask(props))
 }
@@ -137,9 +141,16 @@ fn spawn(
 impl Handler for SendMessage {
     async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
         let wb = workbench(&app)?;
-        check_text(&self.text)?;
+        if self.attachments.is_empty() || !self.text.trim().is_empty() {
+            check_text(&self.text)?;
+        }
+        require(
+            self.attachments.len() <= MAX_ATTACHMENTS,
+            "attachments",
+            format!("a message takes at most {MAX_ATTACHMENTS} files"),
+        )?;
         check_ready(&wb, &self.thread_id).await?;
-        launch(app, &wb, self.thread_id, self.text)
+        launch(app, &wb, self.thread_id, self.text, self.attachments)
     }
 }
 
@@ -156,7 +167,7 @@ impl Handler for Regenerate {
             .await
             .map_err(agent_error)?;
         threads_changed(&app);
-        launch(app, &wb, thread_id, question)
+        launch(app, &wb, thread_id, question.content, question.attachments)
     }
 }
 
@@ -172,12 +183,13 @@ impl Handler for EditAndResend {
         let wb = workbench(&app)?;
         check_text(&text)?;
         check_ready(&wb, &thread_id).await?;
-        wb.art
+        let original = wb
+            .art
             .branch_to_edit(&thread_id, &message_id)
             .await
             .map_err(agent_error)?;
         threads_changed(&app);
-        launch(app, &wb, thread_id, text)
+        launch(app, &wb, thread_id, text, original.attachments)
     }
 }
 

@@ -1,11 +1,12 @@
 //! `art run`: one agent run in a thread, printed as it happens.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
 use art::providers::options::BASE_URL;
 use art::standard::Standard;
-use art_types::{AgentOptions, AgentProps, ConversationMessage, ProviderConfig};
+use art_types::{AgentOptions, AgentProps, Attachment, ConversationMessage, ProviderConfig};
 use serde_json::Value;
 
 use crate::follow;
@@ -55,13 +56,20 @@ pub struct Args {
     /// on the terminal; without one, the run waits for `art approve` or `art deny`).
     #[arg(long, value_enum, value_name = "WHICH")]
     approve: Option<follow::Approve>,
+    /// A file for the model to see with the question (repeat for several): an image
+    /// (PNG, JPEG, WebP, GIF) or a document (text, Markdown, code, HTML, PDF, DOCX).
+    #[arg(long = "attach", value_name = "FILE")]
+    attach: Vec<PathBuf>,
+    /// Attachments already in the store (a question asked again keeps its files).
+    #[arg(skip)]
+    attached: Vec<Attachment>,
     /// The question.
     question: String,
 }
 
 impl Args {
     /// `question` asked again in `thread`, on the thread's own settings.
-    fn again(thread: String, question: String) -> Self {
+    fn again(thread: String, question: String, attached: Vec<Attachment>) -> Self {
         Self {
             thread: Some(thread),
             new: None,
@@ -73,6 +81,8 @@ impl Args {
             edit: None,
             thinking: false,
             approve: None,
+            attach: Vec::new(),
+            attached,
             question,
         }
     }
@@ -94,7 +104,11 @@ async fn failed_question(
 pub async fn retry(stack: &Standard, thread: String) -> anyhow::Result<ExitCode> {
     let (question, trace) = failed_question(stack, &thread).await?;
     stack.art.conversation.remove_run(&thread, &trace).await?;
-    run(stack, Args::again(thread, question.content)).await
+    run(
+        stack,
+        Args::again(thread, question.content, question.attachments),
+    )
+    .await
 }
 
 /// `art drop`: the failed question goes, with whatever its run stored.
@@ -160,13 +174,37 @@ async fn save_settings(
     Ok(())
 }
 
+/// Read `files` into the attachment store, each noted on stderr as attached; the first
+/// refused stops the run before anything is created, saying why.
+async fn attach(stack: &Standard, files: Vec<PathBuf>) -> anyhow::Result<Vec<Attachment>> {
+    if files.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(store) = stack.art.attachments.clone() else {
+        bail!("this build of art has no attachment store");
+    };
+    let attached = tokio::task::spawn_blocking(move || {
+        files
+            .iter()
+            .map(|path| store.add_file(path))
+            .collect::<Result<Vec<_>, _>>()
+    })
+    .await??;
+    for attachment in &attached {
+        noteln!("art: attached {}", attachment.describe());
+    }
+    Ok(attached)
+}
+
 /// Run the agent once; the exit status says how it ended.
 pub async fn run(stack: &Standard, mut args: Args) -> anyhow::Result<ExitCode> {
     let art = &stack.art;
-    // A provider is checked (any case) before anything is created.
+    // A provider is checked (any case), and files read, before anything is created.
     if let Some(asked) = &args.provider {
         args.provider = Some(crate::config::provider(stack, asked)?);
     }
+    let mut attachments = std::mem::take(&mut args.attached);
+    attachments.extend(attach(stack, std::mem::take(&mut args.attach)).await?);
     let thread_id = match (&args.thread, &args.new) {
         (Some(id), _) => art.conversation.thread(id).await?.thread_id,
         (None, Some(title)) => art.conversation.create_thread(Some(title)).await?.thread_id,
@@ -188,7 +226,11 @@ pub async fn run(stack: &Standard, mut args: Args) -> anyhow::Result<ExitCode> {
         save_settings(stack, &thread_id, provider, args.tools, args.context_window).await?;
     }
     if let Some(message) = &args.edit {
-        art.branch_to_edit(&thread_id, message).await?;
+        let original = art.branch_to_edit(&thread_id, message).await?;
+        // The edited question keeps its files unless others are given.
+        if attachments.is_empty() {
+            attachments = original.attachments;
+        }
     }
     let props = AgentProps {
         query: args.question,
@@ -198,7 +240,7 @@ pub async fn run(stack: &Standard, mut args: Args) -> anyhow::Result<ExitCode> {
             provider_config,
             ..AgentOptions::default()
         },
-        attachments: Vec::new(),
+        attachments,
     };
     let trace = props.trace_id.clone().unwrap_or_default();
     let printer = Printer::new(&thread_id, &trace, args.thinking);

@@ -11,12 +11,18 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+mod attachments;
+
+pub use attachments::{
+    AttachBytes, AttachFile, AttachmentContent, PickAttachments, Picked, ReadAttachment,
+};
+
 use crate::mcp::{McpImportReport, McpServerConfig, McpServerStatus, McpToolInfo};
 use crate::usage::{ModelPrice, UsageBy, UsageReport, UsageTotals};
 use crate::{
-    AppInfo as AppInfoOutput, BranchPoint, ConversationMessage, DoctorReport, ExportDone,
-    ExportRequest, KeyState, ModelInfo, Observation, ObservationType, ProviderInfo, SavedPrompt,
-    SearchResult, ThreadConfig, ThreadSummary, ToolSchema,
+    AppInfo as AppInfoOutput, Attachment, BranchPoint, ConversationMessage, DoctorReport,
+    ExportDone, ExportRequest, KeyState, ModelInfo, Observation, ObservationType, ProviderInfo,
+    SavedPrompt, SearchResult, ThreadConfig, ThreadSummary, ToolSchema,
 };
 
 /// A command of the app: its arguments are the struct's fields.
@@ -75,6 +81,10 @@ macro_rules! for_each_command {
             $crate::commands::ListPrices,
             $crate::commands::SavePrice,
             $crate::commands::DeletePrice,
+            $crate::commands::AttachFile,
+            $crate::commands::AttachBytes,
+            $crate::commands::ReadAttachment,
+            $crate::commands::PickAttachments,
         }
     };
 }
@@ -146,6 +156,10 @@ commands! {
     ListPrices = "list_prices" -> Vec<ModelPrice>;
     SavePrice = "save_price" -> ModelPrice;
     DeletePrice = "delete_price" -> ();
+    AttachFile = "attach_file" -> Attachment;
+    AttachBytes = "attach_bytes" -> Attachment;
+    ReadAttachment = "read_attachment" -> AttachmentContent;
+    PickAttachments = "pick_attachments" -> Picked;
 }
 
 /// Version, data directory, database path and keychain reachability (the About panel).
@@ -283,8 +297,11 @@ pub struct CodeBlock {
 pub struct SendMessage {
     /// The thread.
     pub thread_id: String,
-    /// The question (not blank, at most 200,000 characters).
+    /// The question (at most 200,000 characters; blank only with attachments).
     pub text: String,
+    /// Files for the question, attached first ([`AttachFile`], [`AttachBytes`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 /// Answer the active branch's last question again, as a new branch beside it (the old

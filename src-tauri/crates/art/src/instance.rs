@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use art_types::{AgentFinalResponse, AgentProps, MessageRole, ThreadSummary};
+use art_types::{AgentFinalResponse, AgentProps, ConversationMessage, MessageRole, ThreadSummary};
 
 use crate::agent::claims::Claims;
 use crate::agent::pes::{PesAgent, WaitingRuns};
@@ -138,15 +138,16 @@ impl ArtInstance {
     /// "Edit and resend", before the edited question is asked: a new branch beside the
     /// user's question `message_id` (it and what followed stay, as an alternative). Only
     /// the user's own questions can be edited, and not while a run of the thread is at
-    /// work or waits for a decision.
+    /// work or waits for a decision. Returns the question as it was (its attachments go
+    /// with the edited text).
     pub async fn branch_to_edit(
         &self,
         thread_id: &str,
         message_id: &str,
-    ) -> Result<(), AgentError> {
+    ) -> Result<ConversationMessage, AgentError> {
         self.agent.idle(thread_id).await?;
-        match self.conversation.message(thread_id, message_id).await? {
-            Some(message) if message.role == MessageRole::User => {}
+        let original = match self.conversation.message(thread_id, message_id).await? {
+            Some(message) if message.role == MessageRole::User => message,
             Some(_) => {
                 return Err(ContextError::InvalidField {
                     field: "messageId",
@@ -155,17 +156,20 @@ impl ArtInstance {
                 .into());
             }
             None => return Err(ContextError::MessageNotFound(message_id.to_owned()).into()),
-        }
+        };
         self.conversation
             .branch_beside(thread_id, message_id)
             .await?;
-        Ok(())
+        Ok(original)
     }
 
     /// "Regenerate", before the question is asked again: a new branch beside the active
-    /// branch's last question; returns that question's text. Not while a run of the
-    /// thread is at work or waits for a decision.
-    pub async fn branch_to_regenerate(&self, thread_id: &str) -> Result<String, AgentError> {
+    /// branch's last question; returns that question (its text and attachments are
+    /// asked again). Not while a run of the thread is at work or waits for a decision.
+    pub async fn branch_to_regenerate(
+        &self,
+        thread_id: &str,
+    ) -> Result<ConversationMessage, AgentError> {
         self.agent.idle(thread_id).await?;
         let question = self
             .conversation
@@ -179,7 +183,7 @@ impl ArtInstance {
         self.conversation
             .branch_beside(thread_id, &question.message_id)
             .await?;
-        Ok(question.content)
+        Ok(question)
     }
 
     /// "Fork from here": a new thread with the branch of `thread_id` ending at

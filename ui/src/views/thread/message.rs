@@ -153,6 +153,7 @@ fn Question(
     let text = RwSignal::new(message.content.clone());
     let original = StoredValue::new(message.content.clone());
     let id = StoredValue::new(message.message_id.clone());
+    let attachments = StoredValue::new(message.attachments.clone());
     let resend = move || {
         editing.set(false);
         edit.run((id.get_value(), text.get_untracked()));
@@ -161,7 +162,8 @@ fn Question(
         <article class="message user" class:failed=failed data-message-id=message.message_id.clone()>
             <Show when=move || editing.get()
                 fallback=move || view! {
-                    <div class="bubble">{original.get_value()}</div>
+                    <super::attachments::Attached attachments=attachments.get_value() />
+                    <div class="bubble" class:empty=original.get_value().trim().is_empty()>{original.get_value()}</div>
                     <div class="question-actions">
                         {branch.clone().map(|branch| view! { <BranchSwitch branch=branch actions=actions /> })}
                         <Show when=move || idle.get()>

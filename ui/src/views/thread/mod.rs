@@ -4,6 +4,7 @@
 //! Long threads stay light: history is fetched in pages (with the runs of each page's
 //! messages only) and only a [`window::Window`] of at most 100 messages is in the DOM.
 
+mod attachments;
 mod composer;
 mod header;
 mod history;
@@ -41,7 +42,7 @@ const EDGE_PX: i32 = 80;
 
 /// How a run starts: a new question, an edited one, or the last one answered again.
 enum Start {
-    Send(String),
+    Send(String, Vec<art_types::Attachment>),
     Edit { message_id: String, text: String },
     Regenerate,
 }
@@ -62,7 +63,17 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     let settings_open = RwSignal::new(false);
     let trace_open = RwSignal::new(false);
     let draft = RwSignal::new(String::new());
+    let tray = RwSignal::new(Vec::<art_types::Attachment>::new());
     let problem = RwSignal::new(None::<IpcError>);
+    provide_context(attachments::Viewing(RwSignal::new(None)));
+    // Files dropped on the window join this thread's tray.
+    Effect::new(move |_| {
+        let paths = store.dropped.get();
+        if !paths.is_empty() {
+            store.dropped.set(Vec::new());
+            attachments::dropped(paths, tray, problem);
+        }
+    });
 
     // The newest page, reloaded when the thread's messages change; the page shown so
     // far stays until the new one is there (no flash, the list is not rebuilt).
@@ -285,9 +296,16 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
         // `try_` on the view's own signals from here.
         spawn_local(async move {
             let thread_id = thread.clone();
-            let new_question = matches!(how, Start::Send(_));
+            let new_question = matches!(how, Start::Send(..));
             let started = match how {
-                Start::Send(text) => ipc::call(&cmd::SendMessage { thread_id, text }).await,
+                Start::Send(text, attachments) => {
+                    let args = cmd::SendMessage {
+                        thread_id,
+                        text,
+                        attachments,
+                    };
+                    ipc::call(&args).await
+                }
                 Start::Edit { message_id, text } => {
                     let args = cmd::EditAndResend {
                         thread_id,
@@ -304,6 +322,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                     window.try_set(Window::newest());
                     if new_question {
                         draft.try_set(String::new());
+                        tray.try_set(Vec::new());
                     } else {
                         // Removed messages may sit in earlier pages: start again.
                         earlier.try_set(Earlier::default());
@@ -319,10 +338,11 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     };
     let send = move || {
         let text = draft.get_untracked();
-        if text.trim().is_empty() || running().is_some() {
+        let files = tray.get_untracked();
+        if (text.trim().is_empty() && files.is_empty()) || running().is_some() {
             return;
         }
-        start(Start::Send(text));
+        start(Start::Send(text, files));
     };
     let idle = Memo::new(move |_| running().is_none());
     let edit = Callback::new(move |(message_id, text): (String, String)| {
@@ -434,8 +454,9 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                 <button id="jump-latest" class="jump-latest primary small" title="Show the newest messages"
                     on:click=move |_| to_latest()>"↓ Latest"</button>
             </Show>
-            <Composer draft problem running=Signal::derive(running)
+            <Composer draft tray problem running=Signal::derive(running)
                 on_send=Callback::new(move |()| send()) on_stop=Callback::new(move |()| stop(())) />
+            <attachments::Viewer />
         </section>
     }
 }

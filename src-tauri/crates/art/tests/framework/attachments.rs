@@ -233,7 +233,10 @@ async fn an_image_for_a_model_without_vision_is_refused_before_anything_is_sent(
         )
     );
     assert!(
-        server.requests().iter().all(|r| !r.request_line.contains("chat")),
+        server
+            .requests()
+            .iter()
+            .all(|r| !r.request_line.contains("chat")),
         "nothing sent to the model"
     );
     // The question is kept, with its image, marked as not answered (Retry after a change
@@ -277,7 +280,12 @@ async fn a_document_longer_than_the_window_is_refused_with_the_numbers() {
         "{}",
         error.message
     );
-    assert!(server.requests().iter().all(|r| !r.request_line.contains("chat")));
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| !r.request_line.contains("chat"))
+    );
 }
 
 #[tokio::test]

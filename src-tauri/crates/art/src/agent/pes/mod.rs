@@ -317,8 +317,8 @@ impl AgentCore for PesAgent {
         props: AgentProps,
         cancel: CancellationToken,
     ) -> Result<AgentFinalResponse, AgentError> {
-        let query = props.query.trim();
-        if query.is_empty() {
+        // Files alone are a question too ("what is in this picture?" goes without saying).
+        if props.query.trim().is_empty() && props.attachments.is_empty() {
             return Err(AgentError::InvalidInput("the message is empty".into()));
         }
         if props.query.len() > MAX_QUERY_BYTES {

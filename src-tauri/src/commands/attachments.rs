@@ -1,0 +1,176 @@
+//! Attachments: files chosen in the picker, dropped on the thread or pasted are read,
+//! checked and kept in the attachment store (off the async workers: reading a PDF's text
+//! takes a while); the composer shows what came back, and sends it with the question.
+//! An attachment is shown by reading it back from the store.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use art::attachments::Attachments;
+use art_types::commands::{
+    AttachBytes, AttachFile, AttachmentContent, PickAttachments, Picked, ReadAttachment,
+};
+use art_types::{Attachment, AttachmentProblem, ErrorCode, IpcError};
+use base64::Engine;
+use tauri::{AppHandle, Manager};
+use tauri_plugin_dialog::DialogExt;
+
+use super::{Handler, workbench};
+use crate::state::AppState;
+
+/// The store, or why this app takes no attachments.
+fn store(app: &AppHandle) -> Result<Arc<Attachments>, IpcError> {
+    workbench(app)?.art.attachments.clone().ok_or_else(|| {
+        IpcError::new(
+            ErrorCode::Internal,
+            "this app was built without an attachment store",
+        )
+    })
+}
+
+/// A refusal as the command's error: the sentence, and the problem's facts as details.
+pub fn refused(problem: AttachmentProblem) -> IpcError {
+    let details = serde_json::to_value(&problem).unwrap_or_default();
+    IpcError::new(ErrorCode::Attachment, problem.to_string()).with_details(details)
+}
+
+/// Run blocking attachment work off the async workers.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, AttachmentProblem> + Send + 'static,
+) -> Result<T, IpcError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| {
+            IpcError::new(
+                ErrorCode::Internal,
+                format!("reading the file stopped: {e}"),
+            )
+        })?
+        .map_err(refused)
+}
+
+impl Handler for AttachFile {
+    async fn handle(self, app: AppHandle) -> Result<Attachment, IpcError> {
+        let store = store(&app)?;
+        let path = PathBuf::from(self.path);
+        blocking(move || store.add_file(&path)).await
+    }
+}
+
+impl Handler for AttachBytes {
+    async fn handle(self, app: AppHandle) -> Result<Attachment, IpcError> {
+        let store = store(&app)?;
+        let AttachBytes { name, data } = self;
+        // base64 is 4/3 the size: a paste larger than the store takes is refused unread.
+        let size = (data.len() as u64 / 4) * 3;
+        if size > store.limit() {
+            return Err(refused(AttachmentProblem::TooLarge {
+                name,
+                size,
+                limit: store.limit(),
+            }));
+        }
+        blocking(move || {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(data.trim())
+                .map_err(|e| AttachmentProblem::Malformed {
+                    name: name.clone(),
+                    detail: format!("the pasted data is not base64: {e}"),
+                })?;
+            store.add_bytes(&name, &bytes)
+        })
+        .await
+    }
+}
+
+impl Handler for ReadAttachment {
+    async fn handle(self, app: AppHandle) -> Result<AttachmentContent, IpcError> {
+        let store = store(&app)?;
+        let ReadAttachment {
+            attachment,
+            original,
+        } = self;
+        blocking(move || {
+            if let Some(text) = store.text(&attachment)? {
+                return Ok(AttachmentContent::Text(text));
+            }
+            let (bytes, mime) = match original {
+                true => (store.original(&attachment)?, attachment.mime.clone()),
+                false => store.image_to_send(&attachment)?.unwrap_or_default(),
+            };
+            let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+            Ok(AttachmentContent::Image(format!(
+                "data:{mime};base64,{data}"
+            )))
+        })
+        .await
+    }
+}
+
+/// The files the user picks: `--pick-dir`'s files, else the system's file picker.
+async fn picked_paths(app: &AppHandle) -> Result<Vec<PathBuf>, IpcError> {
+    if let Some(dir) = &app.state::<AppState>().pick_dir {
+        return files_in(dir);
+    }
+    let dialog = app
+        .dialog()
+        .file()
+        .set_title("Attach files")
+        .add_filter(
+            "Images and documents",
+            &[
+                "png", "jpg", "jpeg", "webp", "gif", "pdf", "docx", "html", "htm", "txt", "md",
+                "csv", "json", "rs", "py", "js", "ts",
+            ],
+        )
+        .add_filter("All files", &["*"]);
+    let chosen = tokio::task::spawn_blocking(move || dialog.blocking_pick_files())
+        .await
+        .map_err(|e| IpcError::new(ErrorCode::Internal, format!("the file picker stopped: {e}")))?
+        .unwrap_or_default();
+    Ok(chosen
+        .into_iter()
+        .filter_map(|file| file.into_path().ok())
+        .collect())
+}
+
+/// The files of `dir`, by name.
+fn files_in(dir: &Path) -> Result<Vec<PathBuf>, IpcError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        IpcError::new(
+            ErrorCode::InvalidInput,
+            format!("cannot read {}: {e}", dir.display()),
+        )
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+impl Handler for PickAttachments {
+    async fn handle(self, app: AppHandle) -> Result<Picked, IpcError> {
+        let store = store(&app)?;
+        let paths = picked_paths(&app).await?;
+        tokio::task::spawn_blocking(move || {
+            let mut picked = Picked::default();
+            for path in paths {
+                match store.add_file(&path) {
+                    Ok(attachment) => picked.attached.push(attachment),
+                    Err(problem) => picked.refused.push(problem),
+                }
+            }
+            picked
+        })
+        .await
+        .map_err(|e| {
+            IpcError::new(
+                ErrorCode::Internal,
+                format!("reading the files stopped: {e}"),
+            )
+        })
+    }
+}
