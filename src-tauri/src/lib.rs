@@ -35,6 +35,11 @@ pub fn run() {
             Ok(())
         })
         .invoke_handler(commands::route)
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event {
+                commands::attachments::dropped(window.app_handle(), paths.clone());
+            }
+        })
         .build(tauri::generate_context!());
     let app = match result {
         Ok(app) => app,

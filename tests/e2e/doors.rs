@@ -168,9 +168,23 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["import_mcp_servers", { "json": "not json" }],
         ["import_mcp_servers", { "json": "{\"mcpServers\": 5}" }],
     ]);
+    let ghost = json!({ "id": "e".repeat(64), "name": "ghost.png", "mime": "image/png", "size": 3,
+        "kind": { "type": "image", "width": 1, "height": 1 } });
+    let attachments = json!([
+        ["attach_bytes", { "name": "x.png", "data": "not base64!!" }],
+        ["attach_bytes", { "name": "empty.txt", "data": "" }],
+        ["attach_bytes", { "name": "binary.txt", "data": "AAEC/w==" }],
+        ["attach_bytes", { "name": "page.pdf", "data": "PCFkb2N0eXBlIGh0bWw+PHA+aGk8L3A+" }],
+        ["attach_bytes", { "name": "x", "data": 5 }],
+        ["read_attachment", { "attachment": ghost }],
+        ["read_attachment", { "attachment": {} }],
+        ["pick_attachments", { "bogus": 1 }],
+        ["send_message", { "threadId": t, "text": "", "attachments": [ghost] }],
+        ["send_message", { "threadId": t, "text": "hi", "attachments": "none" }],
+    ]);
     let mut cases = cases;
     if let Some(all) = cases.as_array_mut() {
-        for more in [&approvals, &branches_and_usage, &the_rest] {
+        for more in [&approvals, &branches_and_usage, &the_rest, &attachments] {
             all.extend(more.as_array().into_iter().flatten().cloned());
         }
     }
@@ -242,6 +256,11 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         wrong.push(format!("an unknown key is not named: {extra}"));
     }
     let after = app.eval_async(SNAPSHOT, vec![json!(t)]).await;
+    // Refused files leave nothing in the attachment store either.
+    let stored: Vec<_> = walk(&app.data_dir().join("attachments"));
+    if !stored.is_empty() {
+        wrong.push(format!("refused attachments were stored: {stored:?}"));
+    }
     let still = app
         .eval_async(
             r#"const [done] = arguments;
@@ -261,6 +280,20 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
 }
 
 /// A payload, short enough for a failure message.
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .flat_map(|e| match e.path() {
+            p if p.is_dir() => walk(&p),
+            p => vec![p],
+        })
+        .collect()
+}
+
 fn short(args: &Value) -> String {
     let text = args.to_string();
     if text.len() > 120 {

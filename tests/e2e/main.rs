@@ -1,6 +1,7 @@
 //! End-to-end: the real app binary (debug build, then the installed `.deb`) driven
 //! through WebDriver. Asserts what a user sees.
 
+mod attach;
 mod day;
 mod doors;
 mod long;

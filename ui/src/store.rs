@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use art_types::commands as cmd;
+use art_types::commands::Picked;
 use art_types::{
     ConversationMessage, ErrorCode, ExportProgress, IpcError, Observation, RunFinished,
     StreamBatch, ThreadSummary, events,
@@ -34,8 +35,9 @@ pub struct Store {
     pub focus: RwSignal<Option<String>>,
     /// How far the running export is.
     pub export_progress: RwSignal<Option<ExportProgress>>,
-    /// Paths of files just dropped on the window; the open thread attaches them.
-    pub dropped: RwSignal<Vec<String>>,
+    /// Files just dropped on the window, attached by the backend; the open thread's
+    /// composer takes them.
+    pub dropped: RwSignal<Option<Picked>>,
 }
 
 impl Store {
@@ -50,7 +52,7 @@ impl Store {
             banner: RwSignal::new(None),
             focus: RwSignal::new(None),
             export_progress: RwSignal::new(None),
-            dropped: RwSignal::new(Vec::new()),
+            dropped: RwSignal::new(None),
         }
     }
 
@@ -201,15 +203,8 @@ impl Store {
             self.bump(&done.thread_id);
         })
         .await?;
-        // Files dropped on the window (Tauri's own event: its payload has their paths).
-        ipc::listen("tauri://drag-drop", move |drop: serde_json::Value| {
-            let paths: Vec<String> = drop["paths"]
-                .as_array()
-                .map(|p| p.iter().filter_map(|p| p.as_str().map(str::to_owned)).collect())
-                .unwrap_or_default();
-            if !paths.is_empty() {
-                self.dropped.set(paths);
-            }
+        ipc::listen(events::ATTACHED, move |picked: Picked| {
+            self.dropped.set(Some(picked))
         })
         .await
     }

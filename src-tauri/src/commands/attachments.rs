@@ -1,4 +1,4 @@
-//! Attachments: files chosen in the picker, dropped on the thread or pasted are read,
+//! Attachments: files chosen in the picker, dropped on the window or pasted are read,
 //! checked and kept in the attachment store (off the async workers: reading a PDF's text
 //! takes a while); the composer shows what came back, and sends it with the question.
 //! An attachment is shown by reading it back from the store.
@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use art::attachments::Attachments;
 use art_types::commands::{
-    AttachBytes, AttachFile, AttachmentContent, PickAttachments, Picked, ReadAttachment,
+    AttachBytes, AttachmentContent, PickAttachments, Picked, ReadAttachment,
 };
-use art_types::{Attachment, AttachmentProblem, ErrorCode, IpcError};
+use art_types::{Attachment, AttachmentProblem, ErrorCode, IpcError, events};
 use base64::Engine;
-use tauri::{AppHandle, Manager};
+use tauri::{AppHandle, Emitter, Manager};
 use tauri_plugin_dialog::DialogExt;
 
 use super::{Handler, workbench};
@@ -47,14 +47,6 @@ async fn blocking<T: Send + 'static>(
             )
         })?
         .map_err(refused)
-}
-
-impl Handler for AttachFile {
-    async fn handle(self, app: AppHandle) -> Result<Attachment, IpcError> {
-        let store = store(&app)?;
-        let path = PathBuf::from(self.path);
-        blocking(move || store.add_file(&path)).await
-    }
 }
 
 impl Handler for AttachBytes {
@@ -151,26 +143,51 @@ fn files_in(dir: &Path) -> Result<Vec<PathBuf>, IpcError> {
     Ok(files)
 }
 
+/// Attach each of `paths`, keeping what was refused and why.
+async fn attach_all(store: Arc<Attachments>, paths: Vec<PathBuf>) -> Result<Picked, IpcError> {
+    tokio::task::spawn_blocking(move || {
+        let mut picked = Picked::default();
+        for path in paths {
+            match store.add_file(&path) {
+                Ok(attachment) => picked.attached.push(attachment),
+                Err(problem) => picked.refused.push(problem),
+            }
+        }
+        picked
+    })
+    .await
+    .map_err(|e| {
+        IpcError::new(
+            ErrorCode::Internal,
+            format!("reading the files stopped: {e}"),
+        )
+    })
+}
+
 impl Handler for PickAttachments {
     async fn handle(self, app: AppHandle) -> Result<Picked, IpcError> {
         let store = store(&app)?;
         let paths = picked_paths(&app).await?;
-        tokio::task::spawn_blocking(move || {
-            let mut picked = Picked::default();
-            for path in paths {
-                match store.add_file(&path) {
-                    Ok(attachment) => picked.attached.push(attachment),
-                    Err(problem) => picked.refused.push(problem),
+        attach_all(store, paths).await
+    }
+}
+
+/// Files dropped on the window: attached here, announced to the page as
+/// [`events::ATTACHED`] (the open thread's composer takes them).
+pub fn dropped(app: &AppHandle, paths: Vec<PathBuf>) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let picked = match store(&app) {
+            Ok(store) => attach_all(store, paths).await,
+            Err(e) => Err(e),
+        };
+        match picked {
+            Ok(picked) => {
+                if let Err(e) = app.emit(events::ATTACHED, &picked) {
+                    tracing::warn!("cannot announce dropped files: {e}");
                 }
             }
-            picked
-        })
-        .await
-        .map_err(|e| {
-            IpcError::new(
-                ErrorCode::Internal,
-                format!("reading the files stopped: {e}"),
-            )
-        })
-    }
+            Err(e) => tracing::warn!("dropped files were not attached: {e}"),
+        }
+    });
 }

@@ -123,6 +123,19 @@ impl AppSession {
         Self::launch_args(data_dir, args).await
     }
 
+    /// Launch the app with a fresh data directory, its "Attach" taking the files of
+    /// `pick_dir` without the file picker (`--pick-dir`).
+    pub async fn launch_picking(pick_dir: &Path) -> Self {
+        let data_dir = tempfile::tempdir().expect("temp data dir");
+        let args = vec![
+            "--data-dir".into(),
+            data_dir.path().display().to_string(),
+            "--pick-dir".into(),
+            pick_dir.display().to_string(),
+        ];
+        Self::launch_args(data_dir, args).await
+    }
+
     async fn launch_args(data_dir: tempfile::TempDir, args: Vec<String>) -> Self {
         let turn = ONE_AT_A_TIME.lock().await;
         if let Err(e) = sentinel::start() {

@@ -13,9 +13,7 @@ use serde::{Deserialize, Serialize};
 
 mod attachments;
 
-pub use attachments::{
-    AttachBytes, AttachFile, AttachmentContent, PickAttachments, Picked, ReadAttachment,
-};
+pub use attachments::{AttachBytes, AttachmentContent, PickAttachments, Picked, ReadAttachment};
 
 use crate::mcp::{McpImportReport, McpServerConfig, McpServerStatus, McpToolInfo};
 use crate::usage::{ModelPrice, UsageBy, UsageReport, UsageTotals};
@@ -81,7 +79,6 @@ macro_rules! for_each_command {
             $crate::commands::ListPrices,
             $crate::commands::SavePrice,
             $crate::commands::DeletePrice,
-            $crate::commands::AttachFile,
             $crate::commands::AttachBytes,
             $crate::commands::ReadAttachment,
             $crate::commands::PickAttachments,
@@ -156,7 +153,6 @@ commands! {
     ListPrices = "list_prices" -> Vec<ModelPrice>;
     SavePrice = "save_price" -> ModelPrice;
     DeletePrice = "delete_price" -> ();
-    AttachFile = "attach_file" -> Attachment;
     AttachBytes = "attach_bytes" -> Attachment;
     ReadAttachment = "read_attachment" -> AttachmentContent;
     PickAttachments = "pick_attachments" -> Picked;
@@ -299,7 +295,8 @@ pub struct SendMessage {
     pub thread_id: String,
     /// The question (at most 200,000 characters; blank only with attachments).
     pub text: String,
-    /// Files for the question, attached first ([`AttachFile`], [`AttachBytes`]).
+    /// Files for the question, attached first ([`PickAttachments`], [`AttachBytes`],
+    /// a drop).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<Attachment>,
 }

@@ -20,6 +20,10 @@ pub const THREADS: &str = "art://threads";
 pub const EXPORT_PROGRESS: &str = "art://export-progress";
 /// A run ended; payload [`RunFinished`].
 pub const RUN_FINISHED: &str = "art://run-finished";
+/// Files dropped on the window were read into the attachment store (the backend reads
+/// dropped paths itself: the page never names a file); payload
+/// [`Picked`](crate::commands::Picked).
+pub const ATTACHED: &str = "art://attached";
 
 /// Consecutive stream events of one run (at most one batch per run per frame).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

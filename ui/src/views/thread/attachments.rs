@@ -1,10 +1,12 @@
 //! Attachments on the page: the composer's tray (chips with a thumbnail or the
 //! document's pages and tokens, each removable; "Attach" opens the file picker; pasted
-//! images and files, and files dropped on the window, join it), the chips on a sent
+//! images and files, and files dropped on the window — read by the backend — join it), the chips on a sent
 //! question, and the viewer a chip opens (an image at full size, a document as its
 //! extracted text).
 
-use art_types::commands::{AttachBytes, AttachFile, AttachmentContent, PickAttachments, ReadAttachment};
+use art_types::commands::{
+    AttachBytes, AttachmentContent, PickAttachments, Picked, ReadAttachment,
+};
 use art_types::{Attachment, AttachmentKind, ErrorCode, IpcError};
 use base64::Engine;
 use leptos::prelude::*;
@@ -51,13 +53,33 @@ fn thumbnail(a: &Attachment) -> RwSignal<Option<String>> {
 
 /// One attachment as a chip; `remove` makes it removable (the composer's).
 #[component]
-pub fn Chip(attachment: Attachment, #[prop(optional)] remove: Option<Callback<String>>) -> impl IntoView {
+pub fn Chip(
+    attachment: Attachment,
+    #[prop(optional)] remove: Option<Callback<String>>,
+) -> impl IntoView {
     let Viewing(viewing) = expect_context::<Viewing>();
     let src = thumbnail(&attachment);
     let id = StoredValue::new(attachment.id.clone());
     let name = attachment.name.clone();
     let facts = facts(&attachment);
-    let kind = if attachment.is_image() { "image" } else { "document" };
+    let kind = if attachment.is_image() {
+        "image"
+    } else {
+        "document"
+    };
+    // A document's kind at a glance: its extension (PDF, DOCX, MD), else its type.
+    let badge = attachment
+        .name
+        .rsplit_once('.')
+        .map(|(_, ext)| ext.to_ascii_uppercase())
+        .filter(|ext| (1..=4).contains(&ext.len()))
+        .unwrap_or_else(|| {
+            if attachment.is_image() {
+                "IMG".into()
+            } else {
+                "DOC".into()
+            }
+        });
     let open = {
         let attachment = attachment.clone();
         move |_| viewing.set(Some(attachment.clone()))
@@ -67,7 +89,7 @@ pub fn Chip(attachment: Attachment, #[prop(optional)] remove: Option<Callback<St
             <button class="chip-open" on:click=open>
                 {move || match src.get() {
                     Some(url) => view! { <img class="chip-thumb" src=url alt="" /> }.into_any(),
-                    None => view! { <span class="chip-icon">{if kind == "image" { "🖼" } else { "📄" }}</span> }.into_any(),
+                    None => view! { <span class="chip-icon">{badge.clone()}</span> }.into_any(),
                 }}
                 <span class="chip-text">
                     <span class="chip-name">{name}</span>
@@ -108,18 +130,22 @@ fn add(tray: RwSignal<Vec<Attachment>>, new: Vec<Attachment>) {
 /// A refusal (or several) as the composer's problem.
 fn refusals(problems: Vec<art_types::AttachmentProblem>) -> Option<IpcError> {
     let first = problems.first()?.clone();
-    let message = problems.iter().map(ToString::to_string).collect::<Vec<_>>().join(" · ");
-    Some(IpcError::new(ErrorCode::Attachment, message).with_details(serde_json::to_value(first).unwrap_or_default()))
+    let message = problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" · ");
+    Some(
+        IpcError::new(ErrorCode::Attachment, message)
+            .with_details(serde_json::to_value(first).unwrap_or_default()),
+    )
 }
 
 /// Open the file picker and add what it attached.
 pub fn pick(tray: RwSignal<Vec<Attachment>>, problem: RwSignal<Option<IpcError>>) {
     spawn_local(async move {
         match ipc::call(&PickAttachments {}).await {
-            Ok(picked) => {
-                add(tray, picked.attached);
-                problem.try_set(refusals(picked.refused));
-            }
+            Ok(picked) => take(picked, tray, problem),
             Err(e) => {
                 problem.try_set(Some(e));
             }
@@ -127,18 +153,10 @@ pub fn pick(tray: RwSignal<Vec<Attachment>>, problem: RwSignal<Option<IpcError>>
     });
 }
 
-/// Attach files dropped on the window (Tauri gives their paths).
-pub fn dropped(paths: Vec<String>, tray: RwSignal<Vec<Attachment>>, problem: RwSignal<Option<IpcError>>) {
-    spawn_local(async move {
-        for path in paths {
-            match ipc::call(&AttachFile { path }).await {
-                Ok(attachment) => add(tray, vec![attachment]),
-                Err(e) => {
-                    problem.try_set(Some(e));
-                }
-            }
-        }
-    });
+/// What the backend attached from a pick or a drop: into the tray; refusals shown.
+pub fn take(picked: Picked, tray: RwSignal<Vec<Attachment>>, problem: RwSignal<Option<IpcError>>) {
+    add(tray, picked.attached);
+    problem.try_set(refusals(picked.refused));
 }
 
 /// The files of a paste event's clipboard data (`clipboardData.files`), with their names.
@@ -147,7 +165,9 @@ fn pasted_files(ev: &leptos::ev::Event) -> Vec<JsValue> {
         .and_then(|data| js_sys::Reflect::get(&data, &"files".into()))
         .ok()
         .filter(|files| !files.is_undefined() && !files.is_null());
-    let Some(files) = files else { return Vec::new() };
+    let Some(files) = files else {
+        return Vec::new();
+    };
     let length = js_sys::Reflect::get(&files, &"length".into())
         .ok()
         .and_then(|n| n.as_f64())
@@ -164,7 +184,10 @@ async fn read_file(file: JsValue) -> Option<(String, Vec<u8>)> {
         .and_then(|n| n.as_string())
         .filter(|n| !n.trim().is_empty() && n != "image.png")
         .unwrap_or_else(|| "pasted image.png".into());
-    let read: js_sys::Function = js_sys::Reflect::get(&file, &"arrayBuffer".into()).ok()?.dyn_into().ok()?;
+    let read: js_sys::Function = js_sys::Reflect::get(&file, &"arrayBuffer".into())
+        .ok()?
+        .dyn_into()
+        .ok()?;
     let promise: js_sys::Promise = read.call0(&file).ok()?.dyn_into().ok()?;
     let buffer = wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
     Some((name, js_sys::Uint8Array::new(&buffer).to_vec()))
@@ -172,7 +195,11 @@ async fn read_file(file: JsValue) -> Option<(String, Vec<u8>)> {
 
 /// A paste into the composer: files and images in it are attached (and the paste of
 /// their names as text is stopped); text pastes as usual.
-pub fn pasted(ev: leptos::ev::Event, tray: RwSignal<Vec<Attachment>>, problem: RwSignal<Option<IpcError>>) {
+pub fn pasted(
+    ev: leptos::ev::Event,
+    tray: RwSignal<Vec<Attachment>>,
+    problem: RwSignal<Option<IpcError>>,
+) {
     let files = pasted_files(&ev);
     if files.is_empty() {
         return;
@@ -180,7 +207,9 @@ pub fn pasted(ev: leptos::ev::Event, tray: RwSignal<Vec<Attachment>>, problem: R
     ev.prevent_default();
     spawn_local(async move {
         for file in files {
-            let Some((name, bytes)) = read_file(file).await else { continue };
+            let Some((name, bytes)) = read_file(file).await else {
+                continue;
+            };
             let data = base64::engine::general_purpose::STANDARD.encode(bytes);
             match ipc::call(&AttachBytes { name, data }).await {
                 Ok(attachment) => add(tray, vec![attachment]),
@@ -202,7 +231,10 @@ pub fn Viewer() -> impl IntoView {
         content.set(None);
         if let Some(attachment) = viewing.get() {
             spawn_local(async move {
-                let asked = ReadAttachment { attachment, original: true };
+                let asked = ReadAttachment {
+                    attachment,
+                    original: true,
+                };
                 content.try_set(Some(ipc::call(&asked).await));
             });
         }

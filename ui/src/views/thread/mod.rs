@@ -68,10 +68,9 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     provide_context(attachments::Viewing(RwSignal::new(None)));
     // Files dropped on the window join this thread's tray.
     Effect::new(move |_| {
-        let paths = store.dropped.get();
-        if !paths.is_empty() {
-            store.dropped.set(Vec::new());
-            attachments::dropped(paths, tray, problem);
+        if let Some(picked) = store.dropped.get() {
+            store.dropped.set(None);
+            attachments::take(picked, tray, problem);
         }
     });
 

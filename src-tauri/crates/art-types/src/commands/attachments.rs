@@ -1,22 +1,14 @@
-//! The commands that attach files to the next question and show attachments.
+//! The commands that attach files to the next question and show attachments. Files
+//! come from the system's picker or a drop on the window, both read by the backend
+//! (the page never names a path it could read); pasted bytes come from the page.
 
 use serde::{Deserialize, Serialize};
 
 use crate::Attachment;
 
-/// Attach the file at `path` (chosen in the file picker or dropped on the thread): it is
-/// read, checked and kept in the attachment store; returns what the composer's chip
-/// shows. A refusal is an `ATTACHMENT` error whose details are the
-/// [`AttachmentProblem`](crate::AttachmentProblem).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AttachFile {
-    /// The file's path.
-    pub path: String,
-}
-
 /// Attach bytes the page holds (an image pasted from the clipboard, a pasted file),
-/// base64-encoded; as [`AttachFile`] otherwise.
+/// base64-encoded. Returns what the composer's chip shows; a refusal is an
+/// `ATTACHMENT` error whose details are the [`AttachmentProblem`](crate::AttachmentProblem).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AttachBytes {

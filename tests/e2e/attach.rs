@@ -1,0 +1,153 @@
+//! Attachments in the real app: a PDF attached with "Attach" (the picker's files come
+//! from `--pick-dir`), an image pasted into the composer, both shown as chips and sent;
+//! the fake Ollama gets the image in `images` and the PDF's text with page markers; the
+//! sent question shows its chips, which open the image and the document's text; after a
+//! restart the chips are still there.
+
+use std::path::PathBuf;
+
+use art_testkit::e2e::AppSession;
+use art_testkit::fake::scripts::{Protocol, text_reply};
+use base64::Engine;
+
+use crate::day::fake_ollama;
+
+/// A 64×48 PNG with a gradient, base64.
+fn png_base64() -> String {
+    let image =
+        image::RgbImage::from_fn(64, 48, |x, y| image::Rgb([x as u8 * 4, y as u8 * 5, 140]));
+    let mut out = Vec::new();
+    image::DynamicImage::ImageRgb8(image)
+        .write_to(std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+        .unwrap();
+    base64::engine::general_purpose::STANDARD.encode(out)
+}
+
+/// Paste a PNG named `name` into the composer, as a clipboard paste delivers a file.
+const PASTE: &str = r##"
+const [name, b64, done] = arguments;
+const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));
+const file = new File([bytes], name, { type: "image/png" });
+const data = new DataTransfer();
+data.items.add(file);
+const paste = new Event("paste", { bubbles: true, cancelable: true });
+Object.defineProperty(paste, "clipboardData", { value: data });
+document.querySelector("#composer-input").dispatchEvent(paste);
+done(paste.defaultPrevented);
+"##;
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_picked_pdf_and_a_pasted_image_reach_the_model_and_stay_on_the_question() {
+    let plan =
+        r#"{"title": "Report", "intent": "Read the report", "plan": ["Answer"], "toolCalls": []}"#;
+    let ollama = fake_ollama(vec![
+        text_reply(Protocol::Ollama, plan, 24),
+        text_reply(
+            Protocol::Ollama,
+            "The orchard produced **1,240 kg** of apples.",
+            8,
+        ),
+    ])
+    .await;
+    let picks = tempfile::tempdir().unwrap();
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/documents/ghostscript-three-pages.pdf");
+    std::fs::copy(&fixture, picks.path().join("report.pdf")).unwrap();
+
+    let app = AppSession::launch_picking(picks.path()).await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+    app.click("#new-thread").await;
+    app.wait_for("#thread").await;
+    app.click("#settings-button").await;
+    app.type_into("#base-url-input", &ollama.url()).await;
+    app.select("#provider-select", "ollama").await;
+    app.type_into("#model-input", "llava:7b").await;
+    app.click("#save-settings").await;
+    app.wait_for("#settings-saved").await;
+    app.click("#settings-button").await;
+
+    // Attach: the picker's file becomes a chip with its pages and tokens.
+    app.click("#attach-button").await;
+    let chip = app
+        .wait_for_text("#attachment-tray .attachment-chip.document", "3 pages")
+        .await;
+    assert!(chip.contains("PDF") && chip.contains("tokens"), "{chip}");
+    app.wait_for("#attachment-tray .attachment-chip.document[title^=\"report.pdf (3 pages\"]")
+        .await;
+    // Paste: the image becomes a chip with its thumbnail.
+    let b64 = png_base64();
+    let taken = app
+        .eval_async(PASTE, vec!["orchard.png".into(), b64.clone().into()])
+        .await;
+    assert_eq!(taken, true, "the paste was taken as a file");
+    app.wait_for_text("#attachment-tray .attachment-chip.image", "64×48")
+        .await;
+    app.wait_for("#attachment-tray .attachment-chip.image img.chip-thumb")
+        .await;
+    app.screenshot("composer-attachments").await;
+
+    app.type_into("#composer-input", "What does the report say?")
+        .await;
+    app.click("#send-button").await;
+    app.wait_for_text(".message.ai .answer", "1,240 kg").await;
+    assert_eq!(
+        app.count("#attachment-tray .attachment-chip").await,
+        0,
+        "the tray is emptied"
+    );
+    assert_eq!(
+        app.count(".message.user .attachments.sent .attachment-chip")
+            .await,
+        2
+    );
+
+    // The fake Ollama got the image as it was pasted and the PDF's text by page.
+    let chat = ollama
+        .requests()
+        .into_iter()
+        .find(|r| r.request_line.contains("/api/chat"))
+        .expect("a chat request")
+        .json();
+    let user = chat["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap()
+        .clone();
+    assert_eq!(user["images"][0], b64.as_str());
+    let text = user["content"].as_str().unwrap();
+    assert!(
+        text.starts_with("<document name=\"report.pdf\">\n--- page 1 ---"),
+        "{text}"
+    );
+    assert!(text.contains("--- page 3 ---\nOutlook"), "{text}");
+    assert!(text.ends_with("What does the report say?"), "{text}");
+
+    // A chip opens its attachment: the image at full size, the document's text.
+    app.click(".message.user .attachment-chip.image .chip-open")
+        .await;
+    app.wait_for("#attachment-viewer img.viewer-image").await;
+    app.screenshot("attachment-viewer-image").await;
+    app.click("#viewer-close").await;
+    app.click(".message.user .attachment-chip.document .chip-open")
+        .await;
+    let shown = app
+        .wait_for_text("#attachment-viewer .viewer-text", "--- page 2 ---")
+        .await;
+    assert!(shown.contains("Irrigation cost 310 euros"), "{shown}");
+    app.click("#viewer-close").await;
+    app.screenshot("thread-attachments").await;
+
+    // Restart on the same data: the question still shows its files.
+    let data = app.close_keeping_data().await;
+    let path = data.path().to_path_buf();
+    let app = AppSession::launch_with(data, &path).await;
+    app.click(".thread-item .thread-title").await;
+    app.wait_for(".message.user .attachment-chip.document[title^=\"report.pdf\"]")
+        .await;
+    app.wait_for(".message.user .attachment-chip.image img.chip-thumb")
+        .await;
+    app.close().await;
+}
