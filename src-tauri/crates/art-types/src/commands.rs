@@ -623,6 +623,7 @@ mod tests {
         let send = SendMessage {
             thread_id: "t".into(),
             text: "hi".into(),
+            attachments: Vec::new(),
         };
         let json = serde_json::to_value(&send).unwrap();
         assert_eq!(json, serde_json::json!({ "threadId": "t", "text": "hi" }));
