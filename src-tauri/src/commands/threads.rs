@@ -65,7 +65,6 @@ impl Handler for DeleteThread {
     async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
         let wb = workbench(&app)?;
         wb.art
-            .conversation
             .delete_thread(&self.thread_id)
             .await
             .map_err(context_error)?;

@@ -1,6 +1,7 @@
 //! `ArtInstance` (ART's `createArtInstance`): wires storage, providers, tools, the agent
 //! core and the managers into one value with `process`, the sockets and the managers.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use art_types::{AgentFinalResponse, AgentProps, ConversationMessage, MessageRole, ThreadSummary};
@@ -8,7 +9,8 @@ use art_types::{AgentFinalResponse, AgentProps, ConversationMessage, MessageRole
 use crate::agent::claims::Claims;
 use crate::agent::pes::{PesAgent, WaitingRuns};
 use crate::agent::{AgentCore, AgentError, CancellationToken, WaitingCall};
-use crate::attachments::Attachments;
+use crate::attachments::{Attachments, BlobId};
+use crate::context::MessageOptions;
 use crate::context::{
     ContextError, ConversationManager, PromptLibrary, StateManager, StateSavingStrategy,
 };
@@ -184,6 +186,47 @@ impl ArtInstance {
             .branch_beside(thread_id, &question.message_id)
             .await?;
         Ok(question)
+    }
+
+    /// Delete a thread with its messages, observations, configuration and state, and
+    /// the attachments only its questions used (their bytes, copies and texts); one that
+    /// another thread's question also carries stays. Returns how many stored files went.
+    pub async fn delete_thread(&self, thread_id: &str) -> Result<usize, ContextError> {
+        let candidates: HashSet<BlobId> = self
+            .conversation
+            .messages(thread_id, MessageOptions::default())
+            .await?
+            .iter()
+            .flat_map(|m| &m.attachments)
+            .flat_map(Attachments::blob_ids)
+            .collect();
+        self.conversation.delete_thread(thread_id).await?;
+        let Some(store) = self.attachments.clone().filter(|_| !candidates.is_empty()) else {
+            return Ok(0);
+        };
+        let used: HashSet<BlobId> = self
+            .conversation
+            .attachments_in_use()
+            .await?
+            .iter()
+            .flat_map(Attachments::blob_ids)
+            .collect();
+        let unused: Vec<BlobId> = candidates.difference(&used).cloned().collect();
+        let removed = tokio::task::spawn_blocking(move || {
+            unused
+                .iter()
+                .filter(|id| match store.store().remove(id) {
+                    Ok(removed) => removed,
+                    Err(e) => {
+                        tracing::warn!("attachment {id} of a deleted thread stays: {e}");
+                        false
+                    }
+                })
+                .count()
+        })
+        .await
+        .unwrap_or(0);
+        Ok(removed)
     }
 
     /// "Fork from here": a new thread with the branch of `thread_id` ending at

@@ -228,6 +228,15 @@ impl BlobStore {
         Ok(bytes)
     }
 
+    /// Remove blob `id`; `false` when it was not there.
+    pub fn remove(&self, id: &BlobId) -> Result<bool, BlobError> {
+        match fs::remove_file(self.path(id)) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Every stored blob.
     pub fn ids(&self) -> Result<Vec<BlobId>, BlobError> {
         let mut ids = Vec::new();

@@ -436,6 +436,24 @@ impl ConversationManager {
         Ok(messages)
     }
 
+    /// Every attachment the questions of all threads carry (attachments ride on the
+    /// user's messages only), read in batches.
+    pub async fn attachments_in_use(&self) -> Result<Vec<art_types::Attachment>, ContextError> {
+        let query = Query {
+            kinds: vec![MessageRole::User.as_str().to_owned()],
+            ..Query::default()
+        };
+        let mut batches = self.storage.scan(Collection::Messages, query, 1_000);
+        let mut found = Vec::new();
+        while let Some(batch) = batches.recv().await {
+            for record in batch? {
+                let message: ConversationMessage = record.decode(Collection::Messages)?;
+                found.extend(message.attachments);
+            }
+        }
+        Ok(found)
+    }
+
     /// Full-text search over messages and tool arguments / results, best matches first.
     pub async fn search(&self, text: &str, limit: usize) -> Result<Vec<MessageHit>, ContextError> {
         Ok(self

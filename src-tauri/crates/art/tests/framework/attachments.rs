@@ -337,3 +337,43 @@ async fn an_attachment_whose_bytes_are_gone_is_refused_by_name() {
         "ghost.png is no longer in the attachment store"
     );
 }
+
+/// A question carrying `attachments`, stored in `thread`.
+async fn question_with(art: &ArtInstance, thread: &str, attachments: Vec<Attachment>) {
+    let message = art_types::ConversationMessage {
+        message_id: art::clock::new_id(),
+        thread_id: thread.into(),
+        role: MessageRole::User,
+        content: "Look".into(),
+        timestamp: art::clock::now_ms(),
+        status: MessageStatus::Complete,
+        parent_id: None,
+        metadata: Value::Null,
+        attachments,
+    };
+    art.conversation
+        .add_messages(thread, std::slice::from_ref(&message))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn deleting_a_thread_frees_the_files_only_it_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let (art, store, first) = thread(&dir, "ollama", "llava", "http://127.0.0.1:9").await;
+    let second = art.conversation.create_thread(None).await.unwrap().thread_id;
+    let shared = store.add_bytes("dot.png", &png()).unwrap();
+    let own = store.add_file(&fixture("ghostscript-three-pages.pdf")).unwrap();
+    question_with(&art, &first, vec![shared.clone(), own.clone()]).await;
+    question_with(&art, &second, vec![shared.clone()]).await;
+    let stored = || store.store().ids().unwrap().len();
+    assert_eq!(stored(), 3, "the image, the PDF and its text");
+
+    assert_eq!(art.delete_thread(&first).await.unwrap(), 2, "the PDF and its text");
+    assert_eq!(stored(), 1);
+    assert!(store.original(&shared).is_ok(), "the other thread's image stays");
+    assert!(store.text(&own).is_err());
+
+    assert_eq!(art.delete_thread(&second).await.unwrap(), 1);
+    assert_eq!(stored(), 0);
+}
