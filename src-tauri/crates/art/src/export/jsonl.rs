@@ -6,14 +6,18 @@
 //! told from a whole one. [`import`] reads the same format into another database: it
 //! checks the whole file first and writes nothing if any line is wrong.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 use art_types::{AgentState, ConversationMessage, Observation, ThreadConfig, ThreadSummary};
+use base64::Engine;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use super::{ExportError, Redactor, Scope, Sink, Summary, ThreadData, emit};
+use crate::attachments::{Attachments, BlobId};
 use crate::context::ContextError;
 use crate::instance::ArtInstance;
 use crate::observation::StoredObservation;
@@ -92,6 +96,18 @@ pub enum Line {
         /// The observation.
         observation: Observation,
     },
+    /// A part of a stored file an attachment uses (its original, the copy sent, a
+    /// document's text), written before the first message that uses it.
+    Blob {
+        /// The SHA-256 of the whole file (lowercase hex).
+        id: String,
+        /// Where this part starts in the file.
+        offset: u64,
+        /// The whole file's size.
+        size: u64,
+        /// This part's bytes, base64.
+        data: String,
+    },
     /// Last line.
     End {
         /// Threads written.
@@ -100,7 +116,14 @@ pub enum Line {
         messages: u64,
         /// Observations written.
         observations: u64,
+        /// Stored files written whole (absent: none).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        blobs: u64,
     },
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// [`Line`] borrowing what it writes.
@@ -131,12 +154,23 @@ enum LineRef<'a> {
     Message {
         message: &'a ConversationMessage,
     },
+    Blob {
+        id: &'a str,
+        offset: u64,
+        size: u64,
+        data: &'a str,
+    },
     End {
         threads: u64,
         messages: u64,
         observations: u64,
+        #[serde(skip_serializing_if = "is_zero")]
+        blobs: u64,
     },
 }
+
+/// Bytes of a stored file per `blob` line (8 MiB of base64).
+const BLOB_PART: usize = 6 << 20;
 
 /// How an observation line begins (then the observation's JSON, then `}`): what
 /// serialising [`Line::Observation`] gives.
@@ -147,6 +181,10 @@ pub(crate) struct Writer<'a> {
     out: &'a mut (dyn Write + Send),
     redactor: &'a Redactor,
     line: String,
+    /// Where attachments' bytes are read from.
+    store: Option<Arc<Attachments>>,
+    /// Stored files written so far (each once per file).
+    blobs: HashSet<BlobId>,
 }
 
 impl<'a> Writer<'a> {
@@ -155,11 +193,14 @@ impl<'a> Writer<'a> {
         out: &'a mut (dyn Write + Send),
         redactor: &'a Redactor,
         scope: &Scope,
+        store: Option<Arc<Attachments>>,
     ) -> Result<Self, ExportError> {
         let mut writer = Self {
             out,
             redactor,
             line: String::new(),
+            store,
+            blobs: HashSet::new(),
         };
         let scope = match scope {
             Scope::Trace(id) => ScopeLine::Trace { id: id.clone() },
@@ -173,6 +214,47 @@ impl<'a> Writer<'a> {
             scope,
         })?;
         Ok(writer)
+    }
+
+    /// The stored files `message`'s attachments use that are not written yet, in parts.
+    /// Not redacted: the bytes must come back exactly (the hash checks them), and base64
+    /// can look like a key. A file gone from the store is left out (its attachment then
+    /// reads as missing after import, as it did here).
+    fn blobs_of(&mut self, message: &ConversationMessage) -> Result<(), ExportError> {
+        let Some(store) = self.store.clone() else {
+            return Ok(());
+        };
+        for attachment in &message.attachments {
+            for id in Attachments::blob_ids(attachment) {
+                if self.blobs.contains(&id) {
+                    continue;
+                }
+                let bytes = match store.store().get(&id) {
+                    Ok(bytes) => bytes,
+                    Err(e) => {
+                        tracing::warn!("attachment {id} is left out of the export: {e}");
+                        continue;
+                    }
+                };
+                let mut offset = 0;
+                for part in bytes.chunks(BLOB_PART) {
+                    let data = base64::engine::general_purpose::STANDARD.encode(part);
+                    let line = LineRef::Blob {
+                        id: id.as_str(),
+                        offset,
+                        size: bytes.len() as u64,
+                        data: &data,
+                    };
+                    if let Ok(json) = serde_json::to_string(&line) {
+                        self.out.write_all(json.as_bytes())?;
+                        self.out.write_all(b"\n")?;
+                    }
+                    offset += part.len() as u64;
+                }
+                self.blobs.insert(id);
+            }
+        }
+        Ok(())
     }
 
     fn write(&mut self, line: &LineRef<'_>) -> Result<(), ExportError> {
@@ -199,6 +281,7 @@ impl Sink for Writer<'_> {
             self.write(&LineRef::State { thread_id, state })?;
         }
         for message in &data.messages {
+            self.blobs_of(message)?;
             self.write(&LineRef::Message { message })?;
         }
         Ok(())
@@ -225,6 +308,7 @@ impl Sink for Writer<'_> {
             threads: summary.threads,
             messages: summary.messages,
             observations: summary.observations,
+            blobs: self.blobs.len() as u64,
         })?;
         self.out.flush()?;
         Ok(())
@@ -303,6 +387,7 @@ fn parse(number: usize, text: &str) -> Result<Line, ImportError> {
 /// file declared before (and that this database does not have yet), counts matching the
 /// `end` line, nothing after it.
 async fn check(art: &ArtInstance, path: &Path) -> Result<Summary, ImportError> {
+    let mut blobs = Blobs::default();
     let mut threads = HashSet::new();
     let mut counted = Summary::default();
     let mut ended = None;
@@ -362,11 +447,32 @@ async fn check(art: &ArtInstance, path: &Path) -> Result<Summary, ImportError> {
                 known(&observation.thread_id)?;
                 counted.observations += 1;
             }
+            Line::Blob {
+                id,
+                offset,
+                size,
+                data,
+            } => {
+                if art.attachments.is_none() {
+                    return Err(bad("this database keeps no attachments".into()));
+                }
+                blobs.check(&id, offset, size, &data).map_err(bad)?;
+            }
             Line::End {
                 threads,
                 messages,
                 observations,
+                blobs: said_blobs,
             } => {
+                if let Some(id) = blobs.open.keys().next() {
+                    return Err(bad(format!("attachment {id} is cut short")));
+                }
+                if said_blobs != blobs.whole {
+                    return Err(bad(format!(
+                        "the end line counts {said_blobs} stored files but the file holds {}",
+                        blobs.whole
+                    )));
+                }
                 let said = Summary {
                     threads,
                     messages,
@@ -387,6 +493,55 @@ async fn check(art: &ArtInstance, path: &Path) -> Result<Summary, ImportError> {
     })
 }
 
+/// Stored files being checked: for each one begun, the next offset, its size and the
+/// hash so far; how many were whole and matched their id.
+#[derive(Default)]
+struct Blobs {
+    open: HashMap<String, (u64, u64, Sha256)>,
+    whole: u64,
+}
+
+impl Blobs {
+    /// Check one `blob` line: a valid id, parts in order, base64, and once whole, bytes
+    /// whose SHA-256 is the id.
+    fn check(&mut self, id: &str, offset: u64, size: u64, data: &str) -> Result<(), String> {
+        if BlobId::parse(id).is_none() {
+            return Err(format!("{id:?} is not a SHA-256 in hex"));
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(|e| format!("the data is not base64: {e}"))?;
+        let (next, whole, hasher) = self
+            .open
+            .entry(id.to_owned())
+            .or_insert_with(|| (0, size, Sha256::new()));
+        if offset != *next || size != *whole {
+            return Err(format!(
+                "attachment {id}: part at {offset} of {size} bytes, expected {next} of {whole}"
+            ));
+        }
+        hasher.update(&bytes);
+        *next += bytes.len() as u64;
+        if *next > *whole {
+            return Err(format!("attachment {id} is longer than its size, {size}"));
+        }
+        if *next == *whole {
+            if let Some((_, _, hasher)) = self.open.remove(id) {
+                let digest: String = hasher
+                    .finalize()
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                if digest != id {
+                    return Err(format!("attachment {id}'s bytes do not match its hash"));
+                }
+            }
+            self.whole += 1;
+        }
+        Ok(())
+    }
+}
+
 /// Observations restored per write.
 const RESTORE_BATCH: usize = 1_024;
 
@@ -394,6 +549,7 @@ const RESTORE_BATCH: usize = 1_024;
 /// a wrong line is reported with its number and nothing is written.
 pub async fn import(art: &ArtInstance, path: &Path) -> Result<Summary, ImportError> {
     let summary = check(art, path).await?;
+    let mut parts: HashMap<String, Vec<u8>> = HashMap::new();
     let mut thread: Option<(ThreadSummary, Vec<ConversationMessage>)> = None;
     let mut observations = Vec::new();
     for item in lines(path)? {
@@ -421,6 +577,21 @@ pub async fn import(art: &ArtInstance, path: &Path) -> Result<Summary, ImportErr
                 if observations.len() == RESTORE_BATCH {
                     art.observations.restore(&observations).await?;
                     observations.clear();
+                }
+            }
+            Line::Blob { id, size, data, .. } => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(&data)
+                    .map_err(|e| ImportError::Write(e.to_string()))?;
+                let whole = parts.entry(id.clone()).or_default();
+                whole.extend_from_slice(&bytes);
+                if whole.len() as u64 == size
+                    && let (Some(bytes), Some(store)) = (parts.remove(&id), &art.attachments)
+                {
+                    store
+                        .store()
+                        .put(&bytes)
+                        .map_err(|e| ImportError::Write(e.to_string()))?;
                 }
             }
             Line::Header { .. } | Line::End { .. } => {}

@@ -347,6 +347,14 @@ impl Sink for Writer<'_> {
                         when(m.timestamp),
                         m.content.trim_end()
                     );
+                    // Its files, each with what it is and its hash (the bytes are in the
+                    // native export, under that hash).
+                    for a in &m.attachments {
+                        let _ = writeln!(out, "- 📎 {} — `sha256:{}`", a.describe(), a.id);
+                    }
+                    if !m.attachments.is_empty() {
+                        out.push('\n');
+                    }
                     // A run that never answered: what it did (and why it failed) here.
                     if let Some(run) =
                         run.filter(|_| m.trace_id().is_some_and(|t| !answered.contains(&t)))

@@ -179,7 +179,7 @@ pub async fn export(
 ) -> Result<Summary, ExportError> {
     match format {
         Format::Jsonl => {
-            let mut sink = jsonl::Writer::new(out, redactor, scope)?;
+            let mut sink = jsonl::Writer::new(out, redactor, scope, art.attachments.clone())?;
             walk(art, scope, &mut sink, progress).await
         }
         Format::Otlp => {

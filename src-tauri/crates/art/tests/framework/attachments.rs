@@ -11,6 +11,7 @@ use art::ArtInstance;
 use art::agent::CancellationToken;
 use art::attachments::{Attachments, BlobStore};
 use art::context::MessageOptions;
+use art::export::{Format, Options, Redactor, Scope};
 use art::providers::factory::{BuiltinFactory, builtin_entries};
 use art::providers::manager::{ManagerOptions, ProviderManager};
 use art::secrets::{MemoryStore, Secret, SecretStore};
@@ -361,19 +362,194 @@ async fn question_with(art: &ArtInstance, thread: &str, attachments: Vec<Attachm
 async fn deleting_a_thread_frees_the_files_only_it_used() {
     let dir = tempfile::tempdir().unwrap();
     let (art, store, first) = thread(&dir, "ollama", "llava", "http://127.0.0.1:9").await;
-    let second = art.conversation.create_thread(None).await.unwrap().thread_id;
+    let second = art
+        .conversation
+        .create_thread(None)
+        .await
+        .unwrap()
+        .thread_id;
     let shared = store.add_bytes("dot.png", &png()).unwrap();
-    let own = store.add_file(&fixture("ghostscript-three-pages.pdf")).unwrap();
+    let own = store
+        .add_file(&fixture("ghostscript-three-pages.pdf"))
+        .unwrap();
     question_with(&art, &first, vec![shared.clone(), own.clone()]).await;
     question_with(&art, &second, vec![shared.clone()]).await;
     let stored = || store.store().ids().unwrap().len();
     assert_eq!(stored(), 3, "the image, the PDF and its text");
 
-    assert_eq!(art.delete_thread(&first).await.unwrap(), 2, "the PDF and its text");
+    assert_eq!(
+        art.delete_thread(&first).await.unwrap(),
+        2,
+        "the PDF and its text"
+    );
     assert_eq!(stored(), 1);
-    assert!(store.original(&shared).is_ok(), "the other thread's image stays");
+    assert!(
+        store.original(&shared).is_ok(),
+        "the other thread's image stays"
+    );
     assert!(store.text(&own).is_err());
 
     assert_eq!(art.delete_thread(&second).await.unwrap(), 1);
     assert_eq!(stored(), 0);
+}
+
+/// An instance over `dir` with its own attachment store and no providers in use.
+fn bare(dir: &std::path::Path) -> (ArtInstance, Arc<Attachments>) {
+    let storage = Arc::new(SqliteStorage::open(dir.join("art.sqlite3")).unwrap());
+    let store =
+        Arc::new(Attachments::open(dir.join("attachments"), BlobStore::DEFAULT_LIMIT).unwrap());
+    let providers = Arc::new(ProviderManager::new(
+        builtin_entries(),
+        Arc::new(BuiltinFactory::default()),
+        Arc::new(MemoryStore::new()),
+        ManagerOptions::default(),
+    ));
+    let art = ArtInstance::builder(storage, providers)
+        .attachments(Arc::clone(&store))
+        .build()
+        .unwrap();
+    (art, store)
+}
+
+async fn export(art: &ArtInstance, scope: &Scope, format: Format, to: &std::path::Path) {
+    let redactor = Redactor::new(Vec::new());
+    art::export::export_to_file(
+        art,
+        scope,
+        format,
+        Options {
+            include_content: true,
+            include_thinking: false,
+        },
+        &redactor,
+        to,
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exports_carry_attachments_and_import_brings_them_back_byte_for_byte() {
+    let from = tempfile::tempdir().unwrap();
+    let (art, store) = bare(from.path());
+    let thread = art
+        .conversation
+        .create_thread(Some("Files"))
+        .await
+        .unwrap()
+        .thread_id;
+    // A photo big enough to be sent as a scaled copy (three files: original, copy, text).
+    let photo = {
+        let image = image::RgbImage::from_fn(2000, 1500, |x, y| {
+            image::Rgb([(x % 251) as u8, (y % 241) as u8, 7])
+        });
+        let mut out = Vec::new();
+        image::DynamicImage::ImageRgb8(image)
+            .write_to(std::io::Cursor::new(&mut out), image::ImageFormat::Jpeg)
+            .unwrap();
+        out
+    };
+    let image = store.add_bytes("photo.jpg", &photo).unwrap();
+    let pdf = store
+        .add_file(&fixture("ghostscript-three-pages.pdf"))
+        .unwrap();
+    question_with(&art, &thread, vec![image.clone(), pdf.clone()]).await;
+    let files = tempfile::tempdir().unwrap();
+    let scope = Scope::Thread(thread.clone());
+
+    let jsonl = files.path().join("files.jsonl");
+    export(&art, &scope, Format::Jsonl, &jsonl).await;
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("{\"type\":\"blob\""))
+            .count(),
+        4,
+        "original, copy, PDF, text"
+    );
+    assert!(text.lines().last().unwrap().contains("\"blobs\":4"));
+
+    let to = tempfile::tempdir().unwrap();
+    let (copy, copy_store) = bare(to.path());
+    art::export::jsonl::import(&copy, &jsonl).await.unwrap();
+    assert_eq!(copy_store.original(&image).unwrap(), photo, "byte for byte");
+    assert_eq!(
+        copy_store.original(&pdf).unwrap(),
+        std::fs::read(fixture("ghostscript-three-pages.pdf")).unwrap()
+    );
+    assert_eq!(copy_store.text(&pdf).unwrap(), store.text(&pdf).unwrap());
+    assert_eq!(
+        copy_store.image_to_send(&image).unwrap(),
+        store.image_to_send(&image).unwrap()
+    );
+    let again = files.path().join("again.jsonl");
+    export(&copy, &scope, Format::Jsonl, &again).await;
+    assert_eq!(
+        std::fs::read_to_string(&again).unwrap(),
+        text,
+        "lossless round trip"
+    );
+
+    // Markdown names them with their hashes; OTLP has type, size and hash, no bytes.
+    let md = files.path().join("files.md");
+    export(&art, &scope, Format::Markdown, &md).await;
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains(&format!("- 📎 photo.jpg (image, 2000×1500, ")),
+        "{md}"
+    );
+    assert!(md.contains(&format!("`sha256:{}`", pdf.id)), "{md}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_attachment_in_an_export_is_refused_and_nothing_is_imported() {
+    let from = tempfile::tempdir().unwrap();
+    let (art, store) = bare(from.path());
+    let thread = art
+        .conversation
+        .create_thread(Some("Files"))
+        .await
+        .unwrap()
+        .thread_id;
+    let notes = store
+        .add_bytes("notes.md", b"# Pears\n\nLate this year.\n")
+        .unwrap();
+    question_with(&art, &thread, vec![notes]).await;
+    let files = tempfile::tempdir().unwrap();
+    let jsonl = files.path().join("files.jsonl");
+    export(&art, &Scope::Thread(thread), Format::Jsonl, &jsonl).await;
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    // One byte of the note changed: "Pears" → "Peers", base64 re-encoded, hash kept.
+    let damaged: String = text
+        .lines()
+        .map(|line| {
+            let Ok(mut value) = serde_json::from_str::<Value>(line) else {
+                return line.to_owned();
+            };
+            if value["type"] == "blob" {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(value["data"].as_str().unwrap())
+                    .unwrap();
+                let changed = String::from_utf8_lossy(&bytes).replace("Pears", "Peers");
+                if changed.as_bytes() != bytes {
+                    value["data"] =
+                        json!(base64::engine::general_purpose::STANDARD.encode(changed));
+                }
+            }
+            value.to_string()
+        })
+        .map(|l| l + "\n")
+        .collect();
+    let bad = files.path().join("bad.jsonl");
+    std::fs::write(&bad, damaged).unwrap();
+    let to = tempfile::tempdir().unwrap();
+    let (copy, copy_store) = bare(to.path());
+    let refused = art::export::jsonl::import(&copy, &bad).await.unwrap_err();
+    assert!(
+        refused.to_string().contains("bytes do not match its hash"),
+        "{refused}"
+    );
+    assert!(copy.conversation.list_threads().await.unwrap().is_empty());
+    assert!(copy_store.store().ids().unwrap().is_empty());
 }

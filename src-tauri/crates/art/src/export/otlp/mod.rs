@@ -104,6 +104,8 @@ struct RunContext<'a> {
     answer: Option<&'a str>,
     /// The run's question and the message it follows (its place in the thread's tree).
     place: Option<&'a (String, Option<String>)>,
+    /// The question's attachments (recorded by type, size and hash; never the bytes).
+    attachments: &'a [art_types::Attachment],
     include_content: bool,
 }
 
@@ -116,6 +118,8 @@ pub(crate) struct Writer<'a> {
     texts: HashMap<String, (Option<String>, Option<String>)>,
     /// Per run of the current thread: its question's id and the message it follows.
     places: HashMap<String, (String, Option<String>)>,
+    /// Per run of the current thread: its question's attachments.
+    attachments: HashMap<String, Vec<art_types::Attachment>>,
     thread_id: String,
     /// Observations of the run being gathered (a thread's runs never overlap, so its
     /// observations in time order come run by run).
@@ -136,6 +140,7 @@ impl<'a> Writer<'a> {
             include_content,
             texts: HashMap::new(),
             places: HashMap::new(),
+            attachments: HashMap::new(),
             thread_id: String::new(),
             run: Vec::new(),
             lines: Lines::default(),
@@ -164,6 +169,7 @@ impl<'a> Writer<'a> {
             question,
             answer,
             place: self.places.get(run_id),
+            attachments: self.attachments.get(run_id).map_or(&[], Vec::as_slice),
             include_content: self.include_content,
         };
         let spans = spans_of(&observations, &context);
@@ -201,6 +207,12 @@ impl Sink for Writer<'_> {
                 let place = (m.message_id.clone(), m.parent_id.clone());
                 Some((m.trace_id()?.to_owned(), place))
             })
+            .collect();
+        self.attachments = data
+            .messages
+            .iter()
+            .filter(|m| !m.attachments.is_empty())
+            .filter_map(|m| Some((m.trace_id()?.to_owned(), m.attachments.clone())))
             .collect();
         if self.include_content {
             for m in &data.messages {
@@ -457,6 +469,29 @@ fn root_span<'r>(
             attributes.push(text("art.message.parent_id", parent));
         }
     }
+    // The question's files: type, size and hash (names only with content).
+    if !context.attachments.is_empty() {
+        let facts: Vec<serde_json::Value> = context
+            .attachments
+            .iter()
+            .map(|a| {
+                let mut fact =
+                    serde_json::json!({ "type": a.mime, "size": a.size, "sha256": a.id });
+                if context.include_content {
+                    fact["name"] = serde_json::json!(a.name);
+                }
+                fact
+            })
+            .collect();
+        attributes.push(int(
+            "art.attachments.count",
+            context.attachments.len() as u64,
+        ));
+        attributes.push(text(
+            "art.attachments",
+            serde_json::Value::from(facts).to_string(),
+        ));
+    }
     // The run failed if an unrecoverable ERROR was recorded.
     let error = run
         .iter()
@@ -682,6 +717,7 @@ mod tests {
             question: None,
             answer: None,
             place: None,
+            attachments: &[],
             include_content: false,
         };
         let spans = spans_of(&obs, &context);
