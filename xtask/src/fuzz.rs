@@ -51,6 +51,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         cmd::say(&format!("Fuzzing {target} for {seconds} s"));
         let corpus = fuzz_dir.join("corpus").join(target);
         std::fs::create_dir_all(&corpus).map_err(|e| e.to_string())?;
+        seed(target, &corpus)?;
         let output = fuzz(&["run", target])
             .arg(&corpus)
             .args([
@@ -89,4 +90,24 @@ pub fn run(args: &[String]) -> Result<(), String> {
             failed.join(", ")
         ))
     }
+}
+
+/// Start the PDF target from the real PDFs of the tests (two producers, scanned,
+/// encrypted): mutations of real files reach deeper than random bytes.
+fn seed(target: &str, corpus: &Path) -> Result<(), String> {
+    if target != "attach_pdf" {
+        return Ok(());
+    }
+    let fixtures = cmd::root().join("tests/fixtures/documents");
+    let entries = std::fs::read_dir(&fixtures).map_err(|e| e.to_string())?;
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "pdf") {
+            let to = corpus.join(entry.file_name());
+            if !to.exists() {
+                std::fs::copy(&path, &to).map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    Ok(())
 }

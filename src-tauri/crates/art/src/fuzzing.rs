@@ -130,3 +130,28 @@ pub fn tool_arguments(bytes: &[u8]) {
         }
     }
 }
+
+/// A PDF's text, as attaching one reads it: a refusal or text, never a panic.
+pub fn pdf(bytes: &[u8]) {
+    use crate::attachments::{document, sniff::Format};
+    let _ = document::extract("fuzz.pdf", Format::Pdf, bytes);
+}
+
+/// A Word document's text, as attaching one reads it (zip bombs bounded).
+pub fn docx(bytes: &[u8]) {
+    use crate::attachments::{document, sniff::Format};
+    let _ = document::extract("fuzz.docx", Format::Docx, bytes);
+}
+
+/// An image checked and, when needed, scaled as attaching one does; the name is the
+/// first byte's pick, so the sniffer meets every claimed type.
+pub fn image(bytes: &[u8]) {
+    use crate::attachments::{image, sniff};
+    let names = ["a.png", "a.jpg", "a.webp", "a.gif", "a.txt", "a"];
+    let (pick, rest) = size_and_rest(bytes, names.len() as u8);
+    if let Ok(format) = sniff::sniff(names[pick - 1], rest)
+        && format.is_image()
+    {
+        let _ = image::inspect("fuzz", format, rest);
+    }
+}
