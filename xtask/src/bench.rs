@@ -14,7 +14,9 @@
 //!   thread, streaming a long answer, start-up, idle memory and binary size (`desktop.rs`);
 //! - `adapters`: every provider adapter over HTTP in one process (`adapters.rs`);
 //! - `mcp`: a `tools/call` round trip and enable → ready, ours against the official
-//!   TypeScript SDK client, to the same MCP server (`mcp.rs`).
+//!   TypeScript SDK client, to the same MCP server (`mcp.rs`);
+//! - `attachments`: what a photo and a 100-page PDF add from "send" to the request, and
+//!   PDF pages extracted per second (`attachments.rs`).
 
 use std::time::Instant;
 
@@ -30,6 +32,7 @@ const ALL: &[&str] = &[
     "desktop",
     "adapters",
     "mcp",
+    "attachments",
 ];
 
 /// Run the named benchmarks (all when none is named), then rewrite BENCHMARKS.md.

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! art-bench compare [--tokens N] [--runs R] [--peers DIR]   # figures → tests/bench/results/stream.json
-//! art-bench framework | export | adapters | mcp             # figures → tests/bench/results/<name>.json
+//! art-bench framework | export | adapters | mcp | attachments # figures → tests/bench/results/<name>.json
 //! art-bench desktop                                         # needs ART_E2E_APP, a display, tauri-driver
 //! art-bench client <name> <url> <model> <tokens> <ct|mt>    # one Rust client, one stream (JSON line)
 //! art-bench report [--out FILE]                             # every results file → BENCHMARKS.md
@@ -15,6 +15,7 @@
 //! ```
 
 mod adapters;
+mod attachments;
 mod clients;
 mod compare;
 mod desktop;
@@ -29,7 +30,7 @@ mod server;
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: art-bench compare [--tokens N] [--runs R] [--peers DIR]\n\
-                     \x20      art-bench framework | export | adapters | desktop | mcp\n\
+                     \x20      art-bench framework | export | adapters | desktop | mcp | attachments\n\
                      \x20      art-bench client <name> <url> <model> <tokens> <ct|mt>\n\
                      \x20      art-bench report [--out FILE]\n\
                      \x20      art-bench serve [--tokens N] [--framing events|paced|burst]";
@@ -69,6 +70,7 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("adapters") => adapters::run(),
         Some("desktop") => desktop::run(),
         Some("mcp") => mcp::run(),
+        Some("attachments") => attachments::run(),
         Some("client") => {
             let [_, name, url, model, tokens, runtime] = args else {
                 return Err(USAGE.into());

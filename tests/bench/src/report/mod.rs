@@ -20,6 +20,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ("desktop", "Desktop app"),
     ("adapters", "Provider adapters in one process"),
     ("mcp", "MCP client vs the TypeScript SDK"),
+    ("attachments", "Attachments"),
 ];
 
 /// The hand-written part (how to read the numbers, how budgets were reached), read when

@@ -1,0 +1,261 @@
+//! Attachments: what a file adds between "send" and the request reaching the provider,
+//! through the whole stack (the agent, the Ollama adapter, HTTP to a fake server on
+//! this machine, which notes when each chat request has arrived whole), and PDF pages
+//! extracted per second. Fixed inputs: a 4,000 × 3,000 JPEG of about 4 MB made the same
+//! way every time, `tests/fixtures/documents/ghostscript-hundred-pages.pdf` (100 pages of
+//! 40 lines) and the pdfTeX fixture. Budgets: ≤ 150 ms added for the photo, ≥ 200 pages/s.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use art::ArtInstance;
+use art::agent::CancellationToken;
+use art::attachments::{Attachments, BlobStore, document, sniff::Format};
+use art::providers::factory::{BuiltinFactory, builtin_entries};
+use art::providers::manager::{ManagerOptions, ProviderManager};
+use art::secrets::MemoryStore;
+use art::storage::sqlite::SqliteStorage;
+use art_testkit::bench::{Budget, Figure, Results};
+use art_testkit::fake::scripts::{Protocol, text_reply};
+use art_testkit::fake::{FakeServer, Reply};
+use art_testkit::framework::adapters as wire;
+use art_types::Attachment;
+
+use crate::framework::{ms, runtime};
+
+const RUNS: usize = 15;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/documents")
+        .join(name)
+}
+
+/// A 4,000 × 3,000 photo-like JPEG (noise over gradients: it compresses as a photo
+/// does, to about 4 MB), the same bytes every time.
+fn photo() -> Vec<u8> {
+    let mut seed: u32 = 0x2545_F491;
+    let image = image::RgbImage::from_fn(4000, 3000, |x, y| {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        let noise = (seed % 64) as u8;
+        image::Rgb([
+            ((x / 16) as u8).wrapping_add(noise),
+            ((y / 12) as u8).wrapping_add(noise / 2),
+            (((x + y) / 28) as u8).wrapping_add(noise),
+        ])
+    });
+    let mut out = Vec::new();
+    let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 92);
+    image::DynamicImage::ImageRgb8(image)
+        .write_with_encoder(encoder)
+        .unwrap();
+    out
+}
+
+/// When each chat request arrived whole at the fake server.
+type Arrivals = Arc<Mutex<Vec<Instant>>>;
+
+/// A fake Ollama answering `runs` runs (a plan, then an answer), noting arrivals.
+async fn server(runs: usize, arrivals: Arrivals) -> FakeServer {
+    let plan = r#"{"title": "Look", "intent": "describe", "plan": ["answer"], "toolCalls": []}"#;
+    let replies: Vec<Reply> = (0..runs)
+        .flat_map(|_| {
+            [
+                text_reply(Protocol::Ollama, plan, 64),
+                text_reply(Protocol::Ollama, "Seen.", 64),
+            ]
+        })
+        .collect();
+    let router = Box::new(move |request: &art_testkit::fake::Recorded| {
+        if request.request_line.contains("/api/chat") {
+            arrivals.lock().unwrap().push(Instant::now());
+        }
+        // Model details and the scripted replies answer.
+        None
+    });
+    FakeServer::start_at(0, Some(router), replies)
+        .await
+        .unwrap()
+}
+
+/// What is attached, and when.
+enum Given {
+    Nothing,
+    /// Attached before "send" (the app: when the file is picked).
+    Before(Attachment),
+    /// Attached at "send" (`art run --attach`): read, checked, extracted, stored.
+    AtSend(PathBuf),
+}
+
+/// Send → the first chat request arrived, for `RUNS` runs of `given`.
+fn send_to_request(given: &dyn Fn(&Arc<Attachments>) -> Given) -> Vec<Duration> {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let arrivals: Arrivals = Arc::default();
+    rt.block_on(async {
+        let server = server(RUNS + 1, Arc::clone(&arrivals)).await;
+        let store = Arc::new(
+            Attachments::open(dir.path().join("attachments"), BlobStore::DEFAULT_LIMIT).unwrap(),
+        );
+        let providers = Arc::new(ProviderManager::new(
+            builtin_entries(),
+            Arc::new(BuiltinFactory::default()),
+            Arc::new(MemoryStore::new()),
+            ManagerOptions::default(),
+        ));
+        let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
+        let art = ArtInstance::builder(storage, providers)
+            .attachments(Arc::clone(&store))
+            .build()
+            .unwrap();
+        let mut times = Vec::new();
+        // The first run warms up (connection, model details asked once per adapter).
+        for i in 0..=RUNS {
+            let thread = wire::thread_at(&art, "ollama", "llava", &server.url(), &[]).await;
+            // Room for the 100 pages (the fake model reports 32,768 tokens).
+            let mut config = art.state.thread_config(&thread).await.unwrap();
+            config.context_window = Some(1_000_000);
+            art.state.set_thread_config(&thread, &config).await.unwrap();
+            let given = given(&store);
+            let before = arrivals.lock().unwrap().len();
+            let sent = Instant::now();
+            let mut props = wire::ask(&thread, "What is in it?");
+            props.attachments = match given {
+                Given::Nothing => Vec::new(),
+                Given::Before(attachment) => vec![attachment],
+                Given::AtSend(path) => {
+                    let store = Arc::clone(&store);
+                    vec![
+                        tokio::task::spawn_blocking(move || store.add_file(&path))
+                            .await
+                            .unwrap()
+                            .unwrap(),
+                    ]
+                }
+            };
+            let out = art.process(props, CancellationToken::new()).await.unwrap();
+            assert!(out.metadata.error.is_none(), "{:?}", out.metadata.error);
+            let arrived = arrivals.lock().unwrap()[before];
+            if i > 0 {
+                times.push(arrived - sent);
+            }
+        }
+        times
+    })
+}
+
+/// Median of `values`.
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
+/// Pages per second extracting `pdf` (`pages` pages), once per run.
+fn pages_per_second(pdf: &Path) -> (Vec<f64>, u32) {
+    let bytes = std::fs::read(pdf).unwrap();
+    let pages = document::extract("bench.pdf", Format::Pdf, &bytes)
+        .unwrap()
+        .pages
+        .unwrap();
+    let rates = (0..RUNS)
+        .map(|_| {
+            let started = Instant::now();
+            let text = document::extract("bench.pdf", Format::Pdf, &bytes).unwrap();
+            assert!(!text.text.is_empty());
+            f64::from(pages) / started.elapsed().as_secs_f64()
+        })
+        .collect();
+    (rates, pages)
+}
+
+pub fn run() -> Result<(), String> {
+    let mut results = Results::new("attachments", "cargo xtask bench attachments");
+    let photo = photo();
+    let photo_mb = photo.len() as f64 / 1e6;
+    let files = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let photo_path = files.path().join("photo.jpg");
+    std::fs::write(&photo_path, &photo).map_err(|e| e.to_string())?;
+    let hundred = fixture("ghostscript-hundred-pages.pdf");
+
+    eprintln!("  send → request: no attachment");
+    let bare = ms(&send_to_request(&|_| Given::Nothing));
+    eprintln!("  send → request: the photo, attached before");
+    let bytes = photo.clone();
+    let before = ms(&send_to_request(&move |store| {
+        Given::Before(store.add_bytes("photo.jpg", &bytes).unwrap())
+    }));
+    eprintln!("  send → request: the photo, attached at send");
+    let path = photo_path.clone();
+    let at_send = ms(&send_to_request(&move |_| Given::AtSend(path.clone())));
+    eprintln!("  send → request: the 100-page PDF, attached at send");
+    let pdf_path = hundred.clone();
+    let pdf_at_send = ms(&send_to_request(&move |_| Given::AtSend(pdf_path.clone())));
+    let floor = median(&bare);
+    let added = |values: &[f64]| values.iter().map(|v| v - floor).collect::<Vec<_>>();
+    results.add(Figure::new(
+        "attachments/send_to_request_bare",
+        "Send → request at the provider, no attachment (the floor)",
+        "ms",
+        bare,
+    ));
+    results.add(
+        Figure::new(
+            "attachments/photo_added_attached_before",
+            &format!(
+                "Added by a {photo_mb:.1} MB 4000×3000 photo attached before sending (the app)"
+            ),
+            "ms",
+            added(&before),
+        )
+        .budget(Budget::AtMost(150.0)),
+    );
+    results.add(
+        Figure::new(
+            "attachments/photo_added_at_send",
+            "Added by the same photo attached at send (`art run --attach`: decoded, scaled, stored)",
+            "ms",
+            added(&at_send),
+        )
+        .budget(Budget::AtMost(150.0)),
+    );
+    results.add(Figure::new(
+        "attachments/pdf100_added_at_send",
+        "Added by a 100-page PDF attached at send (extraction included)",
+        "ms",
+        added(&pdf_at_send),
+    ));
+    let (ghostscript, pages) = pages_per_second(&hundred);
+    results.add(
+        Figure::new(
+            "attachments/pdf_pages_per_s_ghostscript",
+            &format!("PDF text extracted, ghostscript, {pages} pages"),
+            "pages/s",
+            ghostscript,
+        )
+        .budget(Budget::AtLeast(200.0)),
+    );
+    let (pdftex, pages) = pages_per_second(&fixture("pdftex-shared-mime-info.pdf"));
+    results.add(
+        Figure::new(
+            "attachments/pdf_pages_per_s_pdftex",
+            &format!("PDF text extracted, pdfTeX, {pages} pages"),
+            "pages/s",
+            pdftex,
+        )
+        .budget(Budget::AtLeast(200.0)),
+    );
+    results.note(
+        "Send → request: from `ArtInstance::process` being called to the fake Ollama having \
+         read the first chat request whole (local TCP, release build, a new thread per \
+         run, the first run a warm-up); \"added\" is each run less the median without an \
+         attachment. The photo is sent as the 1568 × 1176 JPEG copy made when it is \
+         attached; the request carries it base64 twice over (planning, then the answer: \
+         only the first is timed).",
+    );
+    results.write().map_err(|e| e.to_string())?;
+    Ok(())
+}
