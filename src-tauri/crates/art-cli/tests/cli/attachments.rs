@@ -136,3 +136,132 @@ async fn a_file_that_cannot_be_attached_stops_the_run_before_anything_is_created
     let threads = art(&store, &["threads"]).await;
     assert!(!stdout(&threads).contains("Nope"), "no thread was created");
 }
+
+/// `art run --attach` killed with SIGKILL at a random moment while it reads, extracts and
+/// stores its files: afterwards the question and all its files are there, or the
+/// question is not (stray files go when the store next opens; none is half written).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_while_attaching_leaves_the_question_and_its_files_both_or_neither() {
+    use std::process::{Command, Stdio};
+    use std::time::Duration;
+
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        (0..40)
+            .map(|_| {
+                text_reply(
+                    Protocol::Ollama,
+                    "{\"title\":\"t\",\"intent\":\"i\",\"plan\":[],\"toolCalls\":[]}",
+                    8,
+                )
+            })
+            .collect(),
+    )
+    .await
+    .unwrap();
+    let files = tempfile::tempdir().unwrap();
+    // A large image (a few MB to decode, scale and write) and the 100-page PDF.
+    let big = files.path().join("big.png");
+    let image = image::RgbImage::from_fn(3000, 2000, |x, y| {
+        image::Rgb([(x ^ y) as u8, (x * 3) as u8, (y * 7) as u8])
+    });
+    image.save(&big).unwrap();
+    let pdf = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../tests/fixtures/documents/ghostscript-hundred-pages.pdf");
+    let url = ollama.url();
+    let run = |data: &std::path::Path| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_art"));
+        command
+            .arg("--data-dir")
+            .arg(data)
+            .args([
+                "run",
+                "--new",
+                "Crash",
+                "--provider",
+                "ollama",
+                "--model",
+                "llava",
+                "--base-url",
+                &url,
+                "--attach",
+            ])
+            .arg(&big)
+            .arg("--attach")
+            .arg(&pdf)
+            .arg("What is this?")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        command
+    };
+    // How long a whole run takes here: the kills are spread over it. (It ends refused:
+    // the 100 pages do not fit the fake model's window; the question is kept, failed,
+    // with its files.)
+    let whole = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    run(whole.path()).status().unwrap();
+    let span = started.elapsed();
+    let mut seen = (0, 0);
+    for trial in 0..10u32 {
+        let data = tempfile::tempdir().unwrap();
+        let mut child = run(data.path()).spawn().unwrap();
+        // From a third of the way (reading the files) to just past the end (the question
+        // and its files committed), where the files' writes and the question's meet.
+        tokio::time::sleep(span * (5 + trial) / 14).await;
+        child.kill().unwrap();
+        child.wait().unwrap();
+
+        let dir = art::paths::DataDir::resolve_from(Some(data.path().to_path_buf())).unwrap();
+        let stack = art::standard::Standard::open(&dir).unwrap();
+        let store = stack.art.attachments.clone().unwrap();
+        let threads = stack.art.conversation.list_threads().await.unwrap();
+        let mut questions = Vec::new();
+        for thread in &threads {
+            let messages = stack
+                .art
+                .conversation
+                .messages(&thread.thread_id, Default::default())
+                .await
+                .unwrap();
+            questions.extend(
+                messages
+                    .into_iter()
+                    .filter(|m| m.role == art_types::MessageRole::User),
+            );
+        }
+        match questions.as_slice() {
+            [] => seen.0 += 1,
+            [question] => {
+                seen.1 += 1;
+                assert_eq!(question.attachments.len(), 2, "trial {trial}");
+                for attachment in &question.attachments {
+                    for id in art::attachments::Attachments::blob_ids(attachment) {
+                        assert!(store.store().get(&id).is_ok(), "trial {trial}: {id} whole");
+                    }
+                }
+            }
+            more => panic!("trial {trial}: {} questions", more.len()),
+        }
+        // No temporary file is left once the store has opened.
+        let partial = walk(&data.path().join("attachments"))
+            .into_iter()
+            .filter(|p| p.to_string_lossy().ends_with(".partial"))
+            .count();
+        assert_eq!(partial, 0, "trial {trial}");
+    }
+    eprintln!("killed before the question: {}, after: {}", seen.0, seen.1);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .flat_map(|e| match e.path() {
+            p if p.is_dir() => walk(&p),
+            p => vec![p],
+        })
+        .collect()
+}
