@@ -143,7 +143,6 @@ async fn a_file_that_cannot_be_attached_stops_the_run_before_anything_is_created
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_while_attaching_leaves_the_question_and_its_files_both_or_neither() {
     use std::process::{Command, Stdio};
-    use std::time::Duration;
 
     let ollama = FakeServer::start_at(
         0,
