@@ -2,7 +2,7 @@
 //! its tools, paste `mcpServers` JSON for server-everything (npm), enable its image tool
 //! in a thread, let the fake model plan two steps with a call to it; the call waits for
 //! approval, through a restart, and once approved the tool card shows the server's real
-//! result (the image too), both steps end done, and the Trace panel has its span;
+//! result (the image too, attached to the next question in one click), both steps end done, and the Trace panel has its span;
 //! restart and find the servers and the thread's settings again; quit and leave no
 //! server running.
 
@@ -127,6 +127,14 @@ async fn add_servers_call_a_tool_see_its_image_restart_and_quit_cleanly() {
     app.wait_for(".plan-steps li:nth-child(1)[data-status=\"done\"]")
         .await;
     app.screenshot("tool-card-mcp").await;
+    // The image the tool returned goes onto the next question in one click.
+    app.click(".tool-card .attach-returned").await;
+    app.wait_for_text(
+        "#attachment-tray .attachment-chip.image",
+        "everything__get-tiny-image-1.png",
+    )
+    .await;
+    app.click("#attachment-tray .chip-remove").await;
     app.click("#trace-button").await;
     app.wait_for(".trace-label[title=\"everything__get-tiny-image\"]")
         .await;

@@ -11,7 +11,8 @@ use art_types::record::{PlanUpdateContent, StepStatus};
 use crate::components::approval::{ApprovalCard, PlanReviewCard};
 use crate::components::error_card::FailureCard;
 use crate::failure::Failure;
-use crate::run_view::{RunView, ToolState, result_images};
+use crate::run_view::{RunView, ToolState, result_images, returned_files};
+use crate::views::thread::attachments::Tray;
 
 fn pretty(value: &Value) -> String {
     match value {
@@ -155,6 +156,7 @@ pub fn RunCard(run: RunView) -> impl IntoView {
                     {tool.result.as_ref().map(result_images).unwrap_or_default().into_iter().map(|(mime, data)| view! {
                         <img class="tool-image" alt=format!("{mime} from {}", tool.tool_name) src=format!("data:{mime};base64,{data}") />
                     }).collect_view()}
+                    {returned(&tool.tool_name, tool.result.as_ref())}
                 </section>
             }
         })
@@ -185,4 +187,26 @@ pub fn RunCard(run: RunView) -> impl IntoView {
         .waits_for_review()
         .then(|| view! { <PlanReviewCard run=run.clone() /> });
     view! { <div class="run-card">{left_out}{plan}{thinking}{review}{tools}{approval}{error}</div> }
+}
+
+/// "Attach" for each file a tool returned (images, embedded resources), when the card
+/// is in an open thread: one click puts it on the next question.
+fn returned(tool: &str, result: Option<&serde_json::Value>) -> Option<impl IntoView + use<>> {
+    let tray = use_context::<Tray>()?;
+    let files = returned_files(tool, result?);
+    (!files.is_empty()).then(|| {
+        view! {
+            <div class="returned-files">
+                {files.into_iter().map(|file| {
+                    let (name, data) = (file.name.clone(), file.data);
+                    view! {
+                        <button class="ghost small attach-returned" title="Attach to the next question"
+                            on:click=move |_| tray.attach(name.clone(), data.clone())>
+                            {format!("Attach {}", file.name)}
+                        </button>
+                    }
+                }).collect_view()}
+            </div>
+        }
+    })
 }

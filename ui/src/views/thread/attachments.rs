@@ -19,6 +19,30 @@ use crate::ipc;
 #[derive(Clone, Copy)]
 pub struct Viewing(pub RwSignal<Option<Attachment>>);
 
+/// The open thread's tray and where its refusals show, for what attaches from afar (a
+/// tool's returned file on a run card).
+#[derive(Clone, Copy)]
+pub struct Tray {
+    /// The files for the next question.
+    pub files: RwSignal<Vec<Attachment>>,
+    /// Why the last attachment was refused.
+    pub problem: RwSignal<Option<IpcError>>,
+}
+
+impl Tray {
+    /// Attach `data` (base64) named `name` to the next question.
+    pub fn attach(self, name: String, data: String) {
+        spawn_local(async move {
+            match ipc::call(&AttachBytes { name, data }).await {
+                Ok(attachment) => add(self.files, vec![attachment]),
+                Err(e) => {
+                    self.problem.try_set(Some(e));
+                }
+            }
+        });
+    }
+}
+
 /// What a chip says under the name: `1568×1045 · 2.1 MB`, `12 pages · ~8,400 tokens`.
 fn facts(a: &Attachment) -> String {
     let size = art_types::attachment::human_size(a.size);

@@ -4,7 +4,7 @@
 //! Long threads stay light: history is fetched in pages (with the runs of each page's
 //! messages only) and only a [`window::Window`] of at most 100 messages is in the DOM.
 
-mod attachments;
+pub(crate) mod attachments;
 mod composer;
 mod header;
 mod history;
@@ -66,6 +66,10 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     let tray = RwSignal::new(Vec::<art_types::Attachment>::new());
     let problem = RwSignal::new(None::<IpcError>);
     provide_context(attachments::Viewing(RwSignal::new(None)));
+    provide_context(attachments::Tray {
+        files: tray,
+        problem,
+    });
     // Files dropped on the window join this thread's tray.
     Effect::new(move |_| {
         if let Some(picked) = store.dropped.get() {
