@@ -125,7 +125,10 @@ mod tests {
         ]});
         let files = returned_files("getResource", &result);
         let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
-        assert_eq!(names, ["getResource-1.png", "notes.md", "getResource-resource-2"]);
+        assert_eq!(
+            names,
+            ["getResource-1.png", "notes.md", "getResource-resource-2"]
+        );
         assert_eq!(files[1].data, "IyBIaQ==", "the text, base64");
         assert_eq!(files[2].data, "AAEC");
     }
