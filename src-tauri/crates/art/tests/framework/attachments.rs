@@ -49,22 +49,28 @@ async fn thread(
 ) -> (ArtInstance, Arc<Attachments>, String) {
     let secrets = Arc::new(MemoryStore::new());
     secrets.set(provider, &Secret::new("sk-attach")).unwrap();
+    let (art, store) = instance(dir.path(), secrets);
+    let thread = wire::thread_at(&art, provider, model, base_url, &[]).await;
+    (art, store, thread)
+}
+
+/// An instance over `dir` with its own attachment store, the built-in providers and
+/// `secrets`.
+fn instance(dir: &std::path::Path, secrets: Arc<MemoryStore>) -> (ArtInstance, Arc<Attachments>) {
+    let storage = Arc::new(SqliteStorage::open(dir.join("art.sqlite3")).unwrap());
+    let store =
+        Arc::new(Attachments::open(dir.join("attachments"), BlobStore::DEFAULT_LIMIT).unwrap());
     let providers = Arc::new(ProviderManager::new(
         builtin_entries(),
         Arc::new(BuiltinFactory::default()),
         secrets,
         ManagerOptions::default(),
     ));
-    let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
-    let store = Arc::new(
-        Attachments::open(dir.path().join("attachments"), BlobStore::DEFAULT_LIMIT).unwrap(),
-    );
     let art = ArtInstance::builder(storage, providers)
         .attachments(Arc::clone(&store))
         .build()
         .unwrap();
-    let thread = wire::thread_at(&art, provider, model, base_url, &[]).await;
-    (art, store, thread)
+    (art, store)
 }
 
 /// The last user message of a recorded chat request, whatever the protocol.
@@ -393,22 +399,9 @@ async fn deleting_a_thread_frees_the_files_only_it_used() {
     assert_eq!(stored(), 0);
 }
 
-/// An instance over `dir` with its own attachment store and no providers in use.
+/// An instance over `dir` with its own attachment store and no keys.
 fn bare(dir: &std::path::Path) -> (ArtInstance, Arc<Attachments>) {
-    let storage = Arc::new(SqliteStorage::open(dir.join("art.sqlite3")).unwrap());
-    let store =
-        Arc::new(Attachments::open(dir.join("attachments"), BlobStore::DEFAULT_LIMIT).unwrap());
-    let providers = Arc::new(ProviderManager::new(
-        builtin_entries(),
-        Arc::new(BuiltinFactory::default()),
-        Arc::new(MemoryStore::new()),
-        ManagerOptions::default(),
-    ));
-    let art = ArtInstance::builder(storage, providers)
-        .attachments(Arc::clone(&store))
-        .build()
-        .unwrap();
-    (art, store)
+    instance(dir, Arc::new(MemoryStore::new()))
 }
 
 async fn export(art: &ArtInstance, scope: &Scope, format: Format, to: &std::path::Path) {

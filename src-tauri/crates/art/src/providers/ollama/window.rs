@@ -35,6 +35,16 @@ pub(super) async fn ask(
     {
         return Ok(Some(window));
     }
+    Ok(show(client, base, model).await?.and_then(|a| shown(&a)))
+}
+
+/// `/api/show`'s answer about `model`; `None` when the server does not know it (or
+/// answers something else).
+async fn show(
+    client: &reqwest::Client,
+    base: &str,
+    model: &str,
+) -> Result<Option<Value>, Unreachable> {
     let show = client
         .post(http::join(base, "api/show"))
         .timeout(ASK_TIMEOUT)
@@ -45,7 +55,7 @@ pub(super) async fn ask(
     if !show.status().is_success() {
         return Ok(None);
     }
-    Ok(show.json::<Value>().await.ok().and_then(|a| shown(&a)))
+    Ok(show.json::<Value>().await.ok())
 }
 
 /// What `model` can do, as `/api/show` lists it (`completion`, `tools`, `vision`, …);
@@ -55,17 +65,9 @@ pub(super) async fn capabilities(
     base: &str,
     model: &str,
 ) -> Result<Option<Vec<String>>, Unreachable> {
-    let show = client
-        .post(http::join(base, "api/show"))
-        .timeout(ASK_TIMEOUT)
-        .json(&json!({ "model": model }))
-        .send()
-        .await
-        .map_err(|_| Unreachable)?;
-    if !show.status().is_success() {
+    let Some(answer) = show(client, base, model).await? else {
         return Ok(None);
-    }
-    let answer: Value = show.json().await.map_err(|_| Unreachable)?;
+    };
     Ok(answer
         .get("capabilities")
         .and_then(Value::as_array)
