@@ -1,8 +1,9 @@
 //! Attachments in the real app: a PDF attached with "Attach" (the picker's files come
 //! from `--pick-dir`), an image pasted into the composer, both shown as chips and sent;
 //! the fake Ollama gets the image in `images` and the PDF's text with page markers; the
-//! sent question shows its chips, which open the image and the document's text; after a
-//! restart the chips are still there.
+//! sent question shows its chips, which open the image and the document's text; the
+//! thread exported as native JSONL from the Trace panel imports elsewhere with its files
+//! byte for byte; after a restart the chips are still there.
 
 use std::path::PathBuf;
 
@@ -54,7 +55,8 @@ async fn a_picked_pdf_and_a_pasted_image_reach_the_model_and_stay_on_the_questio
         .join("fixtures/documents/ghostscript-three-pages.pdf");
     std::fs::copy(&fixture, picks.path().join("report.pdf")).unwrap();
 
-    let app = AppSession::launch_picking(picks.path()).await;
+    let exports = tempfile::tempdir().unwrap();
+    let app = AppSession::launch_picking(picks.path(), exports.path()).await;
     app.wait_for_text("#backend-status.ready", "connected")
         .await;
     app.click("#new-thread").await;
@@ -139,6 +141,44 @@ async fn a_picked_pdf_and_a_pasted_image_reach_the_model_and_stay_on_the_questio
     assert!(shown.contains("Irrigation cost 310 euros"), "{shown}");
     app.click("#viewer-close").await;
     app.screenshot("thread-attachments").await;
+
+    // Exported as native JSONL, the thread imports elsewhere with its files, byte for byte.
+    app.click("#trace-button").await;
+    app.select("#export-format", "jsonl").await;
+    app.select("#export-scope", "thread").await;
+    app.click("#export-button").await;
+    app.wait_for_text("#export-done", "Saved").await;
+    app.click("#trace-button").await;
+    let file = std::fs::read_dir(exports.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with(".jsonl"))
+        .expect("the JSONL export");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let dir = art::paths::DataDir::resolve_from(Some(elsewhere.path().to_path_buf())).unwrap();
+    let copy = art::standard::Standard::open(&dir).unwrap();
+    art::export::jsonl::import(&copy.art, &file).await.unwrap();
+    let store = copy.art.attachments.clone().unwrap();
+    let thread = &copy.art.conversation.list_threads().await.unwrap()[0];
+    let messages = copy
+        .art
+        .conversation
+        .messages(&thread.thread_id, Default::default())
+        .await
+        .unwrap();
+    let question = messages.iter().find(|m| !m.attachments.is_empty()).unwrap();
+    let [pdf, png] = question.attachments.as_slice() else {
+        panic!("{:?}", question.attachments)
+    };
+    assert_eq!(
+        store.original(pdf).unwrap(),
+        std::fs::read(&fixture).unwrap()
+    );
+    let pasted = base64::engine::general_purpose::STANDARD
+        .decode(&b64)
+        .unwrap();
+    assert_eq!(store.original(png).unwrap(), pasted);
 
     // Restart on the same data: the question still shows its files.
     let data = app.close_keeping_data().await;

@@ -124,14 +124,17 @@ impl AppSession {
     }
 
     /// Launch the app with a fresh data directory, its "Attach" taking the files of
-    /// `pick_dir` without the file picker (`--pick-dir`).
-    pub async fn launch_picking(pick_dir: &Path) -> Self {
+    /// `pick_dir` without the file picker (`--pick-dir`) and exports saved into
+    /// `export_dir` without the save dialog.
+    pub async fn launch_picking(pick_dir: &Path, export_dir: &Path) -> Self {
         let data_dir = tempfile::tempdir().expect("temp data dir");
         let args = vec![
             "--data-dir".into(),
             data_dir.path().display().to_string(),
             "--pick-dir".into(),
             pick_dir.display().to_string(),
+            "--export-dir".into(),
+            export_dir.display().to_string(),
         ];
         Self::launch_args(data_dir, args).await
     }
