@@ -543,3 +543,95 @@ async fn a_damaged_attachment_in_an_export_is_refused_and_nothing_is_imported() 
     assert!(copy.conversation.list_threads().await.unwrap().is_empty());
     assert!(copy_store.store().ids().unwrap().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn otlp_records_a_questions_files_by_type_size_and_hash_never_their_bytes() {
+    use art_testkit::framework::scripted::{Script, ScriptedSource, plan_json, thread_config};
+    let dir = tempfile::tempdir().unwrap();
+    let source = Arc::new(ScriptedSource::new(vec![
+        Script::text(&plan_json("Look", &[])),
+        Script::text("A gradient."),
+    ]));
+    let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
+    let store = Arc::new(
+        Attachments::open(dir.path().join("attachments"), BlobStore::DEFAULT_LIMIT).unwrap(),
+    );
+    let art = ArtInstance::builder(storage, source)
+        .attachments(Arc::clone(&store))
+        .build()
+        .unwrap();
+    let thread = art
+        .conversation
+        .create_thread(None)
+        .await
+        .unwrap()
+        .thread_id;
+    art.state
+        .set_thread_config(&thread, &thread_config("m", &[]))
+        .await
+        .unwrap();
+    let bytes = png();
+    let image = store.add_bytes("secret-plan.png", &bytes).unwrap();
+    let mut props = wire::ask(&thread, "What is this?");
+    props.attachments = vec![image.clone()];
+    let out = art.process(props, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Success);
+
+    let files = tempfile::tempdir().unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    for content in [false, true] {
+        let file = files.path().join(format!("{content}.otlp.jsonl"));
+        let options = Options {
+            include_content: content,
+            include_thinking: false,
+        };
+        art::export::export_to_file(
+            &art,
+            &Scope::Thread(thread.clone()),
+            Format::Otlp,
+            options,
+            &Redactor::new(Vec::new()),
+            &file,
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+        let otlp = std::fs::read_to_string(&file).unwrap();
+        let line: Value = serde_json::from_str(otlp.lines().next().unwrap()).unwrap();
+        let spans = &line["resourceSpans"][0]["scopeSpans"][0]["spans"];
+        let root = spans
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["parentSpanId"].as_str().is_none_or(str::is_empty))
+            .unwrap();
+        let attribute = |key: &str| {
+            root["attributes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["key"] == key)
+                .map(|a| a["value"].clone())
+        };
+        assert_eq!(
+            attribute("art.attachments.count").unwrap()["intValue"],
+            json!("1"),
+            "{root}"
+        );
+        let facts: Value = serde_json::from_str(
+            attribute("art.attachments").unwrap()["stringValue"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(facts[0]["type"], "image/png");
+        assert_eq!(facts[0]["size"], bytes.len());
+        assert_eq!(facts[0]["sha256"], image.id.as_str());
+        assert_eq!(
+            facts[0].get("name").is_some(),
+            content,
+            "names only with content"
+        );
+        assert!(!otlp.contains(&b64[..40]), "never the bytes");
+    }
+}
