@@ -257,7 +257,7 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
     }
     let after = app.eval_async(SNAPSHOT, vec![json!(t)]).await;
     // Refused files leave nothing in the attachment store either.
-    let stored: Vec<_> = walk(&app.data_dir().join("attachments"));
+    let stored: Vec<_> = art_testkit::fixtures::files_under(&app.data_dir().join("attachments"));
     if !stored.is_empty() {
         wrong.push(format!("refused attachments were stored: {stored:?}"));
     }
@@ -280,20 +280,6 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
 }
 
 /// A payload, short enough for a failure message.
-/// Every file under `dir`.
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .flat_map(|e| match e.path() {
-            p if p.is_dir() => walk(&p),
-            p => vec![p],
-        })
-        .collect()
-}
-
 fn short(args: &Value) -> String {
     let text = args.to_string();
     if text.len() > 120 {

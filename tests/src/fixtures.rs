@@ -1,6 +1,7 @@
 //! Wire transcripts of each provider's streaming protocol (`fixtures/<provider>/`), as
 //! constants: what a real server sends for a text answer, tool calls and thinking, byte
 //! for byte. Adapter tests feed them through the fake server, split at every boundary.
+//! Also [`files_under`]: what a folder holds after a test.
 
 /// OpenAI Chat Completions (SSE; DeepSeek and OpenRouter speak it too).
 pub mod openai {
@@ -46,4 +47,19 @@ pub mod db {
     pub fn release_2026_11_24() -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/db/release-2026-11-24.sqlite3")
     }
+}
+
+/// Every file under `dir`, at any depth (none when it does not exist): what a store or
+/// an export directory holds after a test.
+pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .flat_map(|e| match e.path() {
+            p if p.is_dir() => files_under(&p),
+            p => vec![p],
+        })
+        .collect()
 }

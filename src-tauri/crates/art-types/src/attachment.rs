@@ -70,24 +70,28 @@ impl Attachment {
         }
     }
 
-    /// A short description for people: `photo.jpg (image, 4032×3024, 3.1 MB)`.
+    /// A short description for people: `photo.jpg (image, 4032×3024, 3.1 MB)`,
+    /// `report.pdf (12 pages, ~8,400 tokens, 3.1 MB)`.
     pub fn describe(&self) -> String {
+        let kind = if self.is_image() { "image, " } else { "" };
+        format!("{} ({kind}{})", self.name, self.facts(", "))
+    }
+
+    /// What it is in numbers, joined by `separator`: `4032×3024 · 3.1 MB`, `12 pages ·
+    /// ~8,400 tokens · 3.1 MB` (a chip's second line, and [`Self::describe`]'s).
+    pub fn facts(&self, separator: &str) -> String {
         let size = human_size(self.size);
-        match &self.kind {
-            AttachmentKind::Image { width, height, .. } => {
-                format!("{} (image, {width}×{height}, {size})", self.name)
-            }
+        let facts = match &self.kind {
+            AttachmentKind::Image { width, height, .. } => vec![format!("{width}×{height}"), size],
             AttachmentKind::Document { pages, tokens, .. } => {
-                let pages = pages.map_or(String::new(), |p| {
-                    format!("{p} page{}, ", if p == 1 { "" } else { "s" })
-                });
-                format!(
-                    "{} ({pages}~{} tokens, {size})",
-                    self.name,
-                    grouped(*tokens)
-                )
+                let pages = pages.map(|p| format!("{p} page{}", if p == 1 { "" } else { "s" }));
+                pages
+                    .into_iter()
+                    .chain([format!("~{} tokens", grouped(*tokens)), size])
+                    .collect()
             }
-        }
+        };
+        facts.join(separator)
     }
 }
 

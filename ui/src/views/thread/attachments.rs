@@ -7,7 +7,7 @@
 use art_types::commands::{
     AttachBytes, AttachmentContent, PickAttachments, Picked, ReadAttachment,
 };
-use art_types::{Attachment, AttachmentKind, ErrorCode, IpcError};
+use art_types::{Attachment, ErrorCode, IpcError};
 use base64::Engine;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -43,20 +43,6 @@ impl Tray {
     }
 }
 
-/// What a chip says under the name: `1568×1045 · 2.1 MB`, `12 pages · ~8,400 tokens`.
-fn facts(a: &Attachment) -> String {
-    let size = art_types::attachment::human_size(a.size);
-    match &a.kind {
-        AttachmentKind::Image { width, height, .. } => format!("{width}×{height} · {size}"),
-        AttachmentKind::Document { pages, tokens, .. } => {
-            let pages = pages.map_or(String::new(), |p| {
-                format!("{p} page{} · ", if p == 1 { "" } else { "s" })
-            });
-            format!("{pages}~{tokens} tokens · {size}")
-        }
-    }
-}
-
 /// An image's thumbnail (the copy sent to models), loaded once the chip shows.
 fn thumbnail(a: &Attachment) -> RwSignal<Option<String>> {
     let src = RwSignal::new(None);
@@ -85,7 +71,7 @@ pub fn Chip(
     let src = thumbnail(&attachment);
     let id = StoredValue::new(attachment.id.clone());
     let name = attachment.name.clone();
-    let facts = facts(&attachment);
+    let facts = attachment.facts(" · ");
     let kind = if attachment.is_image() {
         "image"
     } else {
@@ -272,7 +258,7 @@ pub fn Viewer() -> impl IntoView {
                         tabindex="-1" on:keydown=move |ev: leptos::ev::KeyboardEvent| if ev.key() == "Escape" { close() }>
                         <header class="viewer-header">
                             <strong>{attachment.name.clone()}</strong>
-                            <span class="muted small">{facts(&attachment)}</span>
+                            <span class="muted small">{attachment.facts(" · ")}</span>
                             <button id="viewer-close" class="ghost small" on:click=move |_| close()>"Close"</button>
                         </header>
                         {move || match content.get() {

@@ -243,24 +243,11 @@ async fn killed_while_attaching_leaves_the_question_and_its_files_both_or_neithe
             more => panic!("trial {trial}: {} questions", more.len()),
         }
         // No temporary file is left once the store has opened.
-        let partial = walk(&data.path().join("attachments"))
+        let partial = art_testkit::fixtures::files_under(&data.path().join("attachments"))
             .into_iter()
             .filter(|p| p.to_string_lossy().ends_with(".partial"))
             .count();
         assert_eq!(partial, 0, "trial {trial}");
     }
     eprintln!("killed before the question: {}, after: {}", seen.0, seen.1);
-}
-
-fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .flat_map(|e| match e.path() {
-            p if p.is_dir() => walk(&p),
-            p => vec![p],
-        })
-        .collect()
 }
