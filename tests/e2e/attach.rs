@@ -189,5 +189,31 @@ async fn a_picked_pdf_and_a_pasted_image_reach_the_model_and_stay_on_the_questio
         .await;
     app.wait_for(".message.user .attachment-chip.image img.chip-thumb")
         .await;
+
+    // Settings can say the model does not see images: the next image is refused before
+    // anything is sent, in words, and the question keeps its file for a retry.
+    app.click("#settings-button").await;
+    app.select("#images-select", "no").await;
+    app.click("#save-settings").await;
+    app.wait_for("#settings-saved").await;
+    app.click("#settings-button").await;
+    let chats = || {
+        ollama
+            .requests()
+            .iter()
+            .filter(|r| r.request_line.contains("/api/chat"))
+            .count()
+    };
+    let sent = chats();
+    app.eval_async(PASTE, vec!["second.png".into(), b64.clone().into()])
+        .await;
+    app.wait_for_text("#attachment-tray .attachment-chip.image", "64×48")
+        .await;
+    app.type_into("#composer-input", "And this one?").await;
+    app.click("#send-button").await;
+    app.wait_for_text(".run-error", "does not see images").await;
+    app.wait_for_text(".run-error .error-card .error-code", "ATTACHMENT_REFUSED")
+        .await;
+    assert_eq!(chats(), sent, "nothing reached the model");
     app.close().await;
 }

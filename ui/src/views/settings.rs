@@ -1,10 +1,11 @@
 //! A thread's settings form: provider and model (the list fetched from the provider),
-//! system prompt, enabled tools (with descriptions, schemas and their token cost) and
-//! generation parameters. Saved per thread; the backend validates and every problem is
-//! shown next to its field.
+//! whether the model sees images, system prompt, enabled tools (with descriptions,
+//! schemas and their token cost) and generation parameters. Saved per thread; the
+//! backend validates and every problem is shown next to its field.
 
 use art_types::approval::ToolPolicy;
 use art_types::commands as cmd;
+use art_types::provider::VISION_OPTION;
 use art_types::{
     IpcError, ModelInfo, ProviderInfo, SavedPrompt, StateSavingStrategy, ThreadConfig, ToolSchema,
 };
@@ -338,6 +339,38 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                         // under the pointer (the tool list below it most of all).
                         <p class="muted small model-note" id="model-note">{move || model_note.get().unwrap_or_default()}</p>
                         {problem_for("providerConfig.modelId")}
+                    </div>
+                    <label for="images-select">"Images"</label>
+                    <div>
+                        <select id="images-select"
+                            prop:value=move || config.with(|c| match c.as_ref()
+                                .and_then(|c| c.provider_config.adapter_options.get(VISION_OPTION))
+                                .and_then(|v| v.as_bool()) {
+                                Some(true) => "yes",
+                                Some(false) => "no",
+                                None => "",
+                            })
+                            on:change=move |ev| {
+                                let chosen = event_target_value(&ev);
+                                edit(&|c| {
+                                    let options = &mut c.provider_config.adapter_options;
+                                    match chosen.as_str() {
+                                        "yes" => { options.insert(VISION_OPTION.into(), true.into()); }
+                                        "no" => { options.insert(VISION_OPTION.into(), false.into()); }
+                                        _ => { options.remove(VISION_OPTION); }
+                                    }
+                                });
+                            }>
+                            <option value="">"As the model says"</option>
+                            <option value="yes">"The model sees images"</option>
+                            <option value="no">"The model does not see images"</option>
+                        </select>
+                        <p class="muted small">
+                            "Ollama says which of its models see images. Other providers are trusted to: "
+                            "for a text-only model, choose “does not” and a question with an image is "
+                            "refused before it is sent, instead of failing at the provider."
+                        </p>
+                        {problem_for("providerConfig.adapterOptions.vision")}
                     </div>
                     <label for="library-prompt">"Library prompt"</label>
                     <div>

@@ -1,13 +1,14 @@
 //! `art config --thread ID [changes…]`: a thread's settings read and changed from the
-//! command line — provider, model, base URL, system prompt, tools and their policies,
-//! how tools are offered, plan review, limits, sampling — checked as the app's Settings
-//! form checks them (`Standard::save_thread_config`): nothing invalid is saved, every
-//! problem is named.
+//! command line — provider, model, base URL, whether the model sees images, system
+//! prompt, tools and their policies, how tools are offered, plan review, limits,
+//! sampling — checked as the app's Settings form checks them
+//! (`Standard::save_thread_config`): nothing invalid is saved, every problem is named.
 
 use anyhow::{Context, bail};
 use art::providers::options::BASE_URL;
 use art::standard::{SettingsError, Standard};
 use art_types::approval::ToolPolicy;
+use art_types::provider::VISION_OPTION;
 use art_types::{ThreadConfig, ToolCalling};
 use serde_json::Value;
 
@@ -31,6 +32,18 @@ pub enum Switch {
     Off,
 }
 
+/// Whether the thread's model sees images.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Images {
+    /// As the model says: a local server is asked (Ollama's capabilities); other
+    /// providers are trusted to.
+    Auto,
+    /// The model sees images.
+    Yes,
+    /// The model does not: a question with an image is refused before it is sent.
+    No,
+}
+
 /// Options of `art config`: without changes, the settings are printed.
 #[derive(clap::Args)]
 pub struct Args {
@@ -46,6 +59,9 @@ pub struct Args {
     /// Base URL of the provider (`""` goes back to the provider's own).
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
+    /// Whether the model sees images (`auto`: a local server is asked).
+    #[arg(long, value_enum)]
+    images: Option<Images>,
     /// The thread's own system prompt (`""` removes it).
     #[arg(long, value_name = "TEXT")]
     system_prompt: Option<String>,
@@ -148,6 +164,14 @@ fn apply(stack: &Standard, config: &mut ThreadConfig, args: &Args) -> anyhow::Re
         }
         None => {}
     }
+    if let Some(images) = args.images {
+        let options = &mut provider.adapter_options;
+        match images {
+            Images::Auto => options.remove(VISION_OPTION),
+            Images::Yes => options.insert(VISION_OPTION.into(), Value::Bool(true)),
+            Images::No => options.insert(VISION_OPTION.into(), Value::Bool(false)),
+        };
+    }
     if let Some(text) = &args.system_prompt {
         config.system_prompt = Some(text.clone()).filter(|t| !t.trim().is_empty());
     }
@@ -233,6 +257,12 @@ fn print(config: &ThreadConfig) {
         .and_then(Value::as_str)
         .unwrap_or("(the provider's own)");
     sayln!("base URL        {base}");
+    let images = match art::reasoning::provider::vision_option(provider) {
+        Some(true) => "seen (set)",
+        Some(false) => "not seen: questions with images are refused (set)",
+        None => "as the model says",
+    };
+    sayln!("images          {images}");
     let prompt = match (&config.system_prompt, &config.prompt_id) {
         (Some(text), _) => format!("{:?}", text.chars().take(70).collect::<String>()),
         (None, Some(id)) => format!("library prompt {id}"),

@@ -93,6 +93,98 @@ async fn a_pdf_and_an_image_go_with_the_question() {
     assert!(png.starts_with(b"\x89PNG"), "the GIF went as a PNG");
 }
 
+/// A model its server says sees images can still be marked as not seeing them (a remote
+/// provider is never asked): `art config --images no` makes the next question with an
+/// image refused before anything is sent; `--images auto` hands the word back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_off_in_the_settings_refuses_an_image_before_it_is_sent() {
+    let plan = r#"{"title": "Hello", "intent": "greet", "plan": ["answer"], "toolCalls": []}"#;
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, plan, 16),
+            text_reply(Protocol::Ollama, "Hello.", 2),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let home = data.path().join("data");
+    let image = data.path().join("dot.gif");
+    std::fs::write(
+        &image,
+        base64::engine::general_purpose::STANDARD
+            .decode("R0lGODlhAQABAIAAAP///wAAACwAAAAAAQABAAACAkQBADs=")
+            .unwrap(),
+    )
+    .unwrap();
+    let url = ollama.url();
+    let made = art(
+        &home,
+        &[
+            "run",
+            "--new",
+            "Pictures",
+            "--provider",
+            "ollama",
+            "--model",
+            "llava",
+            "--base-url",
+            &url,
+            "Hello",
+        ],
+    )
+    .await;
+    assert!(made.status.success(), "{}", stderr(&made));
+    let listed = stdout(&art(&home, &["threads"]).await);
+    let thread = listed.split_whitespace().next().unwrap().to_owned();
+
+    let shown = stdout(&art(&home, &["config", "--thread", &thread]).await);
+    assert!(
+        shown.contains("images          as the model says"),
+        "{shown}"
+    );
+    let off = art(&home, &["config", "--thread", &thread, "--images", "no"]).await;
+    assert!(off.status.success(), "{}", stderr(&off));
+    assert!(
+        stdout(&off).contains("images          not seen: questions with images are refused"),
+        "{}",
+        stdout(&off)
+    );
+
+    let refused = art(
+        &home,
+        &[
+            "run",
+            "--thread",
+            &thread,
+            "--attach",
+            image.to_str().unwrap(),
+            "What is this?",
+        ],
+    )
+    .await;
+    assert!(!refused.status.success());
+    let said = stderr(&refused);
+    assert!(said.contains("does not see images"), "{said}");
+    let chats = |server: &FakeServer| {
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.request_line.contains("/api/chat"))
+            .count()
+    };
+    assert_eq!(chats(&ollama), 2, "the image question was not sent");
+
+    let back = art(&home, &["config", "--thread", &thread, "--images", "auto"]).await;
+    assert!(
+        stdout(&back).contains("images          as the model says"),
+        "{}",
+        stdout(&back)
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_that_cannot_be_attached_stops_the_run_before_anything_is_created() {
     let data = tempfile::tempdir().unwrap();
