@@ -15,6 +15,7 @@ pub mod error;
 pub mod events;
 pub mod export;
 pub mod failure;
+pub mod knowledge;
 pub mod library;
 pub mod mcp;
 pub mod message;

@@ -17,6 +17,7 @@ pub mod export;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod instance;
+pub mod knowledge;
 pub mod observation;
 pub mod paths;
 pub mod providers;

@@ -23,7 +23,7 @@ struct Stored {
 
 /// Whether process `pid` still runs (Unix and Windows). A process we may not ask
 /// about (another user's) exists, so it counts as running.
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     // No process has an id beyond a Unix pid's range (a corrupt claim's, say).
     if cfg!(unix) && i32::try_from(pid).is_err() {
         return false;

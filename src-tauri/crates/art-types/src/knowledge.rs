@@ -1,0 +1,169 @@
+//! Knowledge: collections of the user's documents, cut into passages and searched by the
+//! agent's `search_knowledge` tool, `art kb` and the Knowledge page — all reading these
+//! types.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A named set of documents searched together.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Collection {
+    /// Stable id (a UUID).
+    pub id: String,
+    /// Its name, unique whatever the case.
+    pub name: String,
+    /// When it was made (Unix ms).
+    pub created_at: i64,
+    /// Documents in it, by state.
+    pub counts: StateCounts,
+    /// Passages searchable now.
+    pub chunks: u64,
+}
+
+/// How many documents of a collection are in each state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateCounts {
+    /// Waiting to be read.
+    pub queued: u64,
+    /// Being read now.
+    pub indexing: u64,
+    /// Searchable.
+    pub ready: u64,
+    /// Could not be read (each says why).
+    pub failed: u64,
+    /// Left out on purpose (each says why).
+    pub skipped: u64,
+}
+
+/// Where a document is on its way to being searchable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DocumentState {
+    /// Waiting to be read.
+    Queued,
+    /// Being read and cut into passages.
+    Indexing,
+    /// Its passages are searchable.
+    Ready,
+    /// Could not be read; the document's detail says why and what to do.
+    Failed,
+    /// Left out on purpose (an image, an empty file); the detail says why.
+    Skipped,
+}
+
+impl DocumentState {
+    /// Every state, in the order a document goes through them.
+    pub const ALL: [Self; 5] = [
+        Self::Queued,
+        Self::Indexing,
+        Self::Ready,
+        Self::Failed,
+        Self::Skipped,
+    ];
+
+    /// Its name in storage and on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Indexing => "indexing",
+            Self::Ready => "ready",
+            Self::Failed => "failed",
+            Self::Skipped => "skipped",
+        }
+    }
+
+    /// The state named `name`.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+impl fmt::Display for DocumentState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One document of a collection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Document {
+    /// Its id in the collection's database.
+    pub id: i64,
+    /// The collection it is in.
+    pub collection: String,
+    /// Where it was read from.
+    pub path: String,
+    /// Its file name.
+    pub name: String,
+    /// Bytes, when last seen.
+    pub size: u64,
+    /// Its state.
+    pub state: DocumentState,
+    /// Why it failed or was skipped, in words.
+    pub detail: Option<String>,
+    /// Pages, for paged formats.
+    pub pages: Option<u32>,
+    /// Its passages.
+    pub chunks: u64,
+    /// Estimated tokens of its text.
+    pub tokens: u64,
+}
+
+/// A passage found by a search, with where it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hit {
+    /// The passage's id.
+    pub chunk: i64,
+    /// The document it is from.
+    pub document: i64,
+    /// That document's file name.
+    pub name: String,
+    /// And its path.
+    pub path: String,
+    /// Where in the document, as a citation says it (`p. 12, §Install`).
+    pub place: String,
+    /// The passage.
+    pub text: String,
+    /// How well it matches: higher is better (comparable within one search).
+    pub score: f64,
+}
+
+/// What went wrong with a knowledge request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum KnowledgeProblem {
+    /// No collection has that name or id.
+    #[error("there is no collection {name:?}")]
+    NoCollection {
+        /// What was asked for.
+        name: String,
+    },
+    /// Another collection has that name.
+    #[error("a collection named {name:?} exists already")]
+    NameTaken {
+        /// The name.
+        name: String,
+    },
+    /// A name that cannot be one.
+    #[error("a collection's name is 1 to 80 characters, not only spaces")]
+    BadName,
+    /// A search with nothing to look for.
+    #[error("the search has no words to look for")]
+    EmptyQuery,
+    /// The file or folder could not be read.
+    #[error("cannot read {path}: {reason}")]
+    Unreadable {
+        /// The path.
+        path: String,
+        /// Why, from the system.
+        reason: String,
+    },
+    /// The knowledge database failed.
+    #[error("the knowledge database failed: {0}")]
+    Database(String),
+}

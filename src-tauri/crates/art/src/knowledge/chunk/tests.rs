@@ -1,0 +1,131 @@
+use super::{Chunk, Layout, OVERLAP_TOKENS, TARGET_TOKENS, chunk};
+
+/// A sentence of about 20 tokens, numbered so each is unique.
+fn sentence(n: usize) -> String {
+    format!("Sentence {n} says something about apples and the orchard.")
+}
+
+/// Every line of `text` that is not a marker or blank is in some chunk, in order.
+fn assert_covers(text: &str, chunks: &[Chunk]) {
+    let all: Vec<&str> = chunks.iter().flat_map(|c| c.text.lines()).collect();
+    let mut at = 0;
+    for line in text.lines() {
+        if line.trim().is_empty() || line.starts_with("--- page ") {
+            continue;
+        }
+        let found = all[at..].iter().position(|l| *l == line);
+        let found = found.unwrap_or_else(|| panic!("{line:?} is in no chunk after {at}"));
+        at += found;
+    }
+}
+
+#[test]
+fn headings_open_passages_and_are_remembered() {
+    let mut text = String::from("# Guide\n\nIntro line.\n\n## Install\n\n");
+    for n in 0..30 {
+        text.push_str(&sentence(n));
+        text.push('\n');
+    }
+    text.push_str("\n### Debian\n\n");
+    for n in 30..40 {
+        text.push_str(&sentence(n));
+        text.push('\n');
+    }
+    text.push_str("\n## Use\n\nRun it.\n");
+    let chunks = chunk(&text, Layout::Headed);
+    assert_covers(&text, &chunks);
+    // "Intro line." is a scrap: it joins the Install section rather than standing alone.
+    assert_eq!(chunks[0].headings, ["Guide", "Install"]);
+    assert!(chunks[0].text.starts_with("# Guide\n\nIntro line."));
+    let debian = chunks
+        .iter()
+        .find(|c| c.text.contains("### Debian"))
+        .unwrap();
+    assert!(
+        debian.text.starts_with("### Debian"),
+        "a section starts its own passage"
+    );
+    assert_eq!(debian.headings, ["Guide", "Install", "Debian"]);
+    let last = chunks.last().unwrap();
+    assert_eq!(last.headings, ["Guide", "Use"]);
+    assert_eq!(
+        last.place(),
+        format!("lines {}–{}, §Use", last.lines.0, last.lines.1)
+    );
+    for (i, c) in chunks.iter().enumerate() {
+        assert_eq!(c.ord as usize, i);
+        assert!(c.tokens <= TARGET_TOKENS + 2, "{} tokens", c.tokens);
+        assert_eq!(c.pages, None);
+    }
+}
+
+#[test]
+fn long_text_overlaps_and_pages_are_kept() {
+    let mut text = String::new();
+    for page in 1..=4 {
+        text.push_str(&format!("--- page {page} ---\n"));
+        for n in 0..25 {
+            text.push_str(&sentence(page * 100 + n));
+            text.push('\n');
+        }
+    }
+    let chunks = chunk(&text, Layout::Headed);
+    assert_covers(&text, &chunks);
+    assert!(chunks.len() >= 6, "{} chunks", chunks.len());
+    assert!(chunks.iter().all(|c| !c.text.contains("--- page")));
+    assert_eq!(chunks[0].pages, Some((1, 1)));
+    assert_eq!(chunks.last().unwrap().pages.unwrap().1, 4);
+    let across = chunks
+        .iter()
+        .find(|c| matches!(c.pages, Some((a, b)) if b == a + 1))
+        .expect("a passage across two pages");
+    let (a, b) = across.pages.unwrap();
+    assert_eq!(across.place(), format!("pp. {a}–{b}"));
+    for pair in chunks.windows(2) {
+        let last_line = pair[0].text.lines().last().unwrap();
+        assert!(
+            pair[1].text.contains(last_line),
+            "the next passage repeats the end of the one before"
+        );
+        let repeated: usize = pair[1]
+            .text
+            .lines()
+            .take_while(|l| pair[0].text.contains(*l))
+            .map(|l| l.len().div_ceil(3) + 1)
+            .sum();
+        assert!(repeated as u64 <= OVERLAP_TOKENS, "{repeated}");
+    }
+}
+
+#[test]
+fn a_hash_in_code_is_not_a_heading() {
+    let code = "# comment\nx = 1\n# another\ny = 2\n";
+    let chunks = chunk(code, Layout::Plain);
+    assert_eq!(chunks.len(), 1);
+    assert!(chunks[0].headings.is_empty());
+    assert_eq!(chunks[0].lines, (1, 4));
+    assert_eq!(chunks[0].text, code.trim_end());
+}
+
+#[test]
+fn a_giant_line_is_cut_on_character_boundaries() {
+    let line = "é".repeat(5_000) + " end";
+    let chunks = chunk(&line, Layout::Plain);
+    assert!(chunks.len() > 5);
+    let joined: String = chunks
+        .iter()
+        .map(|c| c.text.as_str())
+        .collect::<Vec<_>>()
+        .concat();
+    assert!(joined.ends_with(" end"));
+    assert!(chunks.iter().all(|c| c.lines == (1, 1)));
+}
+
+#[test]
+fn nothing_to_cut_gives_no_passage() {
+    assert!(chunk("", Layout::Headed).is_empty());
+    assert!(chunk("\n\n--- page 1 ---\n   \n", Layout::Headed).is_empty());
+    let one = chunk("--- page 7 ---\nOnly line.", Layout::Headed);
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].place(), "p. 7");
+}

@@ -1,0 +1,76 @@
+//! The knowledge database's schema (`<data dir>/knowledge.db`, apart from the
+//! conversations' database so indexing never waits on, or holds up, a run's writes).
+//! Versioned in `PRAGMA user_version`; append only.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+/// Migrations in order; index + 1 is the version each one produces.
+const MIGRATIONS: &[&str] = &[
+    // v1: collections, their documents and the documents' passages, the passages'
+    // full-text index (kept in step by triggers) and their vectors per embedding model.
+    "CREATE TABLE collections (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        created_at INTEGER NOT NULL
+    );
+    CREATE TABLE documents (
+        id INTEGER PRIMARY KEY,
+        collection TEXT NOT NULL REFERENCES collections (id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        name TEXT NOT NULL,
+        size INTEGER NOT NULL DEFAULT 0,
+        modified INTEGER NOT NULL DEFAULT 0,
+        sha256 TEXT,
+        state TEXT NOT NULL,
+        detail TEXT,
+        pages INTEGER,
+        chunks INTEGER NOT NULL DEFAULT 0,
+        tokens INTEGER NOT NULL DEFAULT 0,
+        claimed_by INTEGER,
+        added_at INTEGER NOT NULL,
+        UNIQUE (collection, path)
+    );
+    CREATE INDEX documents_state ON documents (state, collection);
+    CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY,
+        document INTEGER NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+        ord INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        headings TEXT NOT NULL,
+        page_from INTEGER,
+        page_to INTEGER,
+        line_from INTEGER NOT NULL,
+        line_to INTEGER NOT NULL,
+        UNIQUE (document, ord)
+    );
+    CREATE VIRTUAL TABLE chunk_text USING fts5 (
+        text, content = 'chunks', content_rowid = 'id',
+        tokenize = 'unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER chunks_indexed AFTER INSERT ON chunks BEGIN
+        INSERT INTO chunk_text (rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER chunks_unindexed AFTER DELETE ON chunks BEGIN
+        INSERT INTO chunk_text (chunk_text, rowid, text) VALUES ('delete', old.id, old.text);
+    END;
+    CREATE TABLE vectors (
+        chunk INTEGER NOT NULL REFERENCES chunks (id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (chunk, model)
+    ) WITHOUT ROWID;",
+];
+
+/// Bring `conn`'s schema up to date, each migration in its own transaction.
+pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let done = usize::try_from(version).unwrap_or(0);
+    for (index, sql) in (0i64..).zip(MIGRATIONS).skip(done) {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", index + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

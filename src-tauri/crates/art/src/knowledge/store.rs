@@ -1,0 +1,448 @@
+//! The knowledge database: collections, documents with their states, passages and their
+//! full-text index. A document's passages are replaced in one transaction with its
+//! state, so a crash leaves either the old passages or the new ones, never both or half.
+//! Documents are claimed for indexing with one `UPDATE … RETURNING`, so two processes
+//! (the app and `art kb`) never read the same one; a claim whose process has died is
+//! given back on open.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use art_types::knowledge::{
+    Collection, Document, DocumentState, Hit, KnowledgeProblem, StateCounts,
+};
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
+
+use super::chunk::Chunk;
+use super::schema;
+
+/// The longest name a collection may have.
+const MAX_NAME_CHARS: usize = 80;
+
+/// A document claimed for indexing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimed {
+    /// Its id.
+    pub id: i64,
+    /// Where to read it.
+    pub path: String,
+    /// Its file name.
+    pub name: String,
+}
+
+/// The facts of a document read whole, stored with its passages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Read {
+    /// Bytes read.
+    pub size: u64,
+    /// Modification time when read (Unix ms).
+    pub modified: i64,
+    /// SHA-256 of the bytes, lowercase hex.
+    pub sha256: String,
+    /// Pages, for paged formats.
+    pub pages: Option<u32>,
+}
+
+/// The knowledge database of a data directory.
+pub struct KnowledgeStore {
+    conn: Mutex<Connection>,
+}
+
+fn db(e: rusqlite::Error) -> KnowledgeProblem {
+    KnowledgeProblem::Database(e.to_string())
+}
+
+fn now_ms() -> i64 {
+    jiff::Timestamp::now().as_millisecond()
+}
+
+impl KnowledgeStore {
+    /// Open (creating) the database at `path`; claims left by dead processes are given
+    /// back to the queue.
+    pub fn open(path: &Path) -> Result<Self, KnowledgeProblem> {
+        let mut conn = Connection::open(path).map_err(db)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(db)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
+        )
+        .map_err(db)?;
+        schema::migrate(&mut conn).map_err(db)?;
+        let store = Self {
+            conn: Mutex::new(conn),
+        };
+        store.release_dead_claims()?;
+        Ok(store)
+    }
+
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, KnowledgeProblem> {
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut conn).map_err(db)
+    }
+
+    /// Documents marked as being indexed by a process that no longer runs go back to
+    /// the queue (the app or `art kb` was killed mid-document).
+    fn release_dead_claims(&self) -> Result<(), KnowledgeProblem> {
+        self.with(|c| {
+            let claims: Vec<(i64, i64)> = c
+                .prepare("SELECT id, claimed_by FROM documents WHERE state = 'indexing'")?
+                .query_map([], |r| {
+                    Ok((r.get(0)?, r.get::<_, Option<i64>>(1)?.unwrap_or(0)))
+                })?
+                .collect::<Result<_, _>>()?;
+            for (id, pid) in claims {
+                let alive = u32::try_from(pid)
+                    .ok()
+                    .is_some_and(|p| p != 0 && crate::agent::claims::alive(p));
+                if !alive {
+                    c.execute(
+                        "UPDATE documents SET state = 'queued', claimed_by = NULL WHERE id = ?1",
+                        [id],
+                    )?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// A new, empty collection.
+    pub fn create(&self, name: &str) -> Result<Collection, KnowledgeProblem> {
+        let name = valid_name(name)?;
+        let id = uuid::Uuid::new_v4().to_string();
+        let created_at = now_ms();
+        let inserted = self.with(|c| {
+            c.execute(
+                "INSERT INTO collections (id, name, created_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (name) DO NOTHING",
+                params![id, name, created_at],
+            )
+        })?;
+        if inserted == 0 {
+            return Err(KnowledgeProblem::NameTaken { name });
+        }
+        Ok(Collection {
+            id,
+            name,
+            created_at,
+            counts: StateCounts::default(),
+            chunks: 0,
+        })
+    }
+
+    /// Rename collection `id`.
+    pub fn rename(&self, id: &str, name: &str) -> Result<(), KnowledgeProblem> {
+        let name = valid_name(name)?;
+        let result = self.with(|c| {
+            c.execute(
+                "UPDATE collections SET name = ?2 WHERE id = ?1",
+                params![id, name],
+            )
+        });
+        match result {
+            Ok(0) => Err(KnowledgeProblem::NoCollection { name: id.into() }),
+            Ok(_) => Ok(()),
+            Err(KnowledgeProblem::Database(e)) if e.contains("UNIQUE") => {
+                Err(KnowledgeProblem::NameTaken { name })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Delete collection `id` with its documents and passages.
+    pub fn delete(&self, id: &str) -> Result<(), KnowledgeProblem> {
+        let deleted = self.with(|c| c.execute("DELETE FROM collections WHERE id = ?1", [id]))?;
+        if deleted == 0 {
+            return Err(KnowledgeProblem::NoCollection { name: id.into() });
+        }
+        Ok(())
+    }
+
+    /// Every collection, by name, with its counts.
+    pub fn collections(&self) -> Result<Vec<Collection>, KnowledgeProblem> {
+        let mut list: Vec<Collection> = self.with(|c| {
+            c.prepare("SELECT id, name, created_at FROM collections ORDER BY name")?
+                .query_map([], |r| {
+                    Ok(Collection {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        created_at: r.get(2)?,
+                        counts: StateCounts::default(),
+                        chunks: 0,
+                    })
+                })?
+                .collect()
+        })?;
+        let counts: Vec<(String, String, u64, u64)> = self.with(|c| {
+            c.prepare(
+                "SELECT collection, state, count(*), sum(chunks) FROM documents
+                 GROUP BY collection, state",
+            )?
+            .query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, unsigned(r, 2)?, unsigned(r, 3)?))
+            })?
+            .collect()
+        })?;
+        for (collection, state, n, chunks) in counts {
+            let Some(entry) = list.iter_mut().find(|c| c.id == collection) else {
+                continue;
+            };
+            let counts = &mut entry.counts;
+            match DocumentState::parse(&state) {
+                Some(DocumentState::Queued) => counts.queued = n,
+                Some(DocumentState::Indexing) => counts.indexing = n,
+                Some(DocumentState::Ready) => {
+                    counts.ready = n;
+                    entry.chunks = chunks;
+                }
+                Some(DocumentState::Failed) => counts.failed = n,
+                Some(DocumentState::Skipped) => counts.skipped = n,
+                None => {}
+            }
+        }
+        Ok(list)
+    }
+
+    /// The collection with this id, or else this name (any case).
+    pub fn find(&self, id_or_name: &str) -> Result<Collection, KnowledgeProblem> {
+        self.collections()?
+            .into_iter()
+            .find(|c| c.id == id_or_name)
+            .or_else(|| {
+                self.collections()
+                    .ok()?
+                    .into_iter()
+                    .find(|c| c.name.to_lowercase() == id_or_name.trim().to_lowercase())
+            })
+            .ok_or_else(|| KnowledgeProblem::NoCollection {
+                name: id_or_name.into(),
+            })
+    }
+
+    /// Queue the file at `path` in `collection` (again, if it was there: it is read
+    /// anew, its passages kept searchable until the new ones replace them).
+    pub fn queue(&self, collection: &str, path: &str, name: &str) -> Result<i64, KnowledgeProblem> {
+        self.with(|c| {
+            c.query_row(
+                "INSERT INTO documents (collection, path, name, state, added_at)
+                 VALUES (?1, ?2, ?3, 'queued', ?4)
+                 ON CONFLICT (collection, path) DO UPDATE
+                 SET state = 'queued', detail = NULL, claimed_by = NULL
+                 RETURNING id",
+                params![collection, path, name, now_ms()],
+                |r| r.get(0),
+            )
+        })
+    }
+
+    /// Claim the oldest queued document for this process, if any.
+    pub fn claim(&self) -> Result<Option<Claimed>, KnowledgeProblem> {
+        let pid = i64::from(std::process::id());
+        self.with(|c| {
+            c.query_row(
+                "UPDATE documents SET state = 'indexing', claimed_by = ?1
+                 WHERE id = (SELECT id FROM documents WHERE state = 'queued' ORDER BY id LIMIT 1)
+                 RETURNING id, path, name",
+                [pid],
+                |r| {
+                    Ok(Claimed {
+                        id: r.get(0)?,
+                        path: r.get(1)?,
+                        name: r.get(2)?,
+                    })
+                },
+            )
+            .optional()
+        })
+    }
+
+    /// Replace document `id`'s passages with `chunks` and mark it ready, in one
+    /// transaction.
+    pub fn store(&self, id: i64, read: &Read, chunks: &[Chunk]) -> Result<(), KnowledgeProblem> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute("DELETE FROM chunks WHERE document = ?1", [id])?;
+            {
+                let mut insert = tx.prepare_cached(
+                    "INSERT INTO chunks (document, ord, text, tokens, headings, page_from,
+                                         page_to, line_from, line_to)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                )?;
+                for chunk in chunks {
+                    let headings = serde_json::to_string(&chunk.headings).unwrap_or_default();
+                    insert.execute(params![
+                        id,
+                        chunk.ord,
+                        chunk.text,
+                        signed(chunk.tokens),
+                        headings,
+                        chunk.pages.map(|p| p.0),
+                        chunk.pages.map(|p| p.1),
+                        chunk.lines.0,
+                        chunk.lines.1,
+                    ])?;
+                }
+            }
+            let tokens: u64 = chunks.iter().map(|c| c.tokens).sum();
+            tx.execute(
+                "UPDATE documents SET state = 'ready', detail = NULL, claimed_by = NULL,
+                     size = ?2, modified = ?3, sha256 = ?4, pages = ?5, chunks = ?6, tokens = ?7
+                 WHERE id = ?1",
+                params![
+                    id,
+                    signed(read.size),
+                    read.modified,
+                    read.sha256,
+                    read.pages,
+                    signed(chunks.len() as u64),
+                    signed(tokens)
+                ],
+            )?;
+            tx.commit()
+        })
+    }
+
+    /// Mark document `id` failed or skipped, saying why (its passages, if any, go: what
+    /// they came from can no longer be read).
+    pub fn refuse(
+        &self,
+        id: i64,
+        state: DocumentState,
+        detail: &str,
+    ) -> Result<(), KnowledgeProblem> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute("DELETE FROM chunks WHERE document = ?1", [id])?;
+            tx.execute(
+                "UPDATE documents SET state = ?2, detail = ?3, claimed_by = NULL, chunks = 0,
+                     tokens = 0
+                 WHERE id = ?1",
+                params![id, state.as_str(), detail],
+            )?;
+            tx.commit()
+        })
+    }
+
+    /// Take document `id` and its passages out of its collection.
+    pub fn remove(&self, id: i64) -> Result<(), KnowledgeProblem> {
+        self.with(|c| c.execute("DELETE FROM documents WHERE id = ?1", [id]))?;
+        Ok(())
+    }
+
+    /// The documents of `collection`, in the order they were added.
+    pub fn documents(&self, collection: &str) -> Result<Vec<Document>, KnowledgeProblem> {
+        self.with(|c| {
+            c.prepare(
+                "SELECT id, collection, path, name, size, state, detail, pages, chunks, tokens
+                 FROM documents WHERE collection = ?1 ORDER BY id",
+            )?
+            .query_map([collection], document)?
+            .collect()
+        })
+    }
+
+    /// The passages of `collection` that best match `query`'s words (BM25), best first.
+    pub fn search_words(
+        &self,
+        collection: &str,
+        query: &str,
+        k: usize,
+    ) -> Result<Vec<Hit>, KnowledgeProblem> {
+        let expression = any_word(query).ok_or(KnowledgeProblem::EmptyQuery)?;
+        let k = i64::try_from(k).unwrap_or(i64::MAX);
+        self.with(|c| {
+            c.prepare_cached(
+                "SELECT ch.id, d.id, d.name, d.path, ch.text, ch.headings, ch.page_from,
+                        ch.page_to, ch.line_from, ch.line_to, bm25(chunk_text)
+                 FROM chunk_text
+                 JOIN chunks ch ON ch.id = chunk_text.rowid
+                 JOIN documents d ON d.id = ch.document
+                 WHERE chunk_text MATCH ?1 AND d.collection = ?2 AND d.state = 'ready'
+                 ORDER BY bm25(chunk_text) LIMIT ?3",
+            )?
+            .query_map(params![expression, collection, k], hit)?
+            .collect()
+        })
+    }
+}
+
+fn valid_name(name: &str) -> Result<String, KnowledgeProblem> {
+    let name = name.trim();
+    if name.is_empty()
+        || name.chars().count() > MAX_NAME_CHARS
+        || name.chars().any(char::is_control)
+    {
+        return Err(KnowledgeProblem::BadName);
+    }
+    Ok(name.to_owned())
+}
+
+/// An FTS5 expression matching passages with any of `query`'s words (each quoted, so
+/// nothing in it is read as FTS5 syntax); `None` without a word.
+fn any_word(query: &str) -> Option<String> {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("\"{w}\""))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" OR "))
+}
+
+/// A count or size stored as SQLite's signed integer (NULL, from an empty sum, is 0).
+fn unsigned(r: &Row<'_>, index: usize) -> rusqlite::Result<u64> {
+    Ok(r.get::<_, Option<i64>>(index)?
+        .map_or(0, |v| u64::try_from(v).unwrap_or(0)))
+}
+
+/// A count or size as SQLite stores integers.
+fn signed(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn document(r: &Row<'_>) -> rusqlite::Result<Document> {
+    let state: String = r.get(5)?;
+    Ok(Document {
+        id: r.get(0)?,
+        collection: r.get(1)?,
+        path: r.get(2)?,
+        name: r.get(3)?,
+        size: unsigned(r, 4)?,
+        state: DocumentState::parse(&state).unwrap_or(DocumentState::Failed),
+        detail: r.get(6)?,
+        pages: r.get(7)?,
+        chunks: unsigned(r, 8)?,
+        tokens: unsigned(r, 9)?,
+    })
+}
+
+fn hit(r: &Row<'_>) -> rusqlite::Result<Hit> {
+    let headings: String = r.get(5)?;
+    let pages = match (r.get::<_, Option<u32>>(6)?, r.get::<_, Option<u32>>(7)?) {
+        (Some(a), Some(b)) => Some((a, b)),
+        _ => None,
+    };
+    let chunk = Chunk {
+        ord: 0,
+        text: String::new(),
+        tokens: 0,
+        headings: serde_json::from_str(&headings).unwrap_or_default(),
+        pages,
+        lines: (r.get(8)?, r.get(9)?),
+    };
+    let rank: f64 = r.get(10)?;
+    Ok(Hit {
+        chunk: r.get(0)?,
+        document: r.get(1)?,
+        name: r.get(2)?,
+        path: r.get(3)?,
+        place: chunk.place(),
+        text: r.get(4)?,
+        // FTS5's bm25() is lower for better matches.
+        score: -rank,
+    })
+}
+
+#[cfg(test)]
+mod tests;
