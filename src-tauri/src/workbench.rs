@@ -37,6 +37,7 @@ impl Workbench {
             art,
             providers,
             secrets,
+            knowledge: _,
         } = Standard::open(data_dir).map_err(|e| match e {
             OpenError::Storage(_) => IpcError::new(ErrorCode::Storage, e.to_string())
                 .with_details(serde_json::json!({ "path": data_dir.database_path() })),
@@ -45,6 +46,8 @@ impl Workbench {
                 IpcError::new(ErrorCode::DataDirUnavailable, e.to_string())
                     .with_details(serde_json::json!({ "path": data_dir.attachments_dir() }))
             }
+            OpenError::Knowledge(_) => IpcError::new(ErrorCode::Storage, e.to_string())
+                .with_details(serde_json::json!({ "path": data_dir.knowledge_path() })),
         })?;
         Ok(Self {
             art,

@@ -21,6 +21,7 @@ mod branches;
 mod config;
 mod export;
 mod follow;
+mod kb;
 mod logging;
 mod mcp;
 mod out;
@@ -153,6 +154,10 @@ enum Command {
     /// MCP servers: add, import, list, remove, enable, disable, and try their tools.
     #[command(subcommand)]
     Mcp(mcp::Command),
+    /// Knowledge collections the agent searches (`search_knowledge`): create, list, add
+    /// files and folders, status, search, remove, reindex.
+    #[command(subcommand)]
+    Kb(kb::Command),
     /// A thread's settings: printed, or changed (`--provider`, `--model`, `--tools`,
     /// `--policy TOOL=asks`, `--plan-review on`, …) and checked as the app checks them.
     Config(config::Args),
@@ -224,6 +229,7 @@ async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
             .await
             .map(|()| ExitCode::SUCCESS),
         Command::Mcp(command) => mcp::mcp(&stack, command).await,
+        Command::Kb(command) => kb::kb(&stack.knowledge, command).map(|()| ExitCode::SUCCESS),
         Command::Config(args) => config::config(&stack, args)
             .await
             .map(|()| ExitCode::SUCCESS),

@@ -83,7 +83,8 @@ impl DocumentState {
 
 impl fmt::Display for DocumentState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        // `pad`, so a column width given by the caller (`{:<8}`) is kept.
+        f.pad(self.as_str())
     }
 }
 

@@ -111,6 +111,11 @@ impl DataDir {
     pub fn attachments_dir(&self) -> PathBuf {
         self.root.join(ATTACHMENTS_DIR)
     }
+
+    /// The knowledge collections' database ([`crate::knowledge::KnowledgeStore`]).
+    pub fn knowledge_path(&self) -> PathBuf {
+        self.root.join(crate::knowledge::DATABASE_FILE)
+    }
 }
 
 #[cfg(test)]

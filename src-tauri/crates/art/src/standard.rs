@@ -12,6 +12,7 @@ use crate::context::ContextError;
 use crate::context::validate::{ConfigProblem, validate_thread_config};
 use crate::export::Redactor;
 use crate::instance::ArtInstance;
+use crate::knowledge::KnowledgeStore;
 use crate::paths::DataDir;
 use crate::providers::factory::{BuiltinFactory, builtin_entries};
 use crate::providers::{ManagerOptions, ProviderManager};
@@ -19,6 +20,7 @@ use crate::secrets::{EnvFallback, KeychainStore};
 use crate::storage::sqlite::SqliteStorage;
 use crate::storage::{StorageAdapter, StorageError};
 use crate::tools::RegistryError;
+use crate::tools::search_knowledge::SearchKnowledgeTool;
 
 /// Why the framework could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +34,9 @@ pub enum OpenError {
     /// The attachment folder could not be created or cleaned.
     #[error("cannot open the attachment store: {0}")]
     Attachments(#[from] crate::attachments::BlobError),
+    /// The knowledge database could not be opened or migrated.
+    #[error("cannot open the knowledge collections: {0}")]
+    Knowledge(#[from] art_types::knowledge::KnowledgeProblem),
 }
 
 /// Why a thread's settings were not saved.
@@ -105,6 +110,8 @@ pub struct Standard {
     pub providers: Arc<ProviderManager>,
     /// API keys: the OS keychain, with `<PROVIDER>_API_KEY` as a read-only fallback.
     pub secrets: Arc<EnvFallback<KeychainStore>>,
+    /// The knowledge collections (searched by the `search_knowledge` tool).
+    pub knowledge: Arc<KnowledgeStore>,
 }
 
 impl Standard {
@@ -120,14 +127,17 @@ impl Standard {
             ManagerOptions::default(),
         ));
         let attachments = Attachments::open(data_dir.attachments_dir(), BlobStore::DEFAULT_LIMIT)?;
+        let knowledge = Arc::new(KnowledgeStore::open(&data_dir.knowledge_path())?);
         let art = ArtInstance::builder(storage, providers.clone())
             .mcp_secrets(secrets.clone())
             .attachments(Arc::new(attachments))
+            .tool(Arc::new(SearchKnowledgeTool::new(knowledge.clone())))
             .build()?;
         Ok(Self {
             art,
             providers,
             secrets,
+            knowledge,
         })
     }
 

@@ -1,6 +1,7 @@
 //! The `art` binary as a user runs it: real processes on temporary data directories
 //! against fake providers over TCP. `commands`: each subcommand's output, exports and
 //! imports, mistakes; `attachments`: `art run --attach`; `concurrent`: several processes writing one data directory at once;
+//! `kb`: knowledge collections and the `search_knowledge` tool;
 //! `crash`: `art run` killed with SIGKILL at any moment loses nothing but its last tokens
 //! (`cargo xtask stress` runs more trials).
 
@@ -8,6 +9,7 @@ mod attachments;
 mod commands;
 mod concurrent;
 mod crash;
+mod kb;
 mod mcp;
 
 use art_testkit::fake::scripts::MODEL;

@@ -62,15 +62,21 @@ const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;",
 ];
 
-/// Bring `conn`'s schema up to date, each migration in its own transaction.
+/// Bring `conn`'s schema up to date, each migration in its own transaction. The version
+/// is read inside that transaction: processes opening a new data directory at once
+/// (the app and `art`) each apply a migration only if no other has.
 pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    let done = usize::try_from(version).unwrap_or(0);
-    for (index, sql) in (0i64..).zip(MIGRATIONS).skip(done) {
+    loop {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let Some(sql) = usize::try_from(version)
+            .ok()
+            .and_then(|done| MIGRATIONS.get(done))
+        else {
+            return tx.commit();
+        };
         tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", index + 1)?;
+        tx.pragma_update(None, "user_version", version + 1)?;
         tx.commit()?;
     }
-    Ok(())
 }

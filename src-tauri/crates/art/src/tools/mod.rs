@@ -1,12 +1,14 @@
 //! The Tool System: tools the agent can call ([`ToolExecutor`]), the registry that
 //! validates and lists them ([`ToolRegistry`]), and the sequential executor
 //! ([`ToolSystem`]). Built-in tools: [`calculator::CalculatorTool`] and
-//! [`current_time::CurrentTimeTool`]; [`mcp`] brings the tools of MCP servers.
+//! [`current_time::CurrentTimeTool`] (and, with a data directory's knowledge,
+//! [`search_knowledge::SearchKnowledgeTool`]); [`mcp`] brings the tools of MCP servers.
 
 pub mod calculator;
 pub mod current_time;
 pub mod mcp;
 mod registry;
+pub mod search_knowledge;
 mod system;
 
 use std::sync::Arc;

@@ -1,0 +1,161 @@
+//! `art kb`: a folder becomes a searchable collection (each document with its state,
+//! hidden files and links left out), and the agent's `search_knowledge` tool finds the
+//! passage with its document and page, for the answer to cite.
+
+use std::path::{Path, PathBuf};
+
+use art_testkit::fake::FakeServer;
+use art_testkit::fake::scripts::{Protocol, router, text_reply, tool_call_reply};
+
+use crate::commands::{art, stderr, stdout};
+
+/// A folder as a user would add it: notes, a report, a photo, a hidden file and a link
+/// that loops back to the folder.
+fn folder(root: &Path) -> PathBuf {
+    let dir = root.join("orchard");
+    std::fs::create_dir_all(dir.join("more")).unwrap();
+    std::fs::write(
+        dir.join("notes.md"),
+        "# Orchard\n\n## Pruning\n\nPrune the apple trees in late winter.\n",
+    )
+    .unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../tests/fixtures/documents/ghostscript-three-pages.pdf"),
+        dir.join("more/report.pdf"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("photo.png"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    std::fs::write(dir.join(".secret.md"), "hidden irrigation").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&dir, dir.join("more/loop")).unwrap();
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_becomes_a_collection_that_finds_the_page() {
+    let data = tempfile::tempdir().unwrap();
+    let home = data.path().join("data");
+    let dir = folder(data.path());
+    let made = art(&home, &["kb", "create", "Orchard"]).await;
+    assert!(made.status.success(), "{}", stderr(&made));
+    let again = art(&home, &["kb", "create", "orchard"]).await;
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again).contains("exists already"),
+        "{}",
+        stderr(&again)
+    );
+
+    let added = art(&home, &["kb", "add", "Orchard", dir.to_str().unwrap()]).await;
+    assert!(added.status.success(), "{}", stderr(&added));
+    let notes = stderr(&added);
+    assert!(notes.contains("art: 3 files queued in Orchard"), "{notes}");
+    assert!(
+        notes.contains("art: indexed notes.md: 1 passages"),
+        "{notes}"
+    );
+    assert!(notes.contains("art: indexed report.pdf:"), "{notes}");
+    assert!(
+        notes.contains("art: skipped photo.png: an image"),
+        "{notes}"
+    );
+    assert!(
+        !notes.contains("secret"),
+        "hidden files are left out: {notes}"
+    );
+    assert!(
+        stdout(&added).contains("Orchard: 2 ready, 1 skipped;"),
+        "{}",
+        stdout(&added)
+    );
+
+    let status = stdout(&art(&home, &["kb", "status", "orchard"]).await);
+    assert!(status.contains("  ready     /"), "{status}");
+    assert!(status.contains("  skipped   /"), "{status}");
+    assert!(status.contains("report.pdf  3 pages,"), "{status}");
+
+    let found = art(&home, &["kb", "search", "irrigation cost", "-k", "2"]).await;
+    let shown = stdout(&found);
+    assert!(shown.starts_with("[1] report.pdf, p"), "{shown}");
+    assert!(shown.contains("Irrigation cost 310 euros"), "{shown}");
+    let none = stdout(&art(&home, &["kb", "search", "zeppelin"]).await);
+    assert!(
+        none.contains("Nothing in the knowledge collections matches"),
+        "{none}"
+    );
+    let wrong = art(&home, &["kb", "search", "x", "--collection", "Nope"]).await;
+    assert!(stderr(&wrong).contains("there is no collection \"Nope\""));
+
+    let removed = art(&home, &["kb", "remove", "Orchard"]).await;
+    assert!(
+        stdout(&removed).starts_with("Removed Orchard ("),
+        "{}",
+        stdout(&removed)
+    );
+    let listed = stdout(&art(&home, &["kb", "list"]).await);
+    assert!(listed.contains("No collections yet"), "{listed}");
+}
+
+/// The agent calls `search_knowledge`; the passage reaches the model with its document
+/// and page and the instruction to cite it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_searches_knowledge_and_reads_where_the_passage_is() {
+    let data = tempfile::tempdir().unwrap();
+    let home = data.path().join("data");
+    let dir = folder(data.path());
+    art(&home, &["kb", "create", "Orchard"]).await;
+    let added = art(&home, &["kb", "add", "Orchard", dir.to_str().unwrap()]).await;
+    assert!(added.status.success(), "{}", stderr(&added));
+
+    let plan = r#"{"title": "Costs", "intent": "look up costs", "steps": [{"id": "1", "description": "Search the documents", "tools": ["search_knowledge"]}], "toolCalls": []}"#;
+    let server = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, plan, 32),
+            tool_call_reply(
+                Protocol::Ollama,
+                &[(
+                    "k1",
+                    "search_knowledge",
+                    serde_json::json!({ "query": "irrigation cost", "k": 2 }),
+                )],
+            ),
+            text_reply(Protocol::Ollama, "Found it.", 16),
+            text_reply(Protocol::Ollama, "Irrigation cost 310 euros [1].", 16),
+        ],
+    )
+    .await
+    .unwrap();
+    let url = server.url();
+    let mut args = super::ask_new("Costs", &url, "What did irrigation cost?");
+    args.extend(["--tools", "search_knowledge"]);
+    let out = art(&home, &args).await;
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("310 euros [1]"));
+
+    let after_tool = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.request_line.contains("/api/chat"))
+        .nth(2)
+        .expect("the model was asked after the search")
+        .json();
+    let tool = after_tool["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("the search's result")
+        .clone();
+    let content = tool["content"].as_str().unwrap();
+    assert!(content.contains("\"document\":\"report.pdf\""), "{content}");
+    // Its three short pages are one passage.
+    assert!(content.contains("\"place\":\"pp. 1–3\""), "{content}");
+    assert!(content.contains("Irrigation cost 310 euros"), "{content}");
+    assert!(
+        content.contains("Cite the passages you use as [ref]"),
+        "{content}"
+    );
+}

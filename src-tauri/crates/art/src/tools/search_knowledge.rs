@@ -1,0 +1,138 @@
+//! `search_knowledge`: the agent looks something up in the user's knowledge collections
+//! (a tool like any other, so the search is visible, approvable, traced and exported).
+//! Each passage found comes numbered with its document and place, for the answer to cite
+//! as `[1]`; when nothing matches the tool says so, and that no source may be invented.
+
+use std::sync::Arc;
+
+use art_types::knowledge::{Hit, KnowledgeProblem};
+use art_types::{ToolExample, ToolSchema};
+use serde_json::{Value, json};
+
+use super::{ExecutionContext, ToolError, ToolExecutor};
+use crate::knowledge::KnowledgeStore;
+
+/// Name the model calls it by.
+pub const NAME: &str = "search_knowledge";
+
+/// Passages returned when the call does not say.
+const DEFAULT_K: usize = 5;
+
+/// What the model is told when nothing matches.
+pub const NOTHING_FOUND: &str = "Nothing in the knowledge collections matches this search. \
+    Say so plainly; do not cite or invent sources.";
+
+/// The tool, over the data directory's knowledge database.
+pub struct SearchKnowledgeTool {
+    schema: ToolSchema,
+    store: Arc<KnowledgeStore>,
+}
+
+impl SearchKnowledgeTool {
+    /// The tool searching `store`.
+    pub fn new(store: Arc<KnowledgeStore>) -> Self {
+        Self {
+            schema: ToolSchema {
+                name: NAME.into(),
+                description: "Search the user's documents (their knowledge collections) for \
+                    passages about something. Returns numbered passages with their document \
+                    and page or section: cite them in the answer as [1], [2]."
+                    .into(),
+                input_schema: json!({
+                    "type": "object",
+                    "properties": {
+                        "query": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 500,
+                            "description": "What to look for, in words likely to be in the documents."
+                        },
+                        "collection": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 80,
+                            "description": "Only this collection (its name); default: all."
+                        },
+                        "k": {
+                            "type": "integer",
+                            "minimum": 1,
+                            "maximum": 20,
+                            "description": "How many passages (default 5)."
+                        }
+                    },
+                    "required": ["query"],
+                    "additionalProperties": false
+                }),
+                output_schema: None,
+                examples: vec![ToolExample {
+                    input: json!({ "query": "irrigation cost per hectare", "k": 3 }),
+                    output: None,
+                    description: Some("three passages about irrigation costs".into()),
+                }],
+            },
+            store,
+        }
+    }
+
+    /// The best `k` passages for `query`, in `collection` or in all of them.
+    pub fn search(
+        &self,
+        query: &str,
+        collection: Option<&str>,
+        k: usize,
+    ) -> Result<Vec<Hit>, KnowledgeProblem> {
+        let collections = match collection {
+            Some(name) => vec![self.store.find(name)?],
+            None => self.store.collections()?,
+        };
+        let mut hits = Vec::new();
+        for c in collections {
+            hits.extend(self.store.search_words(&c.id, query, k)?);
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        hits.truncate(k);
+        Ok(hits)
+    }
+}
+
+#[async_trait::async_trait]
+impl ToolExecutor for SearchKnowledgeTool {
+    fn schema(&self) -> &ToolSchema {
+        &self.schema
+    }
+
+    async fn execute(&self, arguments: &Value, _: &ExecutionContext) -> Result<Value, ToolError> {
+        let query = arguments["query"].as_str().unwrap_or_default();
+        let collection = arguments["collection"].as_str();
+        let k = arguments["k"]
+            .as_u64()
+            .and_then(|k| usize::try_from(k).ok())
+            .unwrap_or(DEFAULT_K);
+        let hits = self.search(query, collection, k).map_err(|e| match e {
+            KnowledgeProblem::NoCollection { .. } => ToolError::new("NO_COLLECTION", e.to_string()),
+            KnowledgeProblem::EmptyQuery => ToolError::new("EMPTY_QUERY", e.to_string()),
+            other => ToolError::new("KNOWLEDGE_FAILED", other.to_string()),
+        })?;
+        if hits.is_empty() {
+            return Ok(json!({ "results": [], "note": NOTHING_FOUND }));
+        }
+        let results: Vec<Value> = hits
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                json!({
+                    "ref": i + 1,
+                    "document": h.name,
+                    "place": h.place,
+                    "text": h.text,
+                    "score": h.score,
+                    "chunk": h.chunk,
+                })
+            })
+            .collect();
+        Ok(json!({
+            "results": results,
+            "note": "Cite the passages you use as [ref]; use nothing else as a source."
+        }))
+    }
+}
