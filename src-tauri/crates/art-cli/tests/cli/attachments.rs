@@ -17,6 +17,16 @@ fn pdf() -> String {
         .to_string()
 }
 
+/// A 1×1 GIF written into `dir` (sent as the PNG every provider takes).
+fn dot_gif(dir: &std::path::Path) -> PathBuf {
+    let image = dir.join("dot.gif");
+    let gif = base64::engine::general_purpose::STANDARD
+        .decode("R0lGODlhAQABAIAAAP///wAAACwAAAAAAQABAAACAkQBADs=")
+        .unwrap();
+    std::fs::write(&image, gif).unwrap();
+    image
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pdf_and_an_image_go_with_the_question() {
     let plan = r#"{"title": "Report", "intent": "read", "plan": ["answer"], "toolCalls": []}"#;
@@ -31,12 +41,7 @@ async fn a_pdf_and_an_image_go_with_the_question() {
     .await
     .unwrap();
     let data = tempfile::tempdir().unwrap();
-    let image = data.path().join("dot.gif");
-    // A 1×1 GIF: sent as the PNG every provider takes.
-    let gif = base64::engine::general_purpose::STANDARD
-        .decode("R0lGODlhAQABAIAAAP///wAAACwAAAAAAQABAAACAkQBADs=")
-        .unwrap();
-    std::fs::write(&image, gif).unwrap();
+    let image = dot_gif(data.path());
     let url = ollama.url();
     let pdf = pdf();
     let out = art(
@@ -111,14 +116,7 @@ async fn images_off_in_the_settings_refuses_an_image_before_it_is_sent() {
     .unwrap();
     let data = tempfile::tempdir().unwrap();
     let home = data.path().join("data");
-    let image = data.path().join("dot.gif");
-    std::fs::write(
-        &image,
-        base64::engine::general_purpose::STANDARD
-            .decode("R0lGODlhAQABAIAAAP///wAAACwAAAAAAQABAAACAkQBADs=")
-            .unwrap(),
-    )
-    .unwrap();
+    let image = dot_gif(data.path());
     let url = ollama.url();
     let made = art(
         &home,

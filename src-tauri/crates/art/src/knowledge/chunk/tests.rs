@@ -129,3 +129,47 @@ fn nothing_to_cut_gives_no_passage() {
     assert_eq!(one.len(), 1);
     assert_eq!(one[0].place(), "p. 7");
 }
+
+proptest::proptest! {
+    /// Any text of headings, page markers, blank, short and over-long lines (any
+    /// script): nothing panics, no passage holds a marker or runs past the target, the
+    /// passages come in order, and every short line is whole in one of them.
+    #[test]
+    fn any_document_is_cut_in_order_and_nothing_is_lost(
+        lines in proptest::collection::vec(
+            proptest::prop_oneof![
+                "#{1,7} [a-zé ]{0,20}",
+                "--- page [0-9]{1,3} ---",
+                "[ ]{0,3}",
+                "[a-zA-Z0-9éß漢 .,#]{1,80}",
+                "[a-z漢 ]{300,900}",
+            ],
+            0..120,
+        ),
+        headed in proptest::bool::ANY,
+    ) {
+        let text = lines.join("\n");
+        let layout = if headed { Layout::Headed } else { Layout::Plain };
+        let chunks = chunk(&text, layout);
+        let count = u32::try_from(lines.len()).unwrap();
+        let mut last_start = 0;
+        for (i, c) in chunks.iter().enumerate() {
+            proptest::prop_assert_eq!(c.ord as usize, i);
+            proptest::prop_assert!(c.tokens <= TARGET_TOKENS + 2, "{} tokens", c.tokens);
+            proptest::prop_assert!(!c.text.trim().is_empty());
+            proptest::prop_assert!(c.text.lines().all(|l| super::page_marker(l).is_none()));
+            proptest::prop_assert!(c.lines.0 <= c.lines.1 && c.lines.1 <= count);
+            proptest::prop_assert!(c.lines.0 >= last_start);
+            last_start = c.lines.0;
+        }
+        for line in &lines {
+            let short = line.len() <= (TARGET_TOKENS as usize * 3) / 2;
+            if short && !line.trim().is_empty() && super::page_marker(line).is_none() {
+                proptest::prop_assert!(
+                    chunks.iter().any(|c| c.text.lines().any(|l| l == line)),
+                    "{:?} is in no passage", line
+                );
+            }
+        }
+    }
+}
