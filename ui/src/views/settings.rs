@@ -5,7 +5,6 @@
 
 use art_types::approval::ToolPolicy;
 use art_types::commands as cmd;
-use art_types::provider::VISION_OPTION;
 use art_types::{
     IpcError, ModelInfo, ProviderInfo, SavedPrompt, StateSavingStrategy, ThreadConfig, ToolSchema,
 };
@@ -344,22 +343,18 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                     <div>
                         <select id="images-select"
                             prop:value=move || config.with(|c| match c.as_ref()
-                                .and_then(|c| c.provider_config.adapter_options.get(VISION_OPTION))
-                                .and_then(|v| v.as_bool()) {
+                                .and_then(|c| c.provider_config.sees_images()) {
                                 Some(true) => "yes",
                                 Some(false) => "no",
                                 None => "",
                             })
                             on:change=move |ev| {
-                                let chosen = event_target_value(&ev);
-                                edit(&|c| {
-                                    let options = &mut c.provider_config.adapter_options;
-                                    match chosen.as_str() {
-                                        "yes" => { options.insert(VISION_OPTION.into(), true.into()); }
-                                        "no" => { options.insert(VISION_OPTION.into(), false.into()); }
-                                        _ => { options.remove(VISION_OPTION); }
-                                    }
-                                });
+                                let sees = match event_target_value(&ev).as_str() {
+                                    "yes" => Some(true),
+                                    "no" => Some(false),
+                                    _ => None,
+                                };
+                                edit(&|c| c.provider_config.set_sees_images(sees));
                             }>
                             <option value="">"As the model says"</option>
                             <option value="yes">"The model sees images"</option>

@@ -8,7 +8,6 @@ use anyhow::{Context, bail};
 use art::providers::options::BASE_URL;
 use art::standard::{SettingsError, Standard};
 use art_types::approval::ToolPolicy;
-use art_types::provider::VISION_OPTION;
 use art_types::{ThreadConfig, ToolCalling};
 use serde_json::Value;
 
@@ -165,12 +164,11 @@ fn apply(stack: &Standard, config: &mut ThreadConfig, args: &Args) -> anyhow::Re
         None => {}
     }
     if let Some(images) = args.images {
-        let options = &mut provider.adapter_options;
-        match images {
-            Images::Auto => options.remove(VISION_OPTION),
-            Images::Yes => options.insert(VISION_OPTION.into(), Value::Bool(true)),
-            Images::No => options.insert(VISION_OPTION.into(), Value::Bool(false)),
-        };
+        provider.set_sees_images(match images {
+            Images::Auto => None,
+            Images::Yes => Some(true),
+            Images::No => Some(false),
+        });
     }
     if let Some(text) = &args.system_prompt {
         config.system_prompt = Some(text.clone()).filter(|t| !t.trim().is_empty());
@@ -257,7 +255,7 @@ fn print(config: &ThreadConfig) {
         .and_then(Value::as_str)
         .unwrap_or("(the provider's own)");
     sayln!("base URL        {base}");
-    let images = match art::reasoning::provider::vision_option(provider) {
+    let images = match provider.sees_images() {
         Some(true) => "seen (set)",
         Some(false) => "not seen: questions with images are refused (set)",
         None => "as the model says",

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use art::knowledge::{self, KnowledgeStore};
-use art::tools::search_knowledge::{NOTHING_FOUND, SearchKnowledgeTool};
+use art::tools::search_knowledge::NOTHING_FOUND;
 use art_types::knowledge::{Collection, DocumentState};
 use clap::Subcommand;
 
@@ -61,7 +61,7 @@ pub enum Command {
 }
 
 /// Run `art kb` on `store`.
-pub fn kb(store: &std::sync::Arc<KnowledgeStore>, command: Command) -> anyhow::Result<()> {
+pub fn kb(store: &KnowledgeStore, command: Command) -> anyhow::Result<()> {
     match command {
         Command::Create { name } => {
             let made = store.create(&name)?;
@@ -119,8 +119,7 @@ pub fn kb(store: &std::sync::Arc<KnowledgeStore>, command: Command) -> anyhow::R
             collection,
             k,
         } => {
-            let hits =
-                SearchKnowledgeTool::new(store.clone()).search(&query, collection.as_deref(), k)?;
+            let hits = store.search(&query, collection.as_deref(), k)?;
             if hits.is_empty() {
                 sayln!("{NOTHING_FOUND}");
             }

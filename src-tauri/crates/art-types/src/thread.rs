@@ -17,6 +17,25 @@ pub struct ProviderConfig {
     pub adapter_options: serde_json::Map<String, serde_json::Value>,
 }
 
+impl ProviderConfig {
+    /// The thread's own word on whether its model sees images
+    /// ([`VISION_OPTION`](crate::provider::VISION_OPTION)); `None`: unset.
+    pub fn sees_images(&self) -> Option<bool> {
+        self.adapter_options
+            .get(crate::provider::VISION_OPTION)
+            .and_then(serde_json::Value::as_bool)
+    }
+
+    /// Say whether the model sees images (`None`: leave it to the model's server).
+    pub fn set_sees_images(&mut self, sees: Option<bool>) {
+        let key = crate::provider::VISION_OPTION;
+        match sees {
+            Some(sees) => self.adapter_options.insert(key.into(), sees.into()),
+            None => self.adapter_options.remove(key),
+        };
+    }
+}
+
 /// Sampling parameters. `None` means the provider's default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

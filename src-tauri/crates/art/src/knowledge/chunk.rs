@@ -49,21 +49,26 @@ pub struct Chunk {
 }
 
 impl Chunk {
-    /// Where it is, as a citation says it: `p. 12`, `pp. 3–4`, `lines 10–42`, then the
-    /// innermost heading (`§Installation`).
+    /// Where it is, as a citation says it ([`place`]).
     pub fn place(&self) -> String {
-        let mut place = match self.pages {
-            Some((a, b)) if a == b => format!("p. {a}"),
-            Some((a, b)) => format!("pp. {a}–{b}"),
-            None if self.lines.0 == self.lines.1 => format!("line {}", self.lines.0),
-            None => format!("lines {}–{}", self.lines.0, self.lines.1),
-        };
-        if let Some(heading) = self.headings.last() {
-            place.push_str(", §");
-            place.push_str(heading);
-        }
-        place
+        place(self.pages, self.lines, &self.headings)
     }
+}
+
+/// Where a passage is, as a citation says it: `p. 12`, `pp. 3–4`, `lines 10–42`, then the
+/// innermost heading (`§Installation`).
+pub fn place(pages: Option<(u32, u32)>, lines: (u32, u32), headings: &[String]) -> String {
+    let mut place = match pages {
+        Some((a, b)) if a == b => format!("p. {a}"),
+        Some((a, b)) => format!("pp. {a}–{b}"),
+        None if lines.0 == lines.1 => format!("line {}", lines.0),
+        None => format!("lines {}–{}", lines.0, lines.1),
+    };
+    if let Some(heading) = headings.last() {
+        place.push_str(", §");
+        place.push_str(heading);
+    }
+    place
 }
 
 /// A line on its way into a passage.

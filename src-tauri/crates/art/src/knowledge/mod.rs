@@ -11,9 +11,8 @@ pub mod store;
 use std::path::Path;
 
 use art_types::knowledge::{DocumentState, KnowledgeProblem};
-use sha2::{Digest, Sha256};
 
-use crate::attachments::{document, sniff};
+use crate::attachments::{BlobId, document, sniff};
 use chunk::Layout;
 pub use store::KnowledgeStore;
 use store::{Claimed, Read};
@@ -92,7 +91,7 @@ fn read(claimed: &Claimed) -> Result<(Read, Vec<chunk::Chunk>), (DocumentState, 
     let facts = Read {
         size: bytes.len() as u64,
         modified,
-        sha256: hex(&Sha256::digest(&bytes)),
+        sha256: BlobId::of(&bytes).to_string(),
         pages: extracted.pages,
     };
     Ok((facts, chunks))
@@ -103,8 +102,4 @@ fn is_markdown(name: &str) -> bool {
     [".md", ".markdown", ".mdx"]
         .iter()
         .any(|ext| lower.ends_with(ext))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -2,7 +2,7 @@
 //! conversations' database so indexing never waits on, or holds up, a run's writes).
 //! Versioned in `PRAGMA user_version`; append only.
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::Connection;
 
 /// Migrations in order; index + 1 is the version each one produces.
 const MIGRATIONS: &[&str] = &[
@@ -62,21 +62,8 @@ const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;",
 ];
 
-/// Bring `conn`'s schema up to date, each migration in its own transaction. The version
-/// is read inside that transaction: processes opening a new data directory at once
-/// (the app and `art`) each apply a migration only if no other has.
-pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
-    loop {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        let Some(sql) = usize::try_from(version)
-            .ok()
-            .and_then(|done| MIGRATIONS.get(done))
-        else {
-            return tx.commit();
-        };
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", version + 1)?;
-        tx.commit()?;
-    }
+/// Bring `conn`'s schema up to date (as the conversations' database is: each migration
+/// in its own transaction, safe when processes open a new data directory at once).
+pub fn migrate(conn: &mut Connection) -> Result<(), String> {
+    crate::storage::migrations::apply(conn, MIGRATIONS, MIGRATIONS.len() as i64).map(|_| ())
 }

@@ -13,7 +13,7 @@ use art_types::knowledge::{
 };
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
-use super::chunk::Chunk;
+use super::chunk::{Chunk, place};
 use super::schema;
 
 /// The longest name a collection may have.
@@ -67,7 +67,7 @@ impl KnowledgeStore {
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
         )
         .map_err(db)?;
-        schema::migrate(&mut conn).map_err(db)?;
+        schema::migrate(&mut conn).map_err(KnowledgeProblem::Database)?;
         let store = Self {
             conn: Mutex::new(conn),
         };
@@ -207,15 +207,12 @@ impl KnowledgeStore {
 
     /// The collection with this id, or else this name (any case).
     pub fn find(&self, id_or_name: &str) -> Result<Collection, KnowledgeProblem> {
-        self.collections()?
-            .into_iter()
-            .find(|c| c.id == id_or_name)
-            .or_else(|| {
-                self.collections()
-                    .ok()?
-                    .into_iter()
-                    .find(|c| c.name.to_lowercase() == id_or_name.trim().to_lowercase())
-            })
+        let mut all = self.collections()?;
+        let name = id_or_name.trim().to_lowercase();
+        all.iter()
+            .position(|c| c.id == id_or_name)
+            .or_else(|| all.iter().position(|c| c.name.to_lowercase() == name))
+            .map(|i| all.swap_remove(i))
             .ok_or_else(|| KnowledgeProblem::NoCollection {
                 name: id_or_name.into(),
             })
@@ -343,6 +340,27 @@ impl KnowledgeStore {
         })
     }
 
+    /// The `k` passages that best match `query`, in `collection` (name or id) or in all
+    /// of them, best first.
+    pub fn search(
+        &self,
+        query: &str,
+        collection: Option<&str>,
+        k: usize,
+    ) -> Result<Vec<Hit>, KnowledgeProblem> {
+        let collections = match collection {
+            Some(name) => vec![self.find(name)?],
+            None => self.collections()?,
+        };
+        let mut hits = Vec::new();
+        for c in collections {
+            hits.extend(self.search_words(&c.id, query, k)?);
+        }
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        hits.truncate(k);
+        Ok(hits)
+    }
+
     /// The passages of `collection` that best match `query`'s words (BM25), best first.
     pub fn search_words(
         &self,
@@ -423,21 +441,14 @@ fn hit(r: &Row<'_>) -> rusqlite::Result<Hit> {
         (Some(a), Some(b)) => Some((a, b)),
         _ => None,
     };
-    let chunk = Chunk {
-        ord: 0,
-        text: String::new(),
-        tokens: 0,
-        headings: serde_json::from_str(&headings).unwrap_or_default(),
-        pages,
-        lines: (r.get(8)?, r.get(9)?),
-    };
+    let headings: Vec<String> = serde_json::from_str(&headings).unwrap_or_default();
     let rank: f64 = r.get(10)?;
     Ok(Hit {
         chunk: r.get(0)?,
         document: r.get(1)?,
         name: r.get(2)?,
         path: r.get(3)?,
-        place: chunk.place(),
+        place: place(pages, (r.get(8)?, r.get(9)?), &headings),
         text: r.get(4)?,
         // FTS5's bm25() is lower for better matches.
         score: -rank,

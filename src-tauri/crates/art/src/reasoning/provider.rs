@@ -136,14 +136,6 @@ pub trait ProviderSource: Send + Sync {
     /// [`VISION_OPTION`](art_types::provider::VISION_OPTION), else a local server's
     /// answer; `None` when unknown. Default: the option alone.
     async fn sees_images(&self, config: &ProviderConfig) -> Option<bool> {
-        vision_option(config)
+        config.sees_images()
     }
-}
-
-/// The thread's own word on whether its model sees images.
-pub fn vision_option(config: &ProviderConfig) -> Option<bool> {
-    config
-        .adapter_options
-        .get(art_types::provider::VISION_OPTION)
-        .and_then(serde_json::Value::as_bool)
 }

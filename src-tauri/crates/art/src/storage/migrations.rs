@@ -202,16 +202,29 @@ pub fn migrate(conn: &mut Connection) -> Result<i64, String> {
 
 /// Bring the database up to `target` (tests use it to build databases of older builds).
 pub fn migrate_to(conn: &mut Connection, target: i64) -> Result<i64, String> {
+    apply(conn, MIGRATIONS, target)
+}
+
+/// Bring a database whose schema is `migrations` (index + 1 is the version each one
+/// produces, kept in `PRAGMA user_version`) up to `target`, each migration in its own
+/// transaction; a database from a newer build is refused rather than damaged. Also the
+/// knowledge database's (`knowledge::schema`).
+pub(crate) fn apply(
+    conn: &mut Connection,
+    migrations: &[&str],
+    target: i64,
+) -> Result<i64, String> {
+    let latest = migrations.len() as i64;
     let current: i64 = conn
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .map_err(|e| e.to_string())?;
-    if current > LATEST {
+    if current > latest {
         return Err(format!(
-            "the database has schema version {current}, newer than this app understands ({LATEST}); update the app"
+            "the database has schema version {current}, newer than this app understands ({latest}); update the app"
         ));
     }
-    let wanted = usize::try_from(target).unwrap_or(0).min(MIGRATIONS.len());
-    for (index, sql) in MIGRATIONS
+    let wanted = usize::try_from(target).unwrap_or(0).min(migrations.len());
+    for (index, sql) in migrations
         .iter()
         .enumerate()
         .take(wanted)
@@ -234,7 +247,7 @@ pub fn migrate_to(conn: &mut Connection, target: i64) -> Result<i64, String> {
             .map_err(|e| format!("migration to version {version} failed: {e}"))?;
         tx.commit().map_err(|e| e.to_string())?;
     }
-    Ok(current.max(target.min(LATEST)))
+    Ok(current.max(target.min(latest)))
 }
 
 #[cfg(test)]

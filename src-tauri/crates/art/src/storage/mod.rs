@@ -10,7 +10,7 @@ pub mod ledger;
 pub mod memory;
 pub mod sqlite;
 
-mod migrations;
+pub(crate) mod migrations;
 
 /// The collections the framework keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

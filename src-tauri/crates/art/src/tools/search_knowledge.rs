@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use art_types::knowledge::{Hit, KnowledgeProblem};
+use art_types::knowledge::KnowledgeProblem;
 use art_types::{ToolExample, ToolSchema};
 use serde_json::{Value, json};
 
@@ -73,26 +73,6 @@ impl SearchKnowledgeTool {
             store,
         }
     }
-
-    /// The best `k` passages for `query`, in `collection` or in all of them.
-    pub fn search(
-        &self,
-        query: &str,
-        collection: Option<&str>,
-        k: usize,
-    ) -> Result<Vec<Hit>, KnowledgeProblem> {
-        let collections = match collection {
-            Some(name) => vec![self.store.find(name)?],
-            None => self.store.collections()?,
-        };
-        let mut hits = Vec::new();
-        for c in collections {
-            hits.extend(self.store.search_words(&c.id, query, k)?);
-        }
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-        hits.truncate(k);
-        Ok(hits)
-    }
 }
 
 #[async_trait::async_trait]
@@ -108,11 +88,16 @@ impl ToolExecutor for SearchKnowledgeTool {
             .as_u64()
             .and_then(|k| usize::try_from(k).ok())
             .unwrap_or(DEFAULT_K);
-        let hits = self.search(query, collection, k).map_err(|e| match e {
-            KnowledgeProblem::NoCollection { .. } => ToolError::new("NO_COLLECTION", e.to_string()),
-            KnowledgeProblem::EmptyQuery => ToolError::new("EMPTY_QUERY", e.to_string()),
-            other => ToolError::new("KNOWLEDGE_FAILED", other.to_string()),
-        })?;
+        let hits = self
+            .store
+            .search(query, collection, k)
+            .map_err(|e| match e {
+                KnowledgeProblem::NoCollection { .. } => {
+                    ToolError::new("NO_COLLECTION", e.to_string())
+                }
+                KnowledgeProblem::EmptyQuery => ToolError::new("EMPTY_QUERY", e.to_string()),
+                other => ToolError::new("KNOWLEDGE_FAILED", other.to_string()),
+            })?;
         if hits.is_empty() {
             return Ok(json!({ "results": [], "note": NOTHING_FOUND }));
         }

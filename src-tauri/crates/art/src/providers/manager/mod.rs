@@ -268,7 +268,7 @@ impl ProviderSource for ProviderManager {
     /// The thread's option first; then a local server is asked (a remote one is not, for
     /// the reason above).
     async fn sees_images(&self, config: &ProviderConfig) -> Option<bool> {
-        if let Some(said) = crate::reasoning::provider::vision_option(config) {
+        if let Some(said) = config.sees_images() {
             return Some(said);
         }
         let entry = self.inner.entries.get(&config.provider_name)?;
