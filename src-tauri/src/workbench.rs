@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use art::ArtInstance;
 use art::agent::CancellationToken;
+use art::knowledge::{Indexer, KnowledgeStore};
 use art::paths::DataDir;
 use art::providers::http::HttpOptions;
 use art::providers::{ProviderEntry, ProviderManager};
@@ -26,6 +27,10 @@ pub struct Workbench {
     pub secrets: Arc<EnvFallback<KeychainStore>>,
     /// HTTP options for model lists and the doctor.
     pub http: HttpOptions,
+    /// The knowledge collections the agent's `search_knowledge` searches.
+    pub knowledge: Arc<KnowledgeStore>,
+    /// The thread that reads queued documents, or why it could not start.
+    pub indexer: Result<Indexer, String>,
     /// Runs in flight, by trace id: their thread and what cancels them.
     runs: Mutex<HashMap<String, (String, CancellationToken)>>,
 }
@@ -37,7 +42,7 @@ impl Workbench {
             art,
             providers,
             secrets,
-            knowledge: _,
+            knowledge,
         } = Standard::open(data_dir).map_err(|e| match e {
             OpenError::Storage(_) => IpcError::new(ErrorCode::Storage, e.to_string())
                 .with_details(serde_json::json!({ "path": data_dir.database_path() })),
@@ -49,11 +54,17 @@ impl Workbench {
             OpenError::Knowledge(_) => IpcError::new(ErrorCode::Storage, e.to_string())
                 .with_details(serde_json::json!({ "path": data_dir.knowledge_path() })),
         })?;
+        let indexer = Indexer::start(Arc::clone(&knowledge)).map_err(|e| {
+            tracing::error!("the knowledge indexer could not start: {e}");
+            format!("the indexing thread could not start: {e}")
+        });
         Ok(Self {
             art,
             providers,
             secrets,
             http: HttpOptions::default(),
+            knowledge,
+            indexer,
             runs: Mutex::new(HashMap::new()),
         })
     }
@@ -134,6 +145,20 @@ impl Workbench {
                 tracing::warn!("cannot emit a stream batch: {e}");
             }
         }));
+        if let Ok(indexer) = &self.indexer {
+            let mut progress = indexer.progress();
+            let emitter = app.clone();
+            tauri::async_runtime::spawn(async move {
+                // At most ten events a second; the latest progress always goes out.
+                while progress.changed().await.is_ok() {
+                    let now = progress.borrow_and_update().clone();
+                    if let Err(e) = emitter.emit(events::KNOWLEDGE, &now) {
+                        tracing::warn!("cannot emit indexing progress: {e}");
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            });
+        }
         let emitter = app.clone();
         tauri::async_runtime::spawn(async move {
             while let Some(observation) = observations.recv().await {

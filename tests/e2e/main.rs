@@ -4,6 +4,7 @@
 mod attach;
 mod day;
 mod doors;
+mod knowledge;
 mod long;
 mod secrets;
 mod shell;

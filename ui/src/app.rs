@@ -13,6 +13,7 @@ use crate::shell::{Connection, Pane, Shell};
 use crate::store::Store;
 use crate::views::about::About;
 use crate::views::home::Home;
+use crate::views::knowledge::Knowledge;
 use crate::views::prompts::Prompts;
 use crate::views::providers::Providers;
 use crate::views::thread::ThreadView;
@@ -103,6 +104,7 @@ pub fn App() -> impl IntoView {
                     (Pane::Prompts, _) => view! { <Prompts /> }.into_any(),
                     (Pane::Tools, _) => view! { <Tools /> }.into_any(),
                     (Pane::Usage, _) => view! { <Usage /> }.into_any(),
+                    (Pane::Knowledge, _) => view! { <Knowledge /> }.into_any(),
                     _ => view! { <Home /> }.into_any(),
                 }}
             </main>

@@ -21,6 +21,8 @@ pub enum Pane {
     Tools,
     /// What runs used and cost.
     Usage,
+    /// Knowledge collections: documents the agent can search.
+    Knowledge,
 }
 
 /// State of the connection to the backend, from the start-up handshake.

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use art_types::commands as cmd;
 use art_types::commands::Picked;
+use art_types::knowledge::IndexProgress;
 use art_types::{
     ConversationMessage, ErrorCode, ExportProgress, IpcError, Observation, RunFinished,
     StreamBatch, ThreadSummary, events,
@@ -38,6 +39,8 @@ pub struct Store {
     /// Files just dropped on the window, attached by the backend; the open thread's
     /// composer takes them.
     pub dropped: RwSignal<Option<Picked>>,
+    /// Where the background indexer of the knowledge collections is.
+    pub indexing: RwSignal<IndexProgress>,
 }
 
 impl Store {
@@ -53,6 +56,7 @@ impl Store {
             focus: RwSignal::new(None),
             export_progress: RwSignal::new(None),
             dropped: RwSignal::new(None),
+            indexing: RwSignal::new(IndexProgress::default()),
         }
     }
 
@@ -205,6 +209,10 @@ impl Store {
         .await?;
         ipc::listen(events::ATTACHED, move |picked: Picked| {
             self.dropped.set(Some(picked))
+        })
+        .await?;
+        ipc::listen(events::KNOWLEDGE, move |progress: IndexProgress| {
+            self.indexing.set(progress)
         })
         .await
     }

@@ -127,7 +127,7 @@ async fn picked_paths(app: &AppHandle) -> Result<Vec<PathBuf>, IpcError> {
 }
 
 /// The files of `dir`, by name.
-fn files_in(dir: &Path) -> Result<Vec<PathBuf>, IpcError> {
+pub(super) fn files_in(dir: &Path) -> Result<Vec<PathBuf>, IpcError> {
     let entries = std::fs::read_dir(dir).map_err(|e| {
         IpcError::new(
             ErrorCode::InvalidInput,

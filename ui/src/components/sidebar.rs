@@ -161,6 +161,12 @@ pub fn Sidebar() -> impl IntoView {
                     on:click=move |_| pane.set(Pane::Prompts)>"Prompt library"</button>
                 <button id="tools-button" class="ghost wide" class:active=move || pane.get() == Pane::Tools
                     on:click=move |_| pane.set(Pane::Tools)>"Tools"</button>
+                <button id="knowledge-button" class="ghost wide" class:active=move || pane.get() == Pane::Knowledge
+                    on:click=move |_| pane.set(Pane::Knowledge)>
+                    "Knowledge"
+                    {move || store.indexing.with(|p| p.running.then(|| format!(" · {}/{}", p.done, p.total)))
+                        .map(|text| view! { <span class="muted small" id="knowledge-busy">{text}</span> })}
+                </button>
                 <button id="usage-button" class="ghost wide" class:active=move || pane.get() == Pane::Usage
                     on:click=move |_| pane.set(Pane::Usage)>"Usage"</button>
                 <button id="providers-button" class="ghost wide" class:active=move || pane.get() == Pane::Providers

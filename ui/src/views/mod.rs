@@ -3,10 +3,12 @@
 pub mod about;
 pub mod agent_settings;
 pub mod home;
+pub mod knowledge;
 pub mod prompts;
 pub mod providers;
 pub mod settings;
 pub mod thread;
+pub mod thread_knowledge;
 pub mod tool_picker;
 pub mod tools;
 pub mod trace;

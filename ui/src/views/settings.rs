@@ -15,6 +15,7 @@ use serde::Deserialize;
 use crate::components::error_card::ErrorCard;
 use crate::ipc;
 use crate::views::agent_settings::AgentSettings;
+use crate::views::thread_knowledge::ThreadKnowledge;
 use crate::views::tool_picker::{ToolPicker, token_cost};
 
 const BASE_URL: &str = "base_url";
@@ -415,6 +416,7 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                         <p class="muted small" id="tool-cost">{move || format!("Enabled schemas add about {} tokens to each planning call.", cost())}</p>
                         {problem_for("enabledTools")}
                     </div>
+                    <ThreadKnowledge config=config edited=Callback::new(move |()| saved.set(false)) />
                     <AgentSettings config=config edited=Callback::new(move |()| saved.set(false))
                         problem_for=Callback::new(move |field: &'static str| problem_for(field).into_any()) />
                     <label for="temperature">"Temperature"</label>

@@ -77,6 +77,10 @@ pub struct Args {
     /// Show the plan for review before any step runs.
     #[arg(long, value_enum)]
     plan_review: Option<Switch>,
+    /// The knowledge collections `search_knowledge` searches in this thread, by name,
+    /// comma-separated (`""`: all of them).
+    #[arg(long, value_delimiter = ',', value_name = "COLLECTIONS")]
+    knowledge: Option<Vec<String>>,
     /// LLM calls one step may make.
     #[arg(long, value_name = "N")]
     step_calls: Option<u32>,
@@ -138,7 +142,7 @@ pub async fn config(stack: &Standard, args: Args) -> anyhow::Result<()> {
             Err(e) => return Err(e.into()),
         }
     }
-    print(&config);
+    print(stack, &config);
     Ok(())
 }
 
@@ -209,6 +213,13 @@ fn apply(stack: &Standard, config: &mut ThreadConfig, args: &Args) -> anyhow::Re
     if let Some(review) = args.plan_review {
         config.plan_checkpoint = matches!(review, Switch::On);
     }
+    if let Some(names) = &args.knowledge {
+        config.knowledge = names
+            .iter()
+            .filter(|n| !n.trim().is_empty())
+            .map(|n| stack.knowledge.find(n).map(|c| c.id))
+            .collect::<Result<_, _>>()?;
+    }
     let limits = &mut config.limits;
     if let Some(n) = args.step_calls {
         limits.step_iterations = n;
@@ -238,7 +249,7 @@ fn apply(stack: &Standard, config: &mut ThreadConfig, args: &Args) -> anyhow::Re
 }
 
 /// The settings, one a line.
-fn print(config: &ThreadConfig) {
+fn print(stack: &Standard, config: &ThreadConfig) {
     let provider = &config.provider_config;
     let or_none = |s: &str| {
         if s.is_empty() {
@@ -290,6 +301,22 @@ fn print(config: &ThreadConfig) {
     sayln!("tool calling    {offer}");
     let on = |b: bool| if b { "on" } else { "off" };
     sayln!("plan review     {}", on(config.plan_checkpoint));
+    let knowledge = if config.knowledge.is_empty() {
+        "all collections".to_owned()
+    } else {
+        let all = stack.knowledge.collections().unwrap_or_default();
+        config
+            .knowledge
+            .iter()
+            .map(|id| {
+                all.iter()
+                    .find(|c| c.id == *id)
+                    .map_or_else(|| format!("{id} (deleted)"), |c| c.name.clone())
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    sayln!("knowledge       {knowledge}");
     let limits = &config.limits;
     let or_no_limit = |v: Option<String>| v.unwrap_or_else(|| "no limit".to_owned());
     sayln!("step calls      {}", limits.step_iterations);

@@ -2,9 +2,9 @@
 //! app's agent searches (`search_knowledge`): make a collection, add files and folders
 //! (indexed at once, one line per document), see each document's state, search.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use art::knowledge::{self, KnowledgeStore};
 use art::tools::search_knowledge::NOTHING_FOUND;
 use art_types::knowledge::{Collection, DocumentState};
@@ -30,7 +30,13 @@ pub enum Command {
         /// Files and folders.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
+        /// Keep the folders in sync: the app rescans them in the background (and `art kb
+        /// sync` now), reading new and changed files and taking out deleted ones.
+        #[arg(long)]
+        sync: bool,
     },
+    /// Rescan the folders kept in sync (every collection's), and index what changed.
+    Sync,
     /// The documents of a collection, each with its state and, when it failed or was
     /// skipped, why.
     Status {
@@ -76,31 +82,38 @@ pub fn kb(store: &KnowledgeStore, command: Command) -> anyhow::Result<()> {
                 sayln!("{}  {}", c.id, summary(&c));
             }
         }
-        Command::Add { collection, paths } => {
+        Command::Add {
+            collection,
+            paths,
+            sync,
+        } => {
             let c = store.find(&collection)?;
-            let mut files = Vec::new();
-            for path in &paths {
-                collect(path, &mut files)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
+            let added = knowledge::add(store, &c.id, &paths, sync)?;
+            for why in &added.left_out {
+                noteln!("art: left out {why}");
             }
-            if files.is_empty() {
+            if added.queued == 0 {
                 bail!("no files under {}", paths[0].display());
             }
-            for file in &files {
-                let name = file
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                let full = std::path::absolute(file).unwrap_or_else(|_| file.clone());
-                store.queue(&c.id, &full.to_string_lossy(), &name)?;
-            }
-            noteln!("art: {} files queued in {}", files.len(), c.name);
+            noteln!("art: {} files queued in {}", added.queued, c.name);
             index(store)?;
             sayln!("{}", summary(&store.find(&c.id)?));
+        }
+        Command::Sync => {
+            let synced = knowledge::sync::sync_all(store)?;
+            noteln!(
+                "art: {} files new or changed, {} gone",
+                synced.queued,
+                synced.removed
+            );
+            index(store)?;
         }
         Command::Status { collection } => {
             let c = store.find(&collection)?;
             sayln!("{}", summary(&c));
+            for folder in &c.folders {
+                sayln!("  kept in sync: {folder}");
+            }
             for d in store.documents(&c.id)? {
                 let facts = match (d.state, d.pages) {
                     (DocumentState::Ready, Some(p)) => {
@@ -143,9 +156,7 @@ pub fn kb(store: &KnowledgeStore, command: Command) -> anyhow::Result<()> {
         }
         Command::Reindex { collection } => {
             let c = store.find(&collection)?;
-            for d in store.documents(&c.id)? {
-                store.queue(&c.id, &d.path, &d.name)?;
-            }
+            store.requeue(&c.id)?;
             index(store)?;
             sayln!("{}", summary(&store.find(&c.id)?));
         }
@@ -181,30 +192,4 @@ fn summary(c: &Collection) -> String {
         }
     }
     format!("{}: {}; {} passages", c.name, parts.join(", "), c.chunks)
-}
-
-/// The files at or under `path`: hidden entries and symbolic links are left out (a link
-/// may loop back).
-fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let meta = std::fs::symlink_metadata(path)?;
-    if meta.is_file() {
-        out.push(path.to_path_buf());
-    } else if meta.is_dir() {
-        let mut entries: Vec<_> = std::fs::read_dir(path)?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| {
-                !p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-            })
-            .collect();
-        entries.sort();
-        for entry in entries {
-            // An unreadable folder inside is left out, not the whole add.
-            if let Err(e) = collect(&entry, out) {
-                noteln!("art: left out {}: {e}", entry.display());
-            }
-        }
-    }
-    Ok(())
 }

@@ -12,9 +12,16 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 mod attachments;
+mod knowledge;
 
 pub use attachments::{AttachBytes, AttachmentContent, PickAttachments, Picked, ReadAttachment};
+pub use knowledge::{
+    AddToCollection, CancelIndexing, CreateCollection, DeleteCollection, IndexingStatus,
+    ListCollections, ListDocuments, ReindexCollection, RemoveDocument, RenameCollection,
+    SearchKnowledge, StopSyncing, SyncFolders,
+};
 
+use crate::knowledge::{Added, Collection, Document, Hit, IndexProgress};
 use crate::mcp::{McpImportReport, McpServerConfig, McpServerStatus, McpToolInfo};
 use crate::usage::{ModelPrice, UsageBy, UsageReport, UsageTotals};
 use crate::{
@@ -82,6 +89,19 @@ macro_rules! for_each_command {
             $crate::commands::AttachBytes,
             $crate::commands::ReadAttachment,
             $crate::commands::PickAttachments,
+            $crate::commands::ListCollections,
+            $crate::commands::CreateCollection,
+            $crate::commands::RenameCollection,
+            $crate::commands::DeleteCollection,
+            $crate::commands::ListDocuments,
+            $crate::commands::AddToCollection,
+            $crate::commands::RemoveDocument,
+            $crate::commands::ReindexCollection,
+            $crate::commands::IndexingStatus,
+            $crate::commands::CancelIndexing,
+            $crate::commands::SearchKnowledge,
+            $crate::commands::StopSyncing,
+            $crate::commands::SyncFolders,
         }
     };
 }
@@ -156,6 +176,19 @@ commands! {
     AttachBytes = "attach_bytes" -> Attachment;
     ReadAttachment = "read_attachment" -> AttachmentContent;
     PickAttachments = "pick_attachments" -> Picked;
+    ListCollections = "list_collections" -> Vec<Collection>;
+    CreateCollection = "create_collection" -> Collection;
+    RenameCollection = "rename_collection" -> Collection;
+    DeleteCollection = "delete_collection" -> ();
+    ListDocuments = "list_documents" -> Vec<Document>;
+    AddToCollection = "add_to_collection" -> Added;
+    RemoveDocument = "remove_document" -> ();
+    ReindexCollection = "reindex_collection" -> ();
+    IndexingStatus = "indexing_status" -> IndexProgress;
+    CancelIndexing = "cancel_indexing" -> ();
+    SearchKnowledge = "search_knowledge" -> Vec<Hit>;
+    StopSyncing = "stop_syncing" -> ();
+    SyncFolders = "sync_folders" -> ();
 }
 
 /// Version, data directory, database path and keychain reachability (the About panel).

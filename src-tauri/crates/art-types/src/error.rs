@@ -28,6 +28,9 @@ pub enum ErrorCode {
     /// A file could not be attached; `details` is the
     /// [`AttachmentProblem`](crate::attachment::AttachmentProblem).
     Attachment,
+    /// A knowledge request was refused; `details` is the
+    /// [`KnowledgeProblem`](crate::knowledge::KnowledgeProblem).
+    Knowledge,
     /// Anything else; `details` carries what is known.
     Internal,
 }
@@ -44,6 +47,7 @@ impl ErrorCode {
         Self::FileWrite,
         Self::Provider,
         Self::Attachment,
+        Self::Knowledge,
         Self::Internal,
     ];
 
@@ -59,6 +63,7 @@ impl ErrorCode {
             Self::FileWrite => "FILE_WRITE",
             Self::Provider => "PROVIDER",
             Self::Attachment => "ATTACHMENT",
+            Self::Knowledge => "KNOWLEDGE",
             Self::Internal => "INTERNAL",
         }
     }
@@ -141,13 +146,14 @@ mod tests {
                 | ErrorCode::FileWrite
                 | ErrorCode::Provider
                 | ErrorCode::Attachment
+                | ErrorCode::Knowledge
                 | ErrorCode::Internal => {}
             }
             let wire = serde_json::to_value(code).unwrap();
             assert_eq!(wire, serde_json::Value::String(code.as_str().to_owned()));
             assert_eq!(serde_json::from_value::<ErrorCode>(wire).unwrap(), code);
         }
-        assert_eq!(ErrorCode::ALL.len(), 10);
+        assert_eq!(ErrorCode::ALL.len(), 11);
     }
 
     #[test]

@@ -24,6 +24,10 @@ pub const RUN_FINISHED: &str = "art://run-finished";
 /// dropped paths itself: the page never names a file); payload
 /// [`Picked`](crate::commands::Picked).
 pub const ATTACHED: &str = "art://attached";
+/// The background indexer moved on (a document was read, the queue emptied, a cancel),
+/// or collections changed; payload [`IndexProgress`](crate::knowledge::IndexProgress)
+/// (at most ten a second; the page reloads what it shows).
+pub const KNOWLEDGE: &str = "art://knowledge";
 
 /// Consecutive stream events of one run (at most one batch per run per frame).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -20,10 +20,14 @@ pub struct Collection {
     pub counts: StateCounts,
     /// Passages searchable now.
     pub chunks: u64,
+    /// Folders kept in sync with it: files added, changed or deleted there are read
+    /// again or taken out in the background.
+    #[serde(default)]
+    pub folders: Vec<String>,
 }
 
 /// How many documents of a collection are in each state.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StateCounts {
     /// Waiting to be read.
@@ -167,4 +171,42 @@ pub enum KnowledgeProblem {
     /// The knowledge database failed.
     #[error("the knowledge database failed: {0}")]
     Database(String),
+}
+
+/// How far the background indexer is with its queue, for a progress bar: the documents
+/// finished since the queue was last empty, of all those queued meanwhile.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexProgress {
+    /// Documents finished (ready, failed or skipped) in this round.
+    pub done: u64,
+    /// Those plus the ones still waiting.
+    pub total: u64,
+    /// The file being read now.
+    pub current: Option<String>,
+    /// Whether the indexer is at work (else the queue is empty).
+    pub running: bool,
+    /// Why the last round stopped early, if it did (cancelled, the database failed).
+    pub stopped: Option<String>,
+}
+
+impl IndexProgress {
+    /// Finished share of the round, 0.0 to 1.0 (1.0 when there is nothing to do).
+    pub fn fraction(&self) -> f64 {
+        if self.total == 0 {
+            1.0
+        } else {
+            (self.done as f64 / self.total as f64).min(1.0)
+        }
+    }
+}
+
+/// What adding files or a folder to a collection did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Added {
+    /// Files queued for indexing.
+    pub queued: u64,
+    /// Paths left out, each with why (unreadable folders; links, which may loop).
+    pub left_out: Vec<String>,
 }

@@ -111,6 +111,10 @@ pub struct ThreadConfig {
     /// Show the plan for review before any step runs (edit, reorder, remove, or cancel).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub plan_checkpoint: bool,
+    /// The knowledge collections (ids) this thread's `search_knowledge` searches; none
+    /// chosen: all of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub knowledge: Vec<String>,
 }
 
 /// How far one run may go. A limit reached ends the step at work as failed, with the
@@ -185,6 +189,7 @@ impl Default for ThreadConfig {
             tool_calling: ToolCalling::default(),
             tool_policies: Default::default(),
             plan_checkpoint: false,
+            knowledge: Vec::new(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Chunking: a document's extracted text cut into passages of about [`TARGET_TOKENS`],
 //! the next one starting with the last [`OVERLAP_TOKENS`] or so of the one before, never
-//! across documents (one call per document) nor across a section heading. Each passage
+//! across documents (one call per document), a section heading or a page (a citation
+//! names the page it is on). Each passage
 //! remembers where it is — its heading path (Markdown-style `#` headings, as the HTML and
 //! Word readers write them), its pages (the PDF reader's `--- page N ---` markers) and
 //! its lines in the extracted text — so a citation can say "report.pdf, p. 12, §3.2".
@@ -212,6 +213,12 @@ pub fn chunk(text: &str, layout: Layout) -> Vec<Chunk> {
     for (index, raw) in text.lines().enumerate() {
         let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
         if let Some(n) = page_marker(raw) {
+            // A passage stays on its page, so that a citation names one page.
+            if cutter.opened_under.is_some() {
+                cutter.close(false);
+            }
+            cutter.lines.clear();
+            cutter.tokens = 0;
             page = Some(n);
             continue;
         }

@@ -5,15 +5,19 @@
 //! order they were queued, by whichever process claims them.
 
 pub mod chunk;
+pub mod files;
+pub mod indexer;
 mod schema;
 pub mod store;
+pub mod sync;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use art_types::knowledge::{DocumentState, KnowledgeProblem};
+use art_types::knowledge::{Added, DocumentState, KnowledgeProblem};
 
 use crate::attachments::{BlobId, document, sniff};
 use chunk::Layout;
+pub use indexer::Indexer;
 pub use store::KnowledgeStore;
 use store::{Claimed, Read};
 
@@ -33,17 +37,66 @@ pub struct Indexed {
     pub detail: String,
 }
 
+/// Queue the files at or under `paths` in `collection` (a file added again is read
+/// again); with `keep_in_sync`, each folder among them is kept in sync from now on
+/// ([`sync`]). The indexer, or [`index_next`], reads them.
+pub fn add(
+    store: &KnowledgeStore,
+    collection: &str,
+    paths: &[PathBuf],
+    keep_in_sync: bool,
+) -> Result<Added, KnowledgeProblem> {
+    let mut added = Added::default();
+    let mut queue = Vec::new();
+    for path in paths {
+        let unreadable = |e: std::io::Error| KnowledgeProblem::Unreadable {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        };
+        let found = files::find(path).map_err(unreadable)?;
+        if keep_in_sync && path.is_dir() {
+            let folder = std::path::absolute(path).map_err(unreadable)?;
+            store.keep_in_sync(collection, &folder.to_string_lossy())?;
+        }
+        queue.extend(
+            found
+                .files
+                .iter()
+                .map(|f| (f.to_string_lossy().into_owned(), files::name_of(f))),
+        );
+        added.left_out.extend(found.left_out);
+    }
+    added.queued = store.queue_many(collection, &queue)?;
+    Ok(added)
+}
+
 /// Index the oldest queued document, if any: read it whole, extract its text, cut it
 /// into passages and store them. `None` when the queue is empty.
 pub fn index_next(store: &KnowledgeStore) -> Result<Option<Indexed>, KnowledgeProblem> {
-    let Some(claimed) = store.claim()? else {
-        return Ok(None);
+    match store.claim()? {
+        Some(claimed) => index_claimed(store, claimed).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Index a document this process has claimed.
+pub fn index_claimed(
+    store: &KnowledgeStore,
+    claimed: Claimed,
+) -> Result<Indexed, KnowledgeProblem> {
+    let path = Path::new(&claimed.path);
+    let seen = std::fs::metadata(path).map(|meta| Seen::of(&meta));
+    let outcome = match &seen {
+        Ok(_) => read(&claimed),
+        Err(e) => Err((DocumentState::Failed, format!("cannot read it: {e}"))),
     };
-    let outcome = read(&claimed);
+    // What a refused file looked like, so that a rescan reads it again only once it
+    // changes.
+    let seen = seen.unwrap_or_default();
     let (state, detail) = match outcome {
         Ok((_, chunks)) if chunks.is_empty() => {
             let why = "no text to search (the file is empty)";
-            store.refuse(claimed.id, DocumentState::Skipped, why)?;
+            store.refuse(claimed.id, DocumentState::Skipped, why, seen)?;
             (DocumentState::Skipped, why.to_owned())
         }
         Ok((facts, chunks)) => {
@@ -51,16 +104,40 @@ pub fn index_next(store: &KnowledgeStore) -> Result<Option<Indexed>, KnowledgePr
             (DocumentState::Ready, format!("{} passages", chunks.len()))
         }
         Err((state, why)) => {
-            store.refuse(claimed.id, state, &why)?;
+            store.refuse(claimed.id, state, &why, seen)?;
             (state, why)
         }
     };
-    Ok(Some(Indexed {
+    Ok(Indexed {
         id: claimed.id,
         name: claimed.name,
         state,
         detail,
-    }))
+    })
+}
+
+/// A file's size and modification time, as the database keeps them to notice a change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// Bytes.
+    pub size: u64,
+    /// Modification time (Unix ms; 0 when the system does not say).
+    pub modified: i64,
+}
+
+impl Seen {
+    /// From a file's metadata.
+    pub fn of(meta: &std::fs::Metadata) -> Self {
+        let modified = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        Self {
+            size: meta.len(),
+            modified,
+        }
+    }
 }
 
 /// The facts and passages of a claimed document, or the state it ends in and why.
@@ -69,11 +146,6 @@ fn read(claimed: &Claimed) -> Result<(Read, Vec<chunk::Chunk>), (DocumentState, 
     let failed = |why: String| (DocumentState::Failed, why);
     let meta = std::fs::metadata(path).map_err(|e| failed(format!("cannot read it: {e}")))?;
     let bytes = std::fs::read(path).map_err(|e| failed(format!("cannot read it: {e}")))?;
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
     let format = sniff::sniff(&claimed.name, &bytes).map_err(|p| failed(p.to_string()))?;
     if format.is_image() {
         return Err((
@@ -90,7 +162,7 @@ fn read(claimed: &Claimed) -> Result<(Read, Vec<chunk::Chunk>), (DocumentState, 
     let chunks = chunk::chunk(&extracted.text, layout);
     let facts = Read {
         size: bytes.len() as u64,
-        modified,
+        modified: Seen::of(&meta).modified,
         sha256: BlobId::of(&bytes).to_string(),
         pages: extracted.pages,
     };

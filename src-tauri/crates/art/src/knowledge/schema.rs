@@ -60,6 +60,13 @@ const MIGRATIONS: &[&str] = &[
         vector BLOB NOT NULL,
         PRIMARY KEY (chunk, model)
     ) WITHOUT ROWID;",
+    // v2: folders kept in sync with their collection (rescanned in the background).
+    "CREATE TABLE folders (
+        collection TEXT NOT NULL REFERENCES collections (id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        added_at INTEGER NOT NULL,
+        PRIMARY KEY (collection, path)
+    ) WITHOUT ROWID;",
 ];
 
 /// Bring `conn`'s schema up to date (as the conversations' database is: each migration

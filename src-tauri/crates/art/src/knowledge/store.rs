@@ -13,6 +13,7 @@ use art_types::knowledge::{
 };
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
+use super::Seen;
 use super::chunk::{Chunk, place};
 use super::schema;
 
@@ -129,6 +130,7 @@ impl KnowledgeStore {
             created_at,
             counts: StateCounts::default(),
             chunks: 0,
+            folders: Vec::new(),
         })
     }
 
@@ -171,6 +173,7 @@ impl KnowledgeStore {
                         created_at: r.get(2)?,
                         counts: StateCounts::default(),
                         chunks: 0,
+                        folders: Vec::new(),
                     })
                 })?
                 .collect()
@@ -185,18 +188,22 @@ impl KnowledgeStore {
             })?
             .collect()
         })?;
+        for (collection, folder) in self.synced_folders()? {
+            if let Some(entry) = list.iter_mut().find(|c| c.id == collection) {
+                entry.folders.push(folder);
+            }
+        }
         for (collection, state, n, chunks) in counts {
             let Some(entry) = list.iter_mut().find(|c| c.id == collection) else {
                 continue;
             };
             let counts = &mut entry.counts;
+            // A document queued again keeps its passages searchable until re-read.
+            entry.chunks += chunks;
             match DocumentState::parse(&state) {
                 Some(DocumentState::Queued) => counts.queued = n,
                 Some(DocumentState::Indexing) => counts.indexing = n,
-                Some(DocumentState::Ready) => {
-                    counts.ready = n;
-                    entry.chunks = chunks;
-                }
+                Some(DocumentState::Ready) => counts.ready = n,
                 Some(DocumentState::Failed) => counts.failed = n,
                 Some(DocumentState::Skipped) => counts.skipped = n,
                 None => {}
@@ -232,6 +239,167 @@ impl KnowledgeStore {
                 |r| r.get(0),
             )
         })
+    }
+
+    /// Queue many files in `collection` at once (one transaction: a folder of 20,000
+    /// files is queued in well under a second); each is `(path, name)`.
+    pub fn queue_many(
+        &self,
+        collection: &str,
+        files: &[(String, String)],
+    ) -> Result<u64, KnowledgeProblem> {
+        let now = now_ms();
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let exists: bool = tx
+                .query_row(
+                    "SELECT 1 FROM collections WHERE id = ?1",
+                    [collection],
+                    |_| Ok(true),
+                )
+                .optional()?
+                .unwrap_or(false);
+            if !exists {
+                return Ok(None);
+            }
+            {
+                let mut insert = tx.prepare_cached(
+                    "INSERT INTO documents (collection, path, name, state, added_at)
+                     VALUES (?1, ?2, ?3, 'queued', ?4)
+                     ON CONFLICT (collection, path) DO UPDATE
+                     SET state = 'queued', detail = NULL, claimed_by = NULL",
+                )?;
+                for (path, name) in files {
+                    insert.execute(params![collection, path, name, now])?;
+                }
+            }
+            tx.commit()?;
+            Ok(Some(files.len() as u64))
+        })?
+        .ok_or_else(|| KnowledgeProblem::NoCollection {
+            name: collection.into(),
+        })
+    }
+
+    /// Queue every document of `collection` to be read again (their passages answer
+    /// until replaced); those being read now are left to finish. Returns how many.
+    pub fn requeue(&self, collection: &str) -> Result<u64, KnowledgeProblem> {
+        let n = self.with(|c| {
+            c.execute(
+                "UPDATE documents SET state = 'queued', detail = NULL, claimed_by = NULL
+                 WHERE collection = ?1 AND state != 'indexing'",
+                [collection],
+            )
+        })?;
+        Ok(n as u64)
+    }
+
+    /// Keep `folder` (an absolute path) in sync with `collection`.
+    pub fn keep_in_sync(&self, collection: &str, folder: &str) -> Result<(), KnowledgeProblem> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO folders (collection, path, added_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT DO NOTHING",
+                params![collection, folder, now_ms()],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Stop keeping `folder` in sync (its documents stay, as they are).
+    pub fn stop_syncing(&self, collection: &str, folder: &str) -> Result<(), KnowledgeProblem> {
+        self.with(|c| {
+            c.execute(
+                "DELETE FROM folders WHERE collection = ?1 AND path = ?2",
+                params![collection, folder],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Every folder kept in sync, as `(collection, path)`, by path.
+    pub fn synced_folders(&self) -> Result<Vec<(String, String)>, KnowledgeProblem> {
+        self.with(|c| {
+            c.prepare_cached("SELECT collection, path FROM folders ORDER BY path")?
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
+        })
+    }
+
+    /// The documents of `collection` at or under `folder`: id, path, the file as last
+    /// seen, state.
+    pub fn documents_under(
+        &self,
+        collection: &str,
+        folder: &str,
+    ) -> Result<Vec<(i64, String, Seen, DocumentState)>, KnowledgeProblem> {
+        let prefix = format!(
+            "{}{}",
+            folder.trim_end_matches(std::path::MAIN_SEPARATOR),
+            std::path::MAIN_SEPARATOR
+        );
+        self.with(|c| {
+            c.prepare_cached(
+                "SELECT id, path, size, modified, state FROM documents
+                 WHERE collection = ?1 AND substr(path, 1, length(?2)) = ?2",
+            )?
+            .query_map(params![collection, prefix], |r| {
+                let state: String = r.get(4)?;
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    Seen {
+                        size: unsigned(r, 2)?,
+                        modified: r.get(3)?,
+                    },
+                    DocumentState::parse(&state).unwrap_or(DocumentState::Failed),
+                ))
+            })?
+            .collect()
+        })
+    }
+
+    /// Take documents `ids` and their passages out, in one transaction.
+    pub fn remove_many(&self, ids: &[i64]) -> Result<(), KnowledgeProblem> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            {
+                let mut delete = tx.prepare_cached("DELETE FROM documents WHERE id = ?1")?;
+                for id in ids {
+                    delete.execute([id])?;
+                }
+            }
+            tx.commit()
+        })
+    }
+
+    /// Documents waiting or being read, in every collection.
+    pub fn waiting(&self) -> Result<u64, KnowledgeProblem> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT count(*) FROM documents WHERE state IN ('queued', 'indexing')",
+                [],
+                |r| unsigned(r, 0),
+            )
+        })
+    }
+
+    /// Stop what is queued: a document never read is skipped, saying so; one queued to
+    /// be read again keeps the passages of its last reading and is ready again.
+    /// Returns how many were taken off the queue.
+    pub fn cancel_queued(&self) -> Result<u64, KnowledgeProblem> {
+        let n = self.with(|c| {
+            c.execute(
+                "UPDATE documents SET
+                     state = CASE WHEN chunks > 0 THEN 'ready' ELSE 'skipped' END,
+                     detail = CASE WHEN chunks > 0
+                         THEN 'not read again: indexing was cancelled (Reindex reads it)'
+                         ELSE 'indexing was cancelled (Reindex reads it)' END
+                 WHERE state = 'queued'",
+                [],
+            )
+        })?;
+        Ok(n as u64)
     }
 
     /// Claim the oldest queued document for this process, if any.
@@ -301,22 +469,23 @@ impl KnowledgeStore {
         })
     }
 
-    /// Mark document `id` failed or skipped, saying why (its passages, if any, go: what
-    /// they came from can no longer be read).
+    /// Mark document `id` failed or skipped, saying why, with the file's size and time
+    /// as it was (its passages, if any, go: what they came from can no longer be read).
     pub fn refuse(
         &self,
         id: i64,
         state: DocumentState,
         detail: &str,
+        seen: Seen,
     ) -> Result<(), KnowledgeProblem> {
         self.with(|c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute("DELETE FROM chunks WHERE document = ?1", [id])?;
             tx.execute(
                 "UPDATE documents SET state = ?2, detail = ?3, claimed_by = NULL, chunks = 0,
-                     tokens = 0
+                     tokens = 0, size = ?4, modified = ?5
                  WHERE id = ?1",
-                params![id, state.as_str(), detail],
+                params![id, state.as_str(), detail, signed(seen.size), seen.modified],
             )?;
             tx.commit()
         })
@@ -348,9 +517,38 @@ impl KnowledgeStore {
         collection: Option<&str>,
         k: usize,
     ) -> Result<Vec<Hit>, KnowledgeProblem> {
+        self.search_in(query, &[], collection, k)
+    }
+
+    /// As [`Self::search`], within `scope` (collection ids; empty: every collection): a
+    /// `collection` asked for outside it is refused, as if it did not exist.
+    pub fn search_in(
+        &self,
+        query: &str,
+        scope: &[String],
+        collection: Option<&str>,
+        k: usize,
+    ) -> Result<Vec<Hit>, KnowledgeProblem> {
+        let in_scope = |c: &Collection| scope.is_empty() || scope.contains(&c.id);
         let collections = match collection {
-            Some(name) => vec![self.find(name)?],
-            None => self.collections()?,
+            Some(name) => {
+                let c = self.find(name)?;
+                if !in_scope(&c) {
+                    return Err(KnowledgeProblem::NoCollection { name: name.into() });
+                }
+                vec![c]
+            }
+            None => {
+                let chosen: Vec<Collection> =
+                    self.collections()?.into_iter().filter(in_scope).collect();
+                if chosen.is_empty() && !scope.is_empty() {
+                    // Every collection the thread chose was deleted since.
+                    return Err(KnowledgeProblem::NoCollection {
+                        name: "chosen in the thread's settings (deleted since?)".into(),
+                    });
+                }
+                chosen
+            }
         };
         let mut hits = Vec::new();
         for c in collections {
@@ -377,7 +575,7 @@ impl KnowledgeStore {
                  FROM chunk_text
                  JOIN chunks ch ON ch.id = chunk_text.rowid
                  JOIN documents d ON d.id = ch.document
-                 WHERE chunk_text MATCH ?1 AND d.collection = ?2 AND d.state = 'ready'
+                 WHERE chunk_text MATCH ?1 AND d.collection = ?2
                  ORDER BY bm25(chunk_text) LIMIT ?3",
             )?
             .query_map(params![expression, collection, k], hit)?

@@ -40,6 +40,8 @@ pub struct ExecutionContext {
     pub step_id: Option<String>,
     /// Set by [`Self::save_state`].
     pub save_asked: Arc<AtomicBool>,
+    /// The knowledge collections (ids) the thread searches; empty: all.
+    pub knowledge: Vec<String>,
 }
 
 impl ExecutionContext {

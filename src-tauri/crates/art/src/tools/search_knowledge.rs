@@ -51,7 +51,7 @@ impl SearchKnowledgeTool {
                             "type": "string",
                             "minLength": 1,
                             "maxLength": 80,
-                            "description": "Only this collection (its name); default: all."
+                            "description": "Only this collection (its name); default: all the thread's collections."
                         },
                         "k": {
                             "type": "integer",
@@ -81,23 +81,29 @@ impl ToolExecutor for SearchKnowledgeTool {
         &self.schema
     }
 
-    async fn execute(&self, arguments: &Value, _: &ExecutionContext) -> Result<Value, ToolError> {
-        let query = arguments["query"].as_str().unwrap_or_default();
-        let collection = arguments["collection"].as_str();
+    async fn execute(
+        &self,
+        arguments: &Value,
+        context: &ExecutionContext,
+    ) -> Result<Value, ToolError> {
+        let query = arguments["query"].as_str().unwrap_or_default().to_owned();
+        let collection = arguments["collection"].as_str().map(str::to_owned);
         let k = arguments["k"]
             .as_u64()
             .and_then(|k| usize::try_from(k).ok())
             .unwrap_or(DEFAULT_K);
-        let hits = self
-            .store
-            .search(query, collection, k)
-            .map_err(|e| match e {
-                KnowledgeProblem::NoCollection { .. } => {
-                    ToolError::new("NO_COLLECTION", e.to_string())
-                }
-                KnowledgeProblem::EmptyQuery => ToolError::new("EMPTY_QUERY", e.to_string()),
-                other => ToolError::new("KNOWLEDGE_FAILED", other.to_string()),
-            })?;
+        let (store, scope) = (Arc::clone(&self.store), context.knowledge.clone());
+        // SQLite work, off the async workers.
+        let found = tokio::task::spawn_blocking(move || {
+            store.search_in(&query, &scope, collection.as_deref(), k)
+        })
+        .await
+        .map_err(|e| ToolError::new("KNOWLEDGE_FAILED", format!("the search stopped: {e}")))?;
+        let hits = found.map_err(|e| match e {
+            KnowledgeProblem::NoCollection { .. } => ToolError::new("NO_COLLECTION", e.to_string()),
+            KnowledgeProblem::EmptyQuery => ToolError::new("EMPTY_QUERY", e.to_string()),
+            other => ToolError::new("KNOWLEDGE_FAILED", other.to_string()),
+        })?;
         if hits.is_empty() {
             return Ok(json!({ "results": [], "note": NOTHING_FOUND }));
         }

@@ -57,6 +57,7 @@ fn setup() -> (ToolSystem, Arc<ObservationManager>, ExecutionContext) {
         state: Arc::new(Mutex::new(AgentState::default())),
         step_id: None,
         save_asked: Default::default(),
+        knowledge: Vec::new(),
     };
     (
         ToolSystem::new(registry, Arc::clone(&observations)),

@@ -42,6 +42,7 @@ impl PesAgent {
             state: Arc::clone(state),
             step_id: Some(step_id.to_owned()),
             save_asked: Arc::clone(&run.state_save_asked),
+            knowledge: setup.config.knowledge.clone(),
         };
         while let Some(call) = st.calls.first().cloned() {
             if run.out_of_tool_calls().is_some() {

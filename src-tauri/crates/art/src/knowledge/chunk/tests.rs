@@ -60,7 +60,7 @@ fn headings_open_passages_and_are_remembered() {
 }
 
 #[test]
-fn long_text_overlaps_and_pages_are_kept() {
+fn long_text_overlaps_within_a_page_and_a_passage_stays_on_its_page() {
     let mut text = String::new();
     for page in 1..=4 {
         text.push_str(&format!("--- page {page} ---\n"));
@@ -73,16 +73,33 @@ fn long_text_overlaps_and_pages_are_kept() {
     assert_covers(&text, &chunks);
     assert!(chunks.len() >= 6, "{} chunks", chunks.len());
     assert!(chunks.iter().all(|c| !c.text.contains("--- page")));
-    assert_eq!(chunks[0].pages, Some((1, 1)));
-    assert_eq!(chunks.last().unwrap().pages.unwrap().1, 4);
-    let across = chunks
-        .iter()
-        .find(|c| matches!(c.pages, Some((a, b)) if b == a + 1))
-        .expect("a passage across two pages");
-    let (a, b) = across.pages.unwrap();
-    assert_eq!(across.place(), format!("pp. {a}–{b}"));
+    for page in 1..=4 {
+        let on_page: Vec<_> = chunks
+            .iter()
+            .filter(|c| c.pages == Some((page, page)))
+            .collect();
+        assert!(
+            on_page.len() >= 2,
+            "page {page}: {} passages",
+            on_page.len()
+        );
+        assert_eq!(on_page[0].place(), format!("p. {page}"));
+    }
+    assert!(
+        chunks
+            .iter()
+            .all(|c| matches!(c.pages, Some((a, b)) if a == b)),
+        "no passage spans two pages"
+    );
     for pair in chunks.windows(2) {
         let last_line = pair[0].text.lines().last().unwrap();
+        if pair[0].pages != pair[1].pages {
+            assert!(
+                !pair[1].text.contains(last_line),
+                "a new page starts afresh"
+            );
+            continue;
+        }
         assert!(
             pair[1].text.contains(last_line),
             "the next passage repeats the end of the one before"
@@ -158,6 +175,7 @@ proptest::proptest! {
             proptest::prop_assert!(c.tokens <= TARGET_TOKENS + 2, "{} tokens", c.tokens);
             proptest::prop_assert!(!c.text.trim().is_empty());
             proptest::prop_assert!(c.text.lines().all(|l| super::page_marker(l).is_none()));
+            proptest::prop_assert!(c.pages.is_none_or(|(a, b)| a == b), "{:?}", c.pages);
             proptest::prop_assert!(c.lines.0 <= c.lines.1 && c.lines.1 <= count);
             proptest::prop_assert!(c.lines.0 >= last_start);
             last_start = c.lines.0;

@@ -447,6 +447,7 @@ impl McpManager {
             state: Default::default(),
             step_id: None,
             save_asked: Default::default(),
+            knowledge: Vec::new(),
         };
         let limit = entry.tool.timeout();
         tokio::time::timeout(limit, entry.tool.execute(arguments, &context))

@@ -1,0 +1,123 @@
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use art_types::knowledge::{DocumentState, IndexProgress};
+
+use super::Indexer;
+use crate::knowledge::{DATABASE_FILE, KnowledgeStore, add};
+
+fn open(dir: &Path) -> Arc<KnowledgeStore> {
+    Arc::new(KnowledgeStore::open(&dir.join(DATABASE_FILE)).unwrap())
+}
+
+/// A folder of `n` small notes, each naming its number.
+fn notes(dir: &Path, n: usize) -> std::path::PathBuf {
+    let folder = dir.join("notes");
+    std::fs::create_dir_all(&folder).unwrap();
+    for i in 0..n {
+        std::fs::write(
+            folder.join(format!("note-{i:03}.md")),
+            format!("# Note {i}\n\nThe harvest of field {i} was weighed on Tuesday.\n"),
+        )
+        .unwrap();
+    }
+    folder
+}
+
+/// Wait until the indexer is idle with nothing waiting (a generous bound: a stuck
+/// indexer fails the test instead of hanging it).
+fn idle(indexer: &Indexer, store: &KnowledgeStore) -> IndexProgress {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let now = indexer.progress().borrow().clone();
+        if !now.running && store.waiting().unwrap() == 0 {
+            return now;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the indexer never went idle: {now:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn queued_documents_are_read_in_the_background_with_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let c = store.create("Farm").unwrap();
+    let folder = notes(dir.path(), 12);
+    std::fs::write(folder.join("empty.txt"), "").unwrap();
+    let indexer = Indexer::start(Arc::clone(&store)).unwrap();
+    let seen = indexer.progress();
+
+    let added = add(&store, &c.id, &[folder], false).unwrap();
+    assert_eq!(added.queued, 13);
+    indexer.wake();
+    let end = idle(&indexer, &store);
+
+    assert_eq!((end.done, end.total), (13, 13), "{end:?}");
+    assert_eq!(end.fraction(), 1.0);
+    assert!(seen.has_changed().unwrap(), "progress was published");
+    let docs = store.documents(&c.id).unwrap();
+    let ready = docs
+        .iter()
+        .filter(|d| d.state == DocumentState::Ready)
+        .count();
+    assert_eq!(ready, 12);
+    let empty = docs.iter().find(|d| d.name == "empty.txt").unwrap();
+    assert_eq!(empty.state, DocumentState::Skipped);
+    let hits = store.search("harvest field 7", Some("farm"), 3).unwrap();
+    assert_eq!(hits[0].name, "note-007.md", "{hits:?}");
+}
+
+#[test]
+fn a_queue_left_by_an_earlier_run_is_read_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let c = store.create("Farm").unwrap();
+    add(&store, &c.id, &[notes(dir.path(), 3)], false).unwrap();
+    // No wake: starting is enough.
+    let indexer = Indexer::start(Arc::clone(&store)).unwrap();
+    idle(&indexer, &store);
+    assert_eq!(store.find("farm").unwrap().counts.ready, 3);
+}
+
+#[test]
+fn cancel_leaves_nothing_queued_and_each_document_says_what_happened() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let c = store.create("Farm").unwrap();
+    let folder = notes(dir.path(), 200);
+    // Read once, so that queued again they have passages of a last reading to keep.
+    add(&store, &c.id, std::slice::from_ref(&folder), false).unwrap();
+    let indexer = Indexer::start(Arc::clone(&store)).unwrap();
+    idle(&indexer, &store);
+
+    add(&store, &c.id, &[folder], false).unwrap();
+    std::fs::write(dir.path().join("notes/new.md"), "# New\n\nnever read").unwrap();
+    add(&store, &c.id, &[dir.path().join("notes/new.md")], false).unwrap();
+    indexer.wake();
+    indexer.cancel();
+    let end = idle(&indexer, &store);
+
+    let stopped = end.stopped.unwrap_or_default();
+    assert!(stopped.starts_with("cancelled:"), "{stopped}");
+    let docs = store.documents(&c.id).unwrap();
+    assert_eq!(docs.len(), 201);
+    for d in &docs {
+        match d.state {
+            // Read again before the cancel came, or kept from the last reading.
+            DocumentState::Ready => assert!(d.chunks > 0, "{d:?}"),
+            // Never read: says so.
+            DocumentState::Skipped => {
+                assert_eq!(d.name, "new.md");
+                assert!(d.detail.as_deref().unwrap().contains("cancelled"), "{d:?}");
+            }
+            other => panic!("{} is {other} after a cancel", d.name),
+        }
+    }
+    // The kept passages still answer.
+    assert!(!store.search("field 150", None, 1).unwrap().is_empty());
+}

@@ -1,0 +1,226 @@
+//! The Knowledge page's commands over the data directory's knowledge database. Files
+//! and folders come from the system's picker (or `--pick-dir`), read by the backend;
+//! queued documents are read by the background indexer, whose progress reaches the
+//! page as `KNOWLEDGE` events. Database work runs off the async workers.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use art::knowledge::{self, KnowledgeStore};
+use art_types::commands::{
+    AddToCollection, CancelIndexing, CreateCollection, DeleteCollection, IndexingStatus,
+    ListCollections, ListDocuments, ReindexCollection, RemoveDocument, RenameCollection,
+    SearchKnowledge, StopSyncing, SyncFolders,
+};
+use art_types::knowledge::{Added, Collection, Document, Hit, IndexProgress, KnowledgeProblem};
+use art_types::{ErrorCode, IpcError};
+use tauri::{AppHandle, Manager};
+use tauri_plugin_dialog::DialogExt;
+
+use super::attachments::files_in;
+use super::{Handler, workbench};
+use crate::state::AppState;
+
+/// Passages a search returns at most (as the tool allows).
+const MAX_K: u32 = 20;
+
+/// A refusal as the command's error: the sentence, and the problem's facts as details.
+fn refused(problem: KnowledgeProblem) -> IpcError {
+    let code = match problem {
+        KnowledgeProblem::Database(_) => ErrorCode::Storage,
+        _ => ErrorCode::Knowledge,
+    };
+    let details = serde_json::to_value(&problem).unwrap_or_default();
+    IpcError::new(code, problem.to_string()).with_details(details)
+}
+
+/// Run `work` on the knowledge database off the async workers.
+async fn on_store<T: Send + 'static>(
+    app: &AppHandle,
+    work: impl FnOnce(&KnowledgeStore) -> Result<T, KnowledgeProblem> + Send + 'static,
+) -> Result<T, IpcError> {
+    let store = Arc::clone(&workbench(app)?.knowledge);
+    tokio::task::spawn_blocking(move || work(&store))
+        .await
+        .map_err(|e| {
+            IpcError::new(
+                ErrorCode::Internal,
+                format!("the knowledge database call stopped: {e}"),
+            )
+        })?
+        .map_err(refused)
+}
+
+/// Tell the indexer something was queued.
+fn wake(app: &AppHandle) -> Result<(), IpcError> {
+    match &workbench(app)?.indexer {
+        Ok(indexer) => {
+            indexer.wake();
+            Ok(())
+        }
+        Err(why) => Err(IpcError::new(ErrorCode::Internal, why.clone())),
+    }
+}
+
+impl Handler for ListCollections {
+    async fn handle(self, app: AppHandle) -> Result<Vec<Collection>, IpcError> {
+        on_store(&app, KnowledgeStore::collections).await
+    }
+}
+
+impl Handler for CreateCollection {
+    async fn handle(self, app: AppHandle) -> Result<Collection, IpcError> {
+        on_store(&app, move |store| store.create(&self.name)).await
+    }
+}
+
+impl Handler for RenameCollection {
+    async fn handle(self, app: AppHandle) -> Result<Collection, IpcError> {
+        on_store(&app, move |store| {
+            store.rename(&self.id, &self.name)?;
+            store.find(&self.id)
+        })
+        .await
+    }
+}
+
+impl Handler for DeleteCollection {
+    async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
+        on_store(&app, move |store| store.delete(&self.id)).await
+    }
+}
+
+impl Handler for ListDocuments {
+    async fn handle(self, app: AppHandle) -> Result<Vec<Document>, IpcError> {
+        on_store(&app, move |store| {
+            // An unknown id is an error, not an empty list.
+            store.find(&self.collection)?;
+            store.documents(&self.collection)
+        })
+        .await
+    }
+}
+
+impl Handler for AddToCollection {
+    async fn handle(self, app: AppHandle) -> Result<Added, IpcError> {
+        let collection = self.collection.clone();
+        on_store(&app, move |store| store.find(&collection).map(|_| ())).await?;
+        let paths = picked(&app, self.folder).await?;
+        if paths.is_empty() {
+            return Ok(Added::default());
+        }
+        let added = on_store(&app, move |store| {
+            knowledge::add(
+                store,
+                &self.collection,
+                &paths,
+                self.folder && self.keep_in_sync,
+            )
+        })
+        .await?;
+        wake(&app)?;
+        Ok(added)
+    }
+}
+
+/// What the user picked: `--pick-dir` (the folder itself, or its files), else the
+/// system's picker. Empty when the picker was closed.
+async fn picked(app: &AppHandle, folder: bool) -> Result<Vec<PathBuf>, IpcError> {
+    if let Some(dir) = &app.state::<AppState>().pick_dir {
+        return if folder {
+            Ok(vec![dir.clone()])
+        } else {
+            files_in(dir)
+        };
+    }
+    let dialog = app.dialog().file();
+    let chosen = tokio::task::spawn_blocking(move || {
+        if folder {
+            dialog
+                .set_title("Add a folder to the collection")
+                .blocking_pick_folder()
+                .map(|f| vec![f])
+        } else {
+            dialog
+                .set_title("Add files to the collection")
+                .blocking_pick_files()
+        }
+    })
+    .await
+    .map_err(|e| IpcError::new(ErrorCode::Internal, format!("the file picker stopped: {e}")))?
+    .unwrap_or_default();
+    Ok(chosen
+        .into_iter()
+        .filter_map(|file| file.into_path().ok())
+        .collect())
+}
+
+impl Handler for RemoveDocument {
+    async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
+        on_store(&app, move |store| store.remove(self.id)).await
+    }
+}
+
+impl Handler for ReindexCollection {
+    async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
+        on_store(&app, move |store| {
+            store.find(&self.id)?;
+            store.requeue(&self.id)
+        })
+        .await?;
+        wake(&app)
+    }
+}
+
+impl Handler for IndexingStatus {
+    async fn handle(self, app: AppHandle) -> Result<IndexProgress, IpcError> {
+        match &workbench(&app)?.indexer {
+            Ok(indexer) => Ok(indexer.progress().borrow().clone()),
+            Err(why) => Ok(IndexProgress {
+                stopped: Some(why.clone()),
+                ..IndexProgress::default()
+            }),
+        }
+    }
+}
+
+impl Handler for CancelIndexing {
+    async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
+        if let Ok(indexer) = &workbench(&app)?.indexer {
+            indexer.cancel();
+        }
+        Ok(())
+    }
+}
+
+impl Handler for SearchKnowledge {
+    async fn handle(self, app: AppHandle) -> Result<Vec<Hit>, IpcError> {
+        let k = self.k.unwrap_or(5).clamp(1, MAX_K) as usize;
+        on_store(&app, move |store| {
+            store.search(&self.query, self.collection.as_deref(), k)
+        })
+        .await
+    }
+}
+
+impl Handler for StopSyncing {
+    async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
+        on_store(&app, move |store| {
+            store.find(&self.collection)?;
+            store.stop_syncing(&self.collection, &self.folder)
+        })
+        .await
+    }
+}
+
+impl Handler for SyncFolders {
+    async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
+        match &workbench(&app)?.indexer {
+            Ok(indexer) => {
+                indexer.sync_now();
+                Ok(())
+            }
+            Err(why) => Err(IpcError::new(ErrorCode::Internal, why.clone())),
+        }
+    }
+}

@@ -1,0 +1,476 @@
+//! The Knowledge page: collections of the user's documents, each document with its
+//! state (queued, being read, ready with its pages and passages, failed or skipped and
+//! why), the background indexer's progress with cancel, and a search to try what the
+//! agent's `search_knowledge` tool would find.
+
+use art_types::IpcError;
+use art_types::commands as cmd;
+use art_types::knowledge::{Added, Collection, Document, DocumentState, Hit, IndexProgress};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::components::error_card::problem_at;
+use crate::ipc;
+use crate::store::Store;
+use crate::views::usage::compact;
+
+/// `1 page`, `3 pages`.
+fn count(n: u64, word: &str) -> String {
+    match n {
+        1 => format!("1 {word}"),
+        n => format!("{n} {word}s"),
+    }
+}
+
+/// A collection's documents by state, in a line: `12 ready · 2 queued · 1 failed`.
+pub fn counts_line(c: &Collection) -> String {
+    let n = &c.counts;
+    let mut parts = vec![format!("{} ready", n.ready)];
+    for (count, word) in [
+        (n.queued, "queued"),
+        (n.indexing, "reading"),
+        (n.failed, "failed"),
+        (n.skipped, "skipped"),
+    ] {
+        if count > 0 {
+            parts.push(format!("{count} {word}"));
+        }
+    }
+    parts.push(match c.chunks {
+        1 => "1 passage".to_owned(),
+        n => format!("{} passages", compact(n)),
+    });
+    parts.join(" · ")
+}
+
+/// What a document's row says after its name.
+pub fn document_facts(d: &Document) -> String {
+    match d.state {
+        DocumentState::Ready => {
+            let mut parts = Vec::new();
+            if let Some(pages) = d.pages {
+                parts.push(count(u64::from(pages), "page"));
+            }
+            parts.push(count(d.chunks, "passage"));
+            parts.push(format!("~{} tokens", compact(d.tokens)));
+            if let Some(detail) = &d.detail {
+                parts.push(detail.clone());
+            }
+            parts.join(" · ")
+        }
+        DocumentState::Queued => "waiting to be read".into(),
+        DocumentState::Indexing => "being read".into(),
+        DocumentState::Failed | DocumentState::Skipped => d.detail.clone().unwrap_or_default(),
+    }
+}
+
+/// The progress line: `Reading report.pdf — 3 of 10`.
+pub fn progress_line(p: &IndexProgress) -> String {
+    match &p.current {
+        Some(name) => format!("Reading {name} — {} of {}", p.done + 1, p.total.max(1)),
+        None if p.running => format!("{} of {}", p.done, p.total),
+        None => format!("Read {}", count(p.done, "document")),
+    }
+}
+
+/// What an add did, in a sentence.
+fn added_line(a: &Added) -> String {
+    let mut line = format!("{} queued", count(a.queued, "file"));
+    if !a.left_out.is_empty() {
+        line.push_str(&format!(
+            "; left out {}: {}",
+            a.left_out.len(),
+            a.left_out.join("; ")
+        ));
+    }
+    line
+}
+
+/// The Knowledge page: collections on the left, the open one's documents and search on
+/// the right, the indexer's progress above.
+#[component]
+pub fn Knowledge() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let collections = RwSignal::new(Vec::<Collection>::new());
+    let open = RwSignal::new(None::<String>);
+    let documents = RwSignal::new(Vec::<Document>::new());
+    let new_name = RwSignal::new(String::new());
+    let rename_to = RwSignal::new(String::new());
+    let problem = RwSignal::new(None::<(String, IpcError)>);
+    let note = RwSignal::new(None::<String>);
+    let confirm = RwSignal::new(false);
+    let query = RwSignal::new(String::new());
+    let hits = RwSignal::new(None::<Vec<Hit>>);
+    let keep_in_sync = RwSignal::new(true);
+
+    let fail = move |e: IpcError| problem.set(Some(("form".into(), e)));
+    let fail_at = move |field: &str, e: IpcError| problem.set(Some((field.into(), e)));
+    let reload = move || {
+        spawn_local(async move {
+            match ipc::call(&cmd::ListCollections {}).await {
+                Ok(list) => {
+                    if open.get_untracked().is_none() {
+                        open.set(list.first().map(|c| c.id.clone()));
+                    }
+                    collections.set(list);
+                }
+                Err(e) => fail(e),
+            }
+            let Some(id) = open.get_untracked() else {
+                documents.set(Vec::new());
+                return;
+            };
+            match ipc::call(&cmd::ListDocuments { collection: id }).await {
+                Ok(list) => documents.set(list),
+                Err(e) => fail(e),
+            }
+        });
+    };
+    // What the indexer does changes the lists: reload on each of its events.
+    Effect::new(move |_| {
+        store.indexing.track();
+        open.track();
+        reload();
+    });
+    spawn_local(async move {
+        if let Ok(now) = ipc::call(&cmd::IndexingStatus {}).await {
+            store.indexing.set(now);
+        }
+    });
+    let current = move || {
+        let id = open.get()?;
+        collections.with(|all| all.iter().find(|c| c.id == id).cloned())
+    };
+    let choose = move |id: String, name: String| {
+        problem.set(None);
+        note.set(None);
+        confirm.set(false);
+        hits.set(None);
+        rename_to.set(name);
+        open.set(Some(id));
+    };
+    let create = move |_| {
+        let name = new_name.get_untracked();
+        spawn_local(async move {
+            match ipc::call(&cmd::CreateCollection { name }).await {
+                Ok(c) => {
+                    new_name.set(String::new());
+                    choose(c.id, c.name);
+                    reload();
+                }
+                Err(e) => fail_at("name", e),
+            }
+        });
+    };
+    let rename = move |_| {
+        let (Some(id), name) = (open.get_untracked(), rename_to.get_untracked()) else {
+            return;
+        };
+        spawn_local(async move {
+            match ipc::call(&cmd::RenameCollection { id, name }).await {
+                Ok(c) => {
+                    note.set(Some(format!("Renamed to {}", c.name)));
+                    reload();
+                }
+                Err(e) => fail_at("rename", e),
+            }
+        });
+    };
+    let delete = move |_| {
+        let Some(id) = open.get_untracked() else {
+            return;
+        };
+        spawn_local(async move {
+            match ipc::call(&cmd::DeleteCollection { id }).await {
+                Ok(()) => {
+                    confirm.set(false);
+                    open.set(None);
+                    reload();
+                }
+                Err(e) => fail(e),
+            }
+        });
+    };
+    let add = move |folder: bool| {
+        let Some(collection) = open.get_untracked() else {
+            return;
+        };
+        problem.set(None);
+        spawn_local(async move {
+            let args = cmd::AddToCollection {
+                collection,
+                folder,
+                keep_in_sync: keep_in_sync.get_untracked(),
+            };
+            match ipc::call(&args).await {
+                Ok(added) if added.queued == 0 && added.left_out.is_empty() => {}
+                Ok(added) => {
+                    note.set(Some(added_line(&added)));
+                    reload();
+                }
+                Err(e) => fail(e),
+            }
+        });
+    };
+    let reindex = move |_| {
+        let Some(id) = open.get_untracked() else {
+            return;
+        };
+        spawn_local(async move {
+            match ipc::call(&cmd::ReindexCollection { id }).await {
+                Ok(()) => reload(),
+                Err(e) => fail(e),
+            }
+        });
+    };
+    let remove = move |id: i64| {
+        spawn_local(async move {
+            match ipc::call(&cmd::RemoveDocument { id }).await {
+                Ok(()) => reload(),
+                Err(e) => fail(e),
+            }
+        });
+    };
+    let search = move || {
+        let args = cmd::SearchKnowledge {
+            query: query.get_untracked(),
+            collection: open.get_untracked(),
+            k: Some(5),
+        };
+        spawn_local(async move {
+            match ipc::call(&args).await {
+                Ok(found) => hits.set(Some(found)),
+                Err(e) => fail(e),
+            }
+        });
+    };
+    let stop_syncing = move |folder: String| {
+        let Some(collection) = open.get_untracked() else {
+            return;
+        };
+        spawn_local(async move {
+            match ipc::call(&cmd::StopSyncing { collection, folder }).await {
+                Ok(()) => reload(),
+                Err(e) => fail(e),
+            }
+        });
+    };
+    let sync_now = move |_| {
+        spawn_local(async move {
+            match ipc::call(&cmd::SyncFolders {}).await {
+                Ok(()) => note.set(Some("Looking for changes in the synced folders…".into())),
+                Err(e) => fail(e),
+            }
+        });
+    };
+    let cancel = move |_| {
+        spawn_local(async move {
+            if let Err(e) = ipc::call(&cmd::CancelIndexing {}).await {
+                fail(e);
+            }
+        });
+    };
+
+    view! {
+        <section class="pane knowledge" id="knowledge">
+            <h1>"Knowledge"</h1>
+            <p class="muted">"Your documents, cut into passages the agent can search: enable the "
+                <code>"search_knowledge"</code>" tool in a thread, and its answers cite what they used. "
+                "Files stay where they are; PDFs, Word documents, HTML, Markdown, text and code are read."</p>
+            {move || {
+                let p = store.indexing.get();
+                (p.running || p.stopped.is_some() || p.done > 0).then(|| view! {
+                    <div class="indexing" id="indexing" data-running=p.running.to_string()>
+                        <progress max=p.total.max(1) value=p.done></progress>
+                        <span id="indexing-line">{progress_line(&p)}</span>
+                        {p.stopped.clone().map(|why| view! { <span class="muted" id="indexing-stopped">{why}</span> })}
+                        <Show when=move || store.indexing.with(|p| p.running)>
+                            <button id="cancel-indexing" class="ghost small" on:click=cancel>"Cancel"</button>
+                        </Show>
+                    </div>
+                })
+            }}
+            <div class="library">
+                <nav class="library-list" id="collection-list">
+                    <div class="new-collection">
+                        <input id="new-collection-name" placeholder="New collection"
+                            prop:value=move || new_name.get()
+                            on:input=move |ev| new_name.set(event_target_value(&ev))
+                            on:keydown=move |ev| if ev.key() == "Enter" { create(()) } />
+                        <button id="create-collection" class="primary small" on:click=move |_| create(())>"Create"</button>
+                    </div>
+                    {problem_at(problem, "name")}
+                    <Show when=move || collections.with(Vec::is_empty)>
+                        <p class="muted small">"No collections yet: name one above, then add files or a folder."</p>
+                    </Show>
+                    <For each=move || collections.get() key=|c| (c.id.clone(), c.name.clone(), c.counts, c.chunks)
+                        children=move |c| {
+                            let id = c.id.clone();
+                            let is_open = move || open.get().as_deref() == Some(id.as_str());
+                            let (id, name) = (c.id.clone(), c.name.clone());
+                            view! {
+                                <button class="library-item collection" class:active=is_open data-name=c.name.clone()
+                                    on:click=move |_| choose(id.clone(), name.clone())>
+                                    <span class="collection-name">{c.name.clone()}</span>
+                                    <span class="muted small">{counts_line(&c)}</span>
+                                </button>
+                            }
+                        } />
+                </nav>
+                <div class="library-form">
+                    {move || current().map(|c| view! {
+                        <div class="collection-head">
+                            <input id="collection-name" prop:value=move || rename_to.get()
+                                on:input=move |ev| rename_to.set(event_target_value(&ev)) />
+                            <button id="rename-collection" class="ghost small" on:click=rename
+                                disabled=move || rename_to.with(|n| n.trim().is_empty() || current().is_some_and(|c| c.name == *n))>"Rename"</button>
+                            <Show when=move || confirm.get()
+                                fallback=move || view! { <button id="delete-collection" class="ghost small" on:click=move |_| confirm.set(true)>"Delete"</button> }>
+                                <button id="confirm-delete-collection" class="danger small" on:click=delete>"Delete collection and its passages"</button>
+                                <button class="ghost small" on:click=move |_| confirm.set(false)>"Keep"</button>
+                            </Show>
+                        </div>
+                        {problem_at(problem, "rename")}
+                        <p class="muted" id="collection-counts">{counts_line(&c)}</p>
+                        <div class="form-actions">
+                            <button id="add-files" class="primary" on:click=move |_| add(false)>"Add files…"</button>
+                            <button id="add-folder" class="ghost" on:click=move |_| add(true)>"Add a folder…"</button>
+                            <label class="inline" title="Files added, changed or deleted in the folder later are read again or taken out, in the background">
+                                <input type="checkbox" id="keep-in-sync" prop:checked=move || keep_in_sync.get()
+                                    on:change=move |ev| keep_in_sync.set(event_target_checked(&ev)) />
+                                "keep folders in sync"
+                            </label>
+                            <button id="reindex-collection" class="ghost" on:click=reindex>"Read all again"</button>
+                        </div>
+                        {(!c.folders.is_empty()).then(|| view! {
+                            <ul class="synced-folders" id="synced-folders">
+                                {c.folders.clone().into_iter().map(|folder| {
+                                    let stop = folder.clone();
+                                    view! {
+                                        <li class="synced-folder" data-path=folder.clone()>
+                                            <span class="muted">"Kept in sync: "</span><code>{folder.clone()}</code>
+                                            <button class="ghost small stop-syncing" on:click=move |_| stop_syncing(stop.clone())>"Stop syncing"</button>
+                                        </li>
+                                    }
+                                }).collect_view()}
+                                <li><button id="sync-now" class="ghost small" on:click=sync_now>"Look for changes now"</button></li>
+                            </ul>
+                        })}
+                    })}
+                    {move || note.get().map(|n| view! { <p class="note" id="knowledge-note">{n}</p> })}
+                    {problem_at(problem, "form")}
+                    <Show when=move || open.get().is_some()>
+                        <table class="documents" id="documents">
+                            <tbody>
+                                <For each=move || documents.get() key=|d| (d.id, d.state, d.chunks, d.detail.clone())
+                                    children=move |d| {
+                                        let id = d.id;
+                                        view! {
+                                            <tr class="document" data-name=d.name.clone() data-state=d.state.as_str()>
+                                                <td class="doc-name" title=d.path.clone()>{d.name.clone()}</td>
+                                                <td><span class=format!("state {}", d.state.as_str())>{d.state.as_str()}</span></td>
+                                                <td class="doc-facts muted">{document_facts(&d)}</td>
+                                                <td><button class="ghost small remove-document" title="Take it out of the collection"
+                                                    on:click=move |_| remove(id)>"Remove"</button></td>
+                                            </tr>
+                                        }
+                                    } />
+                            </tbody>
+                        </table>
+                        <div class="knowledge-search">
+                            <input id="knowledge-query" placeholder="Try a search, as the agent would"
+                                prop:value=move || query.get()
+                                on:input=move |ev| query.set(event_target_value(&ev))
+                                on:keydown=move |ev| if ev.key() == "Enter" { search() } />
+                            <button id="knowledge-search" class="ghost" on:click=move |_| search()>"Search"</button>
+                        </div>
+                        {move || hits.get().map(|found| if found.is_empty() {
+                            view! { <p class="muted" id="knowledge-hits">"Nothing in this collection matches."</p> }.into_any()
+                        } else {
+                            view! {
+                                <ol class="hits" id="knowledge-hits">
+                                    {found.into_iter().map(|h| view! {
+                                        <li class="hit" data-name=h.name.clone()>
+                                            <div class="hit-source"><strong>{h.name.clone()}</strong>
+                                                <span class="muted">{format!(", {} · score {:.2}", h.place, h.score)}</span></div>
+                                            <pre class="hit-text">{h.text.clone()}</pre>
+                                        </li>
+                                    }).collect_view()}
+                                </ol>
+                            }.into_any()
+                        })}
+                    </Show>
+                </div>
+            </div>
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use art_types::knowledge::StateCounts;
+
+    use super::*;
+
+    #[test]
+    fn a_collection_reads_as_its_states_and_passages() {
+        let c = Collection {
+            id: "c".into(),
+            name: "Manuals".into(),
+            created_at: 0,
+            counts: StateCounts {
+                ready: 12,
+                queued: 2,
+                failed: 1,
+                ..StateCounts::default()
+            },
+            chunks: 1_234,
+            folders: Vec::new(),
+        };
+        assert_eq!(
+            counts_line(&c),
+            "12 ready · 2 queued · 1 failed · 1.2k passages"
+        );
+    }
+
+    #[test]
+    fn progress_names_the_file_being_read() {
+        let p = IndexProgress {
+            done: 2,
+            total: 10,
+            current: Some("report.pdf".into()),
+            running: true,
+            stopped: None,
+        };
+        assert_eq!(progress_line(&p), "Reading report.pdf — 3 of 10");
+        let idle = IndexProgress {
+            done: 10,
+            total: 10,
+            ..IndexProgress::default()
+        };
+        assert_eq!(progress_line(&idle), "Read 10 documents");
+    }
+
+    #[test]
+    fn a_document_says_its_facts_or_why_not() {
+        let mut d = Document {
+            id: 1,
+            collection: "c".into(),
+            path: "/a/report.pdf".into(),
+            name: "report.pdf".into(),
+            size: 10,
+            state: DocumentState::Ready,
+            detail: None,
+            pages: Some(12),
+            chunks: 30,
+            tokens: 7_400,
+        };
+        assert_eq!(document_facts(&d), "12 pages · 30 passages · ~7.4k tokens");
+        d.state = DocumentState::Failed;
+        d.detail = Some("scanned, no text — OCR is not supported".into());
+        assert_eq!(
+            document_facts(&d),
+            "scanned, no text — OCR is not supported"
+        );
+    }
+}
