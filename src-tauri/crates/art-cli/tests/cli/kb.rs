@@ -52,7 +52,7 @@ async fn a_folder_becomes_a_collection_that_finds_the_page() {
     let notes = stderr(&added);
     assert!(notes.contains("art: 3 files queued in Orchard"), "{notes}");
     assert!(
-        notes.contains("art: indexed notes.md: 1 passages"),
+        notes.contains("art: indexed notes.md: 1 passage"),
         "{notes}"
     );
     assert!(notes.contains("art: indexed report.pdf:"), "{notes}");
@@ -151,11 +151,57 @@ async fn the_agent_searches_knowledge_and_reads_where_the_passage_is() {
         .clone();
     let content = tool["content"].as_str().unwrap();
     assert!(content.contains("\"document\":\"report.pdf\""), "{content}");
-    // Its three short pages are one passage.
-    assert!(content.contains("\"place\":\"pp. 1–3\""), "{content}");
+    // A passage stays on its page: the citation names it.
+    assert!(content.contains("\"place\":\"p. 2\""), "{content}");
     assert!(content.contains("Irrigation cost 310 euros"), "{content}");
     assert!(
         content.contains("Cite the passages you use as [ref]"),
         "{content}"
     );
+}
+
+/// A folder added with `--sync` follows its files: `art kb sync` reads what changed and
+/// takes out what was deleted, and `art kb status` names the folder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_synced_folder_follows_its_files() {
+    let data = tempfile::tempdir().unwrap();
+    let home = data.path().join("data");
+    let dir = folder(data.path());
+    art(&home, &["kb", "create", "Orchard"]).await;
+    let added = art(
+        &home,
+        &["kb", "add", "Orchard", "--sync", dir.to_str().unwrap()],
+    )
+    .await;
+    assert!(added.status.success(), "{}", stderr(&added));
+    let status = stdout(&art(&home, &["kb", "status", "Orchard"]).await);
+    assert!(
+        status.contains(&format!("kept in sync: {}", dir.display())),
+        "{status}"
+    );
+
+    let quiet = art(&home, &["kb", "sync"]).await;
+    assert!(
+        stderr(&quiet).contains("art: 0 files new or changed, 0 gone"),
+        "{}",
+        stderr(&quiet)
+    );
+    std::fs::write(
+        dir.join("notes.md"),
+        "# Orchard\n\n## Pruning\n\nPrune the pear trees after the harvest, not before.\n",
+    )
+    .unwrap();
+    std::fs::remove_file(dir.join("photo.png")).unwrap();
+    let synced = art(&home, &["kb", "sync"]).await;
+    let notes = stderr(&synced);
+    assert!(
+        notes.contains("art: 1 files new or changed, 1 gone"),
+        "{notes}"
+    );
+    assert!(notes.contains("art: indexed notes.md:"), "{notes}");
+    let found = stdout(&art(&home, &["kb", "search", "pear harvest"]).await);
+    assert!(found.starts_with("[1] notes.md, "), "{found}");
+    assert!(found.contains("pear trees after the harvest"), "{found}");
+    let status = stdout(&art(&home, &["kb", "status", "Orchard"]).await);
+    assert!(!status.contains("photo.png"), "{status}");
 }

@@ -101,7 +101,11 @@ pub fn index_claimed(
         }
         Ok((facts, chunks)) => {
             store.store(claimed.id, &facts, &chunks)?;
-            (DocumentState::Ready, format!("{} passages", chunks.len()))
+            let passages = match chunks.len() {
+                1 => "1 passage".to_owned(),
+                n => format!("{n} passages"),
+            };
+            (DocumentState::Ready, passages)
         }
         Err((state, why)) => {
             store.refuse(claimed.id, state, &why, seen)?;

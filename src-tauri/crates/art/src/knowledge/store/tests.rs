@@ -204,3 +204,46 @@ fn a_dead_process_claim_goes_back_to_the_queue_and_two_stores_never_share_one() 
     });
     assert_eq!(seen.len(), 20, "the dead claim was given back");
 }
+
+#[test]
+fn a_search_within_a_thread_s_collections_sees_only_those() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let (farm, recipes) = (
+        store.create("Farm").unwrap(),
+        store.create("Recipes").unwrap(),
+    );
+    for (c, name, text) in [
+        (&farm, "farm.md", "# Apples\n\nThe apple harvest was late."),
+        (&recipes, "pie.md", "# Pie\n\nApple pie needs six apples."),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        store.queue(&c.id, &path.to_string_lossy(), name).unwrap();
+    }
+    drain(&store);
+    let names = |hits: Vec<art_types::knowledge::Hit>| -> Vec<String> {
+        hits.into_iter().map(|h| h.name).collect()
+    };
+
+    let everywhere = names(store.search_in("apple", &[], None, 5).unwrap());
+    assert_eq!(everywhere.len(), 2);
+    let scope = [farm.id.clone()];
+    assert_eq!(
+        names(store.search_in("apple", &scope, None, 5).unwrap()),
+        ["farm.md"]
+    );
+    // A collection outside the thread's is as good as absent.
+    assert_eq!(
+        store.search_in("apple", &scope, Some("Recipes"), 5),
+        Err(KnowledgeProblem::NoCollection {
+            name: "Recipes".into()
+        })
+    );
+    // The thread's collections deleted since: said, not an empty answer.
+    store.delete(&farm.id).unwrap();
+    assert!(matches!(
+        store.search_in("apple", &scope, None, 5),
+        Err(KnowledgeProblem::NoCollection { .. })
+    ));
+}
