@@ -182,9 +182,40 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["send_message", { "threadId": t, "text": "", "attachments": [ghost] }],
         ["send_message", { "threadId": t, "text": "hi", "attachments": "none" }],
     ]);
+    let knowledge = json!([
+        ["list_collections", { "bogus": 1 }],
+        ["create_collection", { "name": "" }],
+        ["create_collection", { "name": "@big:81" }],
+        ["create_collection", {}],
+        ["rename_collection", { "id": "no-such-collection", "name": "X" }],
+        ["rename_collection", { "id": "no-such-collection" }],
+        ["delete_collection", { "id": "no-such-collection" }],
+        ["list_documents", { "collection": "no-such-collection" }],
+        ["add_to_collection", { "collection": "no-such-collection" }],
+        ["add_to_collection", { "collection": "no-such-collection", "folder": "yes" }],
+        ["remove_document", { "id": 424242 }],
+        ["remove_document", { "id": "one" }],
+        ["reindex_collection", { "id": "no-such-collection" }],
+        ["indexing_status", { "bogus": 1 }],
+        ["cancel_indexing", { "bogus": 1 }],
+        ["search_knowledge", { "query": "" }],
+        ["search_knowledge", { "query": "x", "k": -1 }],
+        ["search_knowledge", { "query": "x", "collection": "no-such-collection" }],
+        ["stop_syncing", { "collection": "no-such-collection", "folder": "/tmp" }],
+        ["sync_folders", { "bogus": 1 }],
+        ["read_passages", { "chunk": 424242 }],
+        ["read_passages", { "chunk": "first" }],
+        ["set_thread_config", { "threadId": t, "config": { "providerConfig": { "providerName": "ollama", "modelId": "m" }, "knowledge": "Farm" } }],
+    ]);
     let mut cases = cases;
     if let Some(all) = cases.as_array_mut() {
-        for more in [&approvals, &branches_and_usage, &the_rest, &attachments] {
+        for more in [
+            &approvals,
+            &branches_and_usage,
+            &the_rest,
+            &attachments,
+            &knowledge,
+        ] {
             all.extend(more.as_array().into_iter().flatten().cloned());
         }
     }

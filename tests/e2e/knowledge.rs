@@ -2,8 +2,10 @@
 //! added (the picker's folder is `--pick-dir`); the background indexer reads it with
 //! progress, each document ends in its state (a PDF ready with its pages, a scanned PDF
 //! failed saying why, a photo skipped), a search finds the right page, a file edited in
-//! the folder (kept in sync) is found anew, a name taken is refused at its field; then a thread with `search_knowledge` asks, and the tool card
-//! shows the passage the agent was given, with its document and page.
+//! the folder (kept in sync) is found anew, a name taken is refused at its field; then a
+//! thread limited to the collection asks with `search_knowledge`, the tool card lists the
+//! passage the agent was given as its source `[1] report.pdf, p. 2`, and the source
+//! opens the document at that passage, highlighted.
 
 use std::path::PathBuf;
 
@@ -166,7 +168,22 @@ async fn a_folder_is_indexed_with_progress_searched_and_cited_by_the_agent() {
         "{card}"
     );
     app.wait_for_text(".message.ai .answer", "310 euros").await;
+    // The card lists its sources as the answer cites them; one opens its document with
+    // the cited passage highlighted among the others.
+    app.wait_for_text(".tool-card .sources .source", "[1] report.pdf, p. 2")
+        .await;
     app.screenshot("knowledge-tool-card").await;
+    app.click(".tool-card .sources .source").await;
+    let cited = app
+        .wait_for_text("#source-viewer .passage.cited", "Irrigation cost 310 euros")
+        .await;
+    assert!(cited.contains("p. 2"), "{cited}");
+    assert_eq!(app.count("#source-viewer .passage").await, 3, "one a page");
+    app.wait_for_text("#source-viewer .viewer-header", "report.pdf")
+        .await;
+    app.screenshot("knowledge-source").await;
+    app.click("#source-close").await;
+    app.wait_gone("#source-viewer").await;
 
     // The model was given the passage numbered, to cite.
     let answering = ollama

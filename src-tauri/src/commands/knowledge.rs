@@ -9,10 +9,12 @@ use std::sync::Arc;
 use art::knowledge::{self, KnowledgeStore};
 use art_types::commands::{
     AddToCollection, CancelIndexing, CreateCollection, DeleteCollection, IndexingStatus,
-    ListCollections, ListDocuments, ReindexCollection, RemoveDocument, RenameCollection,
-    SearchKnowledge, StopSyncing, SyncFolders,
+    ListCollections, ListDocuments, ReadPassages, ReindexCollection, RemoveDocument,
+    RenameCollection, SearchKnowledge, StopSyncing, SyncFolders,
 };
-use art_types::knowledge::{Added, Collection, Document, Hit, IndexProgress, KnowledgeProblem};
+use art_types::knowledge::{
+    Added, Collection, Document, Hit, IndexProgress, KnowledgeProblem, Passages,
+};
 use art_types::{ErrorCode, IpcError};
 use tauri::{AppHandle, Manager};
 use tauri_plugin_dialog::DialogExt;
@@ -222,5 +224,11 @@ impl Handler for SyncFolders {
             }
             Err(why) => Err(IpcError::new(ErrorCode::Internal, why.clone())),
         }
+    }
+}
+
+impl Handler for ReadPassages {
+    async fn handle(self, app: AppHandle) -> Result<Passages, IpcError> {
+        on_store(&app, move |store| store.passages(self.chunk)).await
     }
 }

@@ -4,3 +4,4 @@ pub mod approval;
 pub mod error_card;
 pub mod run_card;
 pub mod sidebar;
+pub mod sources;

@@ -10,6 +10,7 @@ use art_types::record::{PlanUpdateContent, StepStatus};
 
 use crate::components::approval::{ApprovalCard, PlanReviewCard};
 use crate::components::error_card::FailureCard;
+use crate::components::sources::{Sources, sources_of};
 use crate::failure::Failure;
 use crate::run_view::{RunView, ToolState, result_images, returned_files};
 use crate::views::thread::attachments::Tray;
@@ -157,6 +158,8 @@ pub fn RunCard(run: RunView) -> impl IntoView {
                         <img class="tool-image" alt=format!("{mime} from {}", tool.tool_name) src=format!("data:{mime};base64,{data}") />
                     }).collect_view()}
                     {returned(&tool.tool_name, tool.result.as_ref())}
+                    {tool.output.as_ref().map(|o| sources_of(&tool.tool_name, o)).filter(|s| !s.is_empty())
+                        .map(|sources| view! { <Sources sources /> })}
                 </section>
             }
         })

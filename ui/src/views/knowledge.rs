@@ -109,8 +109,11 @@ pub fn Knowledge() -> impl IntoView {
         spawn_local(async move {
             match ipc::call(&cmd::ListCollections {}).await {
                 Ok(list) => {
-                    if open.get_untracked().is_none() {
-                        open.set(list.first().map(|c| c.id.clone()));
+                    if open.get_untracked().is_none()
+                        && let Some(first) = list.first()
+                    {
+                        rename_to.set(first.name.clone());
+                        open.set(Some(first.id.clone()));
                     }
                     collections.set(list);
                 }
@@ -137,10 +140,16 @@ pub fn Knowledge() -> impl IntoView {
             store.indexing.set(now);
         }
     });
-    let current = move || {
+    let current = Memo::new(move |_| {
         let id = open.get()?;
         collections.with(|all| all.iter().find(|c| c.id == id).cloned())
-    };
+    });
+    // Memos, so that reloading the list (on every indexer event) redraws only what
+    // changed: a button being clicked is not replaced under the pointer.
+    let shown = Memo::new(move |_| current.with(Option::is_some));
+    let folders = Memo::new(move |_| {
+        current.with(|c| c.as_ref().map(|c| c.folders.clone()).unwrap_or_default())
+    });
     let choose = move |id: String, name: String| {
         problem.set(None);
         note.set(None);
@@ -318,12 +327,12 @@ pub fn Knowledge() -> impl IntoView {
                         } />
                 </nav>
                 <div class="library-form">
-                    {move || current().map(|c| view! {
+                    {move || shown.get().then(|| view! {
                         <div class="collection-head">
                             <input id="collection-name" prop:value=move || rename_to.get()
                                 on:input=move |ev| rename_to.set(event_target_value(&ev)) />
                             <button id="rename-collection" class="ghost small" on:click=rename
-                                disabled=move || rename_to.with(|n| n.trim().is_empty() || current().is_some_and(|c| c.name == *n))>"Rename"</button>
+                                disabled=move || rename_to.with(|n| n.trim().is_empty() || current.with(|c| c.as_ref().is_some_and(|c| c.name == *n)))>"Rename"</button>
                             <Show when=move || confirm.get()
                                 fallback=move || view! { <button id="delete-collection" class="ghost small" on:click=move |_| confirm.set(true)>"Delete"</button> }>
                                 <button id="confirm-delete-collection" class="danger small" on:click=delete>"Delete collection and its passages"</button>
@@ -331,7 +340,7 @@ pub fn Knowledge() -> impl IntoView {
                             </Show>
                         </div>
                         {problem_at(problem, "rename")}
-                        <p class="muted" id="collection-counts">{counts_line(&c)}</p>
+                        <p class="muted" id="collection-counts">{move || current.with(|c| c.as_ref().map(counts_line))}</p>
                         <div class="form-actions">
                             <button id="add-files" class="primary" on:click=move |_| add(false)>"Add files…"</button>
                             <button id="add-folder" class="ghost" on:click=move |_| add(true)>"Add a folder…"</button>
@@ -342,9 +351,9 @@ pub fn Knowledge() -> impl IntoView {
                             </label>
                             <button id="reindex-collection" class="ghost" on:click=reindex>"Read all again"</button>
                         </div>
-                        {(!c.folders.is_empty()).then(|| view! {
+                        {move || (!folders.with(Vec::is_empty)).then(|| view! {
                             <ul class="synced-folders" id="synced-folders">
-                                {c.folders.clone().into_iter().map(|folder| {
+                                {folders.get().into_iter().map(|folder| {
                                     let stop = folder.clone();
                                     view! {
                                         <li class="synced-folder" data-path=folder.clone()>

@@ -17,11 +17,11 @@ mod knowledge;
 pub use attachments::{AttachBytes, AttachmentContent, PickAttachments, Picked, ReadAttachment};
 pub use knowledge::{
     AddToCollection, CancelIndexing, CreateCollection, DeleteCollection, IndexingStatus,
-    ListCollections, ListDocuments, ReindexCollection, RemoveDocument, RenameCollection,
-    SearchKnowledge, StopSyncing, SyncFolders,
+    ListCollections, ListDocuments, ReadPassages, ReindexCollection, RemoveDocument,
+    RenameCollection, SearchKnowledge, StopSyncing, SyncFolders,
 };
 
-use crate::knowledge::{Added, Collection, Document, Hit, IndexProgress};
+use crate::knowledge::{Added, Collection, Document, Hit, IndexProgress, Passages};
 use crate::mcp::{McpImportReport, McpServerConfig, McpServerStatus, McpToolInfo};
 use crate::usage::{ModelPrice, UsageBy, UsageReport, UsageTotals};
 use crate::{
@@ -102,6 +102,7 @@ macro_rules! for_each_command {
             $crate::commands::SearchKnowledge,
             $crate::commands::StopSyncing,
             $crate::commands::SyncFolders,
+            $crate::commands::ReadPassages,
         }
     };
 }
@@ -189,6 +190,7 @@ commands! {
     SearchKnowledge = "search_knowledge" -> Vec<Hit>;
     StopSyncing = "stop_syncing" -> ();
     SyncFolders = "sync_folders" -> ();
+    ReadPassages = "read_passages" -> Passages;
 }
 
 /// Version, data directory, database path and keychain reachability (the About panel).

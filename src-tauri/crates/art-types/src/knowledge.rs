@@ -138,6 +138,28 @@ pub struct Hit {
     pub score: f64,
 }
 
+/// One passage of a document, as the source viewer shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Passage {
+    /// The passage's id (a search's `Hit::chunk`).
+    pub chunk: i64,
+    /// Where in the document (`p. 12, §Install`).
+    pub place: String,
+    /// The passage.
+    pub text: String,
+}
+
+/// A document with its passages in order: what a cited source opens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Passages {
+    /// The document.
+    pub document: Document,
+    /// Its passages, first to last (neighbours overlap by a few lines).
+    pub passages: Vec<Passage>,
+}
+
 /// What went wrong with a knowledge request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -157,6 +179,20 @@ pub enum KnowledgeProblem {
     /// A name that cannot be one.
     #[error("a collection's name is 1 to 80 characters, not only spaces")]
     BadName,
+    /// No document has that id (removed meanwhile).
+    #[error("there is no document {id} in the collections: it was removed")]
+    NoDocument {
+        /// What was asked for.
+        id: i64,
+    },
+    /// A passage that is no longer there (its document was read again or removed).
+    #[error(
+        "that passage is no longer in its collection: its document was read again or removed; search again"
+    )]
+    NoPassage {
+        /// The passage's id.
+        chunk: i64,
+    },
     /// A search with nothing to look for.
     #[error("the search has no words to look for")]
     EmptyQuery,

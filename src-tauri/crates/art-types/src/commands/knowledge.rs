@@ -117,3 +117,12 @@ pub struct SearchKnowledge {
     #[serde(default)]
     pub k: Option<u32>,
 }
+
+/// A cited passage's document, all its passages in order, to show the passage where it
+/// is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReadPassages {
+    /// The cited passage's id.
+    pub chunk: i64,
+}

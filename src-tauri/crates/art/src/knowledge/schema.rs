@@ -8,13 +8,15 @@ use rusqlite::Connection;
 const MIGRATIONS: &[&str] = &[
     // v1: collections, their documents and the documents' passages, the passages'
     // full-text index (kept in step by triggers) and their vectors per embedding model.
+    // Ids are never reused (AUTOINCREMENT): a citation kept in a run's record must never
+    // open another passage than the one the model read.
     "CREATE TABLE collections (
         id TEXT PRIMARY KEY,
         name TEXT NOT NULL UNIQUE COLLATE NOCASE,
         created_at INTEGER NOT NULL
     );
     CREATE TABLE documents (
-        id INTEGER PRIMARY KEY,
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
         collection TEXT NOT NULL REFERENCES collections (id) ON DELETE CASCADE,
         path TEXT NOT NULL,
         name TEXT NOT NULL,
@@ -32,7 +34,7 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX documents_state ON documents (state, collection);
     CREATE TABLE chunks (
-        id INTEGER PRIMARY KEY,
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
         document INTEGER NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
         ord INTEGER NOT NULL,
         text TEXT NOT NULL,

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use art_types::knowledge::{
-    Collection, Document, DocumentState, Hit, KnowledgeProblem, StateCounts,
+    Collection, Document, DocumentState, Hit, KnowledgeProblem, Passage, Passages, StateCounts,
 };
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
@@ -493,8 +493,10 @@ impl KnowledgeStore {
 
     /// Take document `id` and its passages out of its collection.
     pub fn remove(&self, id: i64) -> Result<(), KnowledgeProblem> {
-        self.with(|c| c.execute("DELETE FROM documents WHERE id = ?1", [id]))?;
-        Ok(())
+        match self.with(|c| c.execute("DELETE FROM documents WHERE id = ?1", [id]))? {
+            0 => Err(KnowledgeProblem::NoDocument { id }),
+            _ => Ok(()),
+        }
     }
 
     /// The documents of `collection`, in the order they were added.
@@ -507,6 +509,43 @@ impl KnowledgeStore {
             .query_map([collection], document)?
             .collect()
         })
+    }
+
+    /// The document of passage `chunk`, with all its passages in order.
+    pub fn passages(&self, chunk: i64) -> Result<Passages, KnowledgeProblem> {
+        let document = self
+            .with(|c| {
+                c.query_row(
+                    "SELECT d.id, d.collection, d.path, d.name, d.size, d.state, d.detail,
+                            d.pages, d.chunks, d.tokens
+                     FROM chunks ch JOIN documents d ON d.id = ch.document WHERE ch.id = ?1",
+                    [chunk],
+                    document,
+                )
+                .optional()
+            })?
+            .ok_or(KnowledgeProblem::NoPassage { chunk })?;
+        let passages = self.with(|c| {
+            c.prepare(
+                "SELECT id, text, headings, page_from, page_to, line_from, line_to
+                 FROM chunks WHERE document = ?1 ORDER BY ord",
+            )?
+            .query_map([document.id], |r| {
+                let headings: String = r.get(2)?;
+                let headings: Vec<String> = serde_json::from_str(&headings).unwrap_or_default();
+                let pages = match (r.get::<_, Option<u32>>(3)?, r.get::<_, Option<u32>>(4)?) {
+                    (Some(a), Some(b)) => Some((a, b)),
+                    _ => None,
+                };
+                Ok(Passage {
+                    chunk: r.get(0)?,
+                    place: place(pages, (r.get(5)?, r.get(6)?), &headings),
+                    text: r.get(1)?,
+                })
+            })?
+            .collect()
+        })?;
+        Ok(Passages { document, passages })
     }
 
     /// The `k` passages that best match `query`, in `collection` (name or id) or in all
@@ -529,6 +568,8 @@ impl KnowledgeStore {
         collection: Option<&str>,
         k: usize,
     ) -> Result<Vec<Hit>, KnowledgeProblem> {
+        // Said even where there is nothing to search.
+        any_word(query).ok_or(KnowledgeProblem::EmptyQuery)?;
         let in_scope = |c: &Collection| scope.is_empty() || scope.contains(&c.id);
         let collections = match collection {
             Some(name) => {

@@ -247,3 +247,37 @@ fn a_search_within_a_thread_s_collections_sees_only_those() {
         Err(KnowledgeProblem::NoCollection { .. })
     ));
 }
+
+#[test]
+fn a_cited_passage_opens_its_document_in_order_and_a_stale_one_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let c = store.create("Farm").unwrap();
+    let report = fixture("ghostscript-three-pages.pdf");
+    store
+        .queue(&c.id, &report.to_string_lossy(), "report.pdf")
+        .unwrap();
+    drain(&store);
+    let hit = store.search("irrigation", None, 1).unwrap().remove(0);
+    let opened = store.passages(hit.chunk).unwrap();
+    assert_eq!(opened.document.name, "report.pdf");
+    let places: Vec<&str> = opened.passages.iter().map(|p| p.place.as_str()).collect();
+    assert_eq!(places, ["p. 1", "p. 2", "p. 3"]);
+    let cited = opened
+        .passages
+        .iter()
+        .find(|p| p.chunk == hit.chunk)
+        .unwrap();
+    assert_eq!(
+        (cited.place.as_str(), cited.text.as_str()),
+        (hit.place.as_str(), hit.text.as_str())
+    );
+
+    // Read again, the document's passages are new: the old citation says so.
+    store.requeue(&c.id).unwrap();
+    drain(&store);
+    assert_eq!(
+        store.passages(hit.chunk),
+        Err(KnowledgeProblem::NoPassage { chunk: hit.chunk })
+    );
+}
