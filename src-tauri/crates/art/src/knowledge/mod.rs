@@ -179,3 +179,6 @@ fn is_markdown(name: &str) -> bool {
         .iter()
         .any(|ext| lower.ends_with(ext))
 }
+
+#[cfg(test)]
+mod tests;

@@ -28,7 +28,7 @@ fn notes(dir: &Path, n: usize) -> std::path::PathBuf {
 /// Wait until the indexer is idle with nothing waiting (a generous bound: a stuck
 /// indexer fails the test instead of hanging it).
 fn idle(indexer: &Indexer, store: &KnowledgeStore) -> IndexProgress {
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let now = indexer.progress().borrow().clone();
         if !now.running && store.waiting().unwrap() == 0 {

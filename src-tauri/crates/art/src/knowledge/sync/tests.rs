@@ -124,7 +124,7 @@ fn the_indexer_finds_a_change_in_a_synced_folder_by_itself() {
     let indexer = Indexer::start_with(Arc::clone(&store), Duration::from_millis(50)).unwrap();
 
     let found = |word: &str| !store.search(word, None, 1).unwrap().is_empty();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(120);
     while !found("beans") {
         assert!(Instant::now() < deadline, "the folder was never read");
         std::thread::sleep(Duration::from_millis(20));
