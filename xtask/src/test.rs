@@ -41,10 +41,9 @@ struct Background {
 }
 
 impl Background {
-    fn start(name: &'static str, command: &mut Command) -> Self {
-        let log = cmd::target_dir()
-            .join("artifacts")
-            .join("windows-check.log");
+    /// Start `command`, its output going to `target/artifacts/<log>`.
+    fn start(name: &'static str, log: &str, command: &mut Command) -> Self {
+        let log = cmd::target_dir().join("artifacts").join(log);
         cmd::say(&format!(
             "{name} (beside the next step, log in {}): {}",
             log.display(),
@@ -306,7 +305,7 @@ pub fn run() -> Result<(), String> {
 
         // The release build ends in a fat-LTO link on one core (6 of its 19 minutes, cold):
         // the Windows check (its own target folders) runs beside it, at a lower priority.
-        let windows = Background::start(WINDOWS_CHECK, &mut windows_check());
+        let windows = Background::start(WINDOWS_CHECK, "windows-check.log", &mut windows_check());
         let bundle_started = Instant::now();
         let bundled = bundle::build_with(&tools, true).and_then(|deb| bundle::install(&deb));
         let took = bundle_started.elapsed();

@@ -3,7 +3,7 @@
 //! takes a while); the composer shows what came back, and sends it with the question.
 //! An attachment is shown by reading it back from the store.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use art::attachments::Attachments;
@@ -12,11 +12,10 @@ use art_types::commands::{
 };
 use art_types::{Attachment, AttachmentProblem, ErrorCode, IpcError, events};
 use base64::Engine;
-use tauri::{AppHandle, Emitter, Manager};
-use tauri_plugin_dialog::DialogExt;
+use tauri::{AppHandle, Emitter};
 
+use super::picker::{self, Pick};
 use super::{Handler, workbench};
-use crate::state::AppState;
 
 /// The store, or why this app takes no attachments.
 fn store(app: &AppHandle) -> Result<Arc<Attachments>, IpcError> {
@@ -99,48 +98,25 @@ impl Handler for ReadAttachment {
     }
 }
 
-/// The files the user picks: `--pick-dir`'s files, else the system's file picker.
+/// The files the user picks (`--pick-dir`'s files, else the system's file picker).
 async fn picked_paths(app: &AppHandle) -> Result<Vec<PathBuf>, IpcError> {
-    if let Some(dir) = &app.state::<AppState>().pick_dir {
-        return files_in(dir);
-    }
-    let dialog = app
-        .dialog()
-        .file()
-        .set_title("Attach files")
-        .add_filter(
-            "Images and documents",
-            &[
-                "png", "jpg", "jpeg", "webp", "gif", "pdf", "docx", "html", "htm", "txt", "md",
-                "csv", "json", "rs", "py", "js", "ts",
+    picker::pick(
+        app,
+        Pick::Files {
+            title: "Attach files",
+            filters: &[
+                (
+                    "Images and documents",
+                    &[
+                        "png", "jpg", "jpeg", "webp", "gif", "pdf", "docx", "html", "htm", "txt",
+                        "md", "csv", "json", "rs", "py", "js", "ts",
+                    ],
+                ),
+                ("All files", &["*"]),
             ],
-        )
-        .add_filter("All files", &["*"]);
-    let chosen = tokio::task::spawn_blocking(move || dialog.blocking_pick_files())
-        .await
-        .map_err(|e| IpcError::new(ErrorCode::Internal, format!("the file picker stopped: {e}")))?
-        .unwrap_or_default();
-    Ok(chosen
-        .into_iter()
-        .filter_map(|file| file.into_path().ok())
-        .collect())
-}
-
-/// The files of `dir`, by name.
-pub(super) fn files_in(dir: &Path) -> Result<Vec<PathBuf>, IpcError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| {
-        IpcError::new(
-            ErrorCode::InvalidInput,
-            format!("cannot read {}: {e}", dir.display()),
-        )
-    })?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_file())
-        .collect();
-    files.sort();
-    Ok(files)
+        },
+    )
+    .await
 }
 
 /// Attach each of `paths`, keeping what was refused and why.

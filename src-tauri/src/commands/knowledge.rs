@@ -3,10 +3,9 @@
 //! queued documents are read by the background indexer, whose progress reaches the
 //! page as `KNOWLEDGE` events. Database work runs off the async workers.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use art::knowledge::{self, KnowledgeStore};
+use art::knowledge::{self, Indexer, KnowledgeStore};
 use art_types::commands::{
     AddToCollection, CancelIndexing, CreateCollection, DeleteCollection, IndexingStatus,
     ListCollections, ListDocuments, ReadPassages, ReindexCollection, RemoveDocument,
@@ -16,12 +15,10 @@ use art_types::knowledge::{
     Added, Collection, Document, Hit, IndexProgress, KnowledgeProblem, Passages,
 };
 use art_types::{ErrorCode, IpcError};
-use tauri::{AppHandle, Manager};
-use tauri_plugin_dialog::DialogExt;
+use tauri::AppHandle;
 
-use super::attachments::files_in;
+use super::picker::{self, Pick};
 use super::{Handler, workbench};
-use crate::state::AppState;
 
 /// Passages a search returns at most (as the tool allows).
 const MAX_K: u32 = 20;
@@ -53,11 +50,11 @@ async fn on_store<T: Send + 'static>(
         .map_err(refused)
 }
 
-/// Tell the indexer something was queued.
-fn wake(app: &AppHandle) -> Result<(), IpcError> {
+/// Ask the background indexer something (wake it, rescan), or why it is not running.
+fn indexer(app: &AppHandle, ask: impl FnOnce(&Indexer)) -> Result<(), IpcError> {
     match &workbench(app)?.indexer {
         Ok(indexer) => {
-            indexer.wake();
+            ask(indexer);
             Ok(())
         }
         Err(why) => Err(IpcError::new(ErrorCode::Internal, why.clone())),
@@ -107,7 +104,17 @@ impl Handler for AddToCollection {
     async fn handle(self, app: AppHandle) -> Result<Added, IpcError> {
         let collection = self.collection.clone();
         on_store(&app, move |store| store.find(&collection).map(|_| ())).await?;
-        let paths = picked(&app, self.folder).await?;
+        let pick = if self.folder {
+            Pick::Folder {
+                title: "Add a folder to the collection",
+            }
+        } else {
+            Pick::Files {
+                title: "Add files to the collection",
+                filters: &[],
+            }
+        };
+        let paths = picker::pick(&app, pick).await?;
         if paths.is_empty() {
             return Ok(Added::default());
         }
@@ -120,41 +127,9 @@ impl Handler for AddToCollection {
             )
         })
         .await?;
-        wake(&app)?;
+        indexer(&app, Indexer::wake)?;
         Ok(added)
     }
-}
-
-/// What the user picked: `--pick-dir` (the folder itself, or its files), else the
-/// system's picker. Empty when the picker was closed.
-async fn picked(app: &AppHandle, folder: bool) -> Result<Vec<PathBuf>, IpcError> {
-    if let Some(dir) = &app.state::<AppState>().pick_dir {
-        return if folder {
-            Ok(vec![dir.clone()])
-        } else {
-            files_in(dir)
-        };
-    }
-    let dialog = app.dialog().file();
-    let chosen = tokio::task::spawn_blocking(move || {
-        if folder {
-            dialog
-                .set_title("Add a folder to the collection")
-                .blocking_pick_folder()
-                .map(|f| vec![f])
-        } else {
-            dialog
-                .set_title("Add files to the collection")
-                .blocking_pick_files()
-        }
-    })
-    .await
-    .map_err(|e| IpcError::new(ErrorCode::Internal, format!("the file picker stopped: {e}")))?
-    .unwrap_or_default();
-    Ok(chosen
-        .into_iter()
-        .filter_map(|file| file.into_path().ok())
-        .collect())
 }
 
 impl Handler for RemoveDocument {
@@ -170,7 +145,7 @@ impl Handler for ReindexCollection {
             store.requeue(&self.id)
         })
         .await?;
-        wake(&app)
+        indexer(&app, Indexer::wake)
     }
 }
 
@@ -217,13 +192,7 @@ impl Handler for StopSyncing {
 
 impl Handler for SyncFolders {
     async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
-        match &workbench(&app)?.indexer {
-            Ok(indexer) => {
-                indexer.sync_now();
-                Ok(())
-            }
-            Err(why) => Err(IpcError::new(ErrorCode::Internal, why.clone())),
-        }
+        indexer(&app, Indexer::sync_now)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use art_types::IpcError;
 use art_types::commands::ReadPassages;
-use art_types::knowledge::Passages;
+use art_types::knowledge::{Cited, Passages, SEARCH_TOOL, SearchOutput};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde_json::Value;
@@ -12,44 +12,20 @@ use serde_json::Value;
 use crate::components::error_card::ErrorCard;
 use crate::ipc;
 
-/// One source as the tool returned it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Source {
-    /// The number the answer cites.
-    pub number: u64,
-    /// The document's file name.
-    pub document: String,
-    /// Where in it.
-    pub place: String,
-    /// The passage's id.
-    pub chunk: i64,
-}
-
 /// The sources in a `search_knowledge` result (none for any other tool, or a result
 /// without them).
-pub fn sources_of(tool: &str, output: &Value) -> Vec<Source> {
-    if tool != "search_knowledge" {
+pub fn sources_of(tool: &str, output: &Value) -> Vec<Cited> {
+    if tool != SEARCH_TOOL {
         return Vec::new();
     }
-    let Some(results) = output["results"].as_array() else {
-        return Vec::new();
-    };
-    results
-        .iter()
-        .filter_map(|r| {
-            Some(Source {
-                number: r["ref"].as_u64()?,
-                document: r["document"].as_str()?.to_owned(),
-                place: r["place"].as_str().unwrap_or_default().to_owned(),
-                chunk: r["chunk"].as_i64()?,
-            })
-        })
-        .collect()
+    serde_json::from_value::<SearchOutput>(output.clone())
+        .map(|found| found.results)
+        .unwrap_or_default()
 }
 
 /// The list on the card, and the viewer a source opens.
 #[component]
-pub fn Sources(sources: Vec<Source>) -> impl IntoView {
+pub fn Sources(sources: Vec<Cited>) -> impl IntoView {
     let open = RwSignal::new(None::<i64>);
     view! {
         <ol class="sources">
@@ -148,13 +124,13 @@ mod tests {
         let found = sources_of("search_knowledge", &output);
         assert_eq!(found.len(), 2);
         assert_eq!(
-            found[0],
-            Source {
-                number: 1,
-                document: "report.pdf".into(),
-                place: "p. 2".into(),
-                chunk: 7
-            }
+            (
+                found[0].number,
+                found[0].document.as_str(),
+                found[0].place.as_str(),
+                found[0].chunk
+            ),
+            (1, "report.pdf", "p. 2", 7)
         );
         assert!(sources_of("calculator", &output).is_empty());
         assert!(

@@ -24,18 +24,7 @@ fn count(n: u64, word: &str) -> String {
 
 /// A collection's documents by state, in a line: `12 ready · 2 queued · 1 failed`.
 pub fn counts_line(c: &Collection) -> String {
-    let n = &c.counts;
-    let mut parts = vec![format!("{} ready", n.ready)];
-    for (count, word) in [
-        (n.queued, "queued"),
-        (n.indexing, "reading"),
-        (n.failed, "failed"),
-        (n.skipped, "skipped"),
-    ] {
-        if count > 0 {
-            parts.push(format!("{count} {word}"));
-        }
-    }
+    let mut parts = c.counts.parts();
     parts.push(match c.chunks {
         1 => "1 passage".to_owned(),
         n => format!("{} passages", compact(n)),

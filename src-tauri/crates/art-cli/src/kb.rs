@@ -179,17 +179,6 @@ fn index(store: &KnowledgeStore) -> anyhow::Result<()> {
 
 /// A collection on one line: its name, documents by state, passages.
 fn summary(c: &Collection) -> String {
-    let n = &c.counts;
-    let mut parts = vec![format!("{} ready", n.ready)];
-    for (count, word) in [
-        (n.queued, "queued"),
-        (n.indexing, "indexing"),
-        (n.failed, "failed"),
-        (n.skipped, "skipped"),
-    ] {
-        if count > 0 {
-            parts.push(format!("{count} {word}"));
-        }
-    }
-    format!("{}: {}; {} passages", c.name, parts.join(", "), c.chunks)
+    let counts = c.counts.parts().join(", ");
+    format!("{}: {counts}; {} passages", c.name, c.chunks)
 }

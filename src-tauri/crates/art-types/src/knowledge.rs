@@ -26,6 +26,38 @@ pub struct Collection {
     pub folders: Vec<String>,
 }
 
+/// The name the agent calls the knowledge search tool by (its card shows its sources).
+pub const SEARCH_TOOL: &str = "search_knowledge";
+
+/// What the `search_knowledge` tool returns to the model: the passages numbered for the
+/// answer to cite, and what to do with them. The tool writes it and the tool card reads
+/// it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchOutput {
+    /// The passages, best first.
+    pub results: Vec<Cited>,
+    /// How to use them (or that nothing matched, and not to invent sources).
+    pub note: String,
+}
+
+/// One passage as the model gets it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cited {
+    /// The number the answer cites it by (`[1]`).
+    #[serde(rename = "ref")]
+    pub number: u64,
+    /// The document's file name.
+    pub document: String,
+    /// Where in it (`p. 2, §Costs`).
+    pub place: String,
+    /// The passage.
+    pub text: String,
+    /// How well it matched (within this search).
+    pub score: f64,
+    /// The passage's id, to open it.
+    pub chunk: i64,
+}
+
 /// How many documents of a collection are in each state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -40,6 +72,25 @@ pub struct StateCounts {
     pub failed: u64,
     /// Left out on purpose (each says why).
     pub skipped: u64,
+}
+
+impl StateCounts {
+    /// The counts in words, ready first, the other states only when not zero:
+    /// `["12 ready", "2 queued", "1 failed"]`.
+    pub fn parts(&self) -> Vec<String> {
+        let mut parts = vec![format!("{} ready", self.ready)];
+        for (count, state) in [
+            (self.queued, DocumentState::Queued),
+            (self.indexing, DocumentState::Indexing),
+            (self.failed, DocumentState::Failed),
+            (self.skipped, DocumentState::Skipped),
+        ] {
+            if count > 0 {
+                parts.push(format!("{count} {state}"));
+            }
+        }
+        parts
+    }
 }
 
 /// Where a document is on its way to being searchable.

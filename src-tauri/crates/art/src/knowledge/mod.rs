@@ -87,7 +87,7 @@ pub fn index_claimed(
     let path = Path::new(&claimed.path);
     let seen = std::fs::metadata(path).map(|meta| Seen::of(&meta));
     let outcome = match &seen {
-        Ok(_) => read(&claimed),
+        Ok(seen) => read(&claimed, *seen),
         Err(e) => Err((DocumentState::Failed, format!("cannot read it: {e}"))),
     };
     // What a refused file looked like, so that a rescan reads it again only once it
@@ -144,11 +144,14 @@ impl Seen {
     }
 }
 
-/// The facts and passages of a claimed document, or the state it ends in and why.
-fn read(claimed: &Claimed) -> Result<(Read, Vec<chunk::Chunk>), (DocumentState, String)> {
+/// The facts and passages of a claimed document (`seen` as it was just before), or the
+/// state it ends in and why.
+fn read(
+    claimed: &Claimed,
+    seen: Seen,
+) -> Result<(Read, Vec<chunk::Chunk>), (DocumentState, String)> {
     let path = Path::new(&claimed.path);
     let failed = |why: String| (DocumentState::Failed, why);
-    let meta = std::fs::metadata(path).map_err(|e| failed(format!("cannot read it: {e}")))?;
     let bytes = std::fs::read(path).map_err(|e| failed(format!("cannot read it: {e}")))?;
     let format = sniff::sniff(&claimed.name, &bytes).map_err(|p| failed(p.to_string()))?;
     if format.is_image() {
@@ -166,7 +169,7 @@ fn read(claimed: &Claimed) -> Result<(Read, Vec<chunk::Chunk>), (DocumentState, 
     let chunks = chunk::chunk(&extracted.text, layout);
     let facts = Read {
         size: bytes.len() as u64,
-        modified: Seen::of(&meta).modified,
+        modified: seen.modified,
         sha256: BlobId::of(&bytes).to_string(),
         pages: extracted.pages,
     };

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use art_types::knowledge::KnowledgeProblem;
+use art_types::knowledge::{Cited, KnowledgeProblem, SearchOutput};
 use art_types::{ToolExample, ToolSchema};
 use serde_json::{Value, json};
 
@@ -13,7 +13,7 @@ use super::{ExecutionContext, ToolError, ToolExecutor};
 use crate::knowledge::KnowledgeStore;
 
 /// Name the model calls it by.
-pub const NAME: &str = "search_knowledge";
+pub const NAME: &str = art_types::knowledge::SEARCH_TOOL;
 
 /// Passages returned when the call does not say.
 const DEFAULT_K: usize = 5;
@@ -104,26 +104,28 @@ impl ToolExecutor for SearchKnowledgeTool {
             KnowledgeProblem::EmptyQuery => ToolError::new("EMPTY_QUERY", e.to_string()),
             other => ToolError::new("KNOWLEDGE_FAILED", other.to_string()),
         })?;
-        if hits.is_empty() {
-            return Ok(json!({ "results": [], "note": NOTHING_FOUND }));
-        }
-        let results: Vec<Value> = hits
-            .iter()
-            .enumerate()
-            .map(|(i, h)| {
-                json!({
-                    "ref": i + 1,
-                    "document": h.name,
-                    "place": h.place,
-                    "text": h.text,
-                    "score": h.score,
-                    "chunk": h.chunk,
-                })
-            })
-            .collect();
-        Ok(json!({
-            "results": results,
-            "note": "Cite the passages you use as [ref]; use nothing else as a source."
-        }))
+        let output = if hits.is_empty() {
+            SearchOutput {
+                results: Vec::new(),
+                note: NOTHING_FOUND.into(),
+            }
+        } else {
+            SearchOutput {
+                results: hits
+                    .into_iter()
+                    .zip(1..)
+                    .map(|(h, number)| Cited {
+                        number,
+                        document: h.name,
+                        place: h.place,
+                        text: h.text,
+                        score: h.score,
+                        chunk: h.chunk,
+                    })
+                    .collect(),
+                note: "Cite the passages you use as [ref]; use nothing else as a source.".into(),
+            }
+        };
+        serde_json::to_value(output).map_err(|e| ToolError::new("KNOWLEDGE_FAILED", e.to_string()))
     }
 }
