@@ -31,6 +31,8 @@ pub struct Workbench {
     pub knowledge: Arc<KnowledgeStore>,
     /// The thread that reads queued documents, or why it could not start.
     pub indexer: Result<Indexer, String>,
+    /// Where attached documents added to a collection are kept as files.
+    pub knowledge_files: std::path::PathBuf,
     /// Runs in flight, by trace id: their thread and what cancels them.
     runs: Mutex<HashMap<String, (String, CancellationToken)>>,
 }
@@ -54,6 +56,11 @@ impl Workbench {
             OpenError::Knowledge(_) => IpcError::new(ErrorCode::Storage, e.to_string())
                 .with_details(serde_json::json!({ "path": data_dir.knowledge_path() })),
         })?;
+        let knowledge_files = data_dir.knowledge_files_dir();
+        // Files of attached documents removed meanwhile (by `art kb`, say).
+        if let Err(e) = art::knowledge::attached::sweep(&knowledge, &knowledge_files) {
+            tracing::warn!("attached documents' files not swept: {e}");
+        }
         let indexer = Indexer::start(Arc::clone(&knowledge)).map_err(|e| {
             tracing::error!("the knowledge indexer could not start: {e}");
             format!("the indexing thread could not start: {e}")
@@ -65,6 +72,7 @@ impl Workbench {
             http: HttpOptions::default(),
             knowledge,
             indexer,
+            knowledge_files,
             runs: Mutex::new(HashMap::new()),
         })
     }

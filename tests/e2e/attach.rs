@@ -217,3 +217,102 @@ async fn a_picked_pdf_and_a_pasted_image_reach_the_model_and_stay_on_the_questio
     assert_eq!(chats(), sent, "nothing reached the model");
     app.close().await;
 }
+
+/// What the picker offers in the long-document test: a ledger far longer than the fake
+/// model's 32,768-token window, with one fact near its start.
+fn long_ledger() -> String {
+    let mut text =
+        String::from("# Pears\n\nThe pear trees gave 40 crates in October.\n\n# Daily log\n\n");
+    text.push_str(&"The orchard's ledger, line after line.\n".repeat(4_700));
+    text
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_document_too_long_for_the_model_goes_to_the_thread_knowledge_and_is_searched() {
+    let plan = r#"{"title": "Pears", "intent": "Find the pear harvest", "plan": ["Search the ledger", "Answer"], "toolCalls": [{"callId": "c1", "toolName": "search_knowledge", "arguments": {"query": "pear crates", "k": 2}}]}"#;
+    let ollama = fake_ollama(vec![
+        text_reply(Protocol::Ollama, plan, 24),
+        text_reply(
+            Protocol::Ollama,
+            "The pear trees gave **40 crates** [1].",
+            8,
+        ),
+    ])
+    .await;
+    let picks = tempfile::tempdir().unwrap();
+    std::fs::write(picks.path().join("ledger.md"), long_ledger()).unwrap();
+    let exports = tempfile::tempdir().unwrap();
+    let app = AppSession::launch_picking(picks.path(), exports.path()).await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+    app.click("#new-thread").await;
+    app.wait_for("#thread").await;
+    app.click("#settings-button").await;
+    app.type_into("#base-url-input", &ollama.url()).await;
+    app.select("#provider-select", "ollama").await;
+    app.type_into("#model-input", "fake-model:latest").await;
+    app.click("#save-settings").await;
+    app.wait_for("#settings-saved").await;
+    app.click("#settings-button").await;
+
+    // Too long: refused with the numbers and its own code, nothing sent, never cut.
+    app.click("#attach-button").await;
+    app.wait_for("#attachment-tray .attachment-chip.document[title^=\"ledger.md\"]")
+        .await;
+    let question = "How many crates did the pear trees give?";
+    app.type_into("#composer-input", question).await;
+    app.click("#send-button").await;
+    let refused = app
+        .wait_for_text(".run-error", "the model reads 32,768")
+        .await;
+    assert!(refused.contains("ledger.md is ~"), "{refused}");
+    app.wait_for_text(".run-error .error-card .error-code", "DOCUMENT_TOO_LONG")
+        .await;
+    let chats = || {
+        ollama
+            .requests()
+            .into_iter()
+            .filter(|r| r.request_line.contains("/api/chat"))
+            .collect::<Vec<_>>()
+    };
+    assert!(chats().is_empty(), "nothing reached the model");
+
+    // Offered to the thread's knowledge: indexed into a collection the thread searches.
+    app.click("#add-to-knowledge").await;
+    let added = app
+        .wait_for_text(".added-to-knowledge", "which this thread searches")
+        .await;
+    assert!(
+        added.starts_with("ledger.md is in \u{201c}Files from") && added.contains("passages"),
+        "{added}"
+    );
+    app.screenshot("too-long-to-knowledge").await;
+
+    // Asked again without the file: the agent searches the ledger and cites it.
+    app.click("#ask-without-file").await;
+    let draft = app
+        .eval_async(
+            "arguments[0](document.querySelector('#composer-input').value)",
+            vec![],
+        )
+        .await;
+    assert_eq!(draft, question);
+    assert_eq!(app.count("#attachment-tray .attachment-chip").await, 0);
+    app.click("#send-button").await;
+    let card = app
+        .wait_for_text(".tool-card.ok[data-tool=\"search_knowledge\"]", "ledger.md")
+        .await;
+    assert!(card.contains("40 crates in October"), "{card}");
+    app.wait_for_text(".message.ai .answer", "40 crates").await;
+    let sent = chats();
+    assert_eq!(sent.len(), 2, "a plan and an answer");
+    for chat in &sent {
+        assert!(
+            chat.body.len() < 40_000,
+            "the ledger was not sent whole ({} bytes)",
+            chat.body.len()
+        );
+    }
+    assert!(sent[1].body.contains("40 crates in October"));
+    app.close().await;
+}

@@ -205,6 +205,9 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["sync_folders", { "bogus": 1 }],
         ["read_passages", { "chunk": 424242 }],
         ["read_passages", { "chunk": "first" }],
+        ["add_attached_to_knowledge", { "threadId": "no-such-thread", "attachments": [] }],
+        ["add_attached_to_knowledge", { "threadId": t, "attachments": [{ "id": "not-a-hash", "name": "a.md", "mime": "text/markdown", "size": 3, "kind": { "type": "document", "text": "x", "tokens": 1 } }] }],
+        ["add_attached_to_knowledge", { "threadId": t }],
         ["set_thread_config", { "threadId": t, "config": { "providerConfig": { "providerName": "ollama", "modelId": "m" }, "knowledge": "Farm" } }],
     ]);
     let mut cases = cases;

@@ -133,6 +133,10 @@ impl Failure {
                 "The system keychain is not available",
                 "Unlock the keychain, or set the provider's <PROVIDER>_API_KEY variable.",
             ),
+            FailureCode::DocumentTooLong => (
+                "The document is longer than the model reads",
+                "Add it to the thread's knowledge with the button under the question: the agent then searches it. Or choose a model with a larger window and retry.",
+            ),
             FailureCode::AttachmentRefused => (
                 "An attachment cannot go to this model",
                 "Choose another model in the thread's settings and retry, or edit the question without it.",

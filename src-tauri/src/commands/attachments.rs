@@ -18,7 +18,7 @@ use super::picker::{self, Pick};
 use super::{Handler, workbench};
 
 /// The store, or why this app takes no attachments.
-fn store(app: &AppHandle) -> Result<Arc<Attachments>, IpcError> {
+pub(super) fn store(app: &AppHandle) -> Result<Arc<Attachments>, IpcError> {
     workbench(app)?.art.attachments.clone().ok_or_else(|| {
         IpcError::new(
             ErrorCode::Internal,

@@ -5,20 +5,21 @@
 
 use std::sync::Arc;
 
-use art::knowledge::{self, Indexer, KnowledgeStore};
+use art::knowledge::{self, Indexer, KnowledgeStore, attached};
 use art_types::commands::{
-    AddToCollection, CancelIndexing, CreateCollection, DeleteCollection, IndexingStatus,
-    ListCollections, ListDocuments, ReadPassages, ReindexCollection, RemoveDocument,
-    RenameCollection, SearchKnowledge, StopSyncing, SyncFolders,
+    AddAttachedToKnowledge, AddToCollection, CancelIndexing, CreateCollection, DeleteCollection,
+    IndexingStatus, ListCollections, ListDocuments, ReadPassages, ReindexCollection,
+    RemoveDocument, RenameCollection, SearchKnowledge, StopSyncing, SyncFolders,
 };
 use art_types::knowledge::{
-    Added, Collection, Document, Hit, IndexProgress, KnowledgeProblem, Passages,
+    Added, AddedAttached, Collection, Document, Hit, IndexProgress, KnowledgeProblem, Passages,
 };
 use art_types::{ErrorCode, IpcError};
 use tauri::AppHandle;
 
 use super::picker::{self, Pick};
 use super::{Handler, workbench};
+use crate::error::context_error;
 
 /// Passages a search returns at most (as the tool allows).
 const MAX_K: u32 = 20;
@@ -85,7 +86,9 @@ impl Handler for RenameCollection {
 
 impl Handler for DeleteCollection {
     async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
-        on_store(&app, move |store| store.delete(&self.id)).await
+        on_store(&app, move |store| store.delete(&self.id)).await?;
+        sweep(&app).await;
+        Ok(())
     }
 }
 
@@ -134,7 +137,73 @@ impl Handler for AddToCollection {
 
 impl Handler for RemoveDocument {
     async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
-        on_store(&app, move |store| store.remove(self.id)).await
+        on_store(&app, move |store| store.remove(self.id)).await?;
+        sweep(&app).await;
+        Ok(())
+    }
+}
+
+/// Remove the files made for attached documents that no document reads any more.
+async fn sweep(app: &AppHandle) {
+    let Ok(files) = workbench(app).map(|wb| wb.knowledge_files.clone()) else {
+        return;
+    };
+    if let Err(e) = on_store(app, move |store| attached::sweep(store, &files)).await {
+        tracing::warn!("attached documents' files not swept: {}", e.message);
+    }
+}
+
+impl Handler for AddAttachedToKnowledge {
+    async fn handle(self, app: AppHandle) -> Result<AddedAttached, IpcError> {
+        let wb = workbench(&app)?;
+        let thread = wb
+            .art
+            .conversation
+            .thread(&self.thread_id)
+            .await
+            .map_err(context_error)?;
+        let mut config = wb
+            .art
+            .state
+            .load_thread_context(&self.thread_id)
+            .await
+            .map_err(context_error)?
+            .config;
+        let attachments = super::attachments::store(&app)?;
+        let files = wb.knowledge_files.clone();
+        let searched = config.knowledge.clone();
+        let list = self.attachments;
+        let (collection, created, added) = on_store(&app, move |store| {
+            // The files first: a refusal leaves no collection behind.
+            let prepared = attached::prepare(&attachments, &list, &files)?;
+            let (collection, created) = attached::collection_for(store, &searched, &thread.title)?;
+            let added = prepared.queue_in(store, &collection.id)?;
+            Ok((store.find(&collection.id)?, created, added))
+        })
+        .await?;
+        // The thread searches the collection from now on, with the tool that does.
+        let search = art_types::knowledge::SEARCH_TOOL;
+        let searches = config.knowledge.contains(&collection.id)
+            && config.enabled_tools.iter().any(|t| t == search);
+        if !searches {
+            if !config.knowledge.contains(&collection.id) {
+                config.knowledge.push(collection.id.clone());
+            }
+            if !config.enabled_tools.iter().any(|t| t == search) {
+                config.enabled_tools.push(search.to_owned());
+            }
+            wb.art
+                .state
+                .set_thread_config(&self.thread_id, &config)
+                .await
+                .map_err(context_error)?;
+        }
+        indexer(&app, Indexer::wake)?;
+        Ok(AddedAttached {
+            collection,
+            created,
+            added,
+        })
     }
 }
 

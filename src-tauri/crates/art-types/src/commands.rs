@@ -16,12 +16,12 @@ mod knowledge;
 
 pub use attachments::{AttachBytes, AttachmentContent, PickAttachments, Picked, ReadAttachment};
 pub use knowledge::{
-    AddToCollection, CancelIndexing, CreateCollection, DeleteCollection, IndexingStatus,
-    ListCollections, ListDocuments, ReadPassages, ReindexCollection, RemoveDocument,
-    RenameCollection, SearchKnowledge, StopSyncing, SyncFolders,
+    AddAttachedToKnowledge, AddToCollection, CancelIndexing, CreateCollection, DeleteCollection,
+    IndexingStatus, ListCollections, ListDocuments, ReadPassages, ReindexCollection,
+    RemoveDocument, RenameCollection, SearchKnowledge, StopSyncing, SyncFolders,
 };
 
-use crate::knowledge::{Added, Collection, Document, Hit, IndexProgress, Passages};
+use crate::knowledge::{Added, AddedAttached, Collection, Document, Hit, IndexProgress, Passages};
 use crate::mcp::{McpImportReport, McpServerConfig, McpServerStatus, McpToolInfo};
 use crate::usage::{ModelPrice, UsageBy, UsageReport, UsageTotals};
 use crate::{
@@ -103,6 +103,7 @@ macro_rules! for_each_command {
             $crate::commands::StopSyncing,
             $crate::commands::SyncFolders,
             $crate::commands::ReadPassages,
+            $crate::commands::AddAttachedToKnowledge,
         }
     };
 }
@@ -191,6 +192,7 @@ commands! {
     StopSyncing = "stop_syncing" -> ();
     SyncFolders = "sync_folders" -> ();
     ReadPassages = "read_passages" -> Passages;
+    AddAttachedToKnowledge = "add_attached_to_knowledge" -> AddedAttached;
 }
 
 /// Version, data directory, database path and keychain reachability (the About panel).

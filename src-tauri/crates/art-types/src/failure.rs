@@ -117,10 +117,13 @@ failure_codes! {
     PlanningOutputUnparseable = "PLANNING_OUTPUT_UNPARSEABLE",
     /// The user or the app stopped the run.
     Cancelled = "CANCELLED",
-    /// An attachment cannot go to this model (an image for a model without vision, a
-    /// document longer than its window, bytes gone from the store): refused before
-    /// anything was sent.
+    /// An attachment cannot go to this model (an image for a model without vision,
+    /// bytes gone from the store): refused before anything was sent.
     AttachmentRefused = "ATTACHMENT_REFUSED",
+    /// The question's documents are longer than the model's window: refused before
+    /// anything was sent (never cut), with the offer to add them to the thread's
+    /// knowledge instead.
+    DocumentTooLong = "DOCUMENT_TOO_LONG",
 }
 
 impl fmt::Display for FailureCode {

@@ -244,6 +244,10 @@ pub enum KnowledgeProblem {
         /// The passage's id.
         chunk: i64,
     },
+    /// Attachments offered to a collection among which is no document (images have no
+    /// text to search).
+    #[error("none of these is a document: only a document's text can be searched")]
+    NoDocuments,
     /// A search with nothing to look for.
     #[error("the search has no words to look for")]
     EmptyQuery,
@@ -286,6 +290,18 @@ impl IndexProgress {
             (self.done as f64 / self.total as f64).min(1.0)
         }
     }
+}
+
+/// Where a question's documents went when added to the thread's knowledge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AddedAttached {
+    /// The collection they were queued in (now searched by the thread).
+    pub collection: Collection,
+    /// Whether the collection was made for them.
+    pub created: bool,
+    /// What was queued and left out.
+    pub added: Added,
 }
 
 /// What adding files or a folder to a collection did.

@@ -116,6 +116,12 @@ impl DataDir {
     pub fn knowledge_path(&self) -> PathBuf {
         self.root.join(crate::knowledge::DATABASE_FILE)
     }
+
+    /// Folder of the files made for attached documents added to a collection
+    /// ([`crate::knowledge::attached`]).
+    pub fn knowledge_files_dir(&self) -> PathBuf {
+        self.root.join(crate::knowledge::attached::FILES_DIR)
+    }
 }
 
 #[cfg(test)]

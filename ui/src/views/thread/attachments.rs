@@ -19,14 +19,16 @@ use crate::ipc;
 #[derive(Clone, Copy)]
 pub struct Viewing(pub RwSignal<Option<Attachment>>);
 
-/// The open thread's tray and where its refusals show, for what attaches from afar (a
-/// tool's returned file on a run card).
+/// The open thread's tray, where its refusals show and the composer's text, for what
+/// attaches or asks from afar (a tool's returned file on a run card, a refused question).
 #[derive(Clone, Copy)]
 pub struct Tray {
     /// The files for the next question.
     pub files: RwSignal<Vec<Attachment>>,
     /// Why the last attachment was refused.
     pub problem: RwSignal<Option<IpcError>>,
+    /// The composer's text (a refused question can be put back in it).
+    pub draft: RwSignal<String>,
 }
 
 impl Tray {

@@ -149,7 +149,16 @@ fn Question(
     // A question whose run failed before any answer: shown with why, and Retry.
     let failed = message.status == MessageStatus::Failed;
     // (The run's card, just below, says why; the note keeps it as its tooltip.)
-    let why = message.failure().map(|e| e.message).unwrap_or_default();
+    let failure = message.failure();
+    let why = failure
+        .as_ref()
+        .map(|e| e.message.clone())
+        .unwrap_or_default();
+    // Its documents longer than the model's window: offered to the thread's knowledge.
+    let too_long = failed
+        && failure.is_some_and(|e| e.code == art_types::FailureCode::DocumentTooLong)
+        && message.attachments.iter().any(|a| !a.is_image());
+    let thread_id = message.thread_id.clone();
     let text = RwSignal::new(message.content.clone());
     let original = StoredValue::new(message.content.clone());
     let id = StoredValue::new(message.message_id.clone());
@@ -200,6 +209,10 @@ fn Question(
                 <p class="question-failed small" title=why>
                     "Not answered: left out of what later questions send to the model."
                 </p>
+            })}
+            {too_long.then(|| view! {
+                <super::offer::KnowledgeOffer thread_id=thread_id question=original.get_value()
+                    attachments=attachments.get_value() />
             })}
         </article>
     }

@@ -9,6 +9,7 @@ mod composer;
 mod header;
 mod history;
 mod message;
+mod offer;
 mod rows;
 mod scroll;
 mod window;
@@ -69,6 +70,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     provide_context(attachments::Tray {
         files: tray,
         problem,
+        draft,
     });
     // Files dropped on the window join this thread's tray.
     Effect::new(move |_| {

@@ -62,6 +62,20 @@ pub struct AddToCollection {
     pub keep_in_sync: bool,
 }
 
+/// Add a question's documents to the thread's knowledge instead of sending them whole
+/// (the offer made when they are longer than the model's window): into the first
+/// collection the thread searches, else into a new one named after the thread; the
+/// thread then searches it (its `search_knowledge` tool enabled). Images are left out
+/// (no text to search).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AddAttachedToKnowledge {
+    /// The thread.
+    pub thread_id: String,
+    /// The question's attachments, as its message carries them.
+    pub attachments: Vec<crate::Attachment>,
+}
+
 /// Stop keeping a folder in sync with its collection (its documents stay as they are).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -85,7 +85,13 @@ pub fn inspect(name: &str, format: Format, bytes: &[u8]) -> Result<Inspected, At
     let fits = width.max(height) <= SEND_EDGE && bytes.len() <= SEND_BYTES;
     let to_send = match format {
         Format::Png | Format::Jpeg if fits => None,
-        _ => Some(encode(&scaled(image)).map_err(malformed)?),
+        _ => {
+            let unsendable = |detail: String| AttachmentProblem::Malformed {
+                name: name.to_owned(),
+                detail: format!("the copy to send could not be made: {detail}"),
+            };
+            Some(encode(&scaled(image).map_err(unsendable)?).map_err(unsendable)?)
+        }
     };
     Ok(Inspected {
         width,
@@ -94,26 +100,78 @@ pub fn inspect(name: &str, format: Format, bytes: &[u8]) -> Result<Inspected, At
     })
 }
 
-/// `image` within [`SEND_EDGE`], its proportions kept.
-fn scaled(image: DynamicImage) -> DynamicImage {
-    if image.width().max(image.height()) <= SEND_EDGE {
-        return image;
+/// The size of an image `width` × `height` within [`SEND_EDGE`], its proportions kept.
+fn within_edge(width: u32, height: u32) -> (u32, u32) {
+    let long = width.max(height);
+    if long <= SEND_EDGE {
+        return (width, height);
     }
-    image.thumbnail(SEND_EDGE, SEND_EDGE)
+    let short = u64::from(width.min(height));
+    let scaled = ((short * u64::from(SEND_EDGE) + u64::from(long) / 2) / u64::from(long)) as u32;
+    let scaled = scaled.max(1);
+    if width >= height {
+        (SEND_EDGE, scaled)
+    } else {
+        (scaled, SEND_EDGE)
+    }
 }
 
-/// PNG when the image has transparency and stays small enough, else JPEG.
-fn encode(image: &DynamicImage) -> Result<(Vec<u8>, &'static str), image::ImageError> {
+/// `image` within [`SEND_EDGE`], its proportions kept: 8-bit RGB, or RGBA when it has
+/// transparency (a 16-bit or grey image is made one of these first).
+fn scaled(image: DynamicImage) -> Result<DynamicImage, String> {
+    use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer, images};
+
+    let alpha = image.color().has_alpha();
+    let (width, height) = (image.width(), image.height());
+    let (to_width, to_height) = within_edge(width, height);
+    let (pixels, kind) = if alpha {
+        (image.into_rgba8().into_raw(), PixelType::U8x4)
+    } else {
+        (image.into_rgb8().into_raw(), PixelType::U8x3)
+    };
+    let wrap = |pixels, w, h| -> Result<DynamicImage, String> {
+        let image = if alpha {
+            image::RgbaImage::from_raw(w, h, pixels).map(DynamicImage::ImageRgba8)
+        } else {
+            image::RgbImage::from_raw(w, h, pixels).map(DynamicImage::ImageRgb8)
+        };
+        image.ok_or_else(|| "a scaled image's buffer did not match its size".to_owned())
+    };
+    if (to_width, to_height) == (width, height) {
+        return wrap(pixels, width, height);
+    }
+    let from =
+        images::Image::from_vec_u8(width, height, pixels, kind).map_err(|e| e.to_string())?;
+    let mut to = images::Image::new(to_width, to_height, kind);
+    // Bilinear over the whole source area (the kernel widens with the ratio, as
+    // Pillow's does): smooth for photos, and transparency is weighted (premultiplied).
+    let options = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Bilinear));
+    Resizer::new()
+        .resize(&from, &mut to, &options)
+        .map_err(|e| e.to_string())?;
+    wrap(to.into_vec(), to_width, to_height)
+}
+
+/// PNG when the image has transparency and stays small enough, else JPEG (quality 85).
+fn encode(image: &DynamicImage) -> Result<(Vec<u8>, &'static str), String> {
     if image.color().has_alpha() {
         let mut png = Vec::new();
-        image.write_to(Cursor::new(&mut png), ImageFormat::Png)?;
+        image
+            .write_to(Cursor::new(&mut png), ImageFormat::Png)
+            .map_err(|e| e.to_string())?;
         if png.len() <= SEND_BYTES {
             return Ok((png, "image/png"));
         }
     }
+    let rgb = image.to_rgb8();
+    let (width, height) = (
+        u16::try_from(rgb.width()).map_err(|e| e.to_string())?,
+        u16::try_from(rgb.height()).map_err(|e| e.to_string())?,
+    );
     let mut jpeg = Vec::new();
-    let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 85);
-    DynamicImage::ImageRgb8(image.to_rgb8()).write_with_encoder(encoder)?;
+    jpeg_encoder::Encoder::new(&mut jpeg, 85)
+        .encode(rgb.as_raw(), width, height, jpeg_encoder::ColorType::Rgb)
+        .map_err(|e| e.to_string())?;
     Ok((jpeg, "image/jpeg"))
 }
 
@@ -149,6 +207,42 @@ mod tests {
         assert_eq!(mime, "image/jpeg");
         let sent = image::load_from_memory(&bytes).unwrap();
         assert_eq!((sent.width(), sent.height()), (1568, 784));
+    }
+
+    #[test]
+    fn a_scaled_size_keeps_the_proportions_and_at_least_one_pixel() {
+        assert_eq!(within_edge(1000, 4000), (392, 1568));
+        assert_eq!(within_edge(4000, 3000), (1568, 1176));
+        assert_eq!(within_edge(20_000, 2), (1568, 1));
+        assert_eq!(within_edge(1568, 10), (1568, 10), "within: as it is");
+    }
+
+    #[test]
+    fn a_large_transparent_image_is_scaled_as_png_keeping_its_transparency() {
+        // Left half clear, right half opaque red.
+        let image = RgbaImage::from_fn(3200, 400, |x, _| {
+            if x < 1600 {
+                Rgba([0, 0, 255, 0])
+            } else {
+                Rgba([255, 0, 0, 255])
+            }
+        });
+        let mut bytes = Vec::new();
+        DynamicImage::ImageRgba8(image)
+            .write_to(Cursor::new(&mut bytes), ImageFormat::Png)
+            .unwrap();
+        let (sent, mime) = inspect("t.png", Format::Png, &bytes)
+            .unwrap()
+            .to_send
+            .unwrap();
+        assert_eq!(mime, "image/png");
+        let sent = image::load_from_memory(&sent).unwrap().to_rgba8();
+        assert_eq!(sent.dimensions(), (1568, 196));
+        assert_eq!(sent.get_pixel(10, 100)[3], 0, "clear stays clear");
+        assert_eq!(*sent.get_pixel(1500, 100), Rgba([255, 0, 0, 255]));
+        // Transparency weighted: the clear blue does not bleed into the red edge.
+        let edge = sent.get_pixel(785, 100);
+        assert!(edge[2] < 8, "no blue fringe: {edge:?}");
     }
 
     #[test]

@@ -72,28 +72,20 @@ impl Attachments {
             });
         }
         let format = sniff::sniff(&name, bytes)?;
-        let kind = if format.is_image() {
-            let shown = image::inspect(&name, format, bytes)?;
-            let sent = match shown.to_send {
-                Some((copy, _)) => Some(self.put(&name, &copy)?.to_string()),
-                None => None,
-            };
-            AttachmentKind::Image {
-                width: shown.width,
-                height: shown.height,
-                sent,
-            }
-        } else {
-            let extracted = document::extract(&name, format, bytes)?;
-            let tokens = estimated_tokens(&prompt::framed(&name, &extracted.text));
-            let text = self.put(&name, extracted.text.as_bytes())?;
-            AttachmentKind::Document {
-                text: text.to_string(),
-                pages: extracted.pages,
-                tokens,
-            }
-        };
-        let id = self.put(&name, bytes)?;
+        // The original is written and hashed on the other core while it is checked, and
+        // kept only once the check has passed (a refused file leaves nothing).
+        let (staged, kind) = std::thread::scope(|scope| {
+            let staging = scope.spawn(|| self.store.stage(bytes));
+            let kind = self.kind(&name, format, bytes);
+            let staged = staging
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the write stopped").into()));
+            (staged, kind)
+        });
+        let kind = kind?;
+        let id = staged
+            .and_then(store::Staged::commit)
+            .map_err(|e| refused_by_store(&name, e))?;
         Ok(Attachment {
             id: id.to_string(),
             name,
@@ -103,13 +95,38 @@ impl Attachments {
         })
     }
 
+    /// What `bytes` are: an image checked (and its copy to send stored), or a
+    /// document's text extracted (and stored).
+    fn kind(
+        &self,
+        name: &str,
+        format: sniff::Format,
+        bytes: &[u8],
+    ) -> Result<AttachmentKind, AttachmentProblem> {
+        if format.is_image() {
+            let shown = image::inspect(name, format, bytes)?;
+            let sent = match shown.to_send {
+                Some((copy, _)) => Some(self.put(name, &copy)?.to_string()),
+                None => None,
+            };
+            return Ok(AttachmentKind::Image {
+                width: shown.width,
+                height: shown.height,
+                sent,
+            });
+        }
+        let extracted = document::extract(name, format, bytes)?;
+        let tokens = estimated_tokens(&prompt::framed(name, &extracted.text));
+        let text = self.put(name, extracted.text.as_bytes())?;
+        Ok(AttachmentKind::Document {
+            text: text.to_string(),
+            pages: extracted.pages,
+            tokens,
+        })
+    }
+
     fn put(&self, name: &str, bytes: &[u8]) -> Result<BlobId, AttachmentProblem> {
-        self.store
-            .put(bytes)
-            .map_err(|e| AttachmentProblem::Unreadable {
-                name: name.to_owned(),
-                detail: format!("the attachment store refused it: {e}"),
-            })
+        self.store.put(bytes).map_err(|e| refused_by_store(name, e))
     }
 
     /// Read `path` whole: refused by its size before reading, and if it changes size
@@ -227,6 +244,14 @@ fn clean_name(name: &str) -> String {
         "attachment".to_owned()
     } else {
         clean.to_owned()
+    }
+}
+
+/// The store's refusal of `name`'s bytes, as an attachment problem.
+fn refused_by_store(name: &str, e: BlobError) -> AttachmentProblem {
+    AttachmentProblem::Unreadable {
+        name: name.to_owned(),
+        detail: format!("the attachment store refused it: {e}"),
     }
 }
 

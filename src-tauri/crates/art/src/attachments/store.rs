@@ -155,62 +155,38 @@ impl BlobStore {
         }
     }
 
-    /// Copy `size` bytes of `from` into a temporary file while hashing them, then move it
-    /// into place (or drop it when the same bytes are there already).
+    /// Write `bytes` beside the store, flushed to disk and hashed, without storing them
+    /// yet: [`Staged::commit`] moves them into place, and dropping it uncommitted removes
+    /// them. So the bytes can be written while they are still being checked (an image
+    /// decoded, a document read), and a refused file leaves nothing.
+    pub fn stage(&self, bytes: &[u8]) -> Result<Staged<'_>, BlobError> {
+        self.check_size(bytes.len() as u64)?;
+        self.stage_from(&mut &bytes[..], bytes.len() as u64)
+    }
+
+    /// Copy `size` bytes of `from` into the store (once: the same bytes are kept once).
     fn write(&self, from: &mut dyn Read, size: u64) -> Result<BlobId, BlobError> {
+        self.stage_from(from, size)?.commit()
+    }
+
+    /// Copy `size` bytes of `from` into a temporary file while hashing them.
+    fn stage_from(&self, from: &mut dyn Read, size: u64) -> Result<Staged<'_>, BlobError> {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let temp = self
             .root
             .join(format!("incoming-{}-{n}{PARTIAL}", std::process::id()));
-        let outcome = self.copy_in(from, size, &temp);
-        if outcome.is_err() {
-            let _ = fs::remove_file(&temp);
-        }
-        outcome
-    }
-
-    fn copy_in(&self, from: &mut dyn Read, size: u64, temp: &Path) -> Result<BlobId, BlobError> {
-        let mut out = File::create(temp)?;
-        let mut hasher = Sha256::new();
-        let mut buf = vec![0u8; 256 << 10];
-        let mut read = 0u64;
-        loop {
-            let n = from.read(&mut buf)?;
-            if n == 0 {
-                break;
+        match copy_out(from, size, &temp) {
+            Ok(id) => Ok(Staged {
+                store: self,
+                temp,
+                id,
+                committed: false,
+            }),
+            Err(e) => {
+                let _ = fs::remove_file(&temp);
+                Err(e)
             }
-            read += n as u64;
-            if read > size {
-                return Err(BlobError::Changed);
-            }
-            hasher.update(&buf[..n]);
-            out.write_all(&buf[..n])?;
         }
-        if read != size {
-            return Err(BlobError::Changed);
-        }
-        out.sync_all()?;
-        drop(out);
-        let id = BlobId::from_digest(&hasher.finalize());
-        let place = self.path(&id);
-        if place.is_file() {
-            fs::remove_file(temp)?;
-            return Ok(id);
-        }
-        let shard = place.parent().unwrap_or(&self.root);
-        fs::create_dir_all(shard)?;
-        if let Err(e) = fs::rename(temp, &place) {
-            // Another writer stored the same bytes meanwhile (Windows refuses to replace).
-            if !place.is_file() {
-                return Err(e.into());
-            }
-            fs::remove_file(temp)?;
-        }
-        // The rename itself must survive a power cut.
-        if let Ok(dir) = File::open(shard) {
-            let _ = dir.sync_all();
-        }
-        Ok(id)
     }
 
     /// The bytes of blob `id`, checked against it.
@@ -283,6 +259,80 @@ impl BlobStore {
             }
         }
         Ok(removed)
+    }
+}
+
+/// Copy `size` bytes of `from` to the new file `temp`, flushed to disk; their id.
+fn copy_out(from: &mut dyn Read, size: u64, temp: &Path) -> Result<BlobId, BlobError> {
+    let mut out = File::create(temp)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 256 << 10];
+    let mut read = 0u64;
+    loop {
+        let n = from.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        read += n as u64;
+        if read > size {
+            return Err(BlobError::Changed);
+        }
+        hasher.update(&buf[..n]);
+        out.write_all(&buf[..n])?;
+    }
+    if read != size {
+        return Err(BlobError::Changed);
+    }
+    out.sync_all()?;
+    Ok(BlobId::from_digest(&hasher.finalize()))
+}
+
+/// Bytes written beside the store and not yet in it ([`BlobStore::stage`]).
+#[derive(Debug)]
+pub struct Staged<'a> {
+    store: &'a BlobStore,
+    temp: PathBuf,
+    id: BlobId,
+    committed: bool,
+}
+
+impl Staged<'_> {
+    /// The id the bytes will have.
+    pub fn id(&self) -> &BlobId {
+        &self.id
+    }
+
+    /// Move the bytes into place (or drop them when the same bytes are there already).
+    pub fn commit(mut self) -> Result<BlobId, BlobError> {
+        let place = self.store.path(&self.id);
+        if place.is_file() {
+            fs::remove_file(&self.temp)?;
+            self.committed = true;
+            return Ok(self.id.clone());
+        }
+        let shard = place.parent().unwrap_or(&self.store.root);
+        fs::create_dir_all(shard)?;
+        if let Err(e) = fs::rename(&self.temp, &place) {
+            // Another writer stored the same bytes meanwhile (Windows refuses to replace).
+            if !place.is_file() {
+                return Err(e.into());
+            }
+            fs::remove_file(&self.temp)?;
+        }
+        self.committed = true;
+        // The rename itself must survive a power cut.
+        if let Ok(dir) = File::open(shard) {
+            let _ = dir.sync_all();
+        }
+        Ok(self.id.clone())
+    }
+}
+
+impl Drop for Staged<'_> {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_file(&self.temp);
+        }
     }
 }
 

@@ -138,6 +138,12 @@ fn bad_files_are_refused_clearly_and_nothing_is_stored() {
         attachments.store().ids().unwrap().is_empty(),
         "nothing stored"
     );
+    // Not even the copy written while the damaged image was decoded.
+    let left: Vec<_> = fs::read_dir(dir.path().join("store"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]

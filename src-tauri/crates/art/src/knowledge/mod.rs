@@ -4,6 +4,7 @@
 //! read with the attachments' extractors ([`crate::attachments::document`]), in the
 //! order they were queued, by whichever process claims them.
 
+pub mod attached;
 pub mod chunk;
 pub mod files;
 pub mod indexer;

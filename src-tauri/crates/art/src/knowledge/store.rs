@@ -359,6 +359,22 @@ impl KnowledgeStore {
         })
     }
 
+    /// Whether a document of any collection is read from at or under `folder`.
+    pub fn reads_under(&self, folder: &str) -> Result<bool, KnowledgeProblem> {
+        let prefix = format!(
+            "{}{}",
+            folder.trim_end_matches(std::path::MAIN_SEPARATOR),
+            std::path::MAIN_SEPARATOR
+        );
+        self.with(|c| {
+            c.prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM documents
+                 WHERE substr(path, 1, length(?1)) = ?1)",
+            )?
+            .query_row(params![prefix], |r| r.get(0))
+        })
+    }
+
     /// Take documents `ids` and their passages out, in one transaction.
     pub fn remove_many(&self, ids: &[i64]) -> Result<(), KnowledgeProblem> {
         self.with(|c| {

@@ -273,7 +273,8 @@ async fn a_document_longer_than_the_window_is_refused_with_the_numbers() {
     props.attachments = vec![document];
     let out = art.process(props, CancellationToken::new()).await.unwrap();
     let error = out.metadata.error.unwrap();
-    assert_eq!(error.code, FailureCode::AttachmentRefused);
+    // Its own code: the app offers to add the document to the thread's knowledge.
+    assert_eq!(error.code, FailureCode::DocumentTooLong);
     let grouped = |n: u64| {
         let s = n.to_string();
         let (head, tail) = s.split_at(s.len() - 3);

@@ -194,7 +194,11 @@ impl PesAgent {
         window: Option<u64>,
     ) -> Result<Attached, Stop> {
         let refused = |problem: AttachmentProblem| {
-            let error = run_error(FailureCode::AttachmentRefused, problem.to_string());
+            let code = match problem {
+                AttachmentProblem::TooLongForModel { .. } => FailureCode::DocumentTooLong,
+                _ => FailureCode::AttachmentRefused,
+            };
+            let error = run_error(code, problem.to_string());
             Stop::run(error, Phase::Planning, None)
         };
         let has_images = history
