@@ -288,6 +288,13 @@ async fn a_document_too_long_for_the_model_goes_to_the_thread_knowledge_and_is_s
     );
     app.screenshot("too-long-to-knowledge").await;
 
+    // The thread is set to search its knowledge first, before planning.
+    app.click("#settings-button").await;
+    app.click("#search-first").await;
+    app.click("#save-settings").await;
+    app.wait_for("#settings-saved").await;
+    app.click("#settings-button").await;
+
     // Asked again without the file: the agent searches the ledger and cites it.
     app.click("#ask-without-file").await;
     let draft = app
@@ -306,6 +313,18 @@ async fn a_document_too_long_for_the_model_goes_to_the_thread_knowledge_and_is_s
     app.wait_for_text(".message.ai .answer", "40 crates").await;
     let sent = chats();
     assert_eq!(sent.len(), 2, "a plan and an answer");
+    // Searched first: the planner was given the passage, and the search has its card.
+    assert!(
+        sent[0].body.contains("40 crates in October"),
+        "{}",
+        sent[0].body
+    );
+    assert_eq!(
+        app.count(".tool-card.ok[data-tool=\"search_knowledge\"]")
+            .await,
+        2,
+        "the first search and the planned one"
+    );
     for chat in &sent {
         assert!(
             chat.body.len() < 40_000,
@@ -314,5 +333,6 @@ async fn a_document_too_long_for_the_model_goes_to_the_thread_knowledge_and_is_s
         );
     }
     assert!(sent[1].body.contains("40 crates in October"));
+    app.screenshot("searched-first").await;
     app.close().await;
 }

@@ -10,7 +10,7 @@ use art_types::record::{PlanUpdateContent, StepStatus};
 
 use crate::components::approval::{ApprovalCard, PlanReviewCard};
 use crate::components::error_card::FailureCard;
-use crate::components::sources::{Sources, sources_of};
+use crate::components::sources::{Sources, search_of};
 use crate::failure::Failure;
 use crate::run_view::{RunView, ToolState, result_images, returned_files};
 use crate::views::thread::attachments::Tray;
@@ -137,9 +137,14 @@ pub fn RunCard(run: RunView) -> impl IntoView {
                 ToolState::Ok => ("ok", "ok"),
                 ToolState::Error => ("error", "error"),
             };
-            let result = match (&tool.output, &tool.error) {
-                (_, Some(error)) => Some(view! { <pre class="tool-error">{error.clone()}</pre> }.into_any()),
-                (Some(output), None) => Some(view! { <pre class="tool-output">{pretty(output)}</pre> }.into_any()),
+            // A knowledge search shows its sources rather than its raw result.
+            let search = tool.output.as_ref().and_then(|o| search_of(&tool.tool_name, o));
+            let result = match (&tool.output, &tool.error, &search) {
+                (_, Some(error), _) => Some(view! { <pre class="tool-error">{error.clone()}</pre> }.into_any()),
+                (_, None, Some(found)) => found.results.is_empty().then(|| {
+                    view! { <p class="muted small search-note">"No passage matched."</p> }.into_any()
+                }),
+                (Some(output), None, None) => Some(view! { <pre class="tool-output">{pretty(output)}</pre> }.into_any()),
                 _ => None,
             };
             view! {
@@ -158,7 +163,7 @@ pub fn RunCard(run: RunView) -> impl IntoView {
                         <img class="tool-image" alt=format!("{mime} from {}", tool.tool_name) src=format!("data:{mime};base64,{data}") />
                     }).collect_view()}
                     {returned(&tool.tool_name, tool.result.as_ref())}
-                    {tool.output.as_ref().map(|o| sources_of(&tool.tool_name, o)).filter(|s| !s.is_empty())
+                    {search.map(|found| found.results).filter(|s| !s.is_empty())
                         .map(|sources| view! { <Sources sources /> })}
                 </section>
             }

@@ -1,6 +1,7 @@
-//! The sources a `search_knowledge` call gave the model, on its tool card: numbered as
-//! the answer cites them (`[1] report.pdf, p. 2`). Each opens its document's passages,
-//! first to last, with the cited one highlighted and scrolled into view.
+//! The sources a `search_knowledge` call gave the model, on its tool card instead of its
+//! raw result: numbered as the answer cites them (`[1] report.pdf, p. 2`), each with the
+//! start of its passage. Each opens its document's passages, first to last, with the
+//! cited one highlighted and scrolled into view.
 
 use art_types::IpcError;
 use art_types::commands::ReadPassages;
@@ -12,15 +13,22 @@ use serde_json::Value;
 use crate::components::error_card::ErrorCard;
 use crate::ipc;
 
-/// The sources in a `search_knowledge` result (none for any other tool, or a result
-/// without them).
-pub fn sources_of(tool: &str, output: &Value) -> Vec<Cited> {
+/// A `search_knowledge` result as the tool wrote it (`None` for any other tool).
+pub fn search_of(tool: &str, output: &Value) -> Option<SearchOutput> {
     if tool != SEARCH_TOOL {
-        return Vec::new();
+        return None;
     }
-    serde_json::from_value::<SearchOutput>(output.clone())
-        .map(|found| found.results)
-        .unwrap_or_default()
+    serde_json::from_value::<SearchOutput>(output.clone()).ok()
+}
+
+/// The start of a passage, on one line.
+fn snippet(text: &str) -> String {
+    const CHARS: usize = 160;
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(CHARS) {
+        Some((at, _)) => format!("{}\u{2026}", &line[..at]),
+        None => line,
+    }
 }
 
 /// The list on the card, and the viewer a source opens.
@@ -38,6 +46,7 @@ pub fn Sources(sources: Vec<Cited>) -> impl IntoView {
                             on:click=move |_| open.set(Some(chunk))>
                             {format!("[{}] {}, {}", s.number, s.document, s.place)}
                         </button>
+                        <span class="source-snippet muted small">{snippet(&s.text)}</span>
                     </li>
                 }
             }).collect_view()}
@@ -121,7 +130,7 @@ mod tests {
             ],
             "note": "Cite the passages you use as [ref]; use nothing else as a source."
         });
-        let found = sources_of("search_knowledge", &output);
+        let found = search_of("search_knowledge", &output).unwrap().results;
         assert_eq!(found.len(), 2);
         assert_eq!(
             (
@@ -132,13 +141,27 @@ mod tests {
             ),
             (1, "report.pdf", "p. 2", 7)
         );
-        assert!(sources_of("calculator", &output).is_empty());
-        assert!(
-            sources_of(
-                "search_knowledge",
-                &json!({ "results": [], "note": "Nothing" })
-            )
-            .is_empty()
+        assert!(search_of("calculator", &output).is_none());
+        let none = search_of(
+            "search_knowledge",
+            &json!({ "results": [], "note": "Nothing" }),
         );
+        assert!(
+            none.unwrap().results.is_empty(),
+            "nothing found is still a search"
+        );
+        assert!(search_of("search_knowledge", &json!("not one")).is_none());
+    }
+
+    #[test]
+    fn a_snippet_is_one_line_cut_at_a_character() {
+        assert_eq!(
+            snippet("Irrigation\n  cost 310 euros."),
+            "Irrigation cost 310 euros."
+        );
+        let long = "é".repeat(200);
+        let cut = snippet(&long);
+        assert_eq!(cut.chars().count(), 161, "160 and the ellipsis");
+        assert!(cut.ends_with('\u{2026}'));
     }
 }

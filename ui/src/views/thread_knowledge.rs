@@ -1,6 +1,7 @@
 //! The thread settings' "Knowledge" row: which collections this thread's
-//! `search_knowledge` tool searches (none ticked: all of them). It edits the form's
-//! configuration in place, like the other rows.
+//! `search_knowledge` tool searches (none ticked: all of them), and whether they are
+//! always searched first, before planning. It edits the form's configuration in place,
+//! like the other rows.
 
 use art_types::ThreadConfig;
 use art_types::commands as cmd;
@@ -61,6 +62,21 @@ pub fn ThreadKnowledge(
                 }.into_any(),
             }}
             <p class="muted small">"What the search_knowledge tool searches in this thread; none ticked: every collection."</p>
+            <label class="thread-collection">
+                <input type="checkbox" id="search-first"
+                    prop:checked=move || config.with(|c| c.as_ref().is_some_and(|c| c.search_first))
+                    on:change=move |ev| {
+                        let on = event_target_checked(&ev);
+                        config.update(|c| {
+                            if let Some(c) = c {
+                                c.search_first = on;
+                            }
+                        });
+                        edited.run(());
+                    } />
+                " Always search first"
+            </label>
+            <p class="muted small">"Before planning, the question is searched for in these collections and the model is given what was found (shown as a search_knowledge card)."</p>
         </div>
     }
 }

@@ -81,6 +81,10 @@ pub struct Args {
     /// comma-separated (`""`: all of them).
     #[arg(long, value_delimiter = ',', value_name = "COLLECTIONS")]
     knowledge: Option<Vec<String>>,
+    /// Always search first: the question is searched for in the thread's collections
+    /// before planning, and every phase is given what was found.
+    #[arg(long, value_enum)]
+    search_first: Option<Switch>,
     /// LLM calls one step may make.
     #[arg(long, value_name = "N")]
     step_calls: Option<u32>,
@@ -213,6 +217,9 @@ fn apply(stack: &Standard, config: &mut ThreadConfig, args: &Args) -> anyhow::Re
     if let Some(review) = args.plan_review {
         config.plan_checkpoint = matches!(review, Switch::On);
     }
+    if let Some(first) = args.search_first {
+        config.search_first = matches!(first, Switch::On);
+    }
     if let Some(names) = &args.knowledge {
         config.knowledge = names
             .iter()
@@ -317,6 +324,7 @@ fn print(stack: &Standard, config: &ThreadConfig) {
             .join(", ")
     };
     sayln!("knowledge       {knowledge}");
+    sayln!("search first    {}", on(config.search_first));
     let limits = &config.limits;
     let or_no_limit = |v: Option<String>| v.unwrap_or_else(|| "no limit".to_owned());
     sayln!("step calls      {}", limits.step_iterations);

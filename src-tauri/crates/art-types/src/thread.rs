@@ -115,6 +115,11 @@ pub struct ThreadConfig {
     /// chosen: all of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub knowledge: Vec<String>,
+    /// Always search first: before planning, the question is searched for in the
+    /// thread's collections (one `search_knowledge` call, recorded like any other) and
+    /// every phase of the run is given the passages found, numbered to cite.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub search_first: bool,
 }
 
 /// How far one run may go. A limit reached ends the step at work as failed, with the
@@ -190,6 +195,7 @@ impl Default for ThreadConfig {
             tool_policies: Default::default(),
             plan_checkpoint: false,
             knowledge: Vec::new(),
+            search_first: false,
         }
     }
 }

@@ -763,6 +763,8 @@ async fn thread_settings_are_read_and_changed_from_the_cli() {
             "calculator=asks",
             "--plan-review",
             "on",
+            "--search-first",
+            "on",
             "--tool-calling",
             "text",
             "--max-tokens",
@@ -780,6 +782,7 @@ async fn thread_settings_are_read_and_changed_from_the_cli() {
         "{shown}"
     );
     assert!(shown.contains("plan review     on"), "{shown}");
+    assert!(shown.contains("search first    on"), "{shown}");
     assert!(shown.contains("tool calling    text"), "{shown}");
     assert!(shown.contains("max tokens      512"), "{shown}");
     assert!(shown.contains("system prompt   \"Be brief.\""), "{shown}");

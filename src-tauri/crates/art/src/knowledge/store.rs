@@ -652,15 +652,38 @@ fn valid_name(name: &str) -> Result<String, KnowledgeProblem> {
     Ok(name.to_owned())
 }
 
+/// English words too common to tell passages apart ("the", "how", "did"): left out of a
+/// search that has other words, so a question finds the passages about its subject
+/// rather than every passage that says "the".
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "did", "do",
+    "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its",
+    "many", "me", "much", "my", "of", "on", "or", "our", "should", "so", "that", "the", "their",
+    "them", "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where",
+    "which", "who", "why", "will", "with", "would", "you", "your",
+];
+
 /// An FTS5 expression matching passages with any of `query`'s words (each quoted, so
-/// nothing in it is read as FTS5 syntax); `None` without a word.
+/// nothing in it is read as FTS5 syntax), common words left out when there are others;
+/// `None` without a word.
 fn any_word(query: &str) -> Option<String> {
-    let words: Vec<String> = query
+    let words: Vec<&str> = query
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(|w| format!("\"{w}\""))
         .collect();
-    (!words.is_empty()).then(|| words.join(" OR "))
+    let telling: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|w| !STOP_WORDS.contains(&w.to_lowercase().as_str()))
+        .collect();
+    let chosen = if telling.is_empty() { words } else { telling };
+    (!chosen.is_empty()).then(|| {
+        chosen
+            .iter()
+            .map(|w| format!("\"{w}\""))
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    })
 }
 
 /// A count or size stored as SQLite's signed integer (NULL, from an empty sum, is 0).

@@ -30,5 +30,6 @@ mod mcp;
 mod mcp_faults;
 mod migration;
 mod properties;
+mod retrieval;
 mod storage;
 mod usage;

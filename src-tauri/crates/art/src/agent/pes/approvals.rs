@@ -441,6 +441,7 @@ impl PesAgent {
                 });
                 run.call_ids
                     .extend(super::super::history::call_ids(&setup.history));
+                super::search_first::told_found(&run, &mut setup);
                 let start = match (step, call) {
                     (Some(step), Some(call)) => {
                         run.decisions.insert(call.call_id, decision);

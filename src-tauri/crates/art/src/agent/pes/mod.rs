@@ -1,7 +1,9 @@
 //! The Plan-Execute-Synthesize agent (ART's PESAgent), working in steps.
 //!
 //! 1. load thread config + state; commit the user message (before any LLM call);
-//! 2. planning (`planning.rs`): a todo list — title, intent, steps — recorded as
+//! 2. a thread that always searches first has its collections searched for the question
+//!    (`search_first.rs`), what was found given to every phase;
+//!    planning (`planning.rs`): a todo list — title, intent, steps — recorded as
 //!    TITLE / INTENT / PLAN observations;
 //! 3. the steps (`steps.rs`): each step that acts is a loop of LLM calls and tool calls
 //!    (native tool calling, or calls written as JSON), within the thread's limits; a
@@ -21,6 +23,7 @@ mod planning;
 mod replan;
 mod review;
 mod run;
+mod search_first;
 mod steps;
 mod synthesis;
 mod tool_calls;
@@ -231,6 +234,7 @@ impl PesAgent {
         state: AgentState,
         cancel: &CancellationToken,
     ) -> Result<AgentFinalResponse, Stop> {
+        self.search_first(run, &mut setup, &state).await;
         let planned = self.plan(run, &mut setup, cancel).await?;
         // An empty plan waits too: the user may add the steps it lacks.
         if setup.config.plan_checkpoint {

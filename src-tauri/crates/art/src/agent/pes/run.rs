@@ -98,6 +98,10 @@ pub(super) struct Run {
     pub outcomes: BTreeMap<String, String>,
     /// Every tool result of the run, in order.
     pub results: Vec<ToolResult>,
+    /// What the thread's "search first" found before planning, as every phase of the
+    /// run is told it (kept for the phases after a wait).
+    #[serde(default)]
+    pub found_first: Option<String>,
     /// The run's tool calls and results so far, as the model reads them in later calls.
     pub exchange: Vec<PromptMessage>,
     /// How steps offer tools (native until a server refuses them).
@@ -139,6 +143,7 @@ impl Run {
             steps: Vec::new(),
             outcomes: BTreeMap::new(),
             results: Vec::new(),
+            found_first: None,
             exchange: Vec::new(),
             tool_calling: calling,
             limits,

@@ -18,7 +18,7 @@ pub(super) type Text<'a> = Option<Cow<'a, str>>;
 
 /// Deserialize optional text borrowed where it can be (serde borrows a `Cow` only when
 /// it is the field's own type, not inside an `Option`).
-fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Text<'de>, D::Error> {
+pub(super) fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Text<'de>, D::Error> {
     #[derive(Deserialize)]
     struct Borrowed<'a>(#[serde(borrow)] Cow<'a, str>);
     Ok(Option::<Borrowed<'de>>::deserialize(d)?.map(|b| b.0))

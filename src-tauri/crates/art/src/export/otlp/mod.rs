@@ -4,8 +4,9 @@
 //!
 //! Span tree per run, from the observations' span information:
 //! `invoke_agent` (root, AGENT) → `plan` (CHAIN, with the planning `chat {model}` call,
-//! LLM) → one `execute_tool {name}` per tool call (TOOL) → `synthesize` (CHAIN, with the
-//! synthesis `chat {model}` call). Attributes follow the OpenTelemetry GenAI semantic
+//! LLM) → one `execute_tool {name}` per tool call (TOOL; a knowledge search holds a
+//! `retrieval` span, [`retrieval`]) → `synthesize` (CHAIN, with the synthesis
+//! `chat {model}` call). Attributes follow the OpenTelemetry GenAI semantic
 //! conventions plus OpenInference's `openinference.span.kind`; observations that are not
 //! spans become span events. Ids are derived from the run and span ids, so exporting
 //! the same data again gives the same bytes. What people and models wrote is included
@@ -20,6 +21,7 @@ use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 mod light;
+mod retrieval;
 mod wire;
 
 use super::{ExportError, Redactor, Sink, Summary, ThreadData, emit};
@@ -343,15 +345,14 @@ fn spans_of<'r, 'a>(run: &'r [Obs<'a>], context: &RunContext<'r>) -> Vec<Span<'r
             _ => root_hex,
         };
         let end = draft.end_ms.unwrap_or(draft.last_ms);
-        spans.push(build_span(
-            ids[at],
-            Some(parent),
-            draft,
-            end,
-            model,
-            run,
-            context,
-        ));
+        let span = build_span(ids[at], Some(parent), draft, end, model, run, context);
+        // A knowledge search is also a retrieval, under its tool call.
+        let retrieval = draft
+            .closing
+            .filter(|o| o.kind == ObservationType::ToolExecution)
+            .and_then(|tool| retrieval::span(&span, tool, context));
+        spans.push(span);
+        spans.extend(retrieval);
     }
     sort_spans(&mut spans);
     spans

@@ -281,3 +281,29 @@ fn a_cited_passage_opens_its_document_in_order_and_a_stale_one_says_so() {
         Err(KnowledgeProblem::NoPassage { chunk: hit.chunk })
     );
 }
+
+#[test]
+fn a_question_finds_its_subject_not_every_passage_that_says_the() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let farm = store.create("Farm").unwrap();
+    let mut text = String::from("# Pears\n\nThe pear trees gave 40 crates in October.\n\n");
+    for i in 0..30 {
+        text.push_str(&format!(
+            "# Day {i}\n\nThe orchard's ledger, line after line, and the weather.\n\n"
+        ));
+    }
+    let path = dir.path().join("ledger.md");
+    std::fs::write(&path, text).unwrap();
+    store
+        .queue(&farm.id, &path.to_string_lossy(), "ledger.md")
+        .unwrap();
+    drain(&store);
+    let hits = store
+        .search("How many crates did the pear trees give?", None, 5)
+        .unwrap();
+    assert_eq!(hits.len(), 1, "only the passage about pears: {hits:?}");
+    assert!(hits[0].text.contains("40 crates"));
+    // A query of common words only is still searched, as it is.
+    assert!(!store.search("what is the", None, 5).unwrap().is_empty());
+}

@@ -1,0 +1,109 @@
+//! "Always search first" (a thread setting): before planning, one search of the
+//! thread's collections for the question — a `search_knowledge` call recorded like any
+//! other (TOOL_CALL and TOOL_EXECUTION: its card, its span, every export), run whether or
+//! not the thread offers the tool to the model — whose passages every phase of the run
+//! is then given, numbered to cite. A search that fails or finds nothing is said to the
+//! model, and the run goes on.
+
+use std::sync::Arc;
+
+use art_types::knowledge::SEARCH_TOOL;
+use art_types::record::ToolCallContent;
+use art_types::{AgentState, MessageRole, ObservationType, ParsedToolCall, Phase, ToolStatus};
+use serde_json::json;
+use tokio::sync::Mutex;
+
+use super::calls::output_text;
+use super::run::Run;
+use super::{PesAgent, Setup};
+use crate::clock;
+use crate::tools::ExecutionContext;
+
+/// Passages the first search asks for.
+const K: u64 = 5;
+/// The most of the question searched for, in characters (the rest adds little).
+const QUERY_CHARS: usize = 500;
+
+impl PesAgent {
+    /// Search the thread's collections for the question, when the thread asks so, and
+    /// add what was found to the run's system text.
+    pub(super) async fn search_first(&self, run: &mut Run, setup: &mut Setup, state: &AgentState) {
+        if !setup.config.search_first || !self.tools.registry().contains(SEARCH_TOOL) {
+            return;
+        }
+        let question = setup
+            .history
+            .iter()
+            .rev()
+            .find(|m| m.role == MessageRole::User)
+            .map(|m| m.content.chars().take(QUERY_CHARS).collect::<String>())
+            .unwrap_or_default();
+        if question.trim().is_empty() {
+            return;
+        }
+        let call = ParsedToolCall {
+            call_id: format!("search-first-{}", clock::new_id()),
+            tool_name: SEARCH_TOOL.to_owned(),
+            arguments: json!({ "query": question, "k": K }),
+            signature: None,
+        };
+        let span = clock::new_id();
+        let root = run.root_span.clone();
+        let point = run.span(Phase::Planning, &span, Some(&root), clock::now_ms(), false);
+        let mut announced = run.obs(
+            ObservationType::ToolCall,
+            json!(ToolCallContent {
+                call_id: call.call_id.clone(),
+                tool_name: call.tool_name.clone(),
+                arguments: call.arguments.clone(),
+                step_id: None,
+            }),
+            point,
+        );
+        announced.title = Some("Searched first: search_knowledge".into());
+        if let Err(e) = self.observations.record(announced).await {
+            tracing::warn!("could not record the first search: {e}");
+        }
+        let exec = ExecutionContext {
+            thread_id: run.thread_id.clone(),
+            trace_id: run.trace_id.clone(),
+            state: Arc::new(Mutex::new(state.clone())),
+            step_id: None,
+            save_asked: Arc::clone(&run.state_save_asked),
+            knowledge: setup.config.knowledge.clone(),
+        };
+        let enabled = [SEARCH_TOOL.to_owned()];
+        let ran = self
+            .tools
+            .execute_tools(std::slice::from_ref(&call), &enabled, &exec, Some(&span))
+            .await;
+        run.tool_calls += 1;
+        let Some(result) = ran.into_iter().next() else {
+            return;
+        };
+        run.tool_failed |= result.status == ToolStatus::Error;
+        let found = match result.status {
+            ToolStatus::Success => format!(
+                "Before planning, the thread's knowledge collections were searched for the \
+                 question (search_knowledge). What was found, to use and cite as [n] where \
+                 it answers the question:\n{}",
+                output_text(&result.output)
+            ),
+            ToolStatus::Error => format!(
+                "Before planning, searching the thread's knowledge collections for the \
+                 question failed: {}. Do not cite sources you were not given.",
+                result.error.as_deref().unwrap_or("the search failed")
+            ),
+        };
+        run.found_first = Some(found);
+        run.results.push(result);
+        told_found(run, setup);
+    }
+}
+
+/// Tell the run's phases what the first search found (also after a wait).
+pub(super) fn told_found(run: &Run, setup: &mut Setup) {
+    if let Some(found) = &run.found_first {
+        setup.system = format!("{}\n\n{found}", setup.system);
+    }
+}
