@@ -1,5 +1,5 @@
-//! `cargo xtask fuzz [SECONDS]`: every fuzz target in `fuzz/` for SECONDS each (default
-//! 60) with cargo-fuzz on the nightly toolchain (both installed when missing), then a
+//! `cargo xtask fuzz [SECONDS] [FILTER]`: every fuzz target in `fuzz/` (or those whose
+//! name contains FILTER) for SECONDS each (default 60) with cargo-fuzz on the nightly toolchain (both installed when missing), then a
 //! table of executions and crashes per target. Crashes are kept in
 //! `fuzz/artifacts/<target>/` to replay with `cargo +nightly fuzz run <target> <file>`.
 
@@ -13,7 +13,7 @@ const CARGO_FUZZ_VERSION: &str = "0.13.1";
 /// Seconds per target when none are given.
 const SECONDS: u64 = 60;
 
-/// Run every fuzz target.
+/// Run every fuzz target (or those whose name contains the second argument).
 pub fn run(args: &[String]) -> Result<(), String> {
     let seconds = cmd::number_arg(args, "SECONDS", SECONDS)?;
     setup::nightly()?;
@@ -40,11 +40,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
         command
     };
     let list = cmd::output(&mut fuzz(&["list"])).ok_or("`cargo fuzz list` failed")?;
+    let filter = args.get(1).map(String::as_str).unwrap_or("");
     let targets: Vec<&str> = list
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty())
+        .filter(|l| !l.is_empty() && l.contains(filter))
         .collect();
+    if targets.is_empty() {
+        return Err(format!("no fuzz target's name contains {filter:?}"));
+    }
     let mut rows = Vec::new();
     let mut failed = Vec::new();
     for target in &targets {

@@ -9,7 +9,8 @@
 //! - `cargo xtask bench [NAME…]` runs the benchmarks (stream, framework, export, desktop,
 //!   adapters) and rewrites BENCHMARKS.md from their figures.
 //! - `cargo xtask stress [TRIALS]` runs the long reliability tests (200 SIGKILL trials).
-//! - `cargo xtask fuzz [SECONDS]` runs every fuzz target (default 60 s each).
+//! - `cargo xtask fuzz [SECONDS] [FILTER]` runs every fuzz target, or those whose name
+//!   contains FILTER (default 60 s each).
 //!
 //! Everything it installs is idempotent: a second run finds it and moves on. Anything it
 //! starts (Xvfb, a D-Bus session, gnome-keyring, tauri-driver) it stops again, also when
@@ -42,7 +43,7 @@ fn usage() -> &'static str {
      \x20                            default: all), then BENCHMARKS.md rewritten\n\
      \x20 e2e [FILTER]                the end-to-end tests alone (debug app), those matching FILTER\n\
      \x20 stress [TRIALS]             long reliability tests: SIGKILL trials (default: 200)\n\
-     \x20 fuzz [SECONDS]              every fuzz target for SECONDS (default: 60)\n"
+     \x20 fuzz [SECONDS] [FILTER]     every fuzz target (or those named *FILTER*) for SECONDS (default: 60)\n"
 }
 
 fn main() -> ExitCode {

@@ -205,3 +205,93 @@ async fn a_synced_folder_follows_its_files() {
     let status = stdout(&art(&home, &["kb", "status", "Orchard"]).await);
     assert!(!status.contains("photo.png"), "{status}");
 }
+
+/// `art kb add` killed while it indexes a large folder: the next `art kb sync` takes up
+/// the queue where it was (the dead process's claim included), every document is read
+/// once, no passage is left without its document or counted twice, and SQLite finds the
+/// database and its full-text index sound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_while_indexing_it_resumes_without_losing_or_doubling_a_passage() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    const FILES: usize = 400;
+    let data = tempfile::tempdir().unwrap();
+    let home = data.path().join("data");
+    let dir = data.path().join("notes");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..FILES {
+        let mut text = format!("# Field {i}\n\n");
+        for line in 0..120 {
+            text.push_str(&format!(
+                "Row {line} of field {i} gave {} crates.\n",
+                line * i % 97
+            ));
+        }
+        std::fs::write(dir.join(format!("field-{i:03}.md")), text).unwrap();
+    }
+    let made = art(&home, &["kb", "create", "Fields"]).await;
+    assert!(made.status.success(), "{}", stderr(&made));
+
+    // Killed once a tenth of the files are in (the rest queued, one maybe half read).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_art"))
+        .arg("--data-dir")
+        .arg(&home)
+        .args(["kb", "add", "Fields", dir.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let indexed = tokio::task::spawn_blocking(move || {
+        lines
+            .map_while(Result::ok)
+            .filter(|l| l.starts_with("art: indexed"))
+            .take(FILES / 10)
+            .count()
+    })
+    .await
+    .unwrap();
+    assert_eq!(indexed, FILES / 10, "indexing had begun");
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "killed, not finished");
+
+    let resumed = art(&home, &["kb", "sync"]).await;
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let conn = rusqlite::Connection::open(home.join("knowledge.db")).unwrap();
+    let one = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(one("SELECT count(*) FROM documents"), FILES as i64);
+    assert_eq!(
+        one("SELECT count(*) FROM documents WHERE state = 'ready' AND claimed_by IS NULL"),
+        FILES as i64,
+        "each read to the end"
+    );
+    assert_eq!(
+        one("SELECT count(*) FROM chunks"),
+        one("SELECT sum(chunks) FROM documents"),
+        "no passage counted twice or left over"
+    );
+    assert_eq!(
+        one("SELECT count(*) FROM chunks WHERE document NOT IN (SELECT id FROM documents)"),
+        0,
+        "no orphan passage"
+    );
+    assert_eq!(
+        one("SELECT count(*) FROM documents WHERE chunks = 0"),
+        0,
+        "none empty"
+    );
+    let integrity: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(integrity, "ok");
+    // The full-text index agrees with the passages (FTS5 raises an error if not).
+    conn.execute(
+        "INSERT INTO chunk_text (chunk_text, rank) VALUES ('integrity-check', 1)",
+        [],
+    )
+    .unwrap();
+    let found = stdout(&art(&home, &["kb", "search", "field 399 crates", "-k", "1"]).await);
+    assert!(found.contains("field-399.md"), "{found}");
+}
