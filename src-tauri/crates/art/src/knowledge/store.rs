@@ -333,11 +333,7 @@ impl KnowledgeStore {
         collection: &str,
         folder: &str,
     ) -> Result<Vec<(i64, String, Seen, DocumentState)>, KnowledgeProblem> {
-        let prefix = format!(
-            "{}{}",
-            folder.trim_end_matches(std::path::MAIN_SEPARATOR),
-            std::path::MAIN_SEPARATOR
-        );
+        let prefix = folder_prefix(folder);
         self.with(|c| {
             c.prepare_cached(
                 "SELECT id, path, size, modified, state FROM documents
@@ -361,11 +357,7 @@ impl KnowledgeStore {
 
     /// Whether a document of any collection is read from at or under `folder`.
     pub fn reads_under(&self, folder: &str) -> Result<bool, KnowledgeProblem> {
-        let prefix = format!(
-            "{}{}",
-            folder.trim_end_matches(std::path::MAIN_SEPARATOR),
-            std::path::MAIN_SEPARATOR
-        );
+        let prefix = folder_prefix(folder);
         self.with(|c| {
             c.prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM documents
@@ -639,6 +631,15 @@ impl KnowledgeStore {
             .collect()
         })
     }
+}
+
+/// What the paths at or under `folder` start with (the folder and a separator).
+fn folder_prefix(folder: &str) -> String {
+    format!(
+        "{}{}",
+        folder.trim_end_matches(std::path::MAIN_SEPARATOR),
+        std::path::MAIN_SEPARATOR
+    )
 }
 
 fn valid_name(name: &str) -> Result<String, KnowledgeProblem> {

@@ -103,7 +103,8 @@ pub(crate) async fn export_to_string(
     String::from_utf8(out).unwrap()
 }
 
-fn attr<'a>(span: &'a Span, key: &str) -> Option<&'a Any> {
+/// Span `span`'s attribute `key`.
+pub(crate) fn attr<'a>(span: &'a Span, key: &str) -> Option<&'a Any> {
     span.attributes
         .iter()
         .find(|kv| kv.key == key)
@@ -111,7 +112,8 @@ fn attr<'a>(span: &'a Span, key: &str) -> Option<&'a Any> {
         .and_then(|v| v.value.as_ref())
 }
 
-fn attr_str<'a>(span: &'a Span, key: &str) -> Option<&'a str> {
+/// Span `span`'s text attribute `key`.
+pub(crate) fn attr_str<'a>(span: &'a Span, key: &str) -> Option<&'a str> {
     match attr(span, key) {
         Some(Any::StringValue(s)) => Some(s),
         _ => None,

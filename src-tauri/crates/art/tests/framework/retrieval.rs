@@ -20,22 +20,7 @@ use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
 use opentelemetry_proto::tonic::trace::v1::{Span, TracesData, span::SpanKind};
 use serde_json::{Value, json};
 
-use crate::export::export_to_string;
-
-fn attr<'a>(span: &'a Span, key: &str) -> Option<&'a Any> {
-    span.attributes
-        .iter()
-        .find(|kv| kv.key == key)
-        .and_then(|kv| kv.value.as_ref())
-        .and_then(|v| v.value.as_ref())
-}
-
-fn attr_str<'a>(span: &'a Span, key: &str) -> Option<&'a str> {
-    match attr(span, key) {
-        Some(Any::StringValue(s)) => Some(s),
-        _ => None,
-    }
-}
+use crate::export::{attr, attr_str, export_to_string};
 
 /// The spans of an OTLP export of one run.
 fn spans(text: &str) -> Vec<Span> {
@@ -76,6 +61,27 @@ fn instance(
         .unwrap()
 }
 
+/// Ask `question` on a new thread of `art` set up as `config`; the run's trace id.
+async fn ask(art: &ArtInstance, config: &art_types::ThreadConfig, question: &str) -> String {
+    let thread = art
+        .conversation
+        .create_thread(Some("Harvest"))
+        .await
+        .unwrap()
+        .thread_id;
+    art.state.set_thread_config(&thread, config).await.unwrap();
+    let props = AgentProps {
+        query: question.into(),
+        thread_id: thread,
+        trace_id: None,
+        options: Default::default(),
+        attachments: Vec::new(),
+    };
+    let out = art.process(props, CancellationToken::new()).await.unwrap();
+    assert!(out.metadata.error.is_none(), "{:?}", out.metadata.error);
+    out.metadata.trace_id
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_knowledge_search_is_a_retrieval_span_under_its_tool_call() {
     let dir = tempfile::tempdir().unwrap();
@@ -94,24 +100,9 @@ async fn a_knowledge_search_is_a_retrieval_span_under_its_tool_call() {
         Script::text("The pear trees gave 40 crates [1]."),
     ]));
     let art = instance(dir.path(), &store, source);
-    let thread = art
-        .conversation
-        .create_thread(Some("Harvest"))
-        .await
-        .unwrap()
-        .thread_id;
     let config = scripted::thread_config("test-model", &["search_knowledge"]);
-    art.state.set_thread_config(&thread, &config).await.unwrap();
-    let props = AgentProps {
-        query: "How many crates of pears?".into(),
-        thread_id: thread.clone(),
-        trace_id: None,
-        options: Default::default(),
-        attachments: Vec::new(),
-    };
-    let out = art.process(props, CancellationToken::new()).await.unwrap();
-    assert!(out.metadata.error.is_none(), "{:?}", out.metadata.error);
-    let scope = Scope::Trace(out.metadata.trace_id.clone());
+    let trace = ask(&art, &config, "How many crates of pears?").await;
+    let scope = Scope::Trace(trace);
     let redactor = Redactor::new(Vec::new());
 
     // Content exported: the query and where each passage is.
@@ -192,25 +183,10 @@ async fn a_thread_that_searches_first_gives_every_phase_what_was_found() {
         Script::text("The pear trees gave 40 crates [1]."),
     ]));
     let art = instance(dir.path(), &store, Arc::clone(&source));
-    let thread = art
-        .conversation
-        .create_thread(Some("Harvest"))
-        .await
-        .unwrap()
-        .thread_id;
     // The tool is not offered to the model: searching first runs it anyway.
     let mut config = scripted::thread_config("test-model", &[]);
     config.search_first = true;
-    art.state.set_thread_config(&thread, &config).await.unwrap();
-    let props = AgentProps {
-        query: "How many crates did the pear trees give?".into(),
-        thread_id: thread.clone(),
-        trace_id: None,
-        options: Default::default(),
-        attachments: Vec::new(),
-    };
-    let out = art.process(props, CancellationToken::new()).await.unwrap();
-    assert!(out.metadata.error.is_none(), "{:?}", out.metadata.error);
+    let trace = ask(&art, &config, "How many crates did the pear trees give?").await;
 
     // Both calls, planning and the answer, were given the passage.
     let prompts = source.prompts();
@@ -226,7 +202,7 @@ async fn a_thread_that_searches_first_gives_every_phase_what_was_found() {
     let observations = art
         .observations
         .query(&ObservationQuery {
-            trace_ids: vec![out.metadata.trace_id.clone()],
+            trace_ids: vec![trace],
             ..ObservationQuery::default()
         })
         .await
@@ -257,33 +233,14 @@ async fn a_thread_that_searches_first_gives_every_phase_what_was_found() {
     assert!(call.timestamp <= plan.timestamp, "searched before planning");
 
     // Off: no search, nothing added.
-    let mut config = art.state.thread_config(&thread).await.unwrap();
-    config.search_first = false;
-    art.state.set_thread_config(&thread, &config).await.unwrap();
     let quiet = Arc::new(ScriptedSource::new(vec![
         Script::text(&plan_json("Pears", &[])),
         Script::text("I do not know."),
     ]));
     let dir2 = tempfile::tempdir().unwrap();
     let art = instance(dir2.path(), &store, Arc::clone(&quiet));
-    let thread = art
-        .conversation
-        .create_thread(None)
-        .await
-        .unwrap()
-        .thread_id;
-    art.state
-        .set_thread_config(&thread, &scripted::thread_config("test-model", &[]))
-        .await
-        .unwrap();
-    let props = AgentProps {
-        query: "How many crates did the pear trees give?".into(),
-        thread_id: thread,
-        trace_id: None,
-        options: Default::default(),
-        attachments: Vec::new(),
-    };
-    art.process(props, CancellationToken::new()).await.unwrap();
+    config.search_first = false;
+    ask(&art, &config, "How many crates did the pear trees give?").await;
     let said = serde_json::to_string(&quiet.prompts()).unwrap();
     assert!(!said.contains("40 crates in October"), "{said}");
 }
