@@ -95,15 +95,15 @@ pub fn kb(store: &KnowledgeStore, command: Command) -> anyhow::Result<()> {
             if added.queued == 0 {
                 bail!("no files under {}", paths[0].display());
             }
-            noteln!("art: {} files queued in {}", added.queued, c.name);
+            noteln!("art: {} queued in {}", files(added.queued), c.name);
             index(store)?;
             sayln!("{}", summary(&store.find(&c.id)?));
         }
         Command::Sync => {
             let synced = knowledge::sync::sync_all(store)?;
             noteln!(
-                "art: {} files new or changed, {} gone",
-                synced.queued,
+                "art: {} new or changed, {} gone",
+                files(synced.queued),
                 synced.removed
             );
             index(store)?;
@@ -162,6 +162,14 @@ pub fn kb(store: &KnowledgeStore, command: Command) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// "1 file", "3 files".
+fn files(n: u64) -> String {
+    match n {
+        1 => "1 file".to_owned(),
+        n => format!("{n} files"),
+    }
 }
 
 /// Index every queued document, a line for each.

@@ -195,7 +195,7 @@ async fn a_synced_folder_follows_its_files() {
     let synced = art(&home, &["kb", "sync"]).await;
     let notes = stderr(&synced);
     assert!(
-        notes.contains("art: 1 files new or changed, 1 gone"),
+        notes.contains("art: 1 file new or changed, 1 gone"),
         "{notes}"
     );
     assert!(notes.contains("art: indexed notes.md:"), "{notes}");
