@@ -37,6 +37,19 @@ document.querySelector("#composer-input").dispatchEvent(paste);
 done(paste.defaultPrevented);
 "##;
 
+/// A new thread on the Ollama at `url` with `model`, its settings closed again.
+async fn new_thread_on(app: &AppSession, url: &str, model: &str) {
+    app.click("#new-thread").await;
+    app.wait_for("#thread").await;
+    app.click("#settings-button").await;
+    app.type_into("#base-url-input", url).await;
+    app.select("#provider-select", "ollama").await;
+    app.type_into("#model-input", model).await;
+    app.click("#save-settings").await;
+    app.wait_for("#settings-saved").await;
+    app.click("#settings-button").await;
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn a_picked_pdf_and_a_pasted_image_reach_the_model_and_stay_on_the_question() {
     let plan =
@@ -59,15 +72,7 @@ async fn a_picked_pdf_and_a_pasted_image_reach_the_model_and_stay_on_the_questio
     let app = AppSession::launch_picking(picks.path(), exports.path()).await;
     app.wait_for_text("#backend-status.ready", "connected")
         .await;
-    app.click("#new-thread").await;
-    app.wait_for("#thread").await;
-    app.click("#settings-button").await;
-    app.type_into("#base-url-input", &ollama.url()).await;
-    app.select("#provider-select", "ollama").await;
-    app.type_into("#model-input", "llava:7b").await;
-    app.click("#save-settings").await;
-    app.wait_for("#settings-saved").await;
-    app.click("#settings-button").await;
+    new_thread_on(&app, &ollama.url(), "llava:7b").await;
 
     // Attach: the picker's file becomes a chip with its pages and tokens.
     app.click("#attach-button").await;
@@ -245,15 +250,7 @@ async fn a_document_too_long_for_the_model_goes_to_the_thread_knowledge_and_is_s
     let app = AppSession::launch_picking(picks.path(), exports.path()).await;
     app.wait_for_text("#backend-status.ready", "connected")
         .await;
-    app.click("#new-thread").await;
-    app.wait_for("#thread").await;
-    app.click("#settings-button").await;
-    app.type_into("#base-url-input", &ollama.url()).await;
-    app.select("#provider-select", "ollama").await;
-    app.type_into("#model-input", "fake-model:latest").await;
-    app.click("#save-settings").await;
-    app.wait_for("#settings-saved").await;
-    app.click("#settings-button").await;
+    new_thread_on(&app, &ollama.url(), "fake-model:latest").await;
 
     // Too long: refused with the numbers and its own code, nothing sent, never cut.
     app.click("#attach-button").await;
