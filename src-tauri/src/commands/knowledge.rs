@@ -183,15 +183,16 @@ impl Handler for AddAttachedToKnowledge {
         .await?;
         // The thread searches the collection from now on, with the tool that does.
         let search = art_types::knowledge::SEARCH_TOOL;
-        let searches = config.knowledge.contains(&collection.id)
-            && config.enabled_tools.iter().any(|t| t == search);
-        if !searches {
-            if !config.knowledge.contains(&collection.id) {
-                config.knowledge.push(collection.id.clone());
-            }
-            if !config.enabled_tools.iter().any(|t| t == search) {
-                config.enabled_tools.push(search.to_owned());
-            }
+        let mut changed = false;
+        if !config.knowledge.contains(&collection.id) {
+            config.knowledge.push(collection.id.clone());
+            changed = true;
+        }
+        if !config.enabled_tools.iter().any(|t| t == search) {
+            config.enabled_tools.push(search.to_owned());
+            changed = true;
+        }
+        if changed {
             wb.art
                 .state
                 .set_thread_config(&self.thread_id, &config)

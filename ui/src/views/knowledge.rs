@@ -15,7 +15,7 @@ use crate::store::Store;
 use crate::views::usage::compact;
 
 /// `1 page`, `3 pages`.
-fn count(n: u64, word: &str) -> String {
+pub(crate) fn count(n: u64, word: &str) -> String {
     match n {
         1 => format!("1 {word}"),
         n => format!("{n} {word}s"),

@@ -13,6 +13,7 @@ use wasm_bindgen::JsCast;
 use super::attachments::Tray;
 use crate::ipc;
 use crate::store::Store;
+use crate::views::knowledge::count;
 
 /// What became of the offer.
 #[derive(Clone)]
@@ -48,9 +49,9 @@ fn said(added: &AddedAttached, names: &[String], listed: Option<&[Document]>) ->
     if !failed.is_empty() {
         return format!("Not indexed \u{2014} {}", failed.join("; "));
     }
-    let passages: u64 = docs.iter().map(|d| d.chunks).sum();
+    let passages = count(docs.iter().map(|d| d.chunks).sum(), "passage");
     format!(
-        "{what} is in \u{201c}{into}\u{201d} ({passages} passages), which this thread searches: the agent finds what a question needs and cites its pages."
+        "{what} is in \u{201c}{into}\u{201d} ({passages}), which this thread searches: the agent finds what a question needs and cites its pages."
     )
 }
 

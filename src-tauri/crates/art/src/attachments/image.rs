@@ -116,30 +116,22 @@ fn within_edge(width: u32, height: u32) -> (u32, u32) {
     }
 }
 
-/// `image` within [`SEND_EDGE`], its proportions kept: 8-bit RGB, or RGBA when it has
-/// transparency (a 16-bit or grey image is made one of these first).
+/// `image` within [`SEND_EDGE`], its proportions kept (as it is when it fits; else as
+/// 8-bit RGB, or RGBA when it has transparency).
 fn scaled(image: DynamicImage) -> Result<DynamicImage, String> {
     use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer, images};
 
-    let alpha = image.color().has_alpha();
     let (width, height) = (image.width(), image.height());
     let (to_width, to_height) = within_edge(width, height);
+    if (to_width, to_height) == (width, height) {
+        return Ok(image);
+    }
+    let alpha = image.color().has_alpha();
     let (pixels, kind) = if alpha {
         (image.into_rgba8().into_raw(), PixelType::U8x4)
     } else {
         (image.into_rgb8().into_raw(), PixelType::U8x3)
     };
-    let wrap = |pixels, w, h| -> Result<DynamicImage, String> {
-        let image = if alpha {
-            image::RgbaImage::from_raw(w, h, pixels).map(DynamicImage::ImageRgba8)
-        } else {
-            image::RgbImage::from_raw(w, h, pixels).map(DynamicImage::ImageRgb8)
-        };
-        image.ok_or_else(|| "a scaled image's buffer did not match its size".to_owned())
-    };
-    if (to_width, to_height) == (width, height) {
-        return wrap(pixels, width, height);
-    }
     let from =
         images::Image::from_vec_u8(width, height, pixels, kind).map_err(|e| e.to_string())?;
     let mut to = images::Image::new(to_width, to_height, kind);
@@ -149,7 +141,13 @@ fn scaled(image: DynamicImage) -> Result<DynamicImage, String> {
     Resizer::new()
         .resize(&from, &mut to, &options)
         .map_err(|e| e.to_string())?;
-    wrap(to.into_vec(), to_width, to_height)
+    let pixels = to.into_vec();
+    let image = if alpha {
+        image::RgbaImage::from_raw(to_width, to_height, pixels).map(DynamicImage::ImageRgba8)
+    } else {
+        image::RgbImage::from_raw(to_width, to_height, pixels).map(DynamicImage::ImageRgb8)
+    };
+    image.ok_or_else(|| "a scaled image's buffer did not match its size".to_owned())
 }
 
 /// PNG when the image has transparency and stays small enough, else JPEG (quality 85).

@@ -297,11 +297,6 @@ pub struct Staged<'a> {
 }
 
 impl Staged<'_> {
-    /// The id the bytes will have.
-    pub fn id(&self) -> &BlobId {
-        &self.id
-    }
-
     /// Move the bytes into place (or drop them when the same bytes are there already).
     pub fn commit(mut self) -> Result<BlobId, BlobError> {
         let place = self.store.path(&self.id);

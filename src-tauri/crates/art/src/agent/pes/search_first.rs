@@ -8,16 +8,15 @@
 use std::sync::Arc;
 
 use art_types::knowledge::SEARCH_TOOL;
-use art_types::record::ToolCallContent;
-use art_types::{AgentState, MessageRole, ObservationType, ParsedToolCall, Phase, ToolStatus};
+use art_types::{AgentState, MessageRole, ParsedToolCall, Phase, ToolStatus};
 use serde_json::json;
 use tokio::sync::Mutex;
 
 use super::calls::output_text;
 use super::run::Run;
+use super::tool_calls::execution_context;
 use super::{PesAgent, Setup};
 use crate::clock;
-use crate::tools::ExecutionContext;
 
 /// Passages the first search asks for.
 const K: u64 = 5;
@@ -48,30 +47,16 @@ impl PesAgent {
             signature: None,
         };
         let span = clock::new_id();
-        let root = run.root_span.clone();
-        let point = run.span(Phase::Planning, &span, Some(&root), clock::now_ms(), false);
-        let mut announced = run.obs(
-            ObservationType::ToolCall,
-            json!(ToolCallContent {
-                call_id: call.call_id.clone(),
-                tool_name: call.tool_name.clone(),
-                arguments: call.arguments.clone(),
-                step_id: None,
-            }),
-            point,
-        );
-        announced.title = Some("Searched first: search_knowledge".into());
-        if let Err(e) = self.observations.record(announced).await {
-            tracing::warn!("could not record the first search: {e}");
-        }
-        let exec = ExecutionContext {
-            thread_id: run.thread_id.clone(),
-            trace_id: run.trace_id.clone(),
-            state: Arc::new(Mutex::new(state.clone())),
-            step_id: None,
-            save_asked: Arc::clone(&run.state_save_asked),
-            knowledge: setup.config.knowledge.clone(),
-        };
+        self.announce(
+            run,
+            Phase::Planning,
+            None,
+            &span,
+            std::slice::from_ref(&call),
+        )
+        .await;
+        let state = Arc::new(Mutex::new(state.clone()));
+        let exec = execution_context(run, setup, state, None);
         let enabled = [SEARCH_TOOL.to_owned()];
         let ran = self
             .tools

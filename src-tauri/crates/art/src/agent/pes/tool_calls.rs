@@ -33,17 +33,12 @@ impl PesAgent {
         cancel: &CancellationToken,
     ) -> Result<Option<(Vec<ToolResult>, bool)>, Stop> {
         if !st.announced {
-            self.announce(run, step_id, &st.span, &st.calls).await;
+            let phase = Phase::Execution;
+            self.announce(run, phase, Some(step_id), &st.span, &st.calls)
+                .await;
             st.announced = true;
         }
-        let exec = ExecutionContext {
-            thread_id: run.thread_id.clone(),
-            trace_id: run.trace_id.clone(),
-            state: Arc::clone(state),
-            step_id: Some(step_id.to_owned()),
-            save_asked: Arc::clone(&run.state_save_asked),
-            knowledge: setup.config.knowledge.clone(),
-        };
+        let exec = execution_context(run, setup, Arc::clone(state), Some(step_id));
         while let Some(call) = st.calls.first().cloned() {
             if run.out_of_tool_calls().is_some() {
                 break;
@@ -103,10 +98,18 @@ impl PesAgent {
         Ok(Some((results, complete)))
     }
 
-    /// TOOL_CALL observations for a batch of calls the step is about to make.
-    async fn announce(&self, run: &Run, step_id: &str, span: &str, calls: &[ParsedToolCall]) {
+    /// TOOL_CALL observations for a batch of calls about to be made in `phase` (by step
+    /// `step_id`, when a step makes them).
+    pub(super) async fn announce(
+        &self,
+        run: &Run,
+        phase: Phase,
+        step_id: Option<&str>,
+        span: &str,
+        calls: &[ParsedToolCall],
+    ) {
         let root = run.root_span.clone();
-        let point = run.span(Phase::Execution, span, Some(&root), clock::now_ms(), false);
+        let point = run.span(phase, span, Some(&root), clock::now_ms(), false);
         let batch = calls
             .iter()
             .map(|c| {
@@ -116,7 +119,7 @@ impl PesAgent {
                         call_id: c.call_id.clone(),
                         tool_name: c.tool_name.clone(),
                         arguments: c.arguments.clone(),
-                        step_id: Some(step_id.to_owned()),
+                        step_id: step_id.map(str::to_owned),
                     }),
                     point.clone(),
                 );
@@ -127,5 +130,23 @@ impl PesAgent {
         if let Err(e) = self.observations.record_all(batch).await {
             tracing::warn!("could not record the tool calls: {e}");
         }
+    }
+}
+
+/// What a tool call of `run` runs with: the thread's state and collections, and the step
+/// making it, if any.
+pub(super) fn execution_context(
+    run: &Run,
+    setup: &Setup,
+    state: Arc<Mutex<AgentState>>,
+    step_id: Option<&str>,
+) -> ExecutionContext {
+    ExecutionContext {
+        thread_id: run.thread_id.clone(),
+        trace_id: run.trace_id.clone(),
+        state,
+        step_id: step_id.map(str::to_owned),
+        save_asked: Arc::clone(&run.state_save_asked),
+        knowledge: setup.config.knowledge.clone(),
     }
 }
