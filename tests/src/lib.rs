@@ -1,8 +1,11 @@
 //! `art-testkit`: shared test machinery for ART Workbench.
 //!
 //! - [`bench`]: benchmark figures as data (median, range, budget) for BENCHMARKS.md.
+//! - [`embedder`]: the built-in embedder's real weights, as `cargo xtask test` installs
+//!   them.
 //! - [`fake`]: fake provider servers over real TCP, scripted reply by reply, with fault
 //!   injection (byte splits, delays, disconnects, silence); they record every request.
+//! - [`hub`]: a local stand-in of the Hugging Face hub's download API, with faults.
 //! - [`fixtures`]: each provider's wire transcripts as constants.
 //! - [`framework`] (feature `framework`): a scripted provider and the adapters' test
 //!   helpers, for code written against the `art` framework.
@@ -12,10 +15,12 @@
 //!   WebKitWebDriver, the way a user would, and saves screenshots as artifacts.
 
 pub mod bench;
+pub mod embedder;
 #[cfg(feature = "e2e")]
 pub mod e2e;
 pub mod fake;
 pub mod fixtures;
+pub mod hub;
 #[cfg(feature = "framework")]
 pub mod framework;
 #[cfg(any(feature = "framework", feature = "e2e"))]

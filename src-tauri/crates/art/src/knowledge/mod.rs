@@ -6,6 +6,7 @@
 
 pub mod attached;
 pub mod chunk;
+pub mod embed;
 pub mod files;
 pub mod indexer;
 mod schema;
