@@ -45,6 +45,7 @@ impl Workbench {
             providers,
             secrets,
             knowledge,
+            embedder,
         } = Standard::open(data_dir).map_err(|e| match e {
             OpenError::Storage(_) => IpcError::new(ErrorCode::Storage, e.to_string())
                 .with_details(serde_json::json!({ "path": data_dir.database_path() })),
@@ -61,7 +62,7 @@ impl Workbench {
         if let Err(e) = art::knowledge::attached::sweep(&knowledge, &knowledge_files) {
             tracing::warn!("attached documents' files not swept: {e}");
         }
-        let indexer = Indexer::start(Arc::clone(&knowledge)).map_err(|e| {
+        let indexer = Indexer::start(Arc::clone(&knowledge), Some(embedder)).map_err(|e| {
             tracing::error!("the knowledge indexer could not start: {e}");
             format!("the indexing thread could not start: {e}")
         });

@@ -24,3 +24,22 @@ pub fn weights_dir() -> PathBuf {
     );
     dir
 }
+
+/// Give the data directory `data_dir` the weights, as if the app had downloaded them
+/// (hard links, else copies), so that it embeds without reaching a hub.
+pub fn install_in(data_dir: &std::path::Path) -> PathBuf {
+    let from = weights_dir();
+    let to = data_dir.join("models/all-MiniLM-L6-v2");
+    std::fs::create_dir_all(&to).expect("make the models folder");
+    for file in ["config.json", "tokenizer.json", "model.safetensors"] {
+        let (source, target) = (from.join(file), to.join(file));
+        if !target.exists() && std::fs::hard_link(&source, &target).is_err() {
+            std::fs::copy(&source, &target).expect("copy the weights");
+        }
+    }
+    to
+}
+
+/// A hub address nothing listens on (the discard port of the loopback): what tests give
+/// `HF_ENDPOINT` so that a download they did not arrange fails at once, locally.
+pub const NO_HUB: &str = "http://127.0.0.1:9";

@@ -6,8 +6,8 @@
 //! next one corrupted, every file corrupted, a stated hash that differs.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use sha2::{Digest, Sha256};
 

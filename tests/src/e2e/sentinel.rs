@@ -4,7 +4,8 @@
 //! fails when it closes, naming the request.
 //!
 //! The app's default Ollama address comes from `OLLAMA_HOST` (as Ollama's own does), and
-//! `cargo xtask test` points it at a port of its own: the suite owns the address the app
+//! the hub it downloads its embedder from from `HF_ENDPOINT` (as the hub's clients do);
+//! `cargo xtask test` points both at ports of its own: the suite owns the address the app
 //! would reach by default, so it passes beside a real Ollama on 11434. That port is
 //! held too whenever it is free — always in CI —, so a default written past
 //! `OLLAMA_HOST` would be caught there.
@@ -26,13 +27,14 @@ fn address_of(url: &str) -> String {
 static KNOCKS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static STARTED: OnceLock<Result<Vec<String>, String>> = OnceLock::new();
 
-/// The app's default addresses: the one `OLLAMA_HOST` gives it (must be held), and
-/// Ollama's own default (held when free).
+/// The app's default addresses: the one `OLLAMA_HOST` gives it and the hub `HF_ENDPOINT`
+/// gives it (both must be held), and Ollama's own default (held when free).
 fn defaults() -> Vec<(String, bool)> {
     use art::providers::ollama::{DEFAULT_BASE_URL, default_base_url};
     let configured = address_of(&default_base_url());
     let ollama = address_of(DEFAULT_BASE_URL);
-    let mut defaults = vec![(configured.clone(), true)];
+    let hub = address_of(&art::knowledge::embed::download::endpoint());
+    let mut defaults = vec![(configured.clone(), true), (hub, true)];
     if configured != ollama {
         defaults.push((ollama, false));
     }
@@ -53,9 +55,10 @@ fn hold(addresses: &[(String, bool)]) -> Result<Vec<String>, String> {
             Ok(listener) => listener,
             Err(e) if *required => {
                 return Err(format!(
-                    "cannot hold {address} ({e}), the app's default Ollama address \
-                     (OLLAMA_HOST) in these tests: the end-to-end tests hold it to prove \
-                     the app never reaches a server they did not start"
+                    "cannot hold {address} ({e}), one of the app's default addresses in \
+                     these tests (OLLAMA_HOST, HF_ENDPOINT: `cargo xtask test` sets both): \
+                     the end-to-end tests hold them to prove the app never reaches a server \
+                     they did not start"
                 ));
             }
             Err(e) => {
@@ -142,7 +145,7 @@ mod tests {
     }
 
     #[test]
-    fn the_apps_default_ollama_address_is_required_and_11434_held_when_free() {
+    fn the_apps_default_addresses_are_required_and_11434_held_when_free() {
         let defaults = defaults();
         let configured = art::providers::ollama::default_base_url();
         assert!(
@@ -150,8 +153,11 @@ mod tests {
             "{configured} {defaults:?}"
         );
         assert!(defaults[0].1, "the app's own default must be held");
+        let hub = art::knowledge::embed::download::endpoint();
+        assert!(hub.ends_with(&defaults[1].0), "{hub} {defaults:?}");
+        assert!(defaults[1].1, "the hub the app downloads from must be held");
         assert!(
-            defaults[1..].iter().all(|(address, required)| *address
+            defaults[2..].iter().all(|(address, required)| *address
                 == address_of(art::providers::ollama::DEFAULT_BASE_URL)
                 && !required),
             "{defaults:?}"

@@ -5,7 +5,9 @@
 
 use art_types::IpcError;
 use art_types::commands as cmd;
-use art_types::knowledge::{Added, Collection, Document, DocumentState, Hit, IndexProgress};
+use art_types::knowledge::{
+    Added, Collection, Document, DocumentState, EmbedderState, Hit, IndexProgress,
+};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -53,12 +55,42 @@ pub fn document_facts(d: &Document) -> String {
     }
 }
 
-/// The progress line: `Reading report.pdf — 3 of 10`.
+/// The progress line: `Reading report.pdf — 3 of 10`, the search model's download, or
+/// the passages being embedded.
 pub fn progress_line(p: &IndexProgress) -> String {
-    match &p.current {
-        Some(name) => format!("Reading {name} — {} of {}", p.done + 1, p.total.max(1)),
-        None if p.running => format!("{} of {}", p.done, p.total),
-        None => format!("Read {}", count(p.done, "document")),
+    let megabytes = |bytes: u64| bytes.div_ceil(1_000_000);
+    match (&p.current, &p.embedder) {
+        (Some(name), _) => format!("Reading {name} — {} of {}", p.done + 1, p.total.max(1)),
+        (None, EmbedderState::Downloading { done, total }) => format!(
+            "Downloading the search model — {} of {} MB",
+            megabytes(*done),
+            megabytes(*total)
+        ),
+        _ if p.running && p.to_embed > 0 => format!(
+            "Embedding passages to search by meaning — {} of {}",
+            p.embedded, p.to_embed
+        ),
+        _ if p.running => format!("{} of {}", p.done, p.total),
+        _ => format!("Read {}", count(p.done, "document")),
+    }
+}
+
+/// What the progress bar shows (value, of): documents read, the search model's bytes, or
+/// passages embedded — whichever the line speaks of.
+pub fn progress_bar(p: &IndexProgress) -> (u64, u64) {
+    match &p.embedder {
+        _ if p.current.is_some() => (p.done, p.total.max(1)),
+        EmbedderState::Downloading { done, total } => (*done, (*total).max(1)),
+        _ if p.running && p.to_embed > 0 => (p.embedded, p.to_embed),
+        _ => (p.done, p.total.max(1)),
+    }
+}
+
+/// Why searches use words only, when the built-in embedder cannot be used.
+pub fn words_only_line(p: &IndexProgress) -> Option<String> {
+    match &p.embedder {
+        EmbedderState::Unavailable { reason } => Some(format!("Searching by words only: {reason}")),
+        _ => None,
     }
 }
 
@@ -277,11 +309,14 @@ pub fn Knowledge() -> impl IntoView {
                 "Files stay where they are; PDFs, Word documents, HTML, Markdown, text and code are read."</p>
             {move || {
                 let p = store.indexing.get();
-                (p.running || p.stopped.is_some() || p.done > 0).then(|| view! {
+                let words_only = words_only_line(&p);
+                let (value, max) = progress_bar(&p);
+                (p.running || p.stopped.is_some() || p.done > 0 || words_only.is_some()).then(|| view! {
                     <div class="indexing" id="indexing" data-running=p.running.to_string()>
-                        <progress max=p.total.max(1) value=p.done></progress>
+                        <progress max=max value=value></progress>
                         <span id="indexing-line">{progress_line(&p)}</span>
                         {p.stopped.clone().map(|why| view! { <span class="muted" id="indexing-stopped">{why}</span> })}
+                        {words_only.map(|why| view! { <span class="muted" id="embedder-unavailable">{why}</span> })}
                         <Show when=move || store.indexing.with(|p| p.running)>
                             <button id="cancel-indexing" class="ghost small" on:click=cancel>"Cancel"</button>
                         </Show>
@@ -438,7 +473,7 @@ mod tests {
             total: 10,
             current: Some("report.pdf".into()),
             running: true,
-            stopped: None,
+            ..IndexProgress::default()
         };
         assert_eq!(progress_line(&p), "Reading report.pdf — 3 of 10");
         let idle = IndexProgress {
@@ -447,6 +482,40 @@ mod tests {
             ..IndexProgress::default()
         };
         assert_eq!(progress_line(&idle), "Read 10 documents");
+    }
+
+    #[test]
+    fn progress_speaks_of_the_search_model_and_the_embedding() {
+        let mut p = IndexProgress {
+            running: true,
+            embedder: EmbedderState::Downloading {
+                done: 45_400_000,
+                total: 91_335_235,
+            },
+            ..IndexProgress::default()
+        };
+        assert_eq!(
+            progress_line(&p),
+            "Downloading the search model — 46 of 92 MB"
+        );
+        assert_eq!(progress_bar(&p), (45_400_000, 91_335_235));
+        p.embedder = EmbedderState::Ready;
+        p.embedded = 120;
+        p.to_embed = 3_400;
+        assert_eq!(
+            progress_line(&p),
+            "Embedding passages to search by meaning — 120 of 3400"
+        );
+        assert_eq!(progress_bar(&p), (120, 3_400));
+        assert_eq!(words_only_line(&p), None);
+        p.running = false;
+        p.embedder = EmbedderState::Unavailable {
+            reason: "offline".into(),
+        };
+        assert_eq!(
+            words_only_line(&p).as_deref(),
+            Some("Searching by words only: offline")
+        );
     }
 
     #[test]

@@ -1,14 +1,18 @@
 //! `art kb …`: knowledge collections from the command line, on the same database the
 //! app's agent searches (`search_knowledge`): make a collection, add files and folders
-//! (indexed at once, one line per document), see each document's state, search.
+//! (indexed at once, one line per document, then embedded for searching by meaning —
+//! the search model downloaded the first time), see each document's state, search.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::bail;
+use art::knowledge::embed::{self, Embedder, EmbedderHome};
 use art::knowledge::{self, KnowledgeStore};
 use art::tools::search_knowledge::NOTHING_FOUND;
 use art_types::knowledge::{Collection, DocumentState};
 use clap::Subcommand;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::out::{noteln, sayln};
 
@@ -66,8 +70,8 @@ pub enum Command {
     },
 }
 
-/// Run `art kb` on `store`.
-pub fn kb(store: &KnowledgeStore, command: Command) -> anyhow::Result<()> {
+/// Run `art kb` on `store`, with the built-in embedder's weights in `home`.
+pub fn kb(store: &KnowledgeStore, home: &EmbedderHome, command: Command) -> anyhow::Result<()> {
     match command {
         Command::Create { name } => {
             let made = store.create(&name)?;
@@ -97,6 +101,7 @@ pub fn kb(store: &KnowledgeStore, command: Command) -> anyhow::Result<()> {
             }
             noteln!("art: {} queued in {}", files(added.queued), c.name);
             index(store)?;
+            embed_waiting(store, home)?;
             sayln!("{}", summary(&store.find(&c.id)?));
         }
         Command::Sync => {
@@ -107,6 +112,7 @@ pub fn kb(store: &KnowledgeStore, command: Command) -> anyhow::Result<()> {
                 synced.removed
             );
             index(store)?;
+            embed_waiting(store, home)?;
         }
         Command::Status { collection } => {
             let c = store.find(&collection)?;
@@ -132,7 +138,21 @@ pub fn kb(store: &KnowledgeStore, command: Command) -> anyhow::Result<()> {
             collection,
             k,
         } => {
-            let hits = store.search(&query, collection.as_deref(), k)?;
+            // Searched by meaning too when the model is here; never downloaded to search.
+            if home.is_downloaded()
+                && let Some(embedder) = load(home)
+            {
+                store.set_embedder(embedder);
+            }
+            let found = store.search_scoped(&query, &[], collection.as_deref(), k)?;
+            if found.words_only > 0 {
+                noteln!(
+                    "art: {} matched by their words only (not embedded yet: art kb reindex, or \
+                     the app, embeds them)",
+                    passages(found.words_only)
+                );
+            }
+            let hits = found.hits;
             if hits.is_empty() {
                 sayln!("{NOTHING_FOUND}");
             }
@@ -158,6 +178,7 @@ pub fn kb(store: &KnowledgeStore, command: Command) -> anyhow::Result<()> {
             let c = store.find(&collection)?;
             store.requeue(&c.id)?;
             index(store)?;
+            embed_waiting(store, home)?;
             sayln!("{}", summary(&store.find(&c.id)?));
         }
     }
@@ -170,6 +191,76 @@ fn files(n: u64) -> String {
         1 => "1 file".to_owned(),
         n => format!("{n} files"),
     }
+}
+
+/// "1 passage", "3 passages".
+fn passages(n: u64) -> String {
+    match n {
+        1 => "1 passage".to_owned(),
+        n => format!("{n} passages"),
+    }
+}
+
+/// The built-in embedder, its weights downloaded first if need be (with a progress bar);
+/// `None`, said on stderr, when it cannot be had. On a thread of its own: the download
+/// runs its own event loop, which cannot start inside the CLI's.
+fn load(home: &EmbedderHome) -> Option<Arc<dyn Embedder>> {
+    let bar = ProgressBar::hidden().with_style(
+        ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} search model ({eta} left)")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    if !home.is_downloaded() {
+        noteln!(
+            "art: downloading the search model (all-MiniLM-L6-v2, 91 MB) from {}",
+            home.endpoint
+        );
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+    }
+    let progress = |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    let loaded = std::thread::scope(|s| {
+        s.spawn(|| home.load(&progress, &|| false))
+            .join()
+            .unwrap_or_else(|_| Err(embed::EmbedError::Failed("the loader panicked".into())))
+    });
+    bar.finish_and_clear();
+    match loaded {
+        Ok(embedder) => Some(embedder),
+        Err(e) => {
+            noteln!("art: {e}");
+            None
+        }
+    }
+}
+
+/// Give the passages waiting for a vector one, with a progress bar; when the search
+/// model cannot be had, they stay searchable by their words.
+fn embed_waiting(store: &KnowledgeStore, home: &EmbedderHome) -> anyhow::Result<()> {
+    let waiting = store.waiting_for_vectors(embed::minilm::MODEL)?;
+    if waiting == 0 {
+        return Ok(());
+    }
+    let Some(embedder) = load(home) else {
+        return Ok(());
+    };
+    let bar = ProgressBar::new(waiting).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} passages embedded ({eta} left)")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let done = embed::embed_waiting(
+        store,
+        embedder.as_ref(),
+        |done, of| {
+            bar.set_length(of);
+            bar.set_position(done);
+        },
+        || true,
+    );
+    bar.finish_and_clear();
+    noteln!("art: embedded {} to search by meaning", passages(done?));
+    Ok(())
 }
 
 /// Index every queued document, a line for each.

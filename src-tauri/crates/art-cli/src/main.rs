@@ -229,7 +229,9 @@ async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
             .await
             .map(|()| ExitCode::SUCCESS),
         Command::Mcp(command) => mcp::mcp(&stack, command).await,
-        Command::Kb(command) => kb::kb(&stack.knowledge, command).map(|()| ExitCode::SUCCESS),
+        Command::Kb(command) => {
+            kb::kb(&stack.knowledge, &stack.embedder, command).map(|()| ExitCode::SUCCESS)
+        }
         Command::Config(args) => config::config(&stack, args)
             .await
             .map(|()| ExitCode::SUCCESS),

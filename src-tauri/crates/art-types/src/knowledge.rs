@@ -279,6 +279,40 @@ pub struct IndexProgress {
     pub running: bool,
     /// Why the last round stopped early, if it did (cancelled, the database failed).
     pub stopped: Option<String>,
+    /// Passages given a vector since the indexer last had none to embed.
+    #[serde(default)]
+    pub embedded: u64,
+    /// Those plus the passages still waiting for one (searched by their words only
+    /// meanwhile).
+    #[serde(default)]
+    pub to_embed: u64,
+    /// The built-in embedder: not needed yet, being downloaded, ready, or unavailable.
+    #[serde(default)]
+    pub embedder: EmbedderState,
+}
+
+/// The built-in embedder as the indexer sees it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "state")]
+pub enum EmbedderState {
+    /// Not loaded: nothing has needed it yet.
+    #[default]
+    Idle,
+    /// Its weights are being downloaded (bytes so far, of all).
+    Downloading {
+        /// Bytes in place.
+        done: u64,
+        /// Bytes in all.
+        total: u64,
+    },
+    /// Loaded: passages and questions are embedded.
+    Ready,
+    /// It cannot be used now (offline, a corrupt download, a broken file); searches use
+    /// words only until it can.
+    Unavailable {
+        /// Why, in words for the user.
+        reason: String,
+    },
 }
 
 impl IndexProgress {

@@ -122,6 +122,11 @@ impl DataDir {
     pub fn knowledge_files_dir(&self) -> PathBuf {
         self.root.join(crate::knowledge::attached::FILES_DIR)
     }
+
+    /// Folder of the models the app runs itself (the built-in embedder's weights).
+    pub fn models_dir(&self) -> PathBuf {
+        self.root.join("models")
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use crate::context::validate::{ConfigProblem, validate_thread_config};
 use crate::export::Redactor;
 use crate::instance::ArtInstance;
 use crate::knowledge::KnowledgeStore;
+use crate::knowledge::embed::EmbedderHome;
 use crate::paths::DataDir;
 use crate::providers::factory::{BuiltinFactory, builtin_entries};
 use crate::providers::{ManagerOptions, ProviderManager};
@@ -112,6 +113,9 @@ pub struct Standard {
     pub secrets: Arc<EnvFallback<KeychainStore>>,
     /// The knowledge collections (searched by the `search_knowledge` tool).
     pub knowledge: Arc<KnowledgeStore>,
+    /// Where the built-in embedder's weights are kept (`<data dir>/models`) and fetched
+    /// from.
+    pub embedder: EmbedderHome,
 }
 
 impl Standard {
@@ -138,6 +142,7 @@ impl Standard {
             providers,
             secrets,
             knowledge,
+            embedder: EmbedderHome::in_models(&data_dir.models_dir()),
         })
     }
 

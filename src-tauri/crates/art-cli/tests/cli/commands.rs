@@ -13,10 +13,12 @@ use crate::ask_new;
 
 const PLAN: &str = r#"{"title": "Add two numbers", "intent": "Add 19 and 23", "plan": ["Add with the calculator", "Answer"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]}"#;
 
-/// Run `art --data-dir DIR ARGS…` to its end.
+/// Run `art --data-dir DIR ARGS…` to its end (a download of the search model it was not
+/// given fails at once: its hub is a local port nothing listens on).
 pub(crate) async fn art(dir: &Path, args: &[&str]) -> Output {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_art"));
     command.arg("--data-dir").arg(dir).args(args);
+    command.env("HF_ENDPOINT", art_testkit::embedder::NO_HUB);
     tokio::task::spawn_blocking(move || command.output().expect("art runs"))
         .await
         .unwrap()

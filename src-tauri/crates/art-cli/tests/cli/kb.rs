@@ -47,10 +47,14 @@ async fn a_folder_becomes_a_collection_that_finds_the_page() {
         stderr(&again)
     );
 
+    // The search model as the app would have downloaded it.
+    art_testkit::embedder::install_in(&home);
     let added = art(&home, &["kb", "add", "Orchard", dir.to_str().unwrap()]).await;
     assert!(added.status.success(), "{}", stderr(&added));
     let notes = stderr(&added);
     assert!(notes.contains("art: 3 files queued in Orchard"), "{notes}");
+    assert!(notes.contains("to search by meaning"), "{notes}");
+    assert!(!notes.contains("downloading"), "{notes}");
     assert!(
         notes.contains("art: indexed notes.md: 1 passage"),
         "{notes}"
@@ -79,11 +83,24 @@ async fn a_folder_becomes_a_collection_that_finds_the_page() {
     let shown = stdout(&found);
     assert!(shown.starts_with("[1] report.pdf, p"), "{shown}");
     assert!(shown.contains("Irrigation cost 310 euros"), "{shown}");
-    let none = stdout(&art(&home, &["kb", "search", "zeppelin"]).await);
+    // No word in common with the passage: found by its meaning.
+    let meant = art(
+        &home,
+        &[
+            "kb",
+            "search",
+            "cutting back branches during the cold months",
+            "-k",
+            "1",
+        ],
+    )
+    .await;
+    let shown = stdout(&meant);
     assert!(
-        none.contains("Nothing in the knowledge collections matches"),
-        "{none}"
+        shown.starts_with("[1] notes.md, lines 1–5, §Pruning"),
+        "{shown}"
     );
+    assert!(!stderr(&meant).contains("words only"), "{}", stderr(&meant));
     let wrong = art(&home, &["kb", "search", "x", "--collection", "Nope"]).await;
     assert!(stderr(&wrong).contains("there is no collection \"Nope\""));
 
@@ -206,6 +223,67 @@ async fn a_synced_folder_follows_its_files() {
     assert!(!status.contains("photo.png"), "{status}");
 }
 
+/// Without the search model, and no way to download it, passages are searchable by their
+/// words and the command says why; with a hub (the local stand-in, serving the real
+/// weights), the next `art kb` downloads it once and embeds what was left to words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_search_model_is_downloaded_once_and_until_then_words_are_searched() {
+    let data = tempfile::tempdir().unwrap();
+    let home = data.path().join("data");
+    let dir = folder(data.path());
+    art(&home, &["kb", "create", "Orchard"]).await;
+    let offline = art(&home, &["kb", "add", "Orchard", dir.to_str().unwrap()]).await;
+    assert!(offline.status.success(), "{}", stderr(&offline));
+    let notes = stderr(&offline);
+    assert!(notes.contains("art: indexed notes.md"), "{notes}");
+    assert!(
+        notes.contains("cannot download the embedding model from http://127.0.0.1:9"),
+        "{notes}"
+    );
+    assert!(notes.contains("Searches use words only"), "{notes}");
+    let found = art(&home, &["kb", "search", "irrigation cost", "-k", "1"]).await;
+    assert!(
+        stdout(&found).starts_with("[1] report.pdf"),
+        "{}",
+        stdout(&found)
+    );
+    assert!(
+        stderr(&found).contains("matched by their words only"),
+        "{}",
+        stderr(&found)
+    );
+
+    let weights = art_testkit::embedder::weights_dir();
+    let names = ["config.json", "tokenizer.json", "model.safetensors"];
+    let hub =
+        art_testkit::hub::Hub::serving("sentence-transformers/all-MiniLM-L6-v2", &weights, &names)
+            .await;
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_art"));
+    command
+        .arg("--data-dir")
+        .arg(&home)
+        .args(["kb", "reindex", "Orchard"])
+        .env("HF_ENDPOINT", hub.url());
+    let online = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    let notes = stderr(&online);
+    assert!(online.status.success(), "{notes}");
+    assert!(
+        notes.contains("art: downloading the search model"),
+        "{notes}"
+    );
+    assert!(notes.contains("to search by meaning"), "{notes}");
+    let model = home.join("models/all-MiniLM-L6-v2/model.safetensors");
+    assert_eq!(std::fs::metadata(model).unwrap().len(), 90_868_376);
+    let found = art(&home, &["kb", "search", "irrigation cost", "-k", "1"]).await;
+    assert!(!stderr(&found).contains("words only"), "{}", stderr(&found));
+    // Downloaded once: searching never fetches.
+    let fetched = hub.requests().len();
+    art(&home, &["kb", "search", "pruning"]).await;
+    assert_eq!(hub.requests().len(), fetched);
+}
+
 /// `art kb add` killed while it indexes a large folder: the next `art kb sync` takes up
 /// the queue where it was (the dead process's claim included), every document is read
 /// once, no passage is left without its document or counted twice, and SQLite finds the
@@ -238,6 +316,7 @@ async fn killed_while_indexing_it_resumes_without_losing_or_doubling_a_passage()
         .arg("--data-dir")
         .arg(&home)
         .args(["kb", "add", "Fields", dir.to_str().unwrap()])
+        .env("HF_ENDPOINT", art_testkit::embedder::NO_HUB)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

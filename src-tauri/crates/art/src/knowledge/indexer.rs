@@ -3,6 +3,10 @@
 //! it (it has its own database connection to the knowledge file, apart from the
 //! conversations'); what it is doing is published as an [`IndexProgress`] to watch.
 //!
+//! Once the queue is empty it gives passages their vectors (the built-in embedder, its
+//! weights downloaded on first need), a batch at a time, yielding to documents queued
+//! meanwhile: a new document is searchable by its words first, by meaning soon after.
+//!
 //! A document is claimed before it is read, so the app and `art kb` can index one
 //! collection together without reading a file twice; a process killed mid-document
 //! leaves a claim that the next [`KnowledgeStore::open`] gives back to the queue.
@@ -10,9 +14,10 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use art_types::knowledge::IndexProgress;
+use art_types::knowledge::{EmbedderState, IndexProgress};
 use tokio::sync::watch;
 
+use super::embed::{self, EmbedderHome};
 use super::sync::{self, Synced};
 use super::{KnowledgeStore, index_claimed};
 
@@ -25,6 +30,8 @@ pub struct Indexer {
 
 struct Shared {
     store: Arc<KnowledgeStore>,
+    /// The built-in embedder's weights (`None`: words only).
+    home: Option<EmbedderHome>,
     flags: Mutex<Flags>,
     signal: Condvar,
     progress: watch::Sender<IndexProgress>,
@@ -40,6 +47,9 @@ struct Flags {
     sync: bool,
     /// The handle is gone.
     stop: bool,
+    /// Try to load (download) the embedder again: at start and when documents are
+    /// added, not on every rescan after a failed download.
+    retry_embedder: bool,
 }
 
 /// After a database error, how long before the queue is tried again.
@@ -56,20 +66,29 @@ enum Wake {
 }
 
 impl Indexer {
-    /// Start the thread over `store`, rescanning synced folders every [`SYNC_EVERY`].
-    pub fn start(store: Arc<KnowledgeStore>) -> std::io::Result<Self> {
-        Self::start_with(store, SYNC_EVERY)
+    /// Start the thread over `store`, rescanning synced folders every [`SYNC_EVERY`],
+    /// embedding passages with the weights in `home` (`None`: words only).
+    pub fn start(store: Arc<KnowledgeStore>, home: Option<EmbedderHome>) -> std::io::Result<Self> {
+        Self::start_with(store, home, SYNC_EVERY)
     }
 
     /// Start the thread over `store`: it rescans the synced folders at once (what
     /// changed while the app was closed) and then every `sync_every`, and reads what is
     /// queued (also documents left queued by an earlier run, or given back from a dead
     /// process).
-    pub fn start_with(store: Arc<KnowledgeStore>, sync_every: Duration) -> std::io::Result<Self> {
+    pub fn start_with(
+        store: Arc<KnowledgeStore>,
+        home: Option<EmbedderHome>,
+        sync_every: Duration,
+    ) -> std::io::Result<Self> {
         let (sender, progress) = watch::channel(IndexProgress::default());
         let shared = Arc::new(Shared {
             store,
-            flags: Mutex::new(Flags::default()),
+            home,
+            flags: Mutex::new(Flags {
+                retry_embedder: true,
+                ..Flags::default()
+            }),
             signal: Condvar::new(),
             progress: sender,
         });
@@ -82,7 +101,10 @@ impl Indexer {
 
     /// Look at the queue again (call after queueing documents).
     pub fn wake(&self) {
-        self.shared.set(|f| f.wake = true);
+        self.shared.set(|f| {
+            f.wake = true;
+            f.retry_embedder = true;
+        });
     }
 
     /// Rescan the synced folders now (then read what changed).
@@ -146,6 +168,13 @@ impl Shared {
         }
     }
 
+    /// Whether anything asks the thread to turn to other work (documents queued, a
+    /// rescan, a cancel, a stop), without taking it.
+    fn wanted_elsewhere(&self) -> bool {
+        let flags = self.flags.lock().unwrap_or_else(|p| p.into_inner());
+        flags.wake || flags.sync || flags.cancel || flags.stop
+    }
+
     /// Whether a cancel or a stop came in since the last look.
     fn interrupted(&self) -> (bool, bool) {
         let mut flags = self.flags.lock().unwrap_or_else(|p| p.into_inner());
@@ -162,7 +191,10 @@ impl Shared {
         while let Some(wake) = self.wait(next_sync) {
             match wake {
                 Wake::Cancel => self.cancel_queued(),
-                Wake::Work => self.round(),
+                Wake::Work => {
+                    self.round();
+                    self.embed();
+                }
                 Wake::Sync => {
                     match sync::sync_all(&self.store) {
                         Ok(synced) if synced != Synced::default() => {
@@ -177,6 +209,7 @@ impl Shared {
                     }
                     next_sync = Instant::now() + sync_every;
                     self.round();
+                    self.embed();
                 }
             }
         }
@@ -192,6 +225,7 @@ impl Shared {
         self.publish(|p| {
             *p = IndexProgress {
                 running: true,
+                embedder: p.embedder.clone(),
                 ..IndexProgress::default()
             }
         });
@@ -233,6 +267,88 @@ impl Shared {
             p.done = done;
             p.total = p.total.max(done);
         });
+    }
+
+    /// Give waiting passages their vectors until none waits or other work comes in.
+    fn embed(&self) {
+        let Some(home) = &self.home else { return };
+        let waiting = match self.store.waiting_for_vectors(embed::minilm::MODEL) {
+            Ok(0) => return,
+            Ok(n) => n,
+            Err(e) => {
+                tracing::warn!("passages to embed could not be counted: {e}");
+                return;
+            }
+        };
+        let embedder = match self.store.embedder() {
+            Some(embedder) => embedder,
+            None => match self.load(home) {
+                Some(embedder) => embedder,
+                None => return,
+            },
+        };
+        self.publish(|p| {
+            p.running = true;
+            p.embedded = 0;
+            p.to_embed = waiting;
+            p.embedder = EmbedderState::Ready;
+        });
+        let outcome = embed::embed_waiting(
+            &self.store,
+            embedder.as_ref(),
+            |done, of| {
+                self.publish(|p| {
+                    p.embedded = done;
+                    p.to_embed = of;
+                });
+            },
+            || !self.wanted_elsewhere(),
+        );
+        if let Err(e) = outcome {
+            tracing::warn!("embedding stopped: {e}");
+            self.publish(|p| p.stopped = Some(format!("embedding stopped: {e}")));
+        }
+        self.publish(|p| p.running = false);
+    }
+
+    /// Load the built-in embedder, downloading its weights first if need be; says why
+    /// not in the progress when it cannot (and waits for new documents to try again).
+    fn load(&self, home: &EmbedderHome) -> Option<Arc<dyn embed::Embedder>> {
+        if !std::mem::take(
+            &mut self
+                .flags
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .retry_embedder,
+        ) {
+            return None;
+        }
+        self.publish(|p| {
+            p.embedder = EmbedderState::Downloading {
+                done: 0,
+                total: embed::download::MINILM.size(),
+            }
+        });
+        let progress = |done, total| {
+            self.publish(|p| p.embedder = EmbedderState::Downloading { done, total });
+        };
+        let stop = || self.flags.lock().unwrap_or_else(|p| p.into_inner()).stop;
+        match home.load(&progress, &stop) {
+            Ok(embedder) => {
+                self.store.set_embedder(Arc::clone(&embedder));
+                self.publish(|p| p.embedder = EmbedderState::Ready);
+                Some(embedder)
+            }
+            Err(e) => {
+                tracing::warn!("the embedder is unavailable: {e}");
+                self.publish(|p| {
+                    p.embedder = EmbedderState::Unavailable {
+                        reason: e.to_string(),
+                    }
+                });
+                None
+            }
+        }
     }
 
     fn cancel_queued(&self) {

@@ -69,6 +69,10 @@ const MIGRATIONS: &[&str] = &[
         added_at INTEGER NOT NULL,
         PRIMARY KEY (collection, path)
     ) WITHOUT ROWID;",
+    // v3: the model each collection's passages are embedded with (vectors of others may
+    // stay while a change of model is re-embedding, and keep answering until it is done).
+    "ALTER TABLE collections ADD COLUMN embedder TEXT NOT NULL
+        DEFAULT 'builtin:all-MiniLM-L6-v2';",
 ];
 
 /// Bring `conn`'s schema up to date (as the conversations' database is: each migration

@@ -6,7 +6,7 @@
 //! given back on open.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, RwLock};
 
 use art_types::knowledge::{
     Collection, Document, DocumentState, Hit, KnowledgeProblem, Passage, Passages, StateCounts,
@@ -15,7 +15,11 @@ use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::Seen;
 use super::chunk::{Chunk, place};
+use super::embed::Embedder;
+use super::embed::vectors::fuse;
 use super::schema;
+
+mod vectors;
 
 /// The longest name a collection may have.
 const MAX_NAME_CHARS: usize = 80;
@@ -44,9 +48,21 @@ pub struct Read {
     pub pages: Option<u32>,
 }
 
+/// What a search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Searched {
+    /// The passages, best first.
+    pub hits: Vec<Hit>,
+    /// Passages searched by their words only: not embedded yet, or no embedder loaded.
+    pub words_only: u64,
+}
+
 /// The knowledge database of a data directory.
 pub struct KnowledgeStore {
     conn: Mutex<Connection>,
+    /// What embeds questions for searching by meaning, once it is loaded.
+    embedder: RwLock<Option<Arc<dyn Embedder>>>,
+    loaded: vectors::Loaded,
 }
 
 fn db(e: rusqlite::Error) -> KnowledgeProblem {
@@ -71,6 +87,8 @@ impl KnowledgeStore {
         schema::migrate(&mut conn).map_err(KnowledgeProblem::Database)?;
         let store = Self {
             conn: Mutex::new(conn),
+            embedder: RwLock::new(None),
+            loaded: vectors::Loaded::default(),
         };
         store.release_dead_claims()?;
         Ok(store)
@@ -576,6 +594,19 @@ impl KnowledgeStore {
         collection: Option<&str>,
         k: usize,
     ) -> Result<Vec<Hit>, KnowledgeProblem> {
+        self.search_scoped(query, scope, collection, k)
+            .map(|searched| searched.hits)
+    }
+
+    /// As [`Self::search_in`], saying also how many passages were searched by their
+    /// words only (not embedded yet, or no embedder loaded).
+    pub fn search_scoped(
+        &self,
+        query: &str,
+        scope: &[String],
+        collection: Option<&str>,
+        k: usize,
+    ) -> Result<Searched, KnowledgeProblem> {
         // Said even where there is nothing to search.
         any_word(query).ok_or(KnowledgeProblem::EmptyQuery)?;
         let in_scope = |c: &Collection| scope.is_empty() || scope.contains(&c.id);
@@ -599,13 +630,85 @@ impl KnowledgeStore {
                 chosen
             }
         };
-        let mut hits = Vec::new();
-        for c in collections {
-            hits.extend(self.search_words(&c.id, query, k)?);
+        // Candidates from each half, fused: the passages both halves rank high first.
+        let candidates = (k * 5).max(50);
+        let mut words = Vec::new();
+        let mut meaning = Vec::new();
+        let embedder = self.embedder();
+        let mut query_vector = None;
+        let mut words_only = 0;
+        for c in &collections {
+            words.extend(self.search_words(&c.id, query, candidates)?);
+            let set = match &embedder {
+                Some(embedder) if self.embedder_of(&c.id)? == embedder.model() => {
+                    self.vector_set(&c.id, embedder.model(), embedder.dimension())?
+                }
+                _ => Arc::default(),
+            };
+            words_only += c.chunks.saturating_sub(set.len() as u64);
+            let Some(embedder) = embedder.as_ref().filter(|_| !set.is_empty()) else {
+                continue;
+            };
+            if query_vector.is_none() {
+                // A question that cannot be embedded is still searched by its words.
+                query_vector = embedder.embed(&[query]).ok().and_then(|mut v| v.pop());
+            }
+            if let Some(q) = &query_vector {
+                meaning.extend(set.nearest(q, candidates));
+            }
         }
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-        hits.truncate(k);
-        Ok(hits)
+        // One ranking per half across collections (BM25 from one full-text index over
+        // them all, cosines of one model): comparable within each half.
+        words.sort_by(|a, b| b.score.total_cmp(&a.score));
+        words.truncate(candidates);
+        meaning.sort_by(|a, b| b.1.total_cmp(&a.1));
+        meaning.truncate(candidates);
+        let word_ids: Vec<i64> = words.iter().map(|h| h.chunk).collect();
+        let meaning_ids: Vec<i64> = meaning.iter().map(|(id, _)| *id).collect();
+        let mut found: std::collections::HashMap<i64, Hit> =
+            words.into_iter().map(|h| (h.chunk, h)).collect();
+        let mut hits = Vec::with_capacity(k);
+        for (id, score) in fuse(&[&word_ids, &meaning_ids]) {
+            if hits.len() == k {
+                break;
+            }
+            let hit = match found.remove(&id) {
+                Some(hit) => Some(hit),
+                None => self.hit(id)?,
+            };
+            if let Some(mut hit) = hit {
+                hit.score = score;
+                hits.push(hit);
+            }
+        }
+        Ok(Searched { hits, words_only })
+    }
+
+    /// Search by meaning too from now on, with `embedder`'s vectors.
+    pub fn set_embedder(&self, embedder: Arc<dyn Embedder>) {
+        *self.embedder.write().unwrap_or_else(|p| p.into_inner()) = Some(embedder);
+    }
+
+    /// The embedder searches use, if one is loaded.
+    pub fn embedder(&self) -> Option<Arc<dyn Embedder>> {
+        self.embedder
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Passage `chunk` as a search result (score 0), if it still exists.
+    fn hit(&self, chunk: i64) -> Result<Option<Hit>, KnowledgeProblem> {
+        self.with(|c| {
+            c.prepare_cached(
+                "SELECT ch.id, d.id, d.name, d.path, ch.text, ch.headings, ch.page_from,
+                        ch.page_to, ch.line_from, ch.line_to, 0.0
+                 FROM chunks ch JOIN documents d ON d.id = ch.document
+                 WHERE ch.id = ?1",
+            )?
+            .query_row([chunk], hit)
+            .optional()
+        })
     }
 
     /// The passages of `collection` that best match `query`'s words (BM25), best first.

@@ -95,15 +95,16 @@ impl ToolExecutor for SearchKnowledgeTool {
         let (store, scope) = (Arc::clone(&self.store), context.knowledge.clone());
         // SQLite work, off the async workers.
         let found = tokio::task::spawn_blocking(move || {
-            store.search_in(&query, &scope, collection.as_deref(), k)
+            store.search_scoped(&query, &scope, collection.as_deref(), k)
         })
         .await
         .map_err(|e| ToolError::new("KNOWLEDGE_FAILED", format!("the search stopped: {e}")))?;
-        let hits = found.map_err(|e| match e {
+        let found = found.map_err(|e| match e {
             KnowledgeProblem::NoCollection { .. } => ToolError::new("NO_COLLECTION", e.to_string()),
             KnowledgeProblem::EmptyQuery => ToolError::new("EMPTY_QUERY", e.to_string()),
             other => ToolError::new("KNOWLEDGE_FAILED", other.to_string()),
         })?;
+        let hits = found.hits;
         let output = if hits.is_empty() {
             SearchOutput {
                 results: Vec::new(),
@@ -123,9 +124,22 @@ impl ToolExecutor for SearchKnowledgeTool {
                         chunk: h.chunk,
                     })
                     .collect(),
-                note: "Cite the passages you use as [ref]; use nothing else as a source.".into(),
+                note: cite_note(found.words_only),
             }
         };
         serde_json::to_value(output).map_err(|e| ToolError::new("KNOWLEDGE_FAILED", e.to_string()))
+    }
+}
+
+/// What the model is told with the passages: how to cite, and (for the record) how many
+/// passages could only be matched by their words.
+fn cite_note(words_only: u64) -> String {
+    let cite = "Cite the passages you use as [ref]; use nothing else as a source.";
+    match words_only {
+        0 => cite.into(),
+        1 => format!("{cite} (1 passage is not embedded yet: it was matched by its words only.)"),
+        n => format!(
+            "{cite} ({n} passages are not embedded yet: they were matched by their words only.)"
+        ),
     }
 }

@@ -53,9 +53,9 @@ impl Model {
     /// Whether every file is in `dir` (their sizes checked; their contents were checked
     /// before they were put there).
     pub fn is_in(&self, dir: &Path) -> bool {
-        self.files.iter().all(|f| {
-            std::fs::metadata(dir.join(f.name)).is_ok_and(|m| m.len() == f.size)
-        })
+        self.files
+            .iter()
+            .all(|f| std::fs::metadata(dir.join(f.name)).is_ok_and(|m| m.len() == f.size))
     }
 }
 
@@ -258,7 +258,11 @@ impl<'a> Fetch<'a> {
     }
 
     /// Transfer (resuming a part from the same URL), check, put in place.
-    async fn run(&self, progress: &(dyn Fn(u64) + Sync), stop: &(dyn Fn() -> bool + Sync)) -> Result<(), DownloadError> {
+    async fn run(
+        &self,
+        progress: &(dyn Fn(u64) + Sync),
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<(), DownloadError> {
         if std::fs::read_to_string(&self.source).ok().as_deref() != Some(self.url) {
             let _ = std::fs::remove_file(&self.part);
             std::fs::write(&self.source, self.url).map_err(|e| self.disk(&self.source, &e))?;
@@ -278,7 +282,11 @@ impl<'a> Fetch<'a> {
     }
 
     /// One request: `Ok` once the part holds the whole file.
-    async fn attempt(&self, progress: &(dyn Fn(u64) + Sync), stop: &(dyn Fn() -> bool + Sync)) -> Result<(), Attempt> {
+    async fn attempt(
+        &self,
+        progress: &(dyn Fn(u64) + Sync),
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<(), Attempt> {
         let have = std::fs::metadata(&self.part).map_or(0, |m| m.len());
         if have >= self.file.size {
             return Ok(());
@@ -321,7 +329,11 @@ impl<'a> Fetch<'a> {
                     status,
                 };
                 // A server error may pass; a 404 or 401 will not.
-                return Err(if status >= 500 { Broken(refused) } else { Final(refused) });
+                return Err(if status >= 500 {
+                    Broken(refused)
+                } else {
+                    Final(refused)
+                });
             }
         }
         .map_err(|e| Final(self.disk(&self.part, &e)))?;
@@ -335,7 +347,8 @@ impl<'a> Fetch<'a> {
             done += bytes.len() as u64;
             progress(done.min(self.file.size));
         }
-        out.sync_all().map_err(|e| Final(self.disk(&self.part, &e)))?;
+        out.sync_all()
+            .map_err(|e| Final(self.disk(&self.part, &e)))?;
         if done < self.file.size {
             return Err(Broken(DownloadError::Unreachable {
                 endpoint: self.endpoint.into(),
@@ -352,7 +365,11 @@ impl<'a> Fetch<'a> {
             .headers()
             .get("x-linked-etag")
             .and_then(|v| v.to_str().ok())
-            .map(|v| v.trim_start_matches("W/").trim_matches('"').to_ascii_lowercase());
+            .map(|v| {
+                v.trim_start_matches("W/")
+                    .trim_matches('"')
+                    .to_ascii_lowercase()
+            });
         match stated {
             Some(stated) if stated.len() == 64 && stated != self.file.sha256 => {
                 Err(DownloadError::Changed {
@@ -378,7 +395,11 @@ impl<'a> Fetch<'a> {
             }
             hasher.update(&buffer[..n]);
         }
-        let found: String = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let found: String = hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         if found != self.file.sha256 {
             let _ = std::fs::remove_file(&self.part);
             let _ = std::fs::remove_file(&self.source);

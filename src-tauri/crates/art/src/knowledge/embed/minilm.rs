@@ -107,6 +107,10 @@ impl Embedder for MiniLm {
         MODEL
     }
 
+    fn dimension(&self) -> usize {
+        DIMENSION
+    }
+
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| texts[i].len());

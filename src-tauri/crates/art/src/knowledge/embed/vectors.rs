@@ -134,7 +134,10 @@ pub fn fuse(lists: &[&[i64]]) -> Vec<(i64, f64)> {
         .map(|(id, (score, first))| (id, score, first))
         .collect();
     fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
-    fused.into_iter().map(|(id, score, _)| (id, score)).collect()
+    fused
+        .into_iter()
+        .map(|(id, score, _)| (id, score))
+        .collect()
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use art_types::knowledge::{DocumentState, IndexProgress};
+use art_types::knowledge::{DocumentState, EmbedderState, IndexProgress};
 
 use super::Indexer;
 use crate::knowledge::{DATABASE_FILE, KnowledgeStore, add};
@@ -49,7 +49,7 @@ fn queued_documents_are_read_in_the_background_with_progress() {
     let c = store.create("Farm").unwrap();
     let folder = notes(dir.path(), 12);
     std::fs::write(folder.join("empty.txt"), "").unwrap();
-    let indexer = Indexer::start(Arc::clone(&store)).unwrap();
+    let indexer = Indexer::start(Arc::clone(&store), None).unwrap();
     let seen = indexer.progress();
 
     let added = add(&store, &c.id, &[folder], false).unwrap();
@@ -79,7 +79,7 @@ fn a_queue_left_by_an_earlier_run_is_read_at_start() {
     let c = store.create("Farm").unwrap();
     add(&store, &c.id, &[notes(dir.path(), 3)], false).unwrap();
     // No wake: starting is enough.
-    let indexer = Indexer::start(Arc::clone(&store)).unwrap();
+    let indexer = Indexer::start(Arc::clone(&store), None).unwrap();
     idle(&indexer, &store);
     assert_eq!(store.find("farm").unwrap().counts.ready, 3);
 }
@@ -92,7 +92,7 @@ fn cancel_leaves_nothing_queued_and_each_document_says_what_happened() {
     let folder = notes(dir.path(), 200);
     // Read once, so that queued again they have passages of a last reading to keep.
     add(&store, &c.id, std::slice::from_ref(&folder), false).unwrap();
-    let indexer = Indexer::start(Arc::clone(&store)).unwrap();
+    let indexer = Indexer::start(Arc::clone(&store), None).unwrap();
     idle(&indexer, &store);
 
     add(&store, &c.id, &[folder], false).unwrap();
@@ -120,4 +120,83 @@ fn cancel_leaves_nothing_queued_and_each_document_says_what_happened() {
     }
     // The kept passages still answer.
     assert!(!store.search("field 150", None, 1).unwrap().is_empty());
+}
+
+/// Wait until `done` says the progress is what the test waits for.
+fn until(indexer: &Indexer, done: impl Fn(&IndexProgress) -> bool) -> IndexProgress {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let now = indexer.progress().borrow().clone();
+        if done(&now) {
+            return now;
+        }
+        assert!(Instant::now() < deadline, "never came: {now:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn read_documents_are_embedded_next_and_searched_by_meaning() {
+    use crate::knowledge::embed::{EmbedderHome, minilm::MODEL};
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let c = store.create("Farm").unwrap();
+    let home = EmbedderHome {
+        dir: art_testkit::embedder::install_in(dir.path()),
+        endpoint: art_testkit::embedder::NO_HUB.into(),
+    };
+    let indexer = Indexer::start(Arc::clone(&store), Some(home)).unwrap();
+    add(&store, &c.id, &[notes(dir.path(), 20)], false).unwrap();
+    indexer.wake();
+    let end = until(&indexer, |p| {
+        !p.running
+            && p.embedder == EmbedderState::Ready
+            && p.to_embed > 0
+            && p.embedded == p.to_embed
+    });
+    assert_eq!(end.to_embed, 20, "{end:?}");
+    assert_eq!(store.waiting_for_vectors(MODEL).unwrap(), 0);
+    let found = store
+        .search_scoped("crops put on the scales", &[], None, 3)
+        .unwrap();
+    assert_eq!(found.words_only, 0);
+    assert!(!found.hits.is_empty());
+}
+
+#[test]
+fn without_the_model_or_a_hub_the_indexer_says_words_only_and_keeps_reading() {
+    use crate::knowledge::embed::EmbedderHome;
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let c = store.create("Farm").unwrap();
+    let home = EmbedderHome {
+        dir: dir.path().join("models/all-MiniLM-L6-v2"),
+        endpoint: art_testkit::embedder::NO_HUB.into(),
+    };
+    let indexer = Indexer::start(Arc::clone(&store), Some(home)).unwrap();
+    add(&store, &c.id, &[notes(dir.path(), 3)], false).unwrap();
+    indexer.wake();
+    let end = until(&indexer, |p| {
+        matches!(p.embedder, EmbedderState::Unavailable { .. })
+    });
+    let EmbedderState::Unavailable { reason } = &end.embedder else {
+        unreachable!()
+    };
+    assert!(
+        reason.contains("cannot download the embedding model"),
+        "{reason}"
+    );
+    idle(&indexer, &store);
+    let found = store
+        .search_scoped("harvest field 2", &[], None, 1)
+        .unwrap();
+    assert_eq!(found.hits[0].name, "note-002.md");
+    assert_eq!(found.words_only, 3);
+    // Not tried again on every rescan: only when documents are added.
+    indexer.sync_now();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(matches!(
+        indexer.progress().borrow().embedder,
+        EmbedderState::Unavailable { .. }
+    ));
 }

@@ -121,7 +121,7 @@ fn the_indexer_finds_a_change_in_a_synced_folder_by_itself() {
     std::fs::create_dir(&folder).unwrap();
     std::fs::write(folder.join("plan.md"), "# Plan\n\nplant beans\n").unwrap();
     add(&store, &c.id, std::slice::from_ref(&folder), true).unwrap();
-    let indexer = Indexer::start_with(Arc::clone(&store), Duration::from_millis(50)).unwrap();
+    let indexer = Indexer::start_with(Arc::clone(&store), None, Duration::from_millis(50)).unwrap();
 
     let found = |word: &str| !store.search(word, None, 1).unwrap().is_empty();
     let deadline = Instant::now() + Duration::from_secs(120);

@@ -22,7 +22,10 @@ fn small_model() -> (Model, Vec<(String, Vec<u8>)>) {
                 .into_boxed_str(),
         ),
     };
-    let files = vec![file("config.json", &config), file("model.safetensors", &weights)];
+    let files = vec![
+        file("config.json", &config),
+        file("model.safetensors", &weights),
+    ];
     let model = Model {
         repo: "tiny/model",
         revision: "main",
@@ -75,20 +78,37 @@ async fn the_real_weights_come_through_the_hub_api_checked_and_loadable() {
     let hub = Hub::serving(MINILM.repo, &weights, &names).await;
     let dir = tempfile::tempdir().unwrap();
     let seen = Seen::default();
-    fetch(&MINILM, &hub.url(), dir.path(), &|d, t| seen.hear(d, t), &never)
-        .await
-        .unwrap();
+    fetch(
+        &MINILM,
+        &hub.url(),
+        dir.path(),
+        &|d, t| seen.hear(d, t),
+        &never,
+    )
+    .await
+    .unwrap();
     assert!(MINILM.is_in(dir.path()));
     assert!(leftovers(dir.path()).is_empty());
     let seen = seen.all();
-    assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "progress only grows");
+    assert!(
+        seen.windows(2).all(|w| w[0].0 <= w[1].0),
+        "progress only grows"
+    );
     assert_eq!(seen.last(), Some(&(MINILM.size(), MINILM.size())));
     // The weights went through the CDN hop.
-    let lines: Vec<String> = hub.requests().iter().map(|r| r.request_line.clone()).collect();
+    let lines: Vec<String> = hub
+        .requests()
+        .iter()
+        .map(|r| r.request_line.clone())
+        .collect();
     assert!(lines.iter().any(|l| l.starts_with(
         "GET /sentence-transformers/all-MiniLM-L6-v2/resolve/main/model.safetensors"
     )));
-    assert!(lines.iter().any(|l| l.starts_with("GET /cdn/model.safetensors")));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("GET /cdn/model.safetensors"))
+    );
     super::super::minilm::MiniLm::load(dir.path()).unwrap();
 
     // Already there: nothing is fetched again.
@@ -111,7 +131,11 @@ async fn a_transfer_cut_halfway_resumes_with_a_range() {
     assert!(model.is_in(dir.path()));
     let ranges = ranges(&hub);
     assert!(!ranges.is_empty(), "resumed, not restarted");
-    assert!(ranges.iter().all(|r| r.starts_with("bytes=") && r != "bytes=0-"));
+    assert!(
+        ranges
+            .iter()
+            .all(|r| r.starts_with("bytes=") && r != "bytes=0-")
+    );
 }
 
 #[tokio::test]
@@ -140,7 +164,10 @@ async fn a_stopped_download_keeps_its_part_and_the_next_one_resumes_it() {
         .unwrap();
     assert!(model.is_in(dir.path()));
     // Asked of the hub and of the CDN it sends on to, from where the part ends.
-    assert_eq!(ranges(&hub), [format!("bytes={part}-"), format!("bytes={part}-")]);
+    assert_eq!(
+        ranges(&hub),
+        [format!("bytes={part}-"), format!("bytes={part}-")]
+    );
     assert!(leftovers(dir.path()).is_empty());
 }
 

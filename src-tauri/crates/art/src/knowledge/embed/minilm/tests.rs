@@ -29,7 +29,9 @@ fn embeds_as_sentence_transformers_does_with_the_real_weights() {
 fn a_text_embeds_the_same_alone_or_in_a_batch_of_longer_ones() {
     let model = MiniLm::load(&art_testkit::embedder::weights_dir()).unwrap();
     let long = "The harvest of the north field was stored in the barn. ".repeat(40);
-    let alone = model.embed(&["Pears keep for weeks in a cool cellar."]).unwrap();
+    let alone = model
+        .embed(&["Pears keep for weeks in a cool cellar."])
+        .unwrap();
     let batch = model
         .embed(&[&long, "Pears keep for weeks in a cool cellar.", "short"])
         .unwrap();

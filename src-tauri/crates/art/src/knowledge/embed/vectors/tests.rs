@@ -23,10 +23,16 @@ fn a_vector_survives_its_blob_and_a_wrong_length_is_refused() {
 fn nearest_ranks_by_cosine_and_keeps_k() {
     let mut set = VectorSet::new(10);
     for id in 0..100 {
-        let v: Vec<f32> = (0..10).map(|d| ((id * 7 + d * 3) % 11) as f32 - 5.0).collect();
+        let v: Vec<f32> = (0..10)
+            .map(|d| ((id * 7 + d * 3) % 11) as f32 - 5.0)
+            .collect();
         set.push(id, &unit(&v));
     }
-    let query = unit(&(0..10).map(|d| ((42 * 7 + d * 3) % 11) as f32 - 5.0).collect::<Vec<_>>());
+    let query = unit(
+        &(0..10)
+            .map(|d| ((42 * 7 + d * 3) % 11) as f32 - 5.0)
+            .collect::<Vec<_>>(),
+    );
     let found = set.nearest(&query, 5);
     assert_eq!(found.len(), 5);
     assert!((found[0].1 - 1.0).abs() < 1e-5, "itself first: {found:?}");

@@ -1,0 +1,173 @@
+use std::path::Path;
+
+use super::super::KnowledgeStore;
+use crate::knowledge::embed::minilm::{DIMENSION, MODEL, MiniLm};
+use crate::knowledge::embed::{Embedder, embed_waiting};
+use crate::knowledge::{DATABASE_FILE, add, index_next};
+
+/// Three notes, one subject each, a passage each.
+fn notes(dir: &Path) -> std::path::PathBuf {
+    let folder = dir.join("orchard");
+    std::fs::create_dir_all(&folder).unwrap();
+    for (name, text) in [
+        (
+            "pruning.md",
+            "# Pruning\n\nPrune the apple trees in late winter, before the buds open.\n",
+        ),
+        (
+            "water.md",
+            "# Irrigation\n\nThe drip lines run two hours at dawn; irrigation cost 310 euros.\n",
+        ),
+        (
+            "cellar.md",
+            "# Storage\n\nPears keep for weeks in a cool, dark cellar.\n",
+        ),
+    ] {
+        std::fs::write(folder.join(name), text).unwrap();
+    }
+    folder
+}
+
+fn indexed(dir: &Path) -> (KnowledgeStore, String) {
+    let store = KnowledgeStore::open(&dir.join(DATABASE_FILE)).unwrap();
+    let c = store.create("Orchard").unwrap();
+    add(&store, &c.id, &[notes(dir)], false).unwrap();
+    while index_next(&store).unwrap().is_some() {}
+    (store, c.id)
+}
+
+fn minilm() -> std::sync::Arc<dyn Embedder> {
+    std::sync::Arc::new(MiniLm::load(&art_testkit::embedder::weights_dir()).unwrap())
+}
+
+const COLD_PRUNING: &str = "cutting back branches during the cold months";
+
+#[test]
+fn a_question_finds_by_meaning_once_passages_are_embedded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, collection) = indexed(dir.path());
+    // Before any vector: words only, and said.
+    let before = store.search_scoped(COLD_PRUNING, &[], None, 3).unwrap();
+    assert!(before.hits.is_empty(), "no word in common: {before:?}");
+    assert_eq!(before.words_only, 3);
+    assert_eq!(store.waiting_for_vectors(MODEL).unwrap(), 3);
+    assert_eq!(store.unembedded_in(&collection).unwrap(), 3);
+
+    let embedder = minilm();
+    let mut seen = Vec::new();
+    let done = embed_waiting(
+        &store,
+        embedder.as_ref(),
+        |d, of| seen.push((d, of)),
+        || true,
+    )
+    .unwrap();
+    assert_eq!(done, 3);
+    assert_eq!(seen.last(), Some(&(3, 3)));
+    assert_eq!(store.waiting_for_vectors(MODEL).unwrap(), 0);
+    assert_eq!(store.unembedded_in(&collection).unwrap(), 0);
+
+    store.set_embedder(embedder);
+    let after = store.search_scoped(COLD_PRUNING, &[], None, 3).unwrap();
+    assert_eq!(after.words_only, 0);
+    assert_eq!(after.hits[0].name, "pruning.md", "{:?}", after.hits);
+    // A passage found by both halves outranks one found by one.
+    let both = store.search("irrigation cost", None, 3).unwrap();
+    assert_eq!(both[0].name, "water.md");
+    assert!(both[0].score > both[1].score);
+    assert!(
+        (both[0].score - 2.0 / 61.0).abs() < 1e-9,
+        "first in both lists: {both:?}"
+    );
+}
+
+#[test]
+fn a_rewritten_document_loses_its_vectors_and_a_stale_batch_is_passed_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, collection) = indexed(dir.path());
+    let embedder = minilm();
+    embed_waiting(&store, embedder.as_ref(), |_, _| {}, || true).unwrap();
+    assert_eq!(
+        store
+            .vector_set(&collection, MODEL, DIMENSION)
+            .unwrap()
+            .len(),
+        3
+    );
+    let stale = store.to_embed(MODEL, 10).unwrap();
+    assert!(stale.is_empty());
+    let old: Vec<i64> = store
+        .search("pears cellar", None, 1)
+        .unwrap()
+        .iter()
+        .map(|h| h.chunk)
+        .collect();
+
+    std::fs::write(
+        dir.path().join("orchard/cellar.md"),
+        "# Storage\n\nApples keep all winter in crates of straw.\n",
+    )
+    .unwrap();
+    add(
+        &store,
+        &collection,
+        &[dir.path().join("orchard/cellar.md")],
+        false,
+    )
+    .unwrap();
+    while index_next(&store).unwrap().is_some() {}
+    // The old passage's vector went with it; the new passage waits for one.
+    assert_eq!(
+        store
+            .vector_set(&collection, MODEL, DIMENSION)
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(store.waiting_for_vectors(MODEL).unwrap(), 1);
+    // A vector computed for the old passage, stored late: passed over, no error.
+    store
+        .put_vectors(MODEL, &[(old[0], vec![0.0; DIMENSION])])
+        .unwrap();
+    assert_eq!(
+        store
+            .vector_set(&collection, MODEL, DIMENSION)
+            .unwrap()
+            .len(),
+        2
+    );
+    embed_waiting(&store, embedder.as_ref(), |_, _| {}, || true).unwrap();
+    assert_eq!(
+        store
+            .vector_set(&collection, MODEL, DIMENSION)
+            .unwrap()
+            .len(),
+        3
+    );
+}
+
+#[test]
+fn vectors_are_reloaded_after_another_process_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, collection) = indexed(dir.path());
+    assert!(
+        store
+            .vector_set(&collection, MODEL, DIMENSION)
+            .unwrap()
+            .is_empty()
+    );
+    // Another connection (as `art kb` in another process) embeds.
+    let other = KnowledgeStore::open(&dir.path().join(DATABASE_FILE)).unwrap();
+    embed_waiting(&other, minilm().as_ref(), |_, _| {}, || true).unwrap();
+    assert_eq!(
+        store
+            .vector_set(&collection, MODEL, DIMENSION)
+            .unwrap()
+            .len(),
+        3
+    );
+    // Unchanged since: the same set, not a reload.
+    let a = store.vector_set(&collection, MODEL, DIMENSION).unwrap();
+    let b = store.vector_set(&collection, MODEL, DIMENSION).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&a, &b));
+}
