@@ -107,6 +107,39 @@ async fn a_folder_is_indexed_with_progress_searched_and_cited_by_the_agent() {
         .wait_for_text("#knowledge-hits .hit[data-name=\"report.pdf\"]", "p. 2")
         .await;
     assert!(hit.contains("Irrigation cost 310 euros"), "{hit}");
+
+    // Once embedded (in the background, after the reading), a question that shares no
+    // word with the passage finds it by meaning.
+    app.type_into(
+        "#knowledge-query",
+        "cutting back branches during the cold months",
+    )
+    .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        app.click("#knowledge-search").await;
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let first = match app.count("#knowledge-hits .hit").await {
+            0 => String::new(),
+            _ => app
+                .wait_for("#knowledge-hits .hit")
+                .await
+                .text()
+                .await
+                .unwrap(),
+        };
+        if first.contains("Prune the apple trees") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never found by meaning first: {first}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    app.wait_for_text("#indexing-line", "Read 4 documents")
+        .await;
+    assert_eq!(app.count("#embedder-unavailable").await, 0);
     app.screenshot("knowledge-page").await;
 
     // The folder is kept in sync: a file edited there is read again and found.

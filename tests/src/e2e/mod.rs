@@ -140,6 +140,9 @@ impl AppSession {
     }
 
     async fn launch_args(data_dir: tempfile::TempDir, args: Vec<String>) -> Self {
+        // The search model, as if downloaded before: the app embeds passages without
+        // reaching a hub (the sentinel holds the one it would reach).
+        crate::embedder::install_in(data_dir.path());
         let turn = ONE_AT_A_TIME.lock().await;
         if let Err(e) = sentinel::start() {
             panic!("{e}");

@@ -101,6 +101,12 @@ async fn a_folder_becomes_a_collection_that_finds_the_page() {
         "{shown}"
     );
     assert!(!stderr(&meant).contains("words only"), "{}", stderr(&meant));
+    // Nothing related, by words or by meaning: said so.
+    let none = stdout(&art(&home, &["kb", "search", "zeppelin"]).await);
+    assert!(
+        none.contains("Nothing in the knowledge collections matches"),
+        "{none}"
+    );
     let wrong = art(&home, &["kb", "search", "x", "--collection", "Nope"]).await;
     assert!(stderr(&wrong).contains("there is no collection \"Nope\""));
 

@@ -654,7 +654,12 @@ impl KnowledgeStore {
                 query_vector = embedder.embed(&[query]).ok().and_then(|mut v| v.pop());
             }
             if let Some(q) = &query_vector {
-                meaning.extend(set.nearest(q, candidates));
+                let bar = embedder.relevant_from();
+                meaning.extend(
+                    set.nearest(q, candidates)
+                        .into_iter()
+                        .filter(|(_, cosine)| *cosine >= bar),
+                );
             }
         }
         // One ranking per half across collections (BM25 from one full-text index over

@@ -24,6 +24,10 @@ pub trait Embedder: Send + Sync {
     /// The length of its vectors.
     fn dimension(&self) -> usize;
 
+    /// The cosine under which a passage is taken as unrelated to a question (what a
+    /// search by meaning leaves out, so that "nothing relevant" can still be said).
+    fn relevant_from(&self) -> f32;
+
     /// One unit vector (L2 norm 1, so that a dot product is the cosine) per text, in
     /// order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;

@@ -26,6 +26,22 @@ fn embeds_as_sentence_transformers_does_with_the_real_weights() {
 }
 
 #[test]
+fn a_related_question_clears_the_bar_and_an_unrelated_one_does_not() {
+    let model = MiniLm::load(&art_testkit::embedder::weights_dir()).unwrap();
+    let passage = &model
+        .embed(&["# Pruning\n\nPrune the apple trees in late winter, before the buds swell."])
+        .unwrap()[0];
+    let related = &model
+        .embed(&["cutting back branches during the cold months"])
+        .unwrap()[0];
+    assert!(cosine(passage, related) > model.relevant_from() + 0.1);
+    for unrelated in ["zeppelin", "quantum chromodynamics lecture", "the"] {
+        let v = &model.embed(&[unrelated]).unwrap()[0];
+        assert!(cosine(passage, v) < model.relevant_from(), "{unrelated}");
+    }
+}
+
+#[test]
 fn a_text_embeds_the_same_alone_or_in_a_batch_of_longer_ones() {
     let model = MiniLm::load(&art_testkit::embedder::weights_dir()).unwrap();
     let long = "The harvest of the north field was stored in the barn. ".repeat(40);
