@@ -16,7 +16,10 @@
 //! - `mcp`: a `tools/call` round trip and enable → ready, ours against the official
 //!   TypeScript SDK client, to the same MCP server (`mcp.rs`);
 //! - `attachments`: what a photo and a 100-page PDF add from "send" to the request, and
-//!   PDF pages extracted per second (`attachments.rs`).
+//!   PDF pages extracted per second (`attachments.rs`);
+//! - `knowledge`: recall@5 and MRR of words, vectors and the hybrid over the Debian
+//!   Reference (from Debian's `debian-reference-en`, unpacked into `target/`), ingestion
+//!   and query latency, a query over 100,000 passages (`knowledge.rs`).
 
 use std::time::Instant;
 
@@ -33,6 +36,7 @@ const ALL: &[&str] = &[
     "adapters",
     "mcp",
     "attachments",
+    "knowledge",
 ];
 
 /// Run the named benchmarks (all when none is named), then rewrite BENCHMARKS.md.
@@ -68,6 +72,19 @@ pub fn run(names: &[String]) -> Result<(), String> {
                 let mut bench = std::process::Command::new(runner());
                 bench.arg("mcp").env("ART_MCP_SERVERS", servers);
                 cmd::step("Benchmark: mcp", &mut bench)?
+            }
+            "knowledge" => {
+                let corpus = install_corpus()?;
+                let python = peers::install_mcp_servers()?.join("venv/bin/python");
+                let weights = peers::install_embedder_weights(&python)?;
+                let peer = peers::install_knowledge_peer()?;
+                let mut bench = std::process::Command::new(runner());
+                bench
+                    .arg("knowledge")
+                    .env("ART_BENCH_CORPUS", corpus)
+                    .env("ART_EMBEDDER_WEIGHTS", weights)
+                    .env("ART_KNOWLEDGE_PEER", peer);
+                cmd::step("Benchmark: knowledge", &mut bench)?
             }
             other => {
                 let mut bench = std::process::Command::new(runner());
@@ -146,4 +163,42 @@ fn desktop(tools: &setup::Tools) -> Result<(), String> {
         cmd::target_dir().join("artifacts/bench"),
     );
     cmd::step("Benchmark: desktop (release app)", &mut bench)
+}
+
+/// The knowledge benchmark's corpus: the Debian Reference's whole-book PDF, from the
+/// Debian package `debian-reference-en` (downloaded with apt and unpacked into
+/// `target/bench-corpus`, not installed: no root needed).
+fn install_corpus() -> Result<std::path::PathBuf, String> {
+    let root = cmd::target_dir().join("bench-corpus");
+    let pdf = root.join("usr/share/debian-reference/debian-reference.en.pdf");
+    if pdf.is_file() {
+        println!("    debian-reference-en: already unpacked");
+        return Ok(pdf);
+    }
+    let debs = root.join("debs");
+    std::fs::create_dir_all(&debs).map_err(|e| format!("{}: {e}", debs.display()))?;
+    cmd::step(
+        "Downloading the Debian Reference (apt)",
+        std::process::Command::new("apt-get")
+            .args(["download", "debian-reference-en"])
+            .current_dir(&debs),
+    )?;
+    let deb = std::fs::read_dir(&debs)
+        .map_err(|e| format!("{}: {e}", debs.display()))?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .find(|path| path.extension().is_some_and(|ext| ext == "deb"))
+        .ok_or("apt-get downloaded no debian-reference-en package")?;
+    cmd::step(
+        "Unpacking the Debian Reference",
+        std::process::Command::new("dpkg-deb")
+            .arg("-x")
+            .arg(&deb)
+            .arg(&root),
+    )?;
+    if pdf.is_file() {
+        Ok(pdf)
+    } else {
+        Err(format!("the package has no {}", pdf.display()))
+    }
 }

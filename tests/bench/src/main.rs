@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! art-bench compare [--tokens N] [--runs R] [--peers DIR]   # figures → tests/bench/results/stream.json
-//! art-bench framework | export | adapters | mcp | attachments # figures → tests/bench/results/<name>.json
+//! art-bench framework | export | adapters | mcp | attachments | knowledge # figures → tests/bench/results/<name>.json
 //! art-bench desktop                                         # needs ART_E2E_APP, a display, tauri-driver
 //! art-bench client <name> <url> <model> <tokens> <ct|mt>    # one Rust client, one stream (JSON line)
 //! art-bench report [--out FILE]                             # every results file → BENCHMARKS.md
@@ -21,6 +21,7 @@ mod compare;
 mod desktop;
 mod export;
 mod framework;
+mod knowledge;
 mod ledger;
 mod mcp;
 mod peers;
@@ -30,7 +31,7 @@ mod server;
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: art-bench compare [--tokens N] [--runs R] [--peers DIR]\n\
-                     \x20      art-bench framework | export | adapters | desktop | mcp | attachments\n\
+                     \x20      art-bench framework | export | adapters | desktop | mcp | attachments | knowledge\n\
                      \x20      art-bench client <name> <url> <model> <tokens> <ct|mt>\n\
                      \x20      art-bench report [--out FILE]\n\
                      \x20      art-bench serve [--tokens N] [--framing events|paced|burst]";
@@ -71,6 +72,7 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("desktop") => desktop::run(),
         Some("mcp") => mcp::run(),
         Some("attachments") => attachments::run(),
+        Some("knowledge") => knowledge::run(),
         Some("client") => {
             let [_, name, url, model, tokens, runtime] = args else {
                 return Err(USAGE.into());

@@ -21,6 +21,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ("adapters", "Provider adapters in one process"),
     ("mcp", "MCP client vs the TypeScript SDK"),
     ("attachments", "Attachments"),
+    ("knowledge", "Knowledge search"),
 ];
 
 /// The hand-written part (how to read the numbers, how budgets were reached), read when

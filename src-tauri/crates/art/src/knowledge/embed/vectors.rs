@@ -70,6 +70,14 @@ impl VectorSet {
         self.ids.is_empty()
     }
 
+    /// Each passage's id and vector, in the order they were added.
+    pub fn iter(&self) -> impl Iterator<Item = (i64, &[f32])> {
+        self.ids
+            .iter()
+            .copied()
+            .zip(self.values.chunks_exact(self.dimension.max(1)))
+    }
+
     /// The `k` passages most similar to `query` (unit vectors: the dot product is the
     /// cosine), most similar first. A query of another length finds nothing.
     pub fn nearest(&self, query: &[f32], k: usize) -> Vec<(i64, f32)> {

@@ -74,6 +74,18 @@ impl KnowledgeStore {
         })
     }
 
+    /// Every passage of `collection` (id, text), in order.
+    pub fn texts(&self, collection: &str) -> Result<Vec<(i64, String)>, KnowledgeProblem> {
+        self.with(|c| {
+            c.prepare_cached(
+                "SELECT ch.id, ch.text FROM chunks ch JOIN documents d ON d.id = ch.document
+                 WHERE d.collection = ?1 ORDER BY ch.id",
+            )?
+            .query_map([collection], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect()
+        })
+    }
+
     /// The model `collection`'s passages are embedded with.
     pub fn embedder_of(&self, collection: &str) -> Result<String, KnowledgeProblem> {
         self.with(|c| {
