@@ -41,7 +41,8 @@ fn usage() -> &'static str {
      \x20 bench [NAME...]             benchmarks (stream, framework, export, desktop, adapters,\n\
      \x20                            mcp;\n\
      \x20                            default: all), then BENCHMARKS.md rewritten\n\
-     \x20 e2e [FILTER]                the end-to-end tests alone (debug app), those matching FILTER\n\
+     \x20 e2e [--installed] [FILTER]  the end-to-end tests alone (debug app, or the installed\n\
+     \x20                             .deb's), those matching FILTER\n\
      \x20 stress [TRIALS]             long reliability tests: SIGKILL trials (default: 200)\n\
      \x20 fuzz [SECONDS] [FILTER]     every fuzz target (or those named *FILTER*) for SECONDS (default: 60)\n"
 }
@@ -57,7 +58,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("run") => run(&args[1..]),
         Some("test") => test::run(),
-        Some("e2e") => test::e2e(args.get(1).map(String::as_str)),
+        Some("e2e") => {
+            let installed = args[1..].iter().any(|a| a == "--installed");
+            let filter = args[1..].iter().find(|a| *a != "--installed");
+            test::e2e(filter.map(String::as_str), installed)
+        }
         Some("bench") => bench::run(&args[1..]),
         Some("stress") => stress::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),

@@ -362,20 +362,30 @@ pub fn run() -> Result<(), String> {
     }
 }
 
-/// `cargo xtask e2e [FILTER]`: while working on the app, the end-to-end tests alone
-/// (those whose name contains FILTER) against a fresh debug build, in the same session
-/// the full suite uses. Not a substitute for `cargo xtask test`.
-pub fn e2e(filter: Option<&str>) -> Result<(), String> {
+/// `cargo xtask e2e [--installed] [FILTER]`: while working on the app, the end-to-end
+/// tests alone (those whose name contains FILTER) against a fresh debug build — or, with
+/// `--installed`, against the app the last `.deb` installed (to chase what only the
+/// release build does) —, in the same session the full suite uses. Not a substitute for
+/// `cargo xtask test`.
+pub fn e2e(filter: Option<&str>, installed: bool) -> Result<(), String> {
     let tools = setup::ensure(Needs::TEST)?;
     ui::build()?;
     let mcp_servers = peers::install_mcp_servers()?;
     let weights = peers::install_embedder_weights(&mcp_servers.join("venv/bin/python"))?;
-    let mut build = cmd::cargo(&["build", "-p", "art-workbench"]);
-    cmd::step("Build (the app)", &mut build)?;
+    let app = if installed {
+        PathBuf::from(INSTALLED_APP)
+    } else {
+        let mut build = cmd::cargo(&["build", "-p", "art-workbench"]);
+        cmd::step("Build (the app)", &mut build)?;
+        cmd::target_dir().join("debug/art-workbench")
+    };
     let driver = tools.tauri_driver.ok_or("tauri-driver was not set up")?;
     let session = Session::start(Wants::for_tests(driver))?;
-    let app = cmd::target_dir().join("debug/art-workbench");
-    let artifacts = cmd::target_dir().join("artifacts/e2e-debug");
+    let artifacts = cmd::target_dir().join(if installed {
+        "artifacts/e2e-installed"
+    } else {
+        "artifacts/e2e-debug"
+    });
     let mut tests = e2e_command(&session, &app, &artifacts, &["--test", "e2e"]);
     tests.env(MCP_SERVERS_VAR, &mcp_servers);
     tests.env(WEIGHTS_VAR, &weights);
