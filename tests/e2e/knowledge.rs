@@ -110,33 +110,12 @@ async fn a_folder_is_indexed_with_progress_searched_and_cited_by_the_agent() {
 
     // Once embedded (in the background, after the reading), a question that shares no
     // word with the passage finds it by meaning.
-    app.type_into(
-        "#knowledge-query",
+    first_hit_after(
+        &app,
         "cutting back branches during the cold months",
+        "Prune the apple trees",
     )
     .await;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        app.click("#knowledge-search").await;
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        let first = match app.count("#knowledge-hits .hit").await {
-            0 => String::new(),
-            _ => app
-                .wait_for("#knowledge-hits .hit")
-                .await
-                .text()
-                .await
-                .unwrap(),
-        };
-        if first.contains("Prune the apple trees") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never found by meaning first: {first}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
     app.wait_for_text("#indexing-line", "Read 4 documents")
         .await;
     assert_eq!(app.count("#embedder-unavailable").await, 0);
@@ -152,20 +131,7 @@ async fn a_folder_is_indexed_with_progress_searched_and_cited_by_the_agent() {
     )
     .unwrap();
     app.click("#sync-now").await;
-    app.type_into("#knowledge-query", "pear harvest").await;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        app.click("#knowledge-search").await;
-        let hits = app.wait_for("#knowledge-hits").await.text().await.unwrap();
-        if hits.contains("pear trees after the harvest") {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the edit was never found: {hits}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    first_hit_after(&app, "pear harvest", "pear trees after the harvest").await;
 
     // A second collection cannot take the same name, whatever the case.
     app.type_into("#new-collection-name", "farm").await;
@@ -247,4 +213,32 @@ async fn a_folder_is_indexed_with_progress_searched_and_cited_by_the_agent() {
         .await;
     assert_eq!(app.count("tr.document").await, 0);
     app.close().await;
+}
+
+/// Search the Knowledge page for `query` until its first hit holds `expected` — reading,
+/// embedding and rescans run in the background, so a search may come before them —, or
+/// fail after a minute.
+async fn first_hit_after(app: &AppSession, query: &str, expected: &str) {
+    app.type_into("#knowledge-query", query).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        app.click("#knowledge-search").await;
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let first = match app.count("#knowledge-hits .hit").await {
+            0 => String::new(),
+            _ => app
+                .wait_for("#knowledge-hits .hit")
+                .await
+                .text()
+                .await
+                .unwrap(),
+        };
+        if first.contains(expected) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{query:?} never found {expected:?} first: {first}"
+        );
+    }
 }

@@ -25,21 +25,9 @@ fn notes(dir: &Path, n: usize) -> std::path::PathBuf {
     folder
 }
 
-/// Wait until the indexer is idle with nothing waiting (a generous bound: a stuck
-/// indexer fails the test instead of hanging it).
+/// Wait until the indexer is idle with nothing waiting.
 fn idle(indexer: &Indexer, store: &KnowledgeStore) -> IndexProgress {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let now = indexer.progress().borrow().clone();
-        if !now.running && store.waiting().unwrap() == 0 {
-            return now;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the indexer never went idle: {now:?}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    until(indexer, |p| !p.running && store.waiting().unwrap() == 0)
 }
 
 #[test]
@@ -122,7 +110,8 @@ fn cancel_leaves_nothing_queued_and_each_document_says_what_happened() {
     assert!(!store.search("field 150", None, 1).unwrap().is_empty());
 }
 
-/// Wait until `done` says the progress is what the test waits for.
+/// Wait until `done` says the progress is what the test waits for (a generous bound: a
+/// stuck indexer fails the test instead of hanging it).
 fn until(indexer: &Indexer, done: impl Fn(&IndexProgress) -> bool) -> IndexProgress {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {

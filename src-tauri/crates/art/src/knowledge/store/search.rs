@@ -1,0 +1,244 @@
+//! Searching the passages: by their words (BM25 over the full-text index, any of the
+//! question's telling words) and by meaning (the nearest vectors of each collection's
+//! model, above the model's relatedness bar), the two rankings fused by reciprocal rank.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use art_types::knowledge::{Collection, Hit, KnowledgeProblem};
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::KnowledgeStore;
+use crate::knowledge::chunk::place;
+use crate::knowledge::embed::Embedder;
+use crate::knowledge::embed::vectors::fuse;
+
+/// What a search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Searched {
+    /// The passages, best first.
+    pub hits: Vec<Hit>,
+    /// Passages searched by their words only: not embedded yet, or no embedder loaded.
+    pub words_only: u64,
+}
+
+impl KnowledgeStore {
+    /// The `k` passages that best match `query`, in `collection` (name or id) or in all
+    /// of them, best first.
+    pub fn search(
+        &self,
+        query: &str,
+        collection: Option<&str>,
+        k: usize,
+    ) -> Result<Vec<Hit>, KnowledgeProblem> {
+        self.search_in(query, &[], collection, k)
+    }
+
+    /// As [`Self::search`], within `scope` (collection ids; empty: every collection): a
+    /// `collection` asked for outside it is refused, as if it did not exist.
+    pub fn search_in(
+        &self,
+        query: &str,
+        scope: &[String],
+        collection: Option<&str>,
+        k: usize,
+    ) -> Result<Vec<Hit>, KnowledgeProblem> {
+        self.search_scoped(query, scope, collection, k)
+            .map(|searched| searched.hits)
+    }
+
+    /// As [`Self::search_in`], saying also how many passages were searched by their
+    /// words only (not embedded yet, or no embedder loaded).
+    pub fn search_scoped(
+        &self,
+        query: &str,
+        scope: &[String],
+        collection: Option<&str>,
+        k: usize,
+    ) -> Result<Searched, KnowledgeProblem> {
+        // Said even where there is nothing to search.
+        any_word(query).ok_or(KnowledgeProblem::EmptyQuery)?;
+        let in_scope = |c: &Collection| scope.is_empty() || scope.contains(&c.id);
+        let collections = match collection {
+            Some(name) => {
+                let c = self.find(name)?;
+                if !in_scope(&c) {
+                    return Err(KnowledgeProblem::NoCollection { name: name.into() });
+                }
+                vec![c]
+            }
+            None => {
+                let chosen: Vec<Collection> =
+                    self.collections()?.into_iter().filter(in_scope).collect();
+                if chosen.is_empty() && !scope.is_empty() {
+                    // Every collection the thread chose was deleted since.
+                    return Err(KnowledgeProblem::NoCollection {
+                        name: "chosen in the thread's settings (deleted since?)".into(),
+                    });
+                }
+                chosen
+            }
+        };
+        // Candidates from each half, fused: the passages both halves rank high first.
+        let candidates = (k * 5).max(50);
+        let mut words = Vec::new();
+        let mut meaning = Vec::new();
+        let embedder = self.embedder();
+        let mut query_vector = None;
+        let mut words_only = 0;
+        for c in &collections {
+            words.extend(self.search_words(&c.id, query, candidates)?);
+            let set = match &embedder {
+                Some(embedder) if self.embedder_of(&c.id)? == embedder.model() => {
+                    self.vector_set(&c.id, embedder.model(), embedder.dimension())?
+                }
+                _ => Arc::default(),
+            };
+            words_only += c.chunks.saturating_sub(set.len() as u64);
+            let Some(embedder) = embedder.as_ref().filter(|_| !set.is_empty()) else {
+                continue;
+            };
+            if query_vector.is_none() {
+                // A question that cannot be embedded is still searched by its words.
+                query_vector = embedder.embed(&[query]).ok().and_then(|mut v| v.pop());
+            }
+            if let Some(q) = &query_vector {
+                let bar = embedder.relevant_from();
+                meaning.extend(
+                    set.nearest(q, candidates)
+                        .into_iter()
+                        .filter(|(_, cosine)| *cosine >= bar),
+                );
+            }
+        }
+        // One ranking per half across collections (BM25 from one full-text index over
+        // them all, cosines of one model): comparable within each half.
+        words.sort_by(|a, b| b.score.total_cmp(&a.score));
+        words.truncate(candidates);
+        meaning.sort_by(|a, b| b.1.total_cmp(&a.1));
+        meaning.truncate(candidates);
+        let word_ids: Vec<i64> = words.iter().map(|h| h.chunk).collect();
+        let meaning_ids: Vec<i64> = meaning.iter().map(|(id, _)| *id).collect();
+        let mut found: HashMap<i64, Hit> = words.into_iter().map(|h| (h.chunk, h)).collect();
+        let mut hits = Vec::with_capacity(k);
+        for (id, score) in fuse(&[&word_ids, &meaning_ids]) {
+            if hits.len() == k {
+                break;
+            }
+            let hit = match found.remove(&id) {
+                Some(hit) => Some(hit),
+                None => self.hit(id)?,
+            };
+            if let Some(mut hit) = hit {
+                hit.score = score;
+                hits.push(hit);
+            }
+        }
+        Ok(Searched { hits, words_only })
+    }
+
+    /// Search by meaning too from now on, with `embedder`'s vectors.
+    pub fn set_embedder(&self, embedder: Arc<dyn Embedder>) {
+        *self.embedder.write().unwrap_or_else(|p| p.into_inner()) = Some(embedder);
+    }
+
+    /// The embedder searches use, if one is loaded.
+    pub fn embedder(&self) -> Option<Arc<dyn Embedder>> {
+        self.embedder
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Passage `chunk` as a search result (score 0), if it still exists.
+    fn hit(&self, chunk: i64) -> Result<Option<Hit>, KnowledgeProblem> {
+        self.with(|c| {
+            c.prepare_cached(
+                "SELECT ch.id, d.id, d.name, d.path, ch.text, ch.headings, ch.page_from,
+                        ch.page_to, ch.line_from, ch.line_to, 0.0
+                 FROM chunks ch JOIN documents d ON d.id = ch.document
+                 WHERE ch.id = ?1",
+            )?
+            .query_row([chunk], hit)
+            .optional()
+        })
+    }
+
+    /// The passages of `collection` that best match `query`'s words (BM25), best first.
+    pub fn search_words(
+        &self,
+        collection: &str,
+        query: &str,
+        k: usize,
+    ) -> Result<Vec<Hit>, KnowledgeProblem> {
+        let expression = any_word(query).ok_or(KnowledgeProblem::EmptyQuery)?;
+        let k = i64::try_from(k).unwrap_or(i64::MAX);
+        self.with(|c| {
+            c.prepare_cached(
+                "SELECT ch.id, d.id, d.name, d.path, ch.text, ch.headings, ch.page_from,
+                        ch.page_to, ch.line_from, ch.line_to, bm25(chunk_text)
+                 FROM chunk_text
+                 JOIN chunks ch ON ch.id = chunk_text.rowid
+                 JOIN documents d ON d.id = ch.document
+                 WHERE chunk_text MATCH ?1 AND d.collection = ?2
+                 ORDER BY bm25(chunk_text) LIMIT ?3",
+            )?
+            .query_map(params![expression, collection, k], hit)?
+            .collect()
+        })
+    }
+}
+
+/// English words too common to tell passages apart ("the", "how", "did"): left out of a
+/// search that has other words, so a question finds the passages about its subject
+/// rather than every passage that says "the".
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "did", "do",
+    "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its",
+    "many", "me", "much", "my", "of", "on", "or", "our", "should", "so", "that", "the", "their",
+    "them", "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "where",
+    "which", "who", "why", "will", "with", "would", "you", "your",
+];
+
+/// An FTS5 expression matching passages with any of `query`'s words (each quoted, so
+/// nothing in it is read as FTS5 syntax), common words left out when there are others;
+/// `None` without a word.
+fn any_word(query: &str) -> Option<String> {
+    let words: Vec<&str> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let telling: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|w| !STOP_WORDS.contains(&w.to_lowercase().as_str()))
+        .collect();
+    let chosen = if telling.is_empty() { words } else { telling };
+    (!chosen.is_empty()).then(|| {
+        chosen
+            .iter()
+            .map(|w| format!("\"{w}\""))
+            .collect::<Vec<_>>()
+            .join(" OR ")
+    })
+}
+
+fn hit(r: &Row<'_>) -> rusqlite::Result<Hit> {
+    let headings: String = r.get(5)?;
+    let pages = match (r.get::<_, Option<u32>>(6)?, r.get::<_, Option<u32>>(7)?) {
+        (Some(a), Some(b)) => Some((a, b)),
+        _ => None,
+    };
+    let headings: Vec<String> = serde_json::from_str(&headings).unwrap_or_default();
+    let rank: f64 = r.get(10)?;
+    Ok(Hit {
+        chunk: r.get(0)?,
+        document: r.get(1)?,
+        name: r.get(2)?,
+        path: r.get(3)?,
+        place: place(pages, (r.get(8)?, r.get(9)?), &headings),
+        text: r.get(4)?,
+        // FTS5's bm25() is lower for better matches.
+        score: -rank,
+    })
+}
