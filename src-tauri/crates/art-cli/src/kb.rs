@@ -99,7 +99,7 @@ pub fn kb(store: &KnowledgeStore, home: &EmbedderHome, command: Command) -> anyh
             if added.queued == 0 {
                 bail!("no files under {}", paths[0].display());
             }
-            noteln!("art: {} queued in {}", files(added.queued), c.name);
+            noteln!("art: {} queued in {}", count(added.queued, "file"), c.name);
             index(store)?;
             embed_waiting(store, home)?;
             sayln!("{}", summary(&store.find(&c.id)?));
@@ -108,7 +108,7 @@ pub fn kb(store: &KnowledgeStore, home: &EmbedderHome, command: Command) -> anyh
             let synced = knowledge::sync::sync_all(store)?;
             noteln!(
                 "art: {} new or changed, {} gone",
-                files(synced.queued),
+                count(synced.queued, "file"),
                 synced.removed
             );
             index(store)?;
@@ -149,7 +149,7 @@ pub fn kb(store: &KnowledgeStore, home: &EmbedderHome, command: Command) -> anyh
                 noteln!(
                     "art: {} matched by their words only (not embedded yet: art kb reindex, or \
                      the app, embeds them)",
-                    passages(found.words_only)
+                    count(found.words_only, "passage")
                 );
             }
             let hits = found.hits;
@@ -185,19 +185,11 @@ pub fn kb(store: &KnowledgeStore, home: &EmbedderHome, command: Command) -> anyh
     Ok(())
 }
 
-/// "1 file", "3 files".
-fn files(n: u64) -> String {
+/// "1 file", "3 passages": a count and its noun.
+fn count(n: u64, noun: &str) -> String {
     match n {
-        1 => "1 file".to_owned(),
-        n => format!("{n} files"),
-    }
-}
-
-/// "1 passage", "3 passages".
-fn passages(n: u64) -> String {
-    match n {
-        1 => "1 passage".to_owned(),
-        n => format!("{n} passages"),
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
     }
 }
 
@@ -259,7 +251,10 @@ fn embed_waiting(store: &KnowledgeStore, home: &EmbedderHome) -> anyhow::Result<
         || true,
     );
     bar.finish_and_clear();
-    noteln!("art: embedded {} to search by meaning", passages(done?));
+    noteln!(
+        "art: embedded {} to search by meaning",
+        count(done?, "passage")
+    );
     Ok(())
 }
 

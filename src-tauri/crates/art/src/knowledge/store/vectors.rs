@@ -59,21 +59,6 @@ impl KnowledgeStore {
         })
     }
 
-    /// How many passages of `collection` have no vector of the model it is embedded
-    /// with (searched by their words only meanwhile).
-    pub fn unembedded_in(&self, collection: &str) -> Result<u64, KnowledgeProblem> {
-        self.with(|c| {
-            c.prepare_cached(
-                "SELECT count(*) FROM chunks ch
-                 JOIN documents d ON d.id = ch.document
-                 JOIN collections c ON c.id = d.collection
-                 WHERE c.id = ?1 AND d.state = 'ready' AND NOT EXISTS
-                     (SELECT 1 FROM vectors v WHERE v.chunk = ch.id AND v.model = c.embedder)",
-            )?
-            .query_row([collection], |r| unsigned(r, 0))
-        })
-    }
-
     /// Every passage of `collection` (id, text), in order.
     pub fn texts(&self, collection: &str) -> Result<Vec<(i64, String)>, KnowledgeProblem> {
         self.with(|c| {
