@@ -14,11 +14,17 @@ pub fn build(release: bool) -> Result<PathBuf, String> {
 
 /// Build the UI and the `.deb`; returns the package path.
 pub fn build_with(tools: &Tools, release: bool) -> Result<PathBuf, String> {
+    ui::build()?;
+    cmd::step("Bundling the .deb", &mut command(tools, release)?)?;
+    newest(release)
+}
+
+/// The Tauri CLI's build of the `.deb`, for a UI already built (`ui/dist`).
+pub fn command(tools: &Tools, release: bool) -> Result<Command, String> {
     let cli = tools
         .tauri_cli
         .as_ref()
         .ok_or("the Tauri CLI was not set up")?;
-    ui::build()?;
     let mut tauri = Command::new(cli);
     tauri
         .args(["build", "--bundles", "deb", "--ci"])
@@ -26,7 +32,11 @@ pub fn build_with(tools: &Tools, release: bool) -> Result<PathBuf, String> {
     if !release {
         tauri.arg("--debug");
     }
-    cmd::step("Bundling the .deb", &mut tauri)?;
+    Ok(tauri)
+}
+
+/// The newest `.deb` the last build made.
+pub fn newest(release: bool) -> Result<PathBuf, String> {
     let dir = cmd::target_dir()
         .join(if release { "release" } else { "debug" })
         .join("bundle/deb");

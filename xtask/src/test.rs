@@ -19,22 +19,28 @@ const WEIGHTS_VAR: &str = "ART_EMBEDDER_WEIGHTS";
 /// Where the installed package puts the app.
 const INSTALLED_APP: &str = "/usr/bin/art-workbench";
 
-/// What a cold run leaves in `target/` (9.5 GB measured on a clean clone), with a margin.
-const COLD_RUN_DISK: u64 = 12 << 30;
+/// What a cold run leaves in `target/` (12 GB measured on a clean clone, the Windows
+/// check's own target folder included), with a margin.
+const COLD_RUN_DISK: u64 = 14 << 30;
 
-const WINDOWS_CHECK: &str = "Windows build (cargo check)";
+const WINDOWS_CHECK: &str = "Windows build (cargo check, beside)";
+const RELEASE_BUILD: &str = "Release build and .deb (beside the above)";
 
 /// `cargo check` of the workspace for Windows (it compiles there: the Windows code paths
-/// are type-checked on every run).
+/// are type-checked on every run). In a target folder of its own: cargo locks the host's
+/// build folder (`target/debug`) for a cross check too, which would stop the tests.
 fn windows_check() -> Command {
     let mut windows = cmd::cargo(&["check", "--workspace", "--target"]);
-    windows.arg(setup::WINDOWS_TARGET);
+    windows
+        .arg(setup::WINDOWS_TARGET)
+        .env("CARGO_TARGET_DIR", cmd::target_dir().join("windows-check"));
     windows
 }
 
-/// A check run beside another step: its output goes to a log under `target/artifacts`,
+/// A step run beside the others: its output goes to a log under `target/artifacts`,
 /// shown when it fails; started with `nice` where there is one, so that it takes the
-/// cores the step in front leaves idle.
+/// cores the steps in front leave idle (downloads, links on one core, tests waiting on a
+/// window), and in a process group of its own, so that stopping it stops its compilers.
 struct Background {
     name: &'static str,
     started: Instant,
@@ -43,15 +49,15 @@ struct Background {
 }
 
 impl Background {
-    /// Start `command`, its output going to `target/artifacts/<log>`.
-    fn start(name: &'static str, log: &str, command: &mut Command) -> Self {
+    /// Start `command` at niceness `nice`, its output going to `target/artifacts/<log>`.
+    fn start(name: &'static str, log: &str, nice: u8, command: &Command) -> Self {
         let log = cmd::target_dir().join("artifacts").join(log);
         cmd::say(&format!(
-            "{name} (beside the next step, log in {}): {}",
+            "{name} (beside the next steps, log in {}): {}",
             log.display(),
             cmd::display(command)
         ));
-        let child = Self::spawn(command, &log);
+        let child = Self::spawn(command, &log, nice);
         Self {
             name,
             started: Instant::now(),
@@ -60,11 +66,11 @@ impl Background {
         }
     }
 
-    fn spawn(command: &Command, log: &PathBuf) -> Result<std::process::Child, String> {
+    fn spawn(command: &Command, log: &PathBuf, nice: u8) -> Result<std::process::Child, String> {
         let mut niced = if cmd::on_path("nice") {
-            let mut nice = Command::new("nice");
-            nice.arg("-n10").arg(command.get_program());
-            nice
+            let mut niced = Command::new("nice");
+            niced.arg(format!("-n{nice}")).arg(command.get_program());
+            niced
         } else {
             Command::new(command.get_program())
         };
@@ -78,6 +84,8 @@ impl Background {
                 None => niced.env_remove(key),
             };
         }
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut niced, 0);
         if let Some(dir) = log.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
@@ -91,8 +99,9 @@ impl Background {
             .map_err(|e| format!("cannot run `{}`: {e}", cmd::display(command)))
     }
 
-    /// Wait for it and count it in the report.
-    fn finish(self, report: &mut Report) {
+    /// Wait for it: whether it succeeded (its log shown when not), and how long it took
+    /// from its start.
+    fn wait(self) -> (bool, Duration) {
         let ok = match self.child {
             Ok(mut child) => match child.wait() {
                 Ok(status) if status.success() => true,
@@ -111,7 +120,30 @@ impl Background {
                 false
             }
         };
-        report.count_step(self.name, ok, self.started.elapsed());
+        (ok, self.started.elapsed())
+    }
+
+    /// Wait for it and count it in the report.
+    fn finish(self, report: &mut Report) -> bool {
+        let name = self.name;
+        let (ok, took) = self.wait();
+        report.count_step(name, ok, took)
+    }
+
+    /// Stop it and everything it started (when a step it would serve has failed).
+    fn stop(self, report: &mut Report) {
+        if let Ok(mut child) = self.child {
+            let group = format!("-{}", child.id());
+            let killed = Command::new("kill")
+                .args(["-TERM", "--", &group])
+                .status()
+                .is_ok_and(|s| s.success());
+            if !killed {
+                let _ = child.kill();
+            }
+            let _ = child.wait();
+        }
+        report.skip(self.name);
     }
 }
 
@@ -131,10 +163,13 @@ struct Report {
 impl Report {
     /// A check that passes or fails as a whole (counts as one).
     fn check(&mut self, name: &str, command: &mut Command) -> bool {
+        self.check_with(name, || cmd::step(name, command))
+    }
+
+    /// A step that passes or fails as a whole (counts as one), its error printed.
+    fn check_with(&mut self, name: &str, step: impl FnOnce() -> Result<(), String>) -> bool {
         let started = Instant::now();
-        let ok = cmd::step(name, command)
-            .map_err(|e| eprintln!("{e}"))
-            .is_ok();
+        let ok = step().map_err(|e| eprintln!("{e}")).is_ok();
         self.count_step(name, ok, started.elapsed())
     }
 
@@ -276,6 +311,18 @@ pub fn run() -> Result<(), String> {
     let ui_started = Instant::now();
     ui::build()?;
     report.done("UI (wasm32 release build, JS bindings)", ui_started);
+
+    // The release build (a fat-LTO link on one core closes it) and the Windows check take
+    // the cores the steps below leave idle; the release build first, as the last step
+    // waits for it.
+    let release = Background::start(
+        RELEASE_BUILD,
+        "release-build.log",
+        10,
+        &bundle::command(&tools, true)?,
+    );
+    let windows = Background::start(WINDOWS_CHECK, "windows-check.log", 19, &windows_check());
+
     let servers_started = Instant::now();
     let mcp_servers = peers::install_mcp_servers()?;
     let weights = peers::install_embedder_weights(&mcp_servers.join("venv/bin/python"))?;
@@ -310,37 +357,28 @@ pub fn run() -> Result<(), String> {
         tests.env(WEIGHTS_VAR, &weights);
         report.tests("Unit, integration and end-to-end tests", &mut tests);
 
-        // The release build ends in a fat-LTO link on one core (6 of its 19 minutes, cold):
-        // the Windows check (its own target folders) runs beside it, at a lower priority.
-        let windows = Background::start(WINDOWS_CHECK, "windows-check.log", &mut windows_check());
-        let bundle_started = Instant::now();
-        let bundled = bundle::build_with(&tools, true).and_then(|deb| bundle::install(&deb));
-        let took = bundle_started.elapsed();
-        windows.finish(&mut report);
-        match bundled {
-            Ok(()) => {
-                report.count_step("Release build, .deb bundle and install", true, took);
-                let mut installed = e2e_command(
-                    &session,
-                    &PathBuf::from(INSTALLED_APP),
-                    &artifacts.join("e2e-installed"),
-                    &["--test", "e2e"],
-                );
-                installed.env(MCP_SERVERS_VAR, &mcp_servers);
-                installed.env(WEIGHTS_VAR, &weights);
-                lints.on(&mut installed);
-                report.tests("End-to-end on the installed .deb", &mut installed);
-            }
-            Err(e) => {
-                eprintln!("{e}");
-                report.count_step("Release build, .deb bundle and install", false, took);
-            }
+        let installed = release.finish(&mut report)
+            && report.check_with("Install the .deb", || {
+                bundle::newest(true).and_then(|deb| bundle::install(&deb))
+            });
+        if installed {
+            let mut installed = e2e_command(
+                &session,
+                &PathBuf::from(INSTALLED_APP),
+                &artifacts.join("e2e-installed"),
+                &["--test", "e2e"],
+            );
+            installed.env(MCP_SERVERS_VAR, &mcp_servers);
+            installed.env(WEIGHTS_VAR, &weights);
+            lints.on(&mut installed);
+            report.tests("End-to-end on the installed .deb", &mut installed);
         }
         drop(session);
     } else {
-        report.check(WINDOWS_CHECK, &mut windows_check());
+        release.stop(&mut report);
         report.skip("Tests (build failed)");
     }
+    windows.finish(&mut report);
 
     println!();
     cmd::say(&format!("Summary ({})", minutes(started.elapsed())));
