@@ -107,6 +107,12 @@ async fn a_folder_is_indexed_with_progress_searched_and_cited_by_the_agent() {
         .wait_for_text("#knowledge-hits .hit[data-name=\"report.pdf\"]", "p. 2")
         .await;
     assert!(hit.contains("Irrigation cost 310 euros"), "{hit}");
+    // Found by its words, and said so on the result.
+    app.wait_for_text(
+        "#knowledge-hits .hit[data-name=\"report.pdf\"] .match-words",
+        "words #",
+    )
+    .await;
 
     // Once embedded (in the background, after the reading), a question that shares no
     // word with the passage finds it by meaning.
@@ -116,6 +122,8 @@ async fn a_folder_is_indexed_with_progress_searched_and_cited_by_the_agent() {
         "Prune the apple trees",
     )
     .await;
+    app.wait_for_text("#knowledge-hits .hit .match-meaning", "meaning 0.")
+        .await;
     app.wait_for_text("#indexing-line", "Read 4 documents")
         .await;
     assert_eq!(app.count("#embedder-unavailable").await, 0);

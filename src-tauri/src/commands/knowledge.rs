@@ -12,7 +12,7 @@ use art_types::commands::{
     RemoveDocument, RenameCollection, SearchKnowledge, StopSyncing, SyncFolders,
 };
 use art_types::knowledge::{
-    Added, AddedAttached, Collection, Document, Hit, IndexProgress, KnowledgeProblem, Passages,
+    Added, AddedAttached, Collection, Document, IndexProgress, KnowledgeProblem, Passages, Searched,
 };
 use art_types::{ErrorCode, IpcError};
 use tauri::AppHandle;
@@ -241,10 +241,10 @@ impl Handler for CancelIndexing {
 }
 
 impl Handler for SearchKnowledge {
-    async fn handle(self, app: AppHandle) -> Result<Vec<Hit>, IpcError> {
+    async fn handle(self, app: AppHandle) -> Result<Searched, IpcError> {
         let k = self.k.unwrap_or(5).clamp(1, MAX_K) as usize;
         on_store(&app, move |store| {
-            store.search(&self.query, self.collection.as_deref(), k)
+            store.search_scoped(&self.query, &[], self.collection.as_deref(), k)
         })
         .await
     }

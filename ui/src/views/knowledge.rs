@@ -6,7 +6,7 @@
 use art_types::IpcError;
 use art_types::commands as cmd;
 use art_types::knowledge::{
-    Added, Collection, Document, DocumentState, EmbedderState, Hit, IndexProgress,
+    Added, Collection, Document, DocumentState, EmbedderState, IndexProgress, Matched, Searched,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -94,6 +94,29 @@ pub fn words_only_line(p: &IndexProgress) -> Option<String> {
     }
 }
 
+/// How a search found a passage, as its badges say: `words #2`, `meaning 0.61`.
+pub fn match_badges(m: &Matched) -> Vec<(&'static str, String)> {
+    let mut badges = Vec::new();
+    if let Some(place) = m.words {
+        badges.push(("words", format!("words #{place}")));
+    }
+    if let Some(cosine) = m.meaning {
+        badges.push(("meaning", format!("meaning {cosine:.2}")));
+    }
+    badges
+}
+
+/// Said under a search's results when some passages could only be searched by their
+/// words (not embedded yet, or the model is not there).
+pub fn searched_by_words_line(s: &Searched) -> Option<String> {
+    (s.words_only > 0).then(|| {
+        format!(
+            "{} searched by words only (not embedded yet, or the search model is missing)",
+            count(s.words_only, "passage")
+        )
+    })
+}
+
 /// What an add did, in a sentence.
 fn added_line(a: &Added) -> String {
     let mut line = format!("{} queued", count(a.queued, "file"));
@@ -121,7 +144,7 @@ pub fn Knowledge() -> impl IntoView {
     let note = RwSignal::new(None::<String>);
     let confirm = RwSignal::new(false);
     let query = RwSignal::new(String::new());
-    let hits = RwSignal::new(None::<Vec<Hit>>);
+    let hits = RwSignal::new(None::<Searched>);
     let keep_in_sync = RwSignal::new(true);
 
     let fail = move |e: IpcError| problem.set(Some(("form".into(), e)));
@@ -417,20 +440,28 @@ pub fn Knowledge() -> impl IntoView {
                                 on:keydown=move |ev| if ev.key() == "Enter" { search() } />
                             <button id="knowledge-search" class="ghost" on:click=move |_| search()>"Search"</button>
                         </div>
-                        {move || hits.get().map(|found| if found.is_empty() {
-                            view! { <p class="muted" id="knowledge-hits">"Nothing in this collection matches."</p> }.into_any()
-                        } else {
-                            view! {
-                                <ol class="hits" id="knowledge-hits">
-                                    {found.into_iter().map(|h| view! {
-                                        <li class="hit" data-name=h.name.clone()>
-                                            <div class="hit-source"><strong>{h.name.clone()}</strong>
-                                                <span class="muted">{format!(", {} · score {:.2}", h.place, h.score)}</span></div>
-                                            <pre class="hit-text">{h.text.clone()}</pre>
-                                        </li>
-                                    }).collect_view()}
-                                </ol>
-                            }.into_any()
+                        {move || hits.get().map(|found| {
+                            let words_only = searched_by_words_line(&found)
+                                .map(|line| view! { <p class="muted" id="knowledge-words-only">{line}</p> });
+                            let list = if found.hits.is_empty() {
+                                view! { <p class="muted" id="knowledge-hits">"Nothing in this collection matches."</p> }.into_any()
+                            } else {
+                                view! {
+                                    <ol class="hits" id="knowledge-hits">
+                                        {found.hits.into_iter().map(|h| view! {
+                                            <li class="hit" data-name=h.name.clone()>
+                                                <div class="hit-source"><strong>{h.name.clone()}</strong>
+                                                    <span class="muted">{format!(", {}", h.place)}</span>
+                                                    {match_badges(&h.matched).into_iter().map(|(kind, label)| view! {
+                                                        <span class=format!("badge match-{kind}")>{label}</span>
+                                                    }).collect_view()}</div>
+                                                <pre class="hit-text">{h.text.clone()}</pre>
+                                            </li>
+                                        }).collect_view()}
+                                    </ol>
+                                }.into_any()
+                            };
+                            view! { {list} {words_only} }
                         })}
                     </Show>
                 </div>
@@ -538,6 +569,31 @@ mod tests {
         assert_eq!(
             document_facts(&d),
             "scanned, no text — OCR is not supported"
+        );
+    }
+
+    #[test]
+    fn a_hit_says_how_it_was_found_and_a_search_what_it_searched_by_words_only() {
+        let both = Matched {
+            words: Some(2),
+            meaning: Some(0.614),
+        };
+        assert_eq!(
+            match_badges(&both),
+            vec![
+                ("words", "words #2".to_owned()),
+                ("meaning", "meaning 0.61".to_owned())
+            ]
+        );
+        assert!(match_badges(&Matched::default()).is_empty());
+        let mut searched = Searched::default();
+        assert_eq!(searched_by_words_line(&searched), None);
+        searched.words_only = 1;
+        assert_eq!(
+            searched_by_words_line(&searched).as_deref(),
+            Some(
+                "1 passage searched by words only (not embedded yet, or the search model is missing)"
+            )
         );
     }
 }

@@ -21,7 +21,9 @@ pub use knowledge::{
     RemoveDocument, RenameCollection, SearchKnowledge, StopSyncing, SyncFolders,
 };
 
-use crate::knowledge::{Added, AddedAttached, Collection, Document, Hit, IndexProgress, Passages};
+use crate::knowledge::{
+    Added, AddedAttached, Collection, Document, IndexProgress, Passages, Searched,
+};
 use crate::mcp::{McpImportReport, McpServerConfig, McpServerStatus, McpToolInfo};
 use crate::usage::{ModelPrice, UsageBy, UsageReport, UsageTotals};
 use crate::{
@@ -188,7 +190,7 @@ commands! {
     ReindexCollection = "reindex_collection" -> ();
     IndexingStatus = "indexing_status" -> IndexProgress;
     CancelIndexing = "cancel_indexing" -> ();
-    SearchKnowledge = "search_knowledge" -> Vec<Hit>;
+    SearchKnowledge = "search_knowledge" -> Searched;
     StopSyncing = "stop_syncing" -> ();
     SyncFolders = "sync_folders" -> ();
     ReadPassages = "read_passages" -> Passages;

@@ -187,6 +187,30 @@ pub struct Hit {
     pub text: String,
     /// How well it matches: higher is better (comparable within one search).
     pub score: f64,
+    /// How the search found it: by its words, by its meaning, or both.
+    #[serde(default)]
+    pub matched: Matched,
+}
+
+/// How a search found a passage (what a result's badges say).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Matched {
+    /// Its place among the passages ranked by their words (BM25), from 1.
+    pub words: Option<u32>,
+    /// Its cosine with the question, when it was found by meaning.
+    pub meaning: Option<f32>,
+}
+
+/// What a search found, and how much of what it searched could only be searched by
+/// words.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Searched {
+    /// The passages, best first.
+    pub hits: Vec<Hit>,
+    /// Passages searched by their words only: not embedded yet, or no embedder loaded.
+    pub words_only: u64,
 }
 
 /// One passage of a document, as the source viewer shows it.

@@ -21,7 +21,7 @@ use super::schema;
 mod search;
 mod vectors;
 
-pub use search::Searched;
+pub use art_types::knowledge::Searched;
 
 /// The longest name a collection may have.
 const MAX_NAME_CHARS: usize = 80;
@@ -78,6 +78,12 @@ impl KnowledgeStore {
         )
         .map_err(db)?;
         schema::migrate(&mut conn).map_err(KnowledgeProblem::Database)?;
+        // How many passages hold each word (this connection's own view of the index).
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunk_terms
+             USING fts5vocab(main, chunk_text, row);",
+        )
+        .map_err(db)?;
         let store = Self {
             conn: Mutex::new(conn),
             embedder: RwLock::new(None),

@@ -5,12 +5,15 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
 use super::{EmbedError, Embedder};
+
+mod encoder;
+
+use encoder::{Config, Encoder};
 
 /// The model's id as its vectors record it.
 pub const MODEL: &str = "builtin:all-MiniLM-L6-v2";
@@ -29,14 +32,13 @@ pub const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensor
 /// Tokens a text is cut at (sentence-transformers' `max_seq_length` for this model).
 const MAX_TOKENS: usize = 256;
 
-/// Texts run through the model at once: sorted by length first, so a batch pads little.
-const BATCH: usize = 16;
+/// Texts run through the model at once (packed, not padded: their lengths do not matter).
+const BATCH: usize = 32;
 
 /// all-MiniLM-L6-v2, loaded.
 pub struct MiniLm {
-    model: BertModel,
+    encoder: Encoder,
     tokenizer: Tokenizer,
-    device: Device,
 }
 
 impl MiniLm {
@@ -56,10 +58,7 @@ impl MiniLm {
             serde_json::from_slice(&config).map_err(|e| unloadable(format!("config.json: {e}")))?;
         let mut tokenizer = Tokenizer::from_bytes(&tokenizer)
             .map_err(|e| unloadable(format!("tokenizer.json: {e}")))?;
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            ..PaddingParams::default()
-        }));
+        tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: MAX_TOKENS,
@@ -67,14 +66,10 @@ impl MiniLm {
             }))
             .map_err(|e| unloadable(format!("tokenizer.json: {e}")))?;
         let device = Device::Cpu;
-        let model = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .and_then(|vb| BertModel::load(vb, &config))
+        let encoder = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
+            .and_then(|vb| Encoder::load(vb, &config))
             .map_err(|e| unloadable(format!("model.safetensors: {e}")))?;
-        Ok(Self {
-            model,
-            tokenizer,
-            device,
-        })
+        Ok(Self { encoder, tokenizer })
     }
 
     /// Where the model's files are kept in a data directory.
@@ -88,20 +83,12 @@ impl MiniLm {
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| candle_core::Error::Msg(e.to_string()))?;
-        let width = encodings.first().map_or(0, |e| e.len());
-        let rows = encodings.len();
-        let flat = |part: fn(&tokenizers::Encoding) -> &[u32]| {
-            let values: Vec<u32> = encodings.iter().flat_map(|e| part(e).to_vec()).collect();
-            Tensor::from_vec(values, (rows, width), &self.device)
-        };
-        let ids = flat(tokenizers::Encoding::get_ids)?;
-        let mask = flat(tokenizers::Encoding::get_attention_mask)?;
-        let types = ids.zeros_like()?;
-        let tokens = self.model.forward(&ids, &types, Some(&mask))?;
-        // Mean over the real tokens, then unit length.
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let summed = tokens.broadcast_mul(&mask)?.sum(1)?;
-        let mean = summed.broadcast_div(&mask.sum(1)?)?;
+        let ids: Vec<&[u32]> = encodings
+            .iter()
+            .map(tokenizers::Encoding::get_ids)
+            .collect();
+        // Mean over each text's tokens, then unit length.
+        let mean = self.encoder.mean_pooled(&ids)?;
         let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
         mean.broadcast_div(&norm)?.to_vec2::<f32>()
     }
@@ -121,17 +108,12 @@ impl Embedder for MiniLm {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
-        let mut vectors = vec![Vec::new(); texts.len()];
-        for indices in order.chunks(BATCH) {
-            let batch: Vec<&str> = indices.iter().map(|&i| texts[i]).collect();
-            let embedded = self
-                .batch(&batch)
-                .map_err(|e| EmbedError::Failed(e.to_string()))?;
-            for (&i, vector) in indices.iter().zip(embedded) {
-                vectors[i] = vector;
-            }
+        let mut vectors = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(BATCH) {
+            vectors.extend(
+                self.batch(batch)
+                    .map_err(|e| EmbedError::Failed(e.to_string()))?,
+            );
         }
         Ok(vectors)
     }

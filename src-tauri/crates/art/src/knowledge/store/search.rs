@@ -2,25 +2,15 @@
 //! question's telling words) and by meaning (the nearest vectors of each collection's
 //! model, above the model's relatedness bar), the two rankings fused by reciprocal rank.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use art_types::knowledge::{Collection, Hit, KnowledgeProblem};
+use art_types::knowledge::{Collection, Hit, KnowledgeProblem, Matched, Searched};
 use rusqlite::{OptionalExtension, Row, params};
 
 use super::KnowledgeStore;
 use crate::knowledge::chunk::place;
 use crate::knowledge::embed::Embedder;
 use crate::knowledge::embed::vectors::fuse;
-
-/// What a search found.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Searched {
-    /// The passages, best first.
-    pub hits: Vec<Hit>,
-    /// Passages searched by their words only: not embedded yet, or no embedder loaded.
-    pub words_only: u64,
-}
 
 impl KnowledgeStore {
     /// The `k` passages that best match `query`, in `collection` (name or id) or in all
@@ -57,7 +47,9 @@ impl KnowledgeStore {
         k: usize,
     ) -> Result<Searched, KnowledgeProblem> {
         // Said even where there is nothing to search.
-        any_word(query).ok_or(KnowledgeProblem::EmptyQuery)?;
+        if telling_words(query).is_empty() {
+            return Err(KnowledgeProblem::EmptyQuery);
+        }
         let in_scope = |c: &Collection| scope.is_empty() || scope.contains(&c.id);
         let collections = match collection {
             Some(name) => {
@@ -81,13 +73,19 @@ impl KnowledgeStore {
         };
         // Candidates from each half, fused: the passages both halves rank high first.
         let candidates = (k * 5).max(50);
-        let mut words = Vec::new();
+        // Every collection searched: no need to tell the full-text index which.
+        let within = (collection.is_some() || !scope.is_empty()).then(|| {
+            collections
+                .iter()
+                .map(|c| c.id.as_str())
+                .collect::<Vec<_>>()
+        });
+        let words = self.rank_words(query, within.as_deref(), candidates)?;
         let mut meaning = Vec::new();
         let embedder = self.embedder();
         let mut query_vector = None;
         let mut words_only = 0;
         for c in &collections {
-            words.extend(self.search_words(&c.id, query, candidates)?);
             let set = match &embedder {
                 Some(embedder) if self.embedder_of(&c.id)? == embedder.model() => {
                     self.vector_set(&c.id, embedder.model(), embedder.dimension())?
@@ -113,24 +111,22 @@ impl KnowledgeStore {
         }
         // One ranking per half across collections (BM25 from one full-text index over
         // them all, cosines of one model): comparable within each half.
-        words.sort_by(|a, b| b.score.total_cmp(&a.score));
-        words.truncate(candidates);
         meaning.sort_by(|a, b| b.1.total_cmp(&a.1));
         meaning.truncate(candidates);
-        let word_ids: Vec<i64> = words.iter().map(|h| h.chunk).collect();
+        let word_ids: Vec<i64> = words.iter().map(|(id, _)| *id).collect();
         let meaning_ids: Vec<i64> = meaning.iter().map(|(id, _)| *id).collect();
-        let mut found: HashMap<i64, Hit> = words.into_iter().map(|h| (h.chunk, h)).collect();
         let mut hits = Vec::with_capacity(k);
         for (id, score) in fuse(&[&word_ids, &meaning_ids]) {
             if hits.len() == k {
                 break;
             }
-            let hit = match found.remove(&id) {
-                Some(hit) => Some(hit),
-                None => self.hit(id)?,
-            };
-            if let Some(mut hit) = hit {
+            // Passed over if it was removed since the vectors were loaded.
+            if let Some(mut hit) = self.hit(id)? {
                 hit.score = score;
+                hit.matched = Matched {
+                    words: word_ids.iter().position(|&w| w == id).map(|i| i as u32 + 1),
+                    meaning: meaning.iter().find(|(m, _)| *m == id).map(|(_, c)| *c),
+                };
                 hits.push(hit);
             }
         }
@@ -171,23 +167,92 @@ impl KnowledgeStore {
         query: &str,
         k: usize,
     ) -> Result<Vec<Hit>, KnowledgeProblem> {
-        let expression = any_word(query).ok_or(KnowledgeProblem::EmptyQuery)?;
+        let mut hits = Vec::with_capacity(k);
+        for (id, rank) in self.rank_words(query, Some(&[collection]), k)? {
+            if let Some(mut hit) = self.hit(id)? {
+                hit.score = rank;
+                hit.matched.words = Some(hits.len() as u32 + 1);
+                hits.push(hit);
+            }
+        }
+        Ok(hits)
+    }
+
+    /// The ids of the `k` passages that best match `query`'s words (BM25, higher is
+    /// better), best first, in `collections` (`None`: all of them). Only ids and scores
+    /// are ranked: a passage's text is read for the few that are shown.
+    fn rank_words(
+        &self,
+        query: &str,
+        collections: Option<&[&str]>,
+        k: usize,
+    ) -> Result<Vec<(i64, f64)>, KnowledgeProblem> {
+        let words = self.words_within(query, WORDS_RANKED)?;
+        let expression = any_of(&words).ok_or(KnowledgeProblem::EmptyQuery)?;
         let k = i64::try_from(k).unwrap_or(i64::MAX);
-        self.with(|c| {
-            c.prepare_cached(
-                "SELECT ch.id, d.id, d.name, d.path, ch.text, ch.headings, ch.page_from,
-                        ch.page_to, ch.line_from, ch.line_to, bm25(chunk_text)
-                 FROM chunk_text
-                 JOIN chunks ch ON ch.id = chunk_text.rowid
-                 JOIN documents d ON d.id = ch.document
-                 WHERE chunk_text MATCH ?1 AND d.collection = ?2
-                 ORDER BY bm25(chunk_text) LIMIT ?3",
-            )?
-            .query_map(params![expression, collection, k], hit)?
-            .collect()
+        let ranked = |r: &Row<'_>| Ok((r.get(0)?, -r.get::<_, f64>(1)?));
+        self.with(|c| match collections {
+            None => c
+                .prepare_cached(
+                    "SELECT rowid, bm25(chunk_text) FROM chunk_text
+                     WHERE chunk_text MATCH ?1 ORDER BY bm25(chunk_text) LIMIT ?2",
+                )?
+                .query_map(params![expression, k], ranked)?
+                .collect(),
+            Some(ids) => {
+                let ids = serde_json::to_string(ids).unwrap_or_default();
+                c.prepare_cached(
+                    "SELECT chunk_text.rowid, bm25(chunk_text) FROM chunk_text
+                     JOIN chunks ch ON ch.id = chunk_text.rowid
+                     WHERE chunk_text MATCH ?1 AND ch.document IN
+                         (SELECT d.id FROM documents d JOIN json_each(?2) j
+                          ON d.collection = j.value)
+                     ORDER BY bm25(chunk_text) LIMIT ?3",
+                )?
+                .query_map(params![expression, ids, k], ranked)?
+                .collect()
+            }
         })
     }
 }
+
+impl KnowledgeStore {
+    /// The words of `query` passages are ranked by: its telling words ([`telling_words`]),
+    /// then, while the passages holding them add up to more than `budget` and more than
+    /// one word is left, the word in the most passages left out — it tells the fewest
+    /// apart (BM25 weighs it least), and ranking every passage that holds it is what
+    /// makes a search over a large collection slow.
+    pub(super) fn words_within(
+        &self,
+        query: &str,
+        budget: u64,
+    ) -> Result<Vec<String>, KnowledgeProblem> {
+        let words = telling_words(query);
+        let mut counted: Vec<(String, u64)> = self.with(|c| {
+            let mut holding =
+                c.prepare_cached("SELECT doc FROM temp.chunk_terms WHERE term = ?1")?;
+            words
+                .into_iter()
+                .map(|w| {
+                    let passages: Option<i64> = holding.query_row([&w], |r| r.get(0)).optional()?;
+                    Ok((w, passages.unwrap_or(0).max(0) as u64))
+                })
+                .collect()
+        })?;
+        counted.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+        let mut total: u64 = counted.iter().map(|(_, n)| n).sum();
+        let mut from = 0;
+        while total > budget && counted.len() - from > 1 {
+            total -= counted[from].1;
+            from += 1;
+        }
+        Ok(counted.drain(from..).map(|(w, _)| w).collect())
+    }
+}
+
+/// Passages the words half of a search ranks at most, as the words' passage counts add
+/// up (ranking costs ~1 µs a passage: this bounds it to ~10 ms).
+const WORDS_RANKED: u64 = 10_000;
 
 /// English words too common to tell passages apart ("the", "how", "did"): left out of a
 /// search that has other words, so a question finds the passages about its subject
@@ -200,22 +265,32 @@ const STOP_WORDS: &[&str] = &[
     "which", "who", "why", "will", "with", "would", "you", "your",
 ];
 
-/// An FTS5 expression matching passages with any of `query`'s words (each quoted, so
-/// nothing in it is read as FTS5 syntax), common words left out when there are others;
-/// `None` without a word.
-fn any_word(query: &str) -> Option<String> {
-    let words: Vec<&str> = query
+/// `query`'s words, lowercased, each once, common English words left out when it has
+/// others.
+fn telling_words(query: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for word in query
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .collect();
-    let telling: Vec<&str> = words
+    {
+        let word = word.to_lowercase();
+        if !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    let telling: Vec<String> = words
         .iter()
-        .copied()
-        .filter(|w| !STOP_WORDS.contains(&w.to_lowercase().as_str()))
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .cloned()
         .collect();
-    let chosen = if telling.is_empty() { words } else { telling };
-    (!chosen.is_empty()).then(|| {
-        chosen
+    if telling.is_empty() { words } else { telling }
+}
+
+/// An FTS5 expression matching passages with any of `words` (each quoted, so nothing in
+/// it is read as FTS5 syntax); `None` without a word.
+fn any_of(words: &[String]) -> Option<String> {
+    (!words.is_empty()).then(|| {
+        words
             .iter()
             .map(|w| format!("\"{w}\""))
             .collect::<Vec<_>>()
@@ -240,5 +315,6 @@ fn hit(r: &Row<'_>) -> rusqlite::Result<Hit> {
         text: r.get(4)?,
         // FTS5's bm25() is lower for better matches.
         score: -rank,
+        matched: Matched::default(),
     })
 }

@@ -307,3 +307,43 @@ fn a_question_finds_its_subject_not_every_passage_that_says_the() {
     // A query of common words only is still searched, as it is.
     assert!(!store.search("what is the", None, 5).unwrap().is_empty());
 }
+
+#[test]
+fn a_word_in_too_many_passages_is_left_out_when_the_question_has_a_rarer_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let manuals = store.create("Manuals").unwrap();
+    for i in 0..40 {
+        let path = dir.path().join(format!("sources-{i}.md"));
+        std::fs::write(
+            &path,
+            format!("# Mirror {i}\n\nThe apt sources list names mirror {i}."),
+        )
+        .unwrap();
+        store
+            .queue(
+                &manuals.id,
+                &path.to_string_lossy(),
+                &format!("sources-{i}.md"),
+            )
+            .unwrap();
+    }
+    let path = dir.path().join("proxy.md");
+    std::fs::write(&path, "# Proxy\n\nSet the apt proxy in apt.conf.d.").unwrap();
+    store
+        .queue(&manuals.id, &path.to_string_lossy(), "proxy.md")
+        .unwrap();
+    drain(&store);
+
+    let question = "How do I configure the APT proxy?";
+    let mut within = store.words_within(question, 10).unwrap();
+    within.sort();
+    // "apt" is in 41 passages: over the budget of 10, and "proxy" tells them apart.
+    assert_eq!(within, ["configure", "proxy"]);
+    let mut all = store.words_within(question, 1_000).unwrap();
+    all.sort();
+    assert_eq!(all, ["apt", "configure", "proxy"]);
+    // A question of one common word keeps it: something is searched.
+    assert_eq!(store.words_within("apt", 10).unwrap(), ["apt"]);
+    assert_eq!(store.search(question, None, 3).unwrap()[0].name, "proxy.md");
+}

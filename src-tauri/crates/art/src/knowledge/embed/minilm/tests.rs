@@ -76,3 +76,69 @@ fn missing_or_broken_files_are_said_plainly() {
         "{err}"
     );
 }
+
+/// candle's reference BERT, padded and masked as sentence-transformers runs it: the
+/// vectors the packed encoder must reproduce.
+fn reference_vectors(texts: &[&str]) -> Vec<Vec<f32>> {
+    use candle_core::{DType, Device, Tensor};
+    use candle_transformers::models::bert::{BertModel, Config};
+    let dir = art_testkit::embedder::weights_dir();
+    let config: Config =
+        serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
+    let weights = std::fs::read(dir.join("model.safetensors")).unwrap();
+    let vb = candle_nn::VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+        .unwrap();
+    let bert = BertModel::load(vb, &config).unwrap();
+    let mut tokenizer = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
+    tokenizer.with_padding(Some(tokenizers::PaddingParams::default()));
+    tokenizer
+        .with_truncation(Some(tokenizers::TruncationParams {
+            max_length: 256,
+            ..Default::default()
+        }))
+        .unwrap();
+    let encodings = tokenizer.encode_batch(texts.to_vec(), true).unwrap();
+    let (rows, width) = (encodings.len(), encodings[0].len());
+    let flat = |part: fn(&tokenizers::Encoding) -> &[u32]| {
+        let values: Vec<u32> = encodings.iter().flat_map(|e| part(e).to_vec()).collect();
+        Tensor::from_vec(values, (rows, width), &Device::Cpu).unwrap()
+    };
+    let ids = flat(tokenizers::Encoding::get_ids);
+    let mask = flat(tokenizers::Encoding::get_attention_mask);
+    let tokens = bert
+        .forward(&ids, &ids.zeros_like().unwrap(), Some(&mask))
+        .unwrap();
+    let mask = mask.to_dtype(DType::F32).unwrap().unsqueeze(2).unwrap();
+    let mean = tokens
+        .broadcast_mul(&mask)
+        .unwrap()
+        .sum(1)
+        .unwrap()
+        .broadcast_div(&mask.sum(1).unwrap())
+        .unwrap();
+    let norm = mean.sqr().unwrap().sum_keepdim(1).unwrap().sqrt().unwrap();
+    mean.broadcast_div(&norm).unwrap().to_vec2().unwrap()
+}
+
+#[test]
+fn the_packed_encoder_gives_the_reference_berts_vectors() {
+    let model = MiniLm::load(&art_testkit::embedder::weights_dir()).unwrap();
+    let long = "Le château de Chambord, commencé en 1519, compte 426 pièces. ".repeat(30);
+    let texts = [
+        "A man is eating food.",
+        long.as_str(),
+        "apt-get install --no-install-recommends debian-reference-en",
+        "x",
+        "Über die Brücke: naïve café façades, 東京タワー, emoji 🚀 and tabs\tand\nlines",
+    ];
+    let ours = model.embed(&texts).unwrap();
+    let reference = reference_vectors(&texts);
+    for ((text, a), b) in texts.iter().zip(&ours).zip(&reference) {
+        let largest = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max);
+        assert!(largest < 1e-4, "{text:.40}: differs by {largest}");
+    }
+}
