@@ -1,9 +1,11 @@
 //! Vectors in memory, scanned whole: at desktop scale (100,000 passages × 384 dimensions)
-//! a plain scan in eight lanes, which the compiler turns into SIMD, takes ~6 ms here,
-//! as fast as an index and exact. Also how a vector is stored (a BLOB of little-endian
+//! a plain scan in eight lanes, which the compiler turns into SIMD, takes ~6 ms on one
+//! core here (it runs on all of them), as fast as an index and exact. Also how a vector is stored (a BLOB of little-endian
 //! `f32`s) and how ranked lists are fused.
 
 use std::collections::HashMap;
+
+use rayon::prelude::*;
 
 /// A vector as the database stores it.
 pub fn to_blob(vector: &[f32]) -> Vec<u8> {
@@ -84,10 +86,11 @@ impl VectorSet {
         if query.len() != self.dimension || self.dimension == 0 || k == 0 {
             return Vec::new();
         }
+        // Spread over the cores: at 100,000 passages the scan is most of a search.
         let mut scored: Vec<(i64, f32)> = self
             .values
-            .chunks_exact(self.dimension)
-            .zip(&self.ids)
+            .par_chunks_exact(self.dimension)
+            .zip(self.ids.par_iter())
             .map(|(vector, &id)| (id, dot(vector, query)))
             .collect();
         let by_score = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1);
