@@ -5,9 +5,11 @@
 //! (`streamGenerateContent`) and [`ollama`] (the native API, plus what a server holds
 //! and its doctor). [`options`] checks an entry's base URL and key (a leaf); above the
 //! adapters, [`factory`] makes them and [`models`] lists what each provider offers —
-//! neither importing the other.
+//! neither importing the other —, and [`embeddings`] asks the providers that have them
+//! for passages' vectors (knowledge collections that use a provider's model).
 
 pub mod anthropic;
+pub mod embeddings;
 pub mod factory;
 pub mod gemini;
 pub mod http;

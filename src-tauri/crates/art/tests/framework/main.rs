@@ -6,6 +6,7 @@
 // Adapters over real TCP, one per protocol, and what every adapter shares.
 mod anthropic;
 mod cancellation;
+mod embeddings;
 mod gemini;
 mod models;
 mod ollama;
