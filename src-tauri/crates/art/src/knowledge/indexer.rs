@@ -280,7 +280,7 @@ impl Shared {
                 return;
             }
         };
-        let embedder = match self.store.embedder() {
+        let embedder = match self.store.embedder_for(embed::minilm::MODEL) {
             Some(embedder) => embedder,
             None => match self.load(home) {
                 Some(embedder) => embedder,

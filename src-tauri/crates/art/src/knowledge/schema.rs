@@ -73,6 +73,9 @@ const MIGRATIONS: &[&str] = &[
     // stay while a change of model is re-embedding, and keep answering until it is done).
     "ALTER TABLE collections ADD COLUMN embedder TEXT NOT NULL
         DEFAULT 'builtin:all-MiniLM-L6-v2';",
+    // v4: the model whose complete vectors answer while a change of model re-embeds the
+    // collection (NULL when none is pending).
+    "ALTER TABLE collections ADD COLUMN previous_embedder TEXT;",
 ];
 
 /// Bring `conn`'s schema up to date (as the conversations' database is: each migration

@@ -5,6 +5,7 @@
 //! (the app and `art kb`) never read the same one; a claim whose process has died is
 //! given back on open.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -53,8 +54,8 @@ pub struct Read {
 /// The knowledge database of a data directory.
 pub struct KnowledgeStore {
     conn: Mutex<Connection>,
-    /// What embeds questions for searching by meaning, once it is loaded.
-    embedder: RwLock<Option<Arc<dyn Embedder>>>,
+    /// What embeds questions for searching by meaning, by model, once loaded.
+    embedders: RwLock<HashMap<String, Arc<dyn Embedder>>>,
     loaded: vectors::Loaded,
 }
 
@@ -86,7 +87,7 @@ impl KnowledgeStore {
         .map_err(db)?;
         let store = Self {
             conn: Mutex::new(conn),
-            embedder: RwLock::new(None),
+            embedders: RwLock::new(HashMap::new()),
             loaded: vectors::Loaded::default(),
         };
         store.release_dead_claims()?;

@@ -133,6 +133,9 @@ pub fn embed_waiting(
     while keep_going() {
         let batch = store.to_embed(embedder.model(), BATCH)?;
         if batch.is_empty() {
+            // Every passage has one: a collection that changed to this model lets the
+            // old vectors go.
+            store.retire_replaced_vectors()?;
             break;
         }
         let texts: Vec<&str> = batch.iter().map(|(_, text)| text.as_str()).collect();

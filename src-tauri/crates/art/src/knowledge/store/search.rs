@@ -2,6 +2,7 @@
 //! question's telling words) and by meaning (the nearest vectors of each collection's
 //! model, above the model's relatedness bar), the two rankings fused by reciprocal rank.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use art_types::knowledge::{Collection, Hit, KnowledgeProblem, Matched, Searched};
@@ -82,25 +83,25 @@ impl KnowledgeStore {
         });
         let words = self.rank_words(query, within.as_deref(), candidates)?;
         let mut meaning = Vec::new();
-        let embedder = self.embedder();
-        let mut query_vector = None;
+        // The question's vector per model (`None`: it could not be embedded).
+        let mut query_vectors: HashMap<String, Option<Vec<f32>>> = HashMap::new();
         let mut words_only = 0;
         for c in &collections {
+            let model = self.answering_model(&c.id, c.chunks)?;
+            let embedder = self.embedder_for(&model);
             let set = match &embedder {
-                Some(embedder) if self.embedder_of(&c.id)? == embedder.model() => {
-                    self.vector_set(&c.id, embedder.model(), embedder.dimension())?
-                }
-                _ => Arc::default(),
+                Some(embedder) => self.vector_set(&c.id, &model, embedder.dimension())?,
+                None => Arc::default(),
             };
             words_only += c.chunks.saturating_sub(set.len() as u64);
-            let Some(embedder) = embedder.as_ref().filter(|_| !set.is_empty()) else {
+            let Some(embedder) = embedder.filter(|_| !set.is_empty()) else {
                 continue;
             };
-            if query_vector.is_none() {
-                // A question that cannot be embedded is still searched by its words.
-                query_vector = embedder.embed(&[query]).ok().and_then(|mut v| v.pop());
-            }
-            if let Some(q) = &query_vector {
+            // A question that cannot be embedded is still searched by its words.
+            let query_vector = query_vectors
+                .entry(model)
+                .or_insert_with(|| embedder.embed(&[query]).ok().and_then(|mut v| v.pop()));
+            if let Some(q) = query_vector {
                 let bar = embedder.relevant_from();
                 meaning.extend(
                     set.nearest(q, candidates)
@@ -133,17 +134,22 @@ impl KnowledgeStore {
         Ok(Searched { hits, words_only })
     }
 
-    /// Search by meaning too from now on, with `embedder`'s vectors.
+    /// Search by meaning too from now on, with `embedder`'s vectors (in the collections
+    /// embedded with its model).
     pub fn set_embedder(&self, embedder: Arc<dyn Embedder>) {
-        *self.embedder.write().unwrap_or_else(|p| p.into_inner()) = Some(embedder);
+        self.embedders
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(embedder.model().to_owned(), embedder);
     }
 
-    /// The embedder searches use, if one is loaded.
-    pub fn embedder(&self) -> Option<Arc<dyn Embedder>> {
-        self.embedder
+    /// The loaded embedder of `model`, if any.
+    pub fn embedder_for(&self, model: &str) -> Option<Arc<dyn Embedder>> {
+        self.embedders
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .get(model)
+            .cloned()
     }
 
     /// Passage `chunk` as a search result (score 0), if it still exists.

@@ -82,6 +82,105 @@ impl KnowledgeStore {
         })
     }
 
+    /// The model whose vectors answer searches in `collection` (of `chunks` passages): its
+    /// own, unless a change of model is still re-embedding it — then the model before,
+    /// whose vectors are all there, until the new one has every passage.
+    pub fn answering_model(
+        &self,
+        collection: &str,
+        chunks: u64,
+    ) -> Result<String, KnowledgeProblem> {
+        let (model, previous) = self.models_of(collection)?;
+        match previous {
+            Some(previous) if chunks > 0 && self.unembedded(collection, &model)? > 0 => {
+                Ok(previous)
+            }
+            _ => Ok(model),
+        }
+    }
+
+    /// Embed `collection` with `model` from now on (a built-in or provider model id). Its
+    /// passages get vectors of the new model in the background while the old vectors
+    /// keep answering; they are deleted once the new ones are complete
+    /// ([`Self::retire_replaced_vectors`]).
+    pub fn change_embedder(&self, collection: &str, model: &str) -> Result<(), KnowledgeProblem> {
+        let collection = self.find(collection)?.id;
+        let (current, previous) = self.models_of(&collection)?;
+        if current == model {
+            return Ok(());
+        }
+        // What answers meanwhile: the current model if it is complete, else the one that
+        // was answering for it.
+        let answering = if self.unembedded(&collection, &current)? == 0 {
+            Some(current)
+        } else {
+            previous
+        };
+        let answering = answering.filter(|m| m != model);
+        self.with(|c| {
+            c.execute(
+                "UPDATE collections SET embedder = ?2, previous_embedder = ?3 WHERE id = ?1",
+                params![collection, model, answering],
+            )
+        })?;
+        Ok(())
+    }
+
+    /// Collections whose change of model is complete (the new model has a vector for
+    /// every passage) lose the vectors of other models. Returns how many settled.
+    pub fn retire_replaced_vectors(&self) -> Result<u64, KnowledgeProblem> {
+        let pending: Vec<(String, String)> = self.with(|c| {
+            c.prepare("SELECT id, embedder FROM collections WHERE previous_embedder IS NOT NULL")?
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect()
+        })?;
+        let mut settled = 0;
+        for (collection, model) in pending {
+            if self.unembedded(&collection, &model)? > 0 {
+                continue;
+            }
+            self.with(|c| {
+                let tx = c.transaction()?;
+                tx.execute(
+                    "DELETE FROM vectors WHERE model != ?2 AND chunk IN
+                         (SELECT ch.id FROM chunks ch JOIN documents d ON d.id = ch.document
+                          WHERE d.collection = ?1)",
+                    params![collection, model],
+                )?;
+                tx.execute(
+                    "UPDATE collections SET previous_embedder = NULL WHERE id = ?1",
+                    [&collection],
+                )?;
+                tx.commit()
+            })?;
+            settled += 1;
+        }
+        Ok(settled)
+    }
+
+    /// `collection`'s model and the one answering while it re-embeds.
+    fn models_of(&self, collection: &str) -> Result<(String, Option<String>), KnowledgeProblem> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT embedder, previous_embedder FROM collections WHERE id = ?1",
+                [collection],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+        })
+    }
+
+    /// Passages of `collection` without a vector of `model`.
+    fn unembedded(&self, collection: &str, model: &str) -> Result<u64, KnowledgeProblem> {
+        self.with(|c| {
+            c.prepare_cached(
+                "SELECT count(*) FROM chunks ch JOIN documents d ON d.id = ch.document
+                 WHERE d.collection = ?1 AND NOT EXISTS
+                     (SELECT 1 FROM vectors v WHERE v.chunk = ch.id AND v.model = ?2)",
+            )?
+            .query_row(params![collection, model], |r| unsigned(r, 0))
+        })
+    }
+
     /// Store passages' vectors of `model` in one transaction. A passage removed since it
     /// was handed out (its document was rewritten or removed meanwhile) is passed over.
     pub fn put_vectors(

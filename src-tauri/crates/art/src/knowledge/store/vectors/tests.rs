@@ -168,3 +168,92 @@ fn vectors_are_reloaded_after_another_process_writes() {
     let b = store.vector_set(&collection, MODEL, DIMENSION).unwrap();
     assert!(std::sync::Arc::ptr_eq(&a, &b));
 }
+
+/// A second model for changing to (a unit-test stand-in): letter counts, 26 dimensions.
+struct Letters;
+
+impl Embedder for Letters {
+    fn model(&self) -> &str {
+        "test:letters"
+    }
+
+    fn dimension(&self) -> usize {
+        26
+    }
+
+    fn relevant_from(&self) -> f32 {
+        0.0
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, crate::knowledge::embed::EmbedError> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; 26];
+                for c in t.to_lowercase().bytes().filter(u8::is_ascii_lowercase) {
+                    v[usize::from(c - b'a')] += 1.0;
+                }
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                v.into_iter().map(|x| x / norm).collect()
+            })
+            .collect())
+    }
+}
+
+#[test]
+fn a_change_of_model_re_embeds_while_the_old_vectors_answer_and_never_mixes_dimensions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, collection) = indexed(dir.path());
+    let builtin = minilm();
+    embed_waiting(&store, builtin.as_ref(), |_, _| {}, || true).unwrap();
+    store.set_embedder(builtin);
+    store.set_embedder(std::sync::Arc::new(Letters));
+
+    store.change_embedder("orchard", "test:letters").unwrap();
+    assert_eq!(store.waiting_for_vectors("test:letters").unwrap(), 3);
+    assert_eq!(store.waiting_for_vectors(MODEL).unwrap(), 0);
+    // Nothing of the new model yet, then one passage: the old vectors still answer, and
+    // every passage is still searched by meaning.
+    let answers = |store: &KnowledgeStore| {
+        let found = store.search_scoped(COLD_PRUNING, &[], None, 3).unwrap();
+        assert_eq!(found.words_only, 0);
+        found.hits[0].name.clone()
+    };
+    assert_eq!(answers(&store), "pruning.md");
+    let first = store.to_embed("test:letters", 1).unwrap();
+    let vectors = Letters.embed(&[first[0].1.as_str()]).unwrap();
+    store
+        .put_vectors("test:letters", &[(first[0].0, vectors[0].clone())])
+        .unwrap();
+    assert_eq!(store.answering_model(&collection, 3).unwrap(), MODEL);
+    assert_eq!(answers(&store), "pruning.md");
+
+    // Complete: the new model answers, the old vectors are gone.
+    embed_waiting(&store, &Letters, |_, _| {}, || true).unwrap();
+    assert_eq!(
+        store.answering_model(&collection, 3).unwrap(),
+        "test:letters"
+    );
+    assert!(
+        store
+            .vector_set(&collection, MODEL, DIMENSION)
+            .unwrap()
+            .is_empty()
+    );
+    let found = store.search_scoped("irrigation", &[], None, 3).unwrap();
+    assert_eq!(found.words_only, 0);
+    assert_eq!(found.hits[0].name, "water.md");
+    assert!(found.hits.iter().any(|h| h.matched.meaning.is_some()));
+
+    // Back to the built-in model: re-embedded from nothing, letters answering meanwhile.
+    store.change_embedder(&collection, MODEL).unwrap();
+    assert_eq!(
+        store.answering_model(&collection, 3).unwrap(),
+        "test:letters"
+    );
+    assert_eq!(store.waiting_for_vectors(MODEL).unwrap(), 3);
+    assert!(matches!(
+        store.change_embedder("no such collection", MODEL),
+        Err(art_types::knowledge::KnowledgeProblem::NoCollection { .. })
+    ));
+}
