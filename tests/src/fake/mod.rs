@@ -193,6 +193,15 @@ pub struct FakeServer {
 }
 
 impl FakeServer {
+    /// Add `reply` to the end of the script (a server that comes back after failing).
+    pub fn push(&self, reply: Reply) {
+        self.shared
+            .replies
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back(reply);
+    }
+
     /// Listen on 127.0.0.1 (a free port) and answer connections with `replies` in order.
     pub async fn start(replies: Vec<Reply>) -> Self {
         Self::start_at(0, None, replies)

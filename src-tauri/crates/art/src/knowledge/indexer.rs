@@ -11,12 +11,14 @@
 //! collection together without reading a file twice; a process killed mid-document
 //! leaves a claim that the next [`KnowledgeStore::open`] gives back to the queue.
 
-use std::sync::{Arc, Condvar, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use art_types::knowledge::{EmbedderState, IndexProgress};
 use tokio::sync::watch;
 
+use super::embed::provider::ProviderModels;
 use super::embed::{self, EmbedderHome};
 use super::sync::{self, Synced};
 use super::{KnowledgeStore, index_claimed};
@@ -32,6 +34,10 @@ struct Shared {
     store: Arc<KnowledgeStore>,
     /// The built-in embedder's weights (`None`: words only).
     home: Option<EmbedderHome>,
+    /// Connects providers' embedding models, for collections that use one.
+    providers: RwLock<Option<Arc<ProviderModels>>>,
+    /// When a model last failed to connect or embed.
+    failed: Mutex<HashMap<String, Instant>>,
     flags: Mutex<Flags>,
     signal: Condvar,
     progress: watch::Sender<IndexProgress>,
@@ -54,6 +60,9 @@ struct Flags {
 
 /// After a database error, how long before the queue is tried again.
 const RETRY_AFTER: Duration = Duration::from_secs(2);
+
+/// After a model failed to connect or embed, how long before it is tried again.
+const RETRY_EMBEDDER_AFTER: Duration = Duration::from_secs(60);
 
 /// How often the synced folders are rescanned.
 pub const SYNC_EVERY: Duration = Duration::from_secs(30);
@@ -85,6 +94,8 @@ impl Indexer {
         let shared = Arc::new(Shared {
             store,
             home,
+            providers: RwLock::new(None),
+            failed: Mutex::new(HashMap::new()),
             flags: Mutex::new(Flags {
                 retry_embedder: true,
                 ..Flags::default()
@@ -99,8 +110,25 @@ impl Indexer {
         Ok(Self { shared, progress })
     }
 
-    /// Look at the queue again (call after queueing documents).
+    /// Embed the collections that use a provider's model through `providers` (else they
+    /// are searched by their words only).
+    pub fn connect_providers(&self, providers: Arc<ProviderModels>) {
+        *self
+            .shared
+            .providers
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Some(providers);
+        self.wake();
+    }
+
+    /// Look at the queue again (call after queueing documents); a model that failed is
+    /// tried again at once.
     pub fn wake(&self) {
+        self.shared
+            .failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         self.shared.set(|f| {
             f.wake = true;
             f.retry_embedder = true;
@@ -269,46 +297,100 @@ impl Shared {
         });
     }
 
-    /// Give waiting passages their vectors until none waits or other work comes in.
+    /// Give waiting passages their vectors, model by model (each collection's), until
+    /// none waits or other work comes in.
     fn embed(&self) {
-        let Some(home) = &self.home else { return };
-        let waiting = match self.store.waiting_for_vectors(embed::minilm::MODEL) {
-            Ok(0) => return,
-            Ok(n) => n,
+        let models = match self.store.models_in_use() {
+            Ok(models) => models,
             Err(e) => {
-                tracing::warn!("passages to embed could not be counted: {e}");
+                tracing::warn!("the collections' models could not be read: {e}");
                 return;
             }
         };
-        let embedder = match self.store.embedder_for(embed::minilm::MODEL) {
-            Some(embedder) => embedder,
-            None => match self.load(home) {
-                Some(embedder) => embedder,
-                None => return,
-            },
-        };
-        self.publish(|p| {
-            p.running = true;
-            p.embedded = 0;
-            p.to_embed = waiting;
-            p.embedder = EmbedderState::Ready;
-        });
-        let outcome = embed::embed_waiting(
-            &self.store,
-            embedder.as_ref(),
-            |done, of| {
-                self.publish(|p| {
-                    p.embedded = done;
-                    p.to_embed = of;
-                });
-            },
-            || !self.wanted_elsewhere(),
-        );
-        if let Err(e) = outcome {
-            tracing::warn!("embedding stopped: {e}");
-            self.publish(|p| p.stopped = Some(format!("embedding stopped: {e}")));
+        for model in models {
+            if self.wanted_elsewhere() {
+                return;
+            }
+            let waiting = match self.store.waiting_for_vectors(&model) {
+                Ok(0) => continue,
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!("passages to embed could not be counted: {e}");
+                    return;
+                }
+            };
+            let Some(embedder) = self.embedder(&model) else {
+                continue;
+            };
+            self.publish(|p| {
+                p.running = true;
+                p.embedded = 0;
+                p.to_embed = waiting;
+            });
+            let outcome = embed::embed_waiting(
+                &self.store,
+                embedder.as_ref(),
+                |done, of| {
+                    self.publish(|p| {
+                        p.embedded = done;
+                        p.to_embed = of;
+                    });
+                },
+                || !self.wanted_elsewhere(),
+            );
+            if let Err(e) = &outcome {
+                // What was embedded is kept; the rest waits for the next try.
+                tracing::warn!("embedding with {model} stopped: {e}");
+                self.publish(|p| p.stopped = Some(format!("embedding with {model} stopped: {e}")));
+            }
+            if let Err(embed::EmbedStop::Embedder(_)) = outcome {
+                // A provider that failed mid-collection is connected again later.
+                self.failed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(model.clone(), Instant::now());
+                self.store.forget_embedder(&model);
+            }
+            self.publish(|p| p.running = false);
         }
-        self.publish(|p| p.running = false);
+    }
+
+    /// The embedder of `model`: loaded already, else the built-in one loaded (its weights
+    /// downloaded) or a provider's model connected — not more often than every
+    /// [`RETRY_EMBEDDER_AFTER`] after a failure.
+    fn embedder(&self, model: &str) -> Option<Arc<dyn embed::Embedder>> {
+        if let Some(embedder) = self.store.embedder_for(model) {
+            return Some(embedder);
+        }
+        if model == embed::minilm::MODEL {
+            return self.load(self.home.as_ref()?);
+        }
+        let providers = self
+            .providers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()?;
+        let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        if failed
+            .get(model)
+            .is_some_and(|at| at.elapsed() < RETRY_EMBEDDER_AFTER)
+        {
+            return None;
+        }
+        match providers.connect(model) {
+            Ok(embedder) => {
+                failed.remove(model);
+                let embedder: Arc<dyn embed::Embedder> = Arc::new(embedder);
+                self.store.set_embedder(Arc::clone(&embedder));
+                Some(embedder)
+            }
+            Err(e) => {
+                tracing::warn!("{model} is unavailable: {e}");
+                failed.insert(model.to_owned(), Instant::now());
+                self.publish(|p| p.stopped = Some(format!("{model} is unavailable: {e}")));
+                None
+            }
+        }
     }
 
     /// Load the built-in embedder, downloading its weights first if need be; says why

@@ -6,6 +6,7 @@
 
 pub mod download;
 pub mod minilm;
+pub mod provider;
 pub mod vectors;
 
 use std::path::{Path, PathBuf};

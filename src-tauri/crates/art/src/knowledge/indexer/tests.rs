@@ -189,3 +189,72 @@ fn without_the_model_or_a_hub_the_indexer_says_words_only_and_keeps_reading() {
         EmbedderState::Unavailable { .. }
     ));
 }
+
+#[test]
+fn a_provider_failing_mid_collection_keeps_what_it_embedded_and_finishes_on_the_next_try() {
+    use art_testkit::fake::{FakeServer, Reply};
+    use serde_json::json;
+
+    use crate::knowledge::embed::provider::ProviderModels;
+    use crate::providers::factory::builtin_entries;
+    use crate::providers::options::BASE_URL;
+    use crate::secrets::MemoryStore;
+
+    const MODEL: &str = "ollama:nomic-embed-text";
+    let vectors = |n: usize| {
+        let rows: Vec<serde_json::Value> = (0..n).map(|i| json!([1.0, i as f32, 0.5])).collect();
+        Reply::json(&json!({ "model": "nomic-embed-text", "embeddings": rows }).to_string())
+    };
+    let broken = || Reply::error(500, r#"{"error":"llama runner process has terminated"}"#);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // The probe, a first batch of 32, then the runner dies (the call and its 2 retries).
+    let server = runtime.block_on(FakeServer::start(vec![
+        vectors(1),
+        vectors(32),
+        broken(),
+        broken(),
+        broken(),
+    ]));
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let c = store.create("Farm").unwrap();
+    store.change_embedder(&c.id, MODEL).unwrap();
+    let mut entries = builtin_entries();
+    for entry in &mut entries {
+        entry
+            .base_options
+            .insert(BASE_URL.into(), server.url().into());
+    }
+    let http = crate::providers::http::HttpOptions {
+        backoff: Duration::from_millis(10),
+        ..Default::default()
+    };
+    let indexer = Indexer::start(Arc::clone(&store), None).unwrap();
+    indexer.connect_providers(Arc::new(ProviderModels::new(
+        entries,
+        Arc::new(MemoryStore::new()),
+        http,
+    )));
+    add(&store, &c.id, &[notes(dir.path(), 40)], false).unwrap();
+    indexer.wake();
+
+    let stopped = until(&indexer, |p| {
+        p.stopped
+            .as_deref()
+            .is_some_and(|s| s.contains("llama runner process has terminated"))
+    });
+    assert!(stopped.stopped.unwrap().contains(MODEL));
+    assert_eq!(store.waiting_for_vectors(MODEL).unwrap(), 8);
+    let found = store.search_scoped("harvest field", &[], None, 3).unwrap();
+    // The 32 embedded are searched by meaning — once the model is connected again.
+    assert_eq!(found.words_only, 40);
+
+    // The runner is back: the next try (a wake) connects again and embeds the rest.
+    server.push(vectors(1));
+    server.push(vectors(8));
+    indexer.wake();
+    until(&indexer, |_| store.waiting_for_vectors(MODEL).unwrap() == 0);
+    let found = store.search_scoped("harvest field", &[], None, 3).unwrap();
+    assert_eq!(found.words_only, 0);
+    assert_eq!(found.hits.len(), 3);
+}

@@ -143,6 +143,14 @@ impl KnowledgeStore {
             .insert(embedder.model().to_owned(), embedder);
     }
 
+    /// Stop using `model`'s embedder (it failed: it is connected again on the next try).
+    pub fn forget_embedder(&self, model: &str) {
+        self.embedders
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(model);
+    }
+
     /// The loaded embedder of `model`, if any.
     pub fn embedder_for(&self, model: &str) -> Option<Arc<dyn Embedder>> {
         self.embedders

@@ -158,6 +158,15 @@ impl KnowledgeStore {
         Ok(settled)
     }
 
+    /// Every model a collection is embedded with (or is re-embedding with).
+    pub fn models_in_use(&self) -> Result<Vec<String>, KnowledgeProblem> {
+        self.with(|c| {
+            c.prepare("SELECT DISTINCT embedder FROM collections ORDER BY embedder")?
+                .query_map([], |r| r.get(0))?
+                .collect()
+        })
+    }
+
     /// `collection`'s model and the one answering while it re-embeds.
     fn models_of(&self, collection: &str) -> Result<(String, Option<String>), KnowledgeProblem> {
         self.with(|c| {
