@@ -40,13 +40,7 @@ pub struct Workbench {
 impl Workbench {
     /// Open the database in `data_dir` and build the framework over it.
     pub fn open(data_dir: &DataDir) -> Result<Self, IpcError> {
-        let Standard {
-            art,
-            providers,
-            secrets,
-            knowledge,
-            embedder,
-        } = Standard::open(data_dir).map_err(|e| match e {
+        let standard = Standard::open(data_dir).map_err(|e| match e {
             OpenError::Storage(_) => IpcError::new(ErrorCode::Storage, e.to_string())
                 .with_details(serde_json::json!({ "path": data_dir.database_path() })),
             OpenError::Tools(_) => IpcError::new(ErrorCode::Internal, e.to_string()),
@@ -57,6 +51,14 @@ impl Workbench {
             OpenError::Knowledge(_) => IpcError::new(ErrorCode::Storage, e.to_string())
                 .with_details(serde_json::json!({ "path": data_dir.knowledge_path() })),
         })?;
+        let provider_models = standard.provider_models();
+        let Standard {
+            art,
+            providers,
+            secrets,
+            knowledge,
+            embedder,
+        } = standard;
         let knowledge_files = data_dir.knowledge_files_dir();
         // Files of attached documents removed meanwhile (by `art kb`, say).
         if let Err(e) = art::knowledge::attached::sweep(&knowledge, &knowledge_files) {
@@ -66,6 +68,11 @@ impl Workbench {
             tracing::error!("the knowledge indexer could not start: {e}");
             format!("the indexing thread could not start: {e}")
         });
+        if let Ok(indexer) = &indexer {
+            // Collections that use a provider's embedding model (the providers as they
+            // are at start).
+            indexer.connect_providers(provider_models);
+        }
         Ok(Self {
             art,
             providers,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::bail;
+use art::knowledge::embed::provider::ProviderModels;
 use art::knowledge::embed::{self, Embedder, EmbedderHome};
 use art::knowledge::{self, KnowledgeStore};
 use art::tools::search_knowledge::NOTHING_FOUND;
@@ -23,6 +24,20 @@ pub enum Command {
     Create {
         /// Its name (unique, whatever the case).
         name: String,
+        /// The model its passages are embedded with: the built-in one by default
+        /// (builtin:all-MiniLM-L6-v2), or a provider's, as provider:model
+        /// (ollama:nomic-embed-text, openai:text-embedding-3-small,
+        /// gemini:gemini-embedding-001).
+        #[arg(long)]
+        embedder: Option<String>,
+    },
+    /// Embed a collection with another model (as `create --embedder` names them), now:
+    /// its old vectors answer searches until the new ones are complete.
+    Embedder {
+        /// The collection (name or id).
+        collection: String,
+        /// The model, provider:model or builtin:all-MiniLM-L6-v2.
+        model: String,
     },
     /// The collections, with how many documents are in each state.
     List,
@@ -70,12 +85,31 @@ pub enum Command {
     },
 }
 
-/// Run `art kb` on `store`, with the built-in embedder's weights in `home`.
-pub fn kb(store: &KnowledgeStore, home: &EmbedderHome, command: Command) -> anyhow::Result<()> {
+/// The models that embed passages: the built-in one (its weights in `home`) and the
+/// providers' (connected through `providers`).
+pub struct Models<'a> {
+    /// The built-in embedder's weights.
+    pub home: &'a EmbedderHome,
+    /// Providers' embedding models.
+    pub providers: &'a ProviderModels,
+}
+
+/// Run `art kb` on `store`, embedding with `models`.
+pub fn kb(store: &KnowledgeStore, models: &Models<'_>, command: Command) -> anyhow::Result<()> {
+    let home = models.home;
     match command {
-        Command::Create { name } => {
+        Command::Create { name, embedder } => {
             let made = store.create(&name)?;
+            if let Some(model) = embedder {
+                store.change_embedder(&made.id, &model)?;
+            }
             sayln!("Created {} ({})", made.name, made.id);
+        }
+        Command::Embedder { collection, model } => {
+            let c = store.find(&collection)?;
+            store.change_embedder(&c.id, &model)?;
+            noteln!("art: {} is embedded with {model} from now on", c.name);
+            embed_waiting(store, models)?;
         }
         Command::List => {
             let list = store.collections()?;
@@ -101,7 +135,7 @@ pub fn kb(store: &KnowledgeStore, home: &EmbedderHome, command: Command) -> anyh
             }
             noteln!("art: {} queued in {}", count(added.queued, "file"), c.name);
             index(store)?;
-            embed_waiting(store, home)?;
+            embed_waiting(store, models)?;
             sayln!("{}", summary(&store.find(&c.id)?));
         }
         Command::Sync => {
@@ -112,7 +146,7 @@ pub fn kb(store: &KnowledgeStore, home: &EmbedderHome, command: Command) -> anyh
                 synced.removed
             );
             index(store)?;
-            embed_waiting(store, home)?;
+            embed_waiting(store, models)?;
         }
         Command::Status { collection } => {
             let c = store.find(&collection)?;
@@ -138,11 +172,21 @@ pub fn kb(store: &KnowledgeStore, home: &EmbedderHome, command: Command) -> anyh
             collection,
             k,
         } => {
-            // Searched by meaning too when the model is here; never downloaded to search.
-            if home.is_downloaded()
-                && let Some(embedder) = load(home)
-            {
-                store.set_embedder(embedder);
+            // Searched by meaning too when the models are here (the built-in one is never
+            // downloaded to search).
+            for model in store.models_in_use()? {
+                if store.passages_of_model(&model)? == 0 {
+                    continue;
+                }
+                if model == embed::minilm::MODEL {
+                    if home.is_downloaded()
+                        && let Some(embedder) = load(home)
+                    {
+                        store.set_embedder(embedder);
+                    }
+                } else if let Some(embedder) = connect(models.providers, &model) {
+                    store.set_embedder(embedder);
+                }
             }
             let found = store.search_scoped(&query, &[], collection.as_deref(), k)?;
             if found.words_only > 0 {
@@ -178,7 +222,7 @@ pub fn kb(store: &KnowledgeStore, home: &EmbedderHome, command: Command) -> anyh
             let c = store.find(&collection)?;
             store.requeue(&c.id)?;
             index(store)?;
-            embed_waiting(store, home)?;
+            embed_waiting(store, models)?;
             sayln!("{}", summary(&store.find(&c.id)?));
         }
     }
@@ -227,34 +271,52 @@ fn load(home: &EmbedderHome) -> Option<Arc<dyn Embedder>> {
     }
 }
 
-/// Give the passages waiting for a vector one, with a progress bar; when the search
-/// model cannot be had, they stay searchable by their words.
-fn embed_waiting(store: &KnowledgeStore, home: &EmbedderHome) -> anyhow::Result<()> {
-    let waiting = store.waiting_for_vectors(embed::minilm::MODEL)?;
-    if waiting == 0 {
-        return Ok(());
+/// A provider's embedding model, connected; `None`, said on stderr, when it cannot be.
+fn connect(providers: &ProviderModels, model: &str) -> Option<Arc<dyn Embedder>> {
+    match providers.connect(model) {
+        Ok(embedder) => Some(Arc::new(embedder)),
+        Err(e) => {
+            noteln!("art: {model} is unavailable ({e}): searched by words only");
+            None
+        }
     }
-    let Some(embedder) = load(home) else {
-        return Ok(());
-    };
-    let bar = ProgressBar::new(waiting).with_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} passages embedded ({eta} left)")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let done = embed::embed_waiting(
-        store,
-        embedder.as_ref(),
-        |done, of| {
-            bar.set_length(of);
-            bar.set_position(done);
-        },
-        || true,
-    );
-    bar.finish_and_clear();
-    noteln!(
-        "art: embedded {} to search by meaning",
-        count(done?, "passage")
-    );
+}
+
+/// Give the passages waiting for a vector one, model by model, with a progress bar;
+/// when a model cannot be had, its passages stay searchable by their words.
+fn embed_waiting(store: &KnowledgeStore, models: &Models<'_>) -> anyhow::Result<()> {
+    for model in store.models_in_use()? {
+        let waiting = store.waiting_for_vectors(&model)?;
+        if waiting == 0 {
+            continue;
+        }
+        let embedder = if model == embed::minilm::MODEL {
+            load(models.home)
+        } else {
+            connect(models.providers, &model)
+        };
+        let Some(embedder) = embedder else {
+            continue;
+        };
+        let bar = ProgressBar::new(waiting).with_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} passages embedded ({eta} left)")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        let done = embed::embed_waiting(
+            store,
+            embedder.as_ref(),
+            |done, of| {
+                bar.set_length(of);
+                bar.set_position(done);
+            },
+            || true,
+        );
+        bar.finish_and_clear();
+        noteln!(
+            "art: embedded {} with {model} to search by meaning",
+            count(done?, "passage")
+        );
+    }
     Ok(())
 }
 

@@ -230,7 +230,12 @@ async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
             .map(|()| ExitCode::SUCCESS),
         Command::Mcp(command) => mcp::mcp(&stack, command).await,
         Command::Kb(command) => {
-            kb::kb(&stack.knowledge, &stack.embedder, command).map(|()| ExitCode::SUCCESS)
+            let providers = stack.provider_models();
+            let models = kb::Models {
+                home: &stack.embedder,
+                providers: &providers,
+            };
+            kb::kb(&stack.knowledge, &models, command).map(|()| ExitCode::SUCCESS)
         }
         Command::Config(args) => config::config(&stack, args)
             .await

@@ -14,6 +14,7 @@ use crate::export::Redactor;
 use crate::instance::ArtInstance;
 use crate::knowledge::KnowledgeStore;
 use crate::knowledge::embed::EmbedderHome;
+use crate::knowledge::embed::provider::ProviderModels;
 use crate::paths::DataDir;
 use crate::providers::factory::{BuiltinFactory, builtin_entries};
 use crate::providers::{ManagerOptions, ProviderManager};
@@ -119,6 +120,16 @@ pub struct Standard {
 }
 
 impl Standard {
+    /// Connects the providers' embedding models for the collections that use one, with
+    /// the providers as configured now and their keys.
+    pub fn provider_models(&self) -> Arc<ProviderModels> {
+        Arc::new(ProviderModels::new(
+            self.providers.entries(),
+            Arc::clone(&self.secrets) as Arc<dyn crate::secrets::SecretStore>,
+            crate::providers::http::HttpOptions::default(),
+        ))
+    }
+
     /// Open the database of `data_dir` and build the framework over it.
     pub fn open(data_dir: &DataDir) -> Result<Self, OpenError> {
         let storage: Arc<dyn StorageAdapter> =

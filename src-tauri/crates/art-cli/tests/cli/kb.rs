@@ -380,3 +380,157 @@ async fn killed_while_indexing_it_resumes_without_losing_or_doubling_a_passage()
     let found = stdout(&art(&home, &["kb", "search", "field 399 crates", "-k", "1"]).await);
     assert!(found.contains("field-399.md"), "{found}");
 }
+
+/// A fake Ollama whose `/api/embed` embeds each input by its letters (26 numbers): texts
+/// that share letters come out close, enough to search by.
+async fn letters_ollama() -> FakeServer {
+    use art_testkit::fake::Reply;
+    let embed: art_testkit::fake::Router = Box::new(|request| {
+        if !request.request_line.starts_with("POST /api/embed ") {
+            return None;
+        }
+        let body = request.json();
+        let vectors: Vec<Vec<f32>> = body["input"]
+            .as_array()?
+            .iter()
+            .map(|text| {
+                let mut v = vec![0.01f32; 26];
+                for c in text.as_str().unwrap_or_default().to_lowercase().bytes() {
+                    if c.is_ascii_lowercase() {
+                        v[usize::from(c - b'a')] += 1.0;
+                    }
+                }
+                v
+            })
+            .collect();
+        Some(Reply::json(
+            &serde_json::json!({ "model": body["model"], "embeddings": vectors }).to_string(),
+        ))
+    });
+    FakeServer::start_at(0, Some(embed), Vec::new())
+        .await
+        .unwrap()
+}
+
+/// `art --data-dir DIR ARGS…` with Ollama at `ollama`.
+async fn art_with_ollama(dir: &Path, ollama: &str, args: &[&str]) -> std::process::Output {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_art"));
+    command.arg("--data-dir").arg(dir).args(args);
+    command
+        .env("HF_ENDPOINT", art_testkit::embedder::NO_HUB)
+        .env("OLLAMA_HOST", ollama);
+    tokio::task::spawn_blocking(move || command.output().expect("art runs"))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collection_embedded_by_ollama_is_searched_by_meaning_and_can_change_model() {
+    let data = tempfile::tempdir().unwrap();
+    let home = data.path().join("data");
+    let dir = folder(data.path());
+    let ollama = letters_ollama().await;
+    let url = ollama.url();
+    let made = art_with_ollama(
+        &home,
+        &url,
+        &[
+            "kb",
+            "create",
+            "Orchard",
+            "--embedder",
+            "ollama:nomic-embed-text",
+        ],
+    )
+    .await;
+    assert!(made.status.success(), "{}", stderr(&made));
+    let added = art_with_ollama(
+        &home,
+        &url,
+        &["kb", "add", "Orchard", dir.to_str().unwrap()],
+    )
+    .await;
+    let notes = stderr(&added);
+    assert!(
+        notes.contains("passages with ollama:nomic-embed-text to search by meaning"),
+        "{notes}"
+    );
+    let requests = ollama.requests();
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.json()["model"] == "nomic-embed-text")
+    );
+
+    let found = art_with_ollama(
+        &home,
+        &url,
+        &["kb", "search", "prune the apple trees", "-k", "1"],
+    )
+    .await;
+    assert!(
+        stdout(&found).starts_with("[1] notes.md"),
+        "{}",
+        stdout(&found)
+    );
+    assert!(!stderr(&found).contains("words only"), "{}", stderr(&found));
+
+    // To the built-in model: re-embedded now, and Ollama no longer asked.
+    art_testkit::embedder::install_in(&home);
+    let changed = art_with_ollama(
+        &home,
+        &url,
+        &["kb", "embedder", "Orchard", "builtin:all-MiniLM-L6-v2"],
+    )
+    .await;
+    assert!(changed.status.success(), "{}", stderr(&changed));
+    assert!(
+        stderr(&changed).contains("with builtin:all-MiniLM-L6-v2 to search by meaning"),
+        "{}",
+        stderr(&changed)
+    );
+    let asked = ollama.requests().len();
+    let meant = art_with_ollama(
+        &home,
+        &url,
+        &[
+            "kb",
+            "search",
+            "cutting back branches during the cold months",
+            "-k",
+            "1",
+        ],
+    )
+    .await;
+    assert!(
+        stdout(&meant).starts_with("[1] notes.md"),
+        "{}",
+        stdout(&meant)
+    );
+    assert_eq!(ollama.requests().len(), asked);
+
+    // Ollama gone: a collection that uses it is still searched, by its words.
+    let unknown = art_with_ollama(
+        &home,
+        "http://127.0.0.1:9",
+        &["kb", "embedder", "Orchard", "ollama:nomic-embed-text"],
+    )
+    .await;
+    assert!(unknown.status.success(), "{}", stderr(&unknown));
+    assert!(
+        stderr(&unknown).contains("ollama:nomic-embed-text is unavailable"),
+        "{}",
+        stderr(&unknown)
+    );
+    let words = art_with_ollama(
+        &home,
+        "http://127.0.0.1:9",
+        &["kb", "search", "irrigation cost"],
+    )
+    .await;
+    assert!(
+        stdout(&words).contains("Irrigation cost 310 euros"),
+        "{}",
+        stdout(&words)
+    );
+}

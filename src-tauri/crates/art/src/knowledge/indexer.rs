@@ -311,17 +311,28 @@ impl Shared {
             if self.wanted_elsewhere() {
                 return;
             }
-            let waiting = match self.store.waiting_for_vectors(&model) {
-                Ok(0) => continue,
-                Ok(n) => n,
-                Err(e) => {
+            let (waiting, passages) = match (
+                self.store.waiting_for_vectors(&model),
+                self.store.passages_of_model(&model),
+            ) {
+                (Ok(waiting), Ok(passages)) => (waiting, passages),
+                (Err(e), _) | (_, Err(e)) => {
                     tracing::warn!("passages to embed could not be counted: {e}");
                     return;
                 }
             };
+            // Loaded (connected) whenever its collections have passages: searches need it
+            // to embed questions, also when every passage has its vector (after a
+            // restart).
+            if passages == 0 {
+                continue;
+            }
             let Some(embedder) = self.embedder(&model) else {
                 continue;
             };
+            if waiting == 0 {
+                continue;
+            }
             self.publish(|p| {
                 p.running = true;
                 p.embedded = 0;

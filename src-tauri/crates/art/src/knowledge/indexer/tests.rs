@@ -150,6 +150,25 @@ fn read_documents_are_embedded_next_and_searched_by_meaning() {
         .unwrap();
     assert_eq!(found.words_only, 0);
     assert!(!found.hits.is_empty());
+
+    // After a restart, with every passage embedded, the model is loaded all the same:
+    // questions are still searched by meaning.
+    drop(indexer);
+    let home = EmbedderHome {
+        dir: dir.path().join("models/all-MiniLM-L6-v2"),
+        endpoint: art_testkit::embedder::NO_HUB.into(),
+    };
+    let store = open(dir.path());
+    let indexer = Indexer::start(Arc::clone(&store), Some(home)).unwrap();
+    until(&indexer, |p| p.embedder == EmbedderState::Ready);
+    let found = store
+        .search_scoped("crops put on the scales", &[], None, 3)
+        .unwrap();
+    assert_eq!(found.words_only, 0);
+    assert!(
+        found.hits.iter().any(|h| h.matched.meaning.is_some()),
+        "{found:?}"
+    );
 }
 
 #[test]

@@ -158,12 +158,29 @@ impl KnowledgeStore {
         Ok(settled)
     }
 
-    /// Every model a collection is embedded with (or is re-embedding with).
+    /// Passages of the collections embedded with `model`, or answered by it while they
+    /// re-embed.
+    pub fn passages_of_model(&self, model: &str) -> Result<u64, KnowledgeProblem> {
+        self.with(|c| {
+            c.prepare_cached(
+                "SELECT count(*) FROM chunks ch JOIN documents d ON d.id = ch.document
+                 JOIN collections c ON c.id = d.collection
+                 WHERE c.embedder = ?1 OR c.previous_embedder = ?1",
+            )?
+            .query_row([model], |r| unsigned(r, 0))
+        })
+    }
+
+    /// Every model a collection is embedded with, or answered by while it re-embeds.
     pub fn models_in_use(&self) -> Result<Vec<String>, KnowledgeProblem> {
         self.with(|c| {
-            c.prepare("SELECT DISTINCT embedder FROM collections ORDER BY embedder")?
-                .query_map([], |r| r.get(0))?
-                .collect()
+            c.prepare(
+                "SELECT embedder FROM collections
+                 UNION SELECT previous_embedder FROM collections
+                 WHERE previous_embedder IS NOT NULL ORDER BY 1",
+            )?
+            .query_map([], |r| r.get(0))?
+            .collect()
         })
     }
 
