@@ -2,27 +2,13 @@
 //! speaking each API's exact request and answer shapes.
 
 use art::providers::embeddings::{TEXTS_PER_REQUEST, embed};
-use art::providers::factory::builtin_entries;
-use art::providers::manager::ProviderEntry;
-use art::providers::options::BASE_URL;
 use art::secrets::Secret;
 use art_testkit::fake::{FakeServer, Reply};
 use art_testkit::framework::adapters::fast;
 use art_types::FailureCode;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-fn entry(name: &str) -> ProviderEntry {
-    builtin_entries()
-        .into_iter()
-        .find(|e| e.name == name)
-        .unwrap()
-}
-
-fn at(base: String) -> Map<String, Value> {
-    let mut options = Map::new();
-    options.insert(BASE_URL.into(), Value::String(base));
-    options
-}
+use crate::models::{at, entry};
 
 fn length(v: &[f32]) -> f32 {
     v.iter().map(|x| x * x).sum::<f32>().sqrt()

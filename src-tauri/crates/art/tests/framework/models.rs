@@ -15,14 +15,16 @@ use art_types::{DoctorReport, FailureCode, Severity};
 use serde_json::{Map, Value};
 use wire::fast;
 
-fn entry(name: &str) -> ProviderEntry {
+/// The built-in provider entry called `name`.
+pub(crate) fn entry(name: &str) -> ProviderEntry {
     builtin_entries()
         .into_iter()
         .find(|e| e.name == name)
         .unwrap()
 }
 
-fn at(base: String) -> Map<String, Value> {
+/// Options that point an entry at `base`.
+pub(crate) fn at(base: String) -> Map<String, Value> {
     let mut options = Map::new();
     options.insert(BASE_URL.into(), Value::String(base));
     options
