@@ -94,9 +94,28 @@ pub struct Models<'a> {
     pub providers: &'a ProviderModels,
 }
 
+impl Models<'_> {
+    /// The embedder of `model`: the built-in one (its weights downloaded first only when
+    /// `download`), or a provider's, connected; `None`, said on stderr, when it cannot be
+    /// had (its passages are searched by their words).
+    fn embedder(&self, model: &str, download: bool) -> Option<Arc<dyn Embedder>> {
+        if model == embed::minilm::MODEL {
+            return (download || self.home.is_downloaded())
+                .then(|| load(self.home))
+                .flatten();
+        }
+        match self.providers.connect(model) {
+            Ok(embedder) => Some(Arc::new(embedder)),
+            Err(e) => {
+                noteln!("art: {model} is unavailable ({e}): searched by words only");
+                None
+            }
+        }
+    }
+}
+
 /// Run `art kb` on `store`, embedding with `models`.
 pub fn kb(store: &KnowledgeStore, models: &Models<'_>, command: Command) -> anyhow::Result<()> {
-    let home = models.home;
     match command {
         Command::Create { name, embedder } => {
             let made = store.create(&name)?;
@@ -175,16 +194,9 @@ pub fn kb(store: &KnowledgeStore, models: &Models<'_>, command: Command) -> anyh
             // Searched by meaning too when the models are here (the built-in one is never
             // downloaded to search).
             for model in store.models_in_use()? {
-                if store.passages_of_model(&model)? == 0 {
-                    continue;
-                }
-                if model == embed::minilm::MODEL {
-                    if home.is_downloaded()
-                        && let Some(embedder) = load(home)
-                    {
-                        store.set_embedder(embedder);
-                    }
-                } else if let Some(embedder) = connect(models.providers, &model) {
+                if store.passages_of_model(&model)? > 0
+                    && let Some(embedder) = models.embedder(&model, false)
+                {
                     store.set_embedder(embedder);
                 }
             }
@@ -271,17 +283,6 @@ fn load(home: &EmbedderHome) -> Option<Arc<dyn Embedder>> {
     }
 }
 
-/// A provider's embedding model, connected; `None`, said on stderr, when it cannot be.
-fn connect(providers: &ProviderModels, model: &str) -> Option<Arc<dyn Embedder>> {
-    match providers.connect(model) {
-        Ok(embedder) => Some(Arc::new(embedder)),
-        Err(e) => {
-            noteln!("art: {model} is unavailable ({e}): searched by words only");
-            None
-        }
-    }
-}
-
 /// Give the passages waiting for a vector one, model by model, with a progress bar;
 /// when a model cannot be had, its passages stay searchable by their words.
 fn embed_waiting(store: &KnowledgeStore, models: &Models<'_>) -> anyhow::Result<()> {
@@ -290,12 +291,7 @@ fn embed_waiting(store: &KnowledgeStore, models: &Models<'_>) -> anyhow::Result<
         if waiting == 0 {
             continue;
         }
-        let embedder = if model == embed::minilm::MODEL {
-            load(models.home)
-        } else {
-            connect(models.providers, &model)
-        };
-        let Some(embedder) = embedder else {
+        let Some(embedder) = models.embedder(&model, true) else {
             continue;
         };
         let bar = ProgressBar::new(waiting).with_style(

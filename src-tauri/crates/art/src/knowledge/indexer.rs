@@ -311,22 +311,23 @@ impl Shared {
             if self.wanted_elsewhere() {
                 return;
             }
-            let (waiting, passages) = match (
-                self.store.waiting_for_vectors(&model),
-                self.store.passages_of_model(&model),
-            ) {
-                (Ok(waiting), Ok(passages)) => (waiting, passages),
-                (Err(e), _) | (_, Err(e)) => {
+            // Loaded (connected) whenever its collections have passages: searches need it
+            // to embed questions, also when every passage has its vector (after a
+            // restart).
+            let counted = self.store.waiting_for_vectors(&model).and_then(|waiting| {
+                let needed = waiting > 0
+                    || self.store.embedder_for(&model).is_some()
+                    || self.store.passages_of_model(&model)? > 0;
+                Ok((waiting, needed))
+            });
+            let waiting = match counted {
+                Ok((_, false)) => continue,
+                Ok((waiting, true)) => waiting,
+                Err(e) => {
                     tracing::warn!("passages to embed could not be counted: {e}");
                     return;
                 }
             };
-            // Loaded (connected) whenever its collections have passages: searches need it
-            // to embed questions, also when every passage has its vector (after a
-            // restart).
-            if passages == 0 {
-                continue;
-            }
             let Some(embedder) = self.embedder(&model) else {
                 continue;
             };

@@ -557,15 +557,9 @@ impl KnowledgeStore {
                  FROM chunks WHERE document = ?1 ORDER BY ord",
             )?
             .query_map([document.id], |r| {
-                let headings: String = r.get(2)?;
-                let headings: Vec<String> = serde_json::from_str(&headings).unwrap_or_default();
-                let pages = match (r.get::<_, Option<u32>>(3)?, r.get::<_, Option<u32>>(4)?) {
-                    (Some(a), Some(b)) => Some((a, b)),
-                    _ => None,
-                };
                 Ok(Passage {
                     chunk: r.get(0)?,
-                    place: place(pages, (r.get(5)?, r.get(6)?), &headings),
+                    place: stored_place(r, 2)?,
                     text: r.get(1)?,
                 })
             })?
@@ -593,6 +587,25 @@ fn valid_name(name: &str) -> Result<String, KnowledgeProblem> {
         return Err(KnowledgeProblem::BadName);
     }
     Ok(name.to_owned())
+}
+
+/// Where a stored passage is, as a citation says it, from its columns `headings,
+/// page_from, page_to, line_from, line_to` read in that order from `first`.
+fn stored_place(r: &Row<'_>, first: usize) -> rusqlite::Result<String> {
+    let headings: String = r.get(first)?;
+    let headings: Vec<String> = serde_json::from_str(&headings).unwrap_or_default();
+    let pages = match (
+        r.get::<_, Option<u32>>(first + 1)?,
+        r.get::<_, Option<u32>>(first + 2)?,
+    ) {
+        (Some(a), Some(b)) => Some((a, b)),
+        _ => None,
+    };
+    Ok(place(
+        pages,
+        (r.get(first + 3)?, r.get(first + 4)?),
+        &headings,
+    ))
 }
 
 /// A count or size stored as SQLite's signed integer (NULL, from an empty sum, is 0).

@@ -28,53 +28,53 @@ pub async fn embed(
     texts: &[&str],
 ) -> Result<Vec<Vec<f32>>, ProviderError> {
     let base = base_url(entry, options)?;
+    let name = format!("models/{}", model.trim_start_matches("models/"));
+    // Where to ask, with which key, and where the answer keeps its vectors.
+    let (url, headers, answer_key): (String, Vec<(&str, String)>, &str) = match entry.kind {
+        AdapterKind::Ollama => (http::join(&base, "api/embed"), Vec::new(), "embeddings"),
+        AdapterKind::OpenAi => (
+            http::join(&base, "embeddings"),
+            vec![(
+                "Authorization",
+                format!("Bearer {}", require_key(entry, secret)?.expose()),
+            )],
+            "data",
+        ),
+        AdapterKind::Gemini => (
+            http::join(&base, &format!("{name}:batchEmbedContents")),
+            vec![(
+                "x-goog-api-key",
+                require_key(entry, secret)?.expose().to_owned(),
+            )],
+            "embeddings",
+        ),
+        AdapterKind::Anthropic => {
+            return Err(ProviderError::new(
+                ErrorClass::Permanent,
+                FailureCode::InvalidModel,
+                format!(
+                    "{} offers no embeddings: choose another provider's model or the built-in one",
+                    entry.name
+                ),
+            ));
+        }
+    };
     let client = http::client(http_options)?;
     let mut vectors = Vec::with_capacity(texts.len());
     for batch in texts.chunks(TEXTS_PER_REQUEST) {
-        let (url, headers, body, answer_key): (String, Vec<(&str, String)>, Value, &str) =
-            match entry.kind {
-                AdapterKind::Ollama => (
-                    http::join(&base, "api/embed"),
-                    Vec::new(),
-                    json!({ "model": model, "input": batch }),
-                    "embeddings",
-                ),
-                AdapterKind::OpenAi => (
-                    http::join(&base, "embeddings"),
-                    vec![(
-                        "Authorization",
-                        format!("Bearer {}", require_key(entry, secret)?.expose()),
-                    )],
-                    json!({ "model": model, "input": batch, "encoding_format": "float" }),
-                    "data",
-                ),
-                AdapterKind::Gemini => {
-                    let name = format!("models/{}", model.trim_start_matches("models/"));
-                    let requests: Vec<Value> = batch
-                        .iter()
-                        .map(|t| json!({ "model": name, "content": { "parts": [{ "text": t }] } }))
-                        .collect();
-                    (
-                        http::join(&base, &format!("{name}:batchEmbedContents")),
-                        vec![(
-                            "x-goog-api-key",
-                            require_key(entry, secret)?.expose().to_owned(),
-                        )],
-                        json!({ "requests": requests }),
-                        "embeddings",
-                    )
-                }
-                AdapterKind::Anthropic => {
-                    return Err(ProviderError::new(
-                        ErrorClass::Permanent,
-                        FailureCode::InvalidModel,
-                        format!(
-                            "{} offers no embeddings: choose another provider's model or the built-in one",
-                            entry.name
-                        ),
-                    ));
-                }
-            };
+        let body = match entry.kind {
+            AdapterKind::OpenAi => {
+                json!({ "model": model, "input": batch, "encoding_format": "float" })
+            }
+            AdapterKind::Gemini => {
+                let requests: Vec<Value> = batch
+                    .iter()
+                    .map(|t| json!({ "model": name, "content": { "parts": [{ "text": t }] } }))
+                    .collect();
+                json!({ "requests": requests })
+            }
+            _ => json!({ "model": model, "input": batch }),
+        };
         let response = send_with_retries(http_options, || {
             headers
                 .iter()

@@ -1,7 +1,7 @@
 //! Vectors in memory, scanned whole: at desktop scale (100,000 passages × 384 dimensions)
 //! a plain scan in eight lanes, which the compiler turns into SIMD, takes ~6 ms on one
-//! core here (it runs on all of them), as fast as an index and exact. Also how a vector is stored (a BLOB of little-endian
-//! `f32`s) and how ranked lists are fused.
+//! core here (it runs on all of them), as fast as an index and exact. Also how a vector
+//! is stored (a BLOB of little-endian `f32`s) and how ranked lists are fused.
 
 use std::collections::HashMap;
 

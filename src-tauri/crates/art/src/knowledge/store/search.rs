@@ -8,8 +8,7 @@ use std::sync::Arc;
 use art_types::knowledge::{Collection, Hit, KnowledgeProblem, Matched, Searched};
 use rusqlite::{OptionalExtension, Row, params};
 
-use super::KnowledgeStore;
-use crate::knowledge::chunk::place;
+use super::{KnowledgeStore, stored_place};
 use crate::knowledge::embed::Embedder;
 use crate::knowledge::embed::vectors::fuse;
 
@@ -82,7 +81,9 @@ impl KnowledgeStore {
                 .collect::<Vec<_>>()
         });
         let words = self.rank_words(query, within.as_deref(), candidates)?;
-        let mut meaning = Vec::new();
+        // Nearest passages per model: cosines of two models are not comparable, so each
+        // model's ranking is fused as a list of its own.
+        let mut meaning: HashMap<String, Vec<(i64, f32)>> = HashMap::new();
         // The question's vector per model (`None`: it could not be embedded).
         let mut query_vectors: HashMap<String, Option<Vec<f32>>> = HashMap::new();
         let mut words_only = 0;
@@ -99,25 +100,36 @@ impl KnowledgeStore {
             };
             // A question that cannot be embedded is still searched by its words.
             let query_vector = query_vectors
-                .entry(model)
+                .entry(model.clone())
                 .or_insert_with(|| embedder.embed(&[query]).ok().and_then(|mut v| v.pop()));
             if let Some(q) = query_vector {
                 let bar = embedder.relevant_from();
-                meaning.extend(
+                meaning.entry(model).or_default().extend(
                     set.nearest(q, candidates)
                         .into_iter()
                         .filter(|(_, cosine)| *cosine >= bar),
                 );
             }
         }
-        // One ranking per half across collections (BM25 from one full-text index over
-        // them all, cosines of one model): comparable within each half.
-        meaning.sort_by(|a, b| b.1.total_cmp(&a.1));
-        meaning.truncate(candidates);
+        // One ranking per half and model across collections (BM25 from one full-text
+        // index over them all, the cosines of one model).
         let word_ids: Vec<i64> = words.iter().map(|(id, _)| *id).collect();
-        let meaning_ids: Vec<i64> = meaning.iter().map(|(id, _)| *id).collect();
+        let mut lists = vec![word_ids.clone()];
+        for nearest in meaning.values_mut() {
+            nearest.sort_by(|a, b| b.1.total_cmp(&a.1));
+            nearest.truncate(candidates);
+            lists.push(nearest.iter().map(|(id, _)| *id).collect());
+        }
+        let cosine = |id: i64| {
+            meaning
+                .values()
+                .flatten()
+                .find(|(m, _)| *m == id)
+                .map(|(_, c)| *c)
+        };
+        let lists: Vec<&[i64]> = lists.iter().map(Vec::as_slice).collect();
         let mut hits = Vec::with_capacity(k);
-        for (id, score) in fuse(&[&word_ids, &meaning_ids]) {
+        for (id, score) in fuse(&lists) {
             if hits.len() == k {
                 break;
             }
@@ -126,7 +138,7 @@ impl KnowledgeStore {
                 hit.score = score;
                 hit.matched = Matched {
                     words: word_ids.iter().position(|&w| w == id).map(|i| i as u32 + 1),
-                    meaning: meaning.iter().find(|(m, _)| *m == id).map(|(_, c)| *c),
+                    meaning: cosine(id),
                 };
                 hits.push(hit);
             }
@@ -165,7 +177,7 @@ impl KnowledgeStore {
         self.with(|c| {
             c.prepare_cached(
                 "SELECT ch.id, d.id, d.name, d.path, ch.text, ch.headings, ch.page_from,
-                        ch.page_to, ch.line_from, ch.line_to, 0.0
+                        ch.page_to, ch.line_from, ch.line_to
                  FROM chunks ch JOIN documents d ON d.id = ch.document
                  WHERE ch.id = ?1",
             )?
@@ -228,9 +240,7 @@ impl KnowledgeStore {
             }
         })
     }
-}
 
-impl KnowledgeStore {
     /// The words of `query` passages are ranked by: its telling words ([`telling_words`]),
     /// then, while the passages holding them add up to more than `budget` and more than
     /// one word is left, the word in the most passages left out — it tells the fewest
@@ -313,22 +323,14 @@ fn any_of(words: &[String]) -> Option<String> {
 }
 
 fn hit(r: &Row<'_>) -> rusqlite::Result<Hit> {
-    let headings: String = r.get(5)?;
-    let pages = match (r.get::<_, Option<u32>>(6)?, r.get::<_, Option<u32>>(7)?) {
-        (Some(a), Some(b)) => Some((a, b)),
-        _ => None,
-    };
-    let headings: Vec<String> = serde_json::from_str(&headings).unwrap_or_default();
-    let rank: f64 = r.get(10)?;
     Ok(Hit {
         chunk: r.get(0)?,
         document: r.get(1)?,
         name: r.get(2)?,
         path: r.get(3)?,
-        place: place(pages, (r.get(8)?, r.get(9)?), &headings),
+        place: stored_place(r, 5)?,
         text: r.get(4)?,
-        // FTS5's bm25() is lower for better matches.
-        score: -rank,
+        score: 0.0,
         matched: Matched::default(),
     })
 }

@@ -71,17 +71,6 @@ impl KnowledgeStore {
         })
     }
 
-    /// The model `collection`'s passages are embedded with.
-    pub fn embedder_of(&self, collection: &str) -> Result<String, KnowledgeProblem> {
-        self.with(|c| {
-            c.query_row(
-                "SELECT embedder FROM collections WHERE id = ?1",
-                [collection],
-                |r| r.get(0),
-            )
-        })
-    }
-
     /// The model whose vectors answer searches in `collection` (of `chunks` passages): its
     /// own, unless a change of model is still re-embedding it — then the model before,
     /// whose vectors are all there, until the new one has every passage.

@@ -4,7 +4,7 @@
 //! as one large matrix product over real tokens only; attention runs per text on both
 //! cores, with no mask to add; softmax, layer norm and GELU are single fused passes
 //! over the data, spread over the cores. The same results as the reference BERT
-//! (`tests::the_encoder_matches_candles_bert`).
+//! (`minilm::tests::the_packed_encoder_gives_the_reference_berts_vectors`).
 
 use candle_core::{CpuStorage, CustomOp1, Device, Layout, Shape, Tensor};
 use candle_nn::VarBuilder;
