@@ -189,6 +189,8 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["create_collection", {}],
         ["rename_collection", { "id": "no-such-collection", "name": "X" }],
         ["rename_collection", { "id": "no-such-collection" }],
+        ["set_collection_embedder", { "id": "no-such-collection", "model": "builtin:all-MiniLM-L6-v2" }],
+        ["set_collection_embedder", { "id": "no-such-collection" }],
         ["delete_collection", { "id": "no-such-collection" }],
         ["list_documents", { "collection": "no-such-collection" }],
         ["add_to_collection", { "collection": "no-such-collection" }],

@@ -141,6 +141,28 @@ async fn a_folder_is_indexed_with_progress_searched_and_cited_by_the_agent() {
     app.click("#sync-now").await;
     first_hit_after(&app, "pear harvest", "pear trees after the harvest").await;
 
+    // Searched by meaning with the built-in model; another can be chosen: the built-in
+    // one or a provider's that embeds (Anthropic offers no embeddings, so is not listed).
+    app.wait_for_text("#collection-embedder", "all-MiniLM-L6-v2 (built-in)")
+        .await;
+    app.click("#change-model").await;
+    app.wait_for("#model-provider option[value=\"ollama\"]")
+        .await;
+    assert_eq!(
+        app.count("#model-provider option[value=\"anthropic\"]")
+            .await,
+        0
+    );
+    app.select("#model-provider", "ollama").await;
+    let suggested = app.wait_for("#model-name").await;
+    assert_eq!(
+        suggested.prop("value").await.unwrap().as_deref(),
+        Some("nomic-embed-text")
+    );
+    app.screenshot("knowledge-model-form").await;
+    app.click("#model-form button.ghost").await;
+    app.wait_gone("#model-form").await;
+
     // A second collection cannot take the same name, whatever the case.
     app.type_into("#new-collection-name", "farm").await;
     app.click("#create-collection").await;

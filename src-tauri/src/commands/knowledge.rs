@@ -5,14 +5,18 @@
 
 use std::sync::Arc;
 
+use art::knowledge::embed::provider::ProviderModels;
 use art::knowledge::{self, Indexer, KnowledgeStore, attached};
+use art::secrets::SecretStore;
 use art_types::commands::{
     AddAttachedToKnowledge, AddToCollection, CancelIndexing, CreateCollection, DeleteCollection,
     IndexingStatus, ListCollections, ListDocuments, ReadPassages, ReindexCollection,
-    RemoveDocument, RenameCollection, SearchKnowledge, StopSyncing, SyncFolders,
+    RemoveDocument, RenameCollection, SearchKnowledge, SetCollectionEmbedder, StopSyncing,
+    SyncFolders,
 };
 use art_types::knowledge::{
-    Added, AddedAttached, Collection, Document, IndexProgress, KnowledgeProblem, Passages, Searched,
+    Added, AddedAttached, BUILTIN_EMBEDDER, Collection, Document, IndexProgress, KnowledgeProblem,
+    Passages, Searched,
 };
 use art_types::{ErrorCode, IpcError};
 use tauri::AppHandle;
@@ -81,6 +85,40 @@ impl Handler for RenameCollection {
             store.find(&self.id)
         })
         .await
+    }
+}
+
+impl Handler for SetCollectionEmbedder {
+    async fn handle(self, app: AppHandle) -> Result<Collection, IpcError> {
+        let wb = workbench(&app)?;
+        // The providers as they are now (one added since the app started included).
+        let models = Arc::new(ProviderModels::new(
+            wb.providers.entries(),
+            Arc::clone(&wb.secrets) as Arc<dyn SecretStore>,
+            wb.http,
+        ));
+        let connect = Arc::clone(&models);
+        let model = self.model.trim().to_owned();
+        let collection = on_store(&app, move |store| {
+            let current = store.find(&self.id)?;
+            if model != BUILTIN_EMBEDDER && model != current.embedder {
+                // Tried before anything changes: a missing model or a refused key is
+                // said now, not by the indexer later.
+                let embedder =
+                    connect
+                        .connect(&model)
+                        .map_err(|e| KnowledgeProblem::EmbedderUnavailable {
+                            model: model.clone(),
+                            reason: e.to_string(),
+                        })?;
+                store.set_embedder(Arc::new(embedder));
+            }
+            store.change_embedder(&current.id, &model)?;
+            store.find(&current.id)
+        })
+        .await?;
+        indexer(&app, |indexer| indexer.connect_providers(models))?;
+        Ok(collection)
     }
 }
 

@@ -14,6 +14,7 @@ use leptos::task::spawn_local;
 use crate::components::error_card::problem_at;
 use crate::ipc;
 use crate::store::Store;
+use crate::views::collection_model::CollectionModel;
 use crate::views::usage::compact;
 
 /// `1 page`, `3 pages`.
@@ -388,6 +389,7 @@ pub fn Knowledge() -> impl IntoView {
                         </div>
                         {problem_at(problem, "rename")}
                         <p class="muted" id="collection-counts">{move || current.with(|c| c.as_ref().map(counts_line))}</p>
+                        <CollectionModel current changed=move |_| reload() />
                         <div class="form-actions">
                             <button id="add-files" class="primary" on:click=move |_| add(false)>"Add files…"</button>
                             <button id="add-folder" class="ghost" on:click=move |_| add(true)>"Add a folder…"</button>
@@ -490,6 +492,8 @@ mod tests {
             },
             chunks: 1_234,
             folders: Vec::new(),
+            embedder: art_types::knowledge::BUILTIN_EMBEDDER.into(),
+            changing: None,
         };
         assert_eq!(
             counts_line(&c),

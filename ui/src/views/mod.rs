@@ -2,6 +2,7 @@
 
 pub mod about;
 pub mod agent_settings;
+pub mod collection_model;
 pub mod home;
 pub mod knowledge;
 pub mod prompts;

@@ -11,7 +11,7 @@ use art::knowledge::embed::provider::ProviderModels;
 use art::knowledge::embed::{self, Embedder, EmbedderHome};
 use art::knowledge::{self, KnowledgeStore};
 use art::tools::search_knowledge::NOTHING_FOUND;
-use art_types::knowledge::{Collection, DocumentState};
+use art_types::knowledge::{Collection, DocumentState, embedder_label};
 use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -332,5 +332,19 @@ fn index(store: &KnowledgeStore) -> anyhow::Result<()> {
 /// A collection on one line: its name, documents by state, passages.
 fn summary(c: &Collection) -> String {
     let counts = c.counts.parts().join(", ");
-    format!("{}: {counts}; {} passages", c.name, c.chunks)
+    let mut line = format!(
+        "{}: {counts}; {} passages; by meaning with {}",
+        c.name,
+        c.chunks,
+        embedder_label(&c.embedder)
+    );
+    if let Some(change) = &c.changing {
+        line.push_str(&format!(
+            " ({} of {} embedded so far; {} answers meanwhile)",
+            change.embedded,
+            c.chunks,
+            embedder_label(&change.from)
+        ));
+    }
+    line
 }

@@ -18,7 +18,8 @@ pub use attachments::{AttachBytes, AttachmentContent, PickAttachments, Picked, R
 pub use knowledge::{
     AddAttachedToKnowledge, AddToCollection, CancelIndexing, CreateCollection, DeleteCollection,
     IndexingStatus, ListCollections, ListDocuments, ReadPassages, ReindexCollection,
-    RemoveDocument, RenameCollection, SearchKnowledge, StopSyncing, SyncFolders,
+    RemoveDocument, RenameCollection, SearchKnowledge, SetCollectionEmbedder, StopSyncing,
+    SyncFolders,
 };
 
 use crate::knowledge::{
@@ -94,6 +95,7 @@ macro_rules! for_each_command {
             $crate::commands::ListCollections,
             $crate::commands::CreateCollection,
             $crate::commands::RenameCollection,
+            $crate::commands::SetCollectionEmbedder,
             $crate::commands::DeleteCollection,
             $crate::commands::ListDocuments,
             $crate::commands::AddToCollection,
@@ -183,6 +185,7 @@ commands! {
     ListCollections = "list_collections" -> Vec<Collection>;
     CreateCollection = "create_collection" -> Collection;
     RenameCollection = "rename_collection" -> Collection;
+    SetCollectionEmbedder = "set_collection_embedder" -> Collection;
     DeleteCollection = "delete_collection" -> ();
     ListDocuments = "list_documents" -> Vec<Document>;
     AddToCollection = "add_to_collection" -> Added;

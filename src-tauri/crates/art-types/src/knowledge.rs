@@ -24,6 +24,44 @@ pub struct Collection {
     /// again or taken out in the background.
     #[serde(default)]
     pub folders: Vec<String>,
+    /// The model its passages are embedded with: [`BUILTIN_EMBEDDER`] or a provider's,
+    /// as `provider:model`.
+    #[serde(default = "builtin_embedder")]
+    pub embedder: String,
+    /// A change of model still under way, if one is.
+    #[serde(default)]
+    pub changing: Option<ModelChange>,
+}
+
+/// The built-in embedding model (run in process, no server needed): what a new
+/// collection is embedded with.
+pub const BUILTIN_EMBEDDER: &str = "builtin:all-MiniLM-L6-v2";
+
+fn builtin_embedder() -> String {
+    BUILTIN_EMBEDDER.to_owned()
+}
+
+/// A collection's change of embedding model, under way: its passages get vectors of the
+/// new model in the background while the model before answers its searches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelChange {
+    /// The model answering meanwhile.
+    pub from: String,
+    /// Passages with a vector of the new model so far (of the collection's `chunks`).
+    pub embedded: u64,
+}
+
+/// How an embedding model is named to the user: the built-in one as such, a provider's
+/// as `model (provider)`.
+pub fn embedder_label(model: &str) -> String {
+    if model == BUILTIN_EMBEDDER {
+        return "all-MiniLM-L6-v2 (built-in)".to_owned();
+    }
+    match model.split_once(':') {
+        Some((provider, name)) => format!("{name} ({provider})"),
+        None => model.to_owned(),
+    }
 }
 
 /// The name the agent calls the knowledge search tool by (its card shows its sources).
@@ -281,6 +319,15 @@ pub enum KnowledgeProblem {
         /// The path.
         path: String,
         /// Why, from the system.
+        reason: String,
+    },
+    /// The embedding model asked for cannot be used (no such provider or model, a key
+    /// refused, the server not answering): nothing was changed.
+    #[error("cannot embed with {model}: {reason}")]
+    EmbedderUnavailable {
+        /// The model, as `provider:model`.
+        model: String,
+        /// Why, from the provider or the check.
         reason: String,
     },
     /// The knowledge database failed.

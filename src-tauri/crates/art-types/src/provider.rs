@@ -23,6 +23,19 @@ pub enum AdapterKind {
     Ollama,
 }
 
+impl AdapterKind {
+    /// The embedding model suggested for a knowledge collection on a provider of this
+    /// kind (its maker's small general one); `None` where the API offers no embeddings.
+    pub fn suggested_embedding_model(self) -> Option<&'static str> {
+        match self {
+            AdapterKind::OpenAi => Some("text-embedding-3-small"),
+            AdapterKind::Gemini => Some("gemini-embedding-001"),
+            AdapterKind::Ollama => Some("nomic-embed-text"),
+            AdapterKind::Anthropic => None,
+        }
+    }
+}
+
 /// Whether a provider's API key is available (the key itself never leaves the backend).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", tag = "state")]

@@ -508,6 +508,13 @@ async fn a_collection_embedded_by_ollama_is_searched_by_meaning_and_can_change_m
         stdout(&meant)
     );
     assert_eq!(ollama.requests().len(), asked);
+    // The list names the model, the change complete (nothing answers "meanwhile").
+    let listed = stdout(&art_with_ollama(&home, &url, &["kb", "list"]).await);
+    assert!(
+        listed.contains("passages; by meaning with all-MiniLM-L6-v2 (built-in)")
+            && !listed.contains("meanwhile"),
+        "{listed}"
+    );
 
     // Ollama gone: a collection that uses it is still searched, by its words.
     let unknown = art_with_ollama(

@@ -29,6 +29,21 @@ pub struct RenameCollection {
     pub name: String,
 }
 
+/// Embed a collection with another model: the built-in one
+/// ([`BUILTIN_EMBEDDER`](crate::knowledge::BUILTIN_EMBEDDER)) or a provider's, as
+/// `provider:model`. A provider's model is tried first (one short text embedded), so a
+/// missing model or a refused key is said at once and nothing changes; then its passages
+/// are embedded again in the background while the old vectors answer. Returns the
+/// collection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetCollectionEmbedder {
+    /// The collection's id.
+    pub id: String,
+    /// The model.
+    pub model: String,
+}
+
 /// Delete a collection with its passages (the files themselves are not touched).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

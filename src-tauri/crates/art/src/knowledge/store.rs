@@ -10,7 +10,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
 
 use art_types::knowledge::{
-    Collection, Document, DocumentState, KnowledgeProblem, Passage, Passages, StateCounts,
+    BUILTIN_EMBEDDER, Collection, Document, DocumentState, KnowledgeProblem, ModelChange, Passage,
+    Passages, StateCounts,
 };
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
@@ -149,6 +150,8 @@ impl KnowledgeStore {
             counts: StateCounts::default(),
             chunks: 0,
             folders: Vec::new(),
+            embedder: BUILTIN_EMBEDDER.to_owned(),
+            changing: None,
         })
     }
 
@@ -182,19 +185,25 @@ impl KnowledgeStore {
 
     /// Every collection, by name, with its counts.
     pub fn collections(&self) -> Result<Vec<Collection>, KnowledgeProblem> {
-        let mut list: Vec<Collection> = self.with(|c| {
-            c.prepare("SELECT id, name, created_at FROM collections ORDER BY name")?
-                .query_map([], |r| {
-                    Ok(Collection {
-                        id: r.get(0)?,
-                        name: r.get(1)?,
-                        created_at: r.get(2)?,
-                        counts: StateCounts::default(),
-                        chunks: 0,
-                        folders: Vec::new(),
-                    })
-                })?
-                .collect()
+        let mut list: Vec<(Collection, Option<String>)> = self.with(|c| {
+            c.prepare(
+                "SELECT id, name, created_at, embedder, previous_embedder FROM collections
+                 ORDER BY name",
+            )?
+            .query_map([], |r| {
+                let collection = Collection {
+                    id: r.get(0)?,
+                    name: r.get(1)?,
+                    created_at: r.get(2)?,
+                    counts: StateCounts::default(),
+                    chunks: 0,
+                    folders: Vec::new(),
+                    embedder: r.get(3)?,
+                    changing: None,
+                };
+                Ok((collection, r.get(4)?))
+            })?
+            .collect()
         })?;
         let counts: Vec<(String, String, u64, u64)> = self.with(|c| {
             c.prepare(
@@ -207,12 +216,12 @@ impl KnowledgeStore {
             .collect()
         })?;
         for (collection, folder) in self.synced_folders()? {
-            if let Some(entry) = list.iter_mut().find(|c| c.id == collection) {
+            if let Some((entry, _)) = list.iter_mut().find(|(c, _)| c.id == collection) {
                 entry.folders.push(folder);
             }
         }
         for (collection, state, n, chunks) in counts {
-            let Some(entry) = list.iter_mut().find(|c| c.id == collection) else {
+            let Some((entry, _)) = list.iter_mut().find(|(c, _)| c.id == collection) else {
                 continue;
             };
             let counts = &mut entry.counts;
@@ -227,7 +236,18 @@ impl KnowledgeStore {
                 None => {}
             }
         }
-        Ok(list)
+        list.into_iter()
+            .map(|(mut collection, from)| {
+                if let Some(from) = from {
+                    let missing = self.unembedded(&collection.id, &collection.embedder)?;
+                    collection.changing = Some(ModelChange {
+                        from,
+                        embedded: collection.chunks.saturating_sub(missing),
+                    });
+                }
+                Ok(collection)
+            })
+            .collect()
     }
 
     /// The collection with this id, or else this name (any case).

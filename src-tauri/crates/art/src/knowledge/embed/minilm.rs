@@ -16,7 +16,7 @@ mod encoder;
 use encoder::{Config, Encoder};
 
 /// The model's id as its vectors record it.
-pub const MODEL: &str = "builtin:all-MiniLM-L6-v2";
+pub const MODEL: &str = art_types::knowledge::BUILTIN_EMBEDDER;
 
 /// The dimension of its vectors.
 pub const DIMENSION: usize = 384;

@@ -185,7 +185,11 @@ impl KnowledgeStore {
     }
 
     /// Passages of `collection` without a vector of `model`.
-    fn unembedded(&self, collection: &str, model: &str) -> Result<u64, KnowledgeProblem> {
+    pub(super) fn unembedded(
+        &self,
+        collection: &str,
+        model: &str,
+    ) -> Result<u64, KnowledgeProblem> {
         self.with(|c| {
             c.prepare_cached(
                 "SELECT count(*) FROM chunks ch JOIN documents d ON d.id = ch.document

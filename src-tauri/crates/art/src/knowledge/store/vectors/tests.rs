@@ -227,6 +227,16 @@ fn a_change_of_model_re_embeds_while_the_old_vectors_answer_and_never_mixes_dime
         .unwrap();
     assert_eq!(store.answering_model(&collection, 3).unwrap(), MODEL);
     assert_eq!(answers(&store), "pruning.md");
+    // What the Knowledge page shows: the new model, and how far its passages are.
+    let shown = store.find(&collection).unwrap();
+    assert_eq!(shown.embedder, "test:letters");
+    assert_eq!(
+        shown.changing,
+        Some(art_types::knowledge::ModelChange {
+            from: MODEL.to_owned(),
+            embedded: 1
+        })
+    );
 
     // Complete: the new model answers, the old vectors are gone.
     embed_waiting(&store, &Letters, |_, _| {}, || true).unwrap();
@@ -240,6 +250,7 @@ fn a_change_of_model_re_embeds_while_the_old_vectors_answer_and_never_mixes_dime
             .unwrap()
             .is_empty()
     );
+    assert_eq!(store.find(&collection).unwrap().changing, None);
     let found = store.search_scoped("irrigation", &[], None, 3).unwrap();
     assert_eq!(found.words_only, 0);
     assert_eq!(found.hits[0].name, "water.md");
