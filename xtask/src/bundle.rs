@@ -6,21 +6,39 @@ use std::process::Command;
 use crate::setup::{self, Tools};
 use crate::{cmd, ui};
 
-/// `cargo xtask bundle`: check tools, then build the package.
-pub fn build(release: bool) -> Result<PathBuf, String> {
-    let tools = setup::ensure(setup::Needs::BUNDLE)?;
-    build_with(&tools, release)
+/// The cargo profile a `.deb` is built with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// Unoptimised, with debug assertions (`cargo xtask bundle --debug`).
+    Debug,
+    /// What `cargo xtask test` installs: `release`'s code without the whole-program link
+    /// (`[profile.qa]` in the workspace's `Cargo.toml`).
+    Qa,
+    /// The shipped package (`cargo xtask bundle`).
+    Release,
 }
 
-/// Build the UI and the `.deb`; returns the package path.
-pub fn build_with(tools: &Tools, release: bool) -> Result<PathBuf, String> {
+impl Profile {
+    /// The folder under `target/` the build lands in.
+    pub fn dir(self) -> &'static str {
+        match self {
+            Profile::Debug => "debug",
+            Profile::Qa => "qa",
+            Profile::Release => "release",
+        }
+    }
+}
+
+/// `cargo xtask bundle`: check tools, then build the package.
+pub fn build(profile: Profile) -> Result<PathBuf, String> {
+    let tools = setup::ensure(setup::Needs::BUNDLE)?;
     ui::build()?;
-    cmd::step("Bundling the .deb", &mut command(tools, release)?)?;
-    newest(release)
+    cmd::step("Bundling the .deb", &mut command(&tools, profile)?)?;
+    newest(profile)
 }
 
 /// The Tauri CLI's build of the `.deb`, for a UI already built (`ui/dist`).
-pub fn command(tools: &Tools, release: bool) -> Result<Command, String> {
+pub fn command(tools: &Tools, profile: Profile) -> Result<Command, String> {
     let cli = tools
         .tauri_cli
         .as_ref()
@@ -29,17 +47,23 @@ pub fn command(tools: &Tools, release: bool) -> Result<Command, String> {
     tauri
         .args(["build", "--bundles", "deb", "--ci"])
         .current_dir(cmd::root().join("src-tauri"));
-    if !release {
-        tauri.arg("--debug");
+    match profile {
+        Profile::Debug => {
+            tauri.arg("--debug");
+        }
+        // The Tauri CLI passes what follows `--` to cargo, and bundles from the
+        // profile's own folder.
+        Profile::Qa => {
+            tauri.args(["--", "--profile", "qa"]);
+        }
+        Profile::Release => {}
     }
     Ok(tauri)
 }
 
-/// The newest `.deb` the last build made.
-pub fn newest(release: bool) -> Result<PathBuf, String> {
-    let dir = cmd::target_dir()
-        .join(if release { "release" } else { "debug" })
-        .join("bundle/deb");
+/// The newest `.deb` the last build with `profile` made.
+pub fn newest(profile: Profile) -> Result<PathBuf, String> {
+    let dir = cmd::target_dir().join(profile.dir()).join("bundle/deb");
     let newest = std::fs::read_dir(&dir)
         .map_err(|e| format!("no bundle folder {}: {e}", dir.display()))?
         .filter_map(Result::ok)

@@ -66,7 +66,15 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("stress") => stress::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
-        Some("bundle") => bundle::build(!args[1..].iter().any(|a| a == "--debug")).map(drop),
+        Some("bundle") => {
+            let debug = args[1..].iter().any(|a| a == "--debug");
+            bundle::build(if debug {
+                bundle::Profile::Debug
+            } else {
+                bundle::Profile::Release
+            })
+            .map(drop)
+        }
         Some("-h" | "--help" | "help") => {
             print!("{}", usage());
             Ok(())

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::bundle::Profile;
 use crate::cmd::WORKSPACE;
 use crate::session::{Session, Wants};
 use crate::setup::{self, Needs};
@@ -24,7 +25,7 @@ const INSTALLED_APP: &str = "/usr/bin/art-workbench";
 const COLD_RUN_DISK: u64 = 14 << 30;
 
 const WINDOWS_CHECK: &str = "Windows build (cargo check, beside)";
-const RELEASE_BUILD: &str = "Release build and .deb (beside the above)";
+const RELEASE_BUILD: &str = "Release build (qa profile) and .deb (beside)";
 
 /// `cargo check` of the workspace for Windows (it compiles there: the Windows code paths
 /// are type-checked on every run). In a target folder of its own: cargo locks the host's
@@ -312,14 +313,14 @@ pub fn run() -> Result<(), String> {
     ui::build()?;
     report.done("UI (wasm32 release build, JS bindings)", ui_started);
 
-    // The release build (a fat-LTO link on one core closes it) and the Windows check take
-    // the cores the steps below leave idle; the release build first, as the last step
-    // waits for it.
+    // The release build (the qa profile: release's code, generated crate by crate rather
+    // than in one fat-LTO link on one core) and the Windows check take the cores the steps
+    // below leave idle; the release build first, as the last step waits for it.
     let release = Background::start(
         RELEASE_BUILD,
         "release-build.log",
         10,
-        &bundle::command(&tools, true)?,
+        &bundle::command(&tools, Profile::Qa)?,
     );
     let windows = Background::start(WINDOWS_CHECK, "windows-check.log", 19, &windows_check());
 
@@ -359,7 +360,7 @@ pub fn run() -> Result<(), String> {
 
         let installed = release.finish(&mut report)
             && report.check_with("Install the .deb", || {
-                bundle::newest(true).and_then(|deb| bundle::install(&deb))
+                bundle::newest(Profile::Qa).and_then(|deb| bundle::install(&deb))
             });
         if installed {
             let mut installed = e2e_command(
