@@ -1,11 +1,13 @@
-//! Faults across the knowledge parts: two indexers on one database, a folder of 20,000
-//! files, files that go away or change between being queued and being read.
+//! Faults across the knowledge parts: two indexers on one database (reading, and
+//! embedding), a folder of 20,000 files, files that go away or change between being
+//! queued and being read.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use art_types::knowledge::DocumentState;
 
+use super::embed::{EmbedError, Embedder, embed_waiting};
 use super::sync::{Synced, sync_folder};
 use super::{DATABASE_FILE, KnowledgeStore, add, index_next};
 
@@ -122,4 +124,88 @@ fn a_file_gone_or_changed_before_it_is_read_ends_in_a_clear_state() {
     // What is read is what is there when it is read.
     assert!(store.search("old", None, 3).unwrap().is_empty());
     assert_eq!(store.search("new", None, 3).unwrap()[0].name, "changed.md");
+}
+
+/// A unit-test stand-in embedder: byte counts folded into 8 dimensions, slow enough (a
+/// millisecond a batch) that two of them take turns.
+struct Folded;
+
+impl Embedder for Folded {
+    fn model(&self) -> &str {
+        "test:folded"
+    }
+
+    fn dimension(&self) -> usize {
+        8
+    }
+
+    fn relevant_from(&self) -> f32 {
+        0.0
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![1e-3f32; 8];
+                for b in t.bytes() {
+                    v[usize::from(b % 8)] += 1.0;
+                }
+                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                v.into_iter().map(|x| x / norm).collect()
+            })
+            .collect())
+    }
+}
+
+#[test]
+fn two_processes_embedding_one_collection_leave_one_vector_a_passage() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir(&notes).unwrap();
+    for i in 0..300 {
+        std::fs::write(
+            notes.join(format!("n{i:03}.md")),
+            format!(
+                "# Note {i}\n\nRow {i} of the orchard gave {} crates.\n",
+                i * 7
+            ),
+        )
+        .unwrap();
+    }
+    let (app, cli) = (Arc::new(open(dir.path())), Arc::new(open(dir.path())));
+    let c = app.create("Farm").unwrap();
+    app.change_embedder(&c.id, "test:folded").unwrap();
+    add(&app, &c.id, &[notes], false).unwrap();
+    while index_next(&app).unwrap().is_some() {}
+    assert_eq!(app.waiting_for_vectors("test:folded").unwrap(), 300);
+
+    // The app's indexer and `art kb` embed at once, each on its own connection: both
+    // finish without an error, together having embedded every passage at least once.
+    let work = |store: Arc<KnowledgeStore>| {
+        std::thread::spawn(move || embed_waiting(&store, &Folded, |_, _| {}, || true))
+    };
+    let (a, b) = (work(Arc::clone(&app)), work(Arc::clone(&cli)));
+    let (a, b) = (a.join().unwrap().unwrap(), b.join().unwrap().unwrap());
+    assert!(a + b >= 300, "{a} + {b}");
+    assert_eq!(app.waiting_for_vectors("test:folded").unwrap(), 0);
+    assert_eq!(cli.waiting_for_vectors("test:folded").unwrap(), 0);
+
+    // One vector a passage, of the collection's one model, and a sound database.
+    let conn = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
+    let (vectors, passages, models): (i64, i64, i64) = conn
+        .query_row(
+            "SELECT count(*), count(DISTINCT chunk), count(DISTINCT model) FROM vectors",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((vectors, passages, models), (300, 300, 1));
+    assert_eq!(passages_and_integrity(dir.path()), (300, "ok".to_owned()));
+    // And a search goes through them: every passage searched by meaning.
+    cli.set_embedder(Arc::new(Folded));
+    let found = cli.search_scoped("orchard crates", &[], None, 3).unwrap();
+    assert_eq!(found.words_only, 0);
+    assert_eq!(found.hits.len(), 3);
 }
