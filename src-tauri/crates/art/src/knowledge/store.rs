@@ -73,12 +73,11 @@ impl KnowledgeStore {
     /// back to the queue.
     pub fn open(path: &Path) -> Result<Self, KnowledgeProblem> {
         let mut conn = Connection::open(path).map_err(db)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
+        let patience = std::time::Duration::from_secs(10);
+        conn.busy_timeout(patience).map_err(db)?;
+        crate::storage::sqlite::wal_mode(&conn, patience).map_err(db)?;
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
             .map_err(db)?;
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
-        )
-        .map_err(db)?;
         schema::migrate(&mut conn).map_err(KnowledgeProblem::Database)?;
         // How many passages hold each word (this connection's own view of the index).
         conn.execute_batch(

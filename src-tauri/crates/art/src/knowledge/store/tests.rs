@@ -25,6 +25,29 @@ fn drain(store: &KnowledgeStore) -> Vec<(String, DocumentState, String)> {
 }
 
 #[test]
+fn many_processes_opening_a_new_database_at_once_all_get_it() {
+    // As when eight `art run`s start together on a fresh data directory: each opens the
+    // file, turns on WAL and migrates it while the others do the same.
+    for _ in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(DATABASE_FILE);
+        let start = std::sync::Arc::new(std::sync::Barrier::new(8));
+        let openers: Vec<_> = (0..8)
+            .map(|_| {
+                let (path, start) = (path.clone(), std::sync::Arc::clone(&start));
+                std::thread::spawn(move || {
+                    start.wait();
+                    KnowledgeStore::open(&path).map(|_| ())
+                })
+            })
+            .collect();
+        for opener in openers {
+            assert_eq!(opener.join().unwrap(), Ok(()));
+        }
+    }
+}
+
+#[test]
 fn collections_are_named_once_whatever_the_case() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());

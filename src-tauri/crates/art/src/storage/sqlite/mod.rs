@@ -13,6 +13,7 @@ mod write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use tokio::sync::oneshot;
@@ -37,8 +38,29 @@ pub(super) fn db_err(e: rusqlite::Error) -> StorageError {
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.busy_timeout(Duration::from_secs(5))?;
     conn.pragma_update(None, "foreign_keys", "ON")
+}
+
+/// Turn on WAL mode; returns the journal mode now in force. Switching a new file to WAL
+/// needs its exclusive lock, and when two connections (two processes starting at once)
+/// both hold a shared lock and want it, SQLite answers one of them "database is locked"
+/// at once instead of calling the busy handler (so as not to deadlock): that one waits a
+/// moment and asks again, for as long as `patience`.
+pub(crate) fn wal_mode(conn: &Connection, patience: Duration) -> rusqlite::Result<String> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(2);
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && started.elapsed() < patience =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            answer => return answer,
+        }
+    }
 }
 
 impl SqliteStorage {
@@ -51,9 +73,7 @@ impl SqliteStorage {
         };
         let mut conn = Connection::open(&path).map_err(|e| open_err(e.to_string()))?;
         configure(&conn).map_err(|e| open_err(e.to_string()))?;
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-            .map_err(|e| open_err(e.to_string()))?;
+        let mode = wal_mode(&conn, Duration::from_secs(5)).map_err(|e| open_err(e.to_string()))?;
         if !mode.eq_ignore_ascii_case("wal") {
             return Err(open_err(format!(
                 "WAL mode refused (journal mode is {mode})"
