@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use art_types::knowledge::DocumentState;
 
-use super::embed::{EmbedError, Embedder, embed_waiting};
+use super::embed::embed_waiting;
+use super::embed::letters::{LETTERS, Letters};
 use super::sync::{Synced, sync_folder};
 use super::{DATABASE_FILE, KnowledgeStore, add, index_next};
 
@@ -126,39 +127,6 @@ fn a_file_gone_or_changed_before_it_is_read_ends_in_a_clear_state() {
     assert_eq!(store.search("new", None, 3).unwrap()[0].name, "changed.md");
 }
 
-/// A unit-test stand-in embedder: byte counts folded into 8 dimensions, slow enough (a
-/// millisecond a batch) that two of them take turns.
-struct Folded;
-
-impl Embedder for Folded {
-    fn model(&self) -> &str {
-        "test:folded"
-    }
-
-    fn dimension(&self) -> usize {
-        8
-    }
-
-    fn relevant_from(&self) -> f32 {
-        0.0
-    }
-
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        std::thread::sleep(std::time::Duration::from_millis(1));
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![1e-3f32; 8];
-                for b in t.bytes() {
-                    v[usize::from(b % 8)] += 1.0;
-                }
-                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-                v.into_iter().map(|x| x / norm).collect()
-            })
-            .collect())
-    }
-}
-
 #[test]
 fn two_processes_embedding_one_collection_leave_one_vector_a_passage() {
     let dir = tempfile::tempdir().unwrap();
@@ -176,21 +144,21 @@ fn two_processes_embedding_one_collection_leave_one_vector_a_passage() {
     }
     let (app, cli) = (Arc::new(open(dir.path())), Arc::new(open(dir.path())));
     let c = app.create("Farm").unwrap();
-    app.change_embedder(&c.id, "test:folded").unwrap();
+    app.change_embedder(&c.id, LETTERS).unwrap();
     add(&app, &c.id, &[notes], false).unwrap();
     while index_next(&app).unwrap().is_some() {}
-    assert_eq!(app.waiting_for_vectors("test:folded").unwrap(), 300);
+    assert_eq!(app.waiting_for_vectors(LETTERS).unwrap(), 300);
 
     // The app's indexer and `art kb` embed at once, each on its own connection: both
     // finish without an error, together having embedded every passage at least once.
     let work = |store: Arc<KnowledgeStore>| {
-        std::thread::spawn(move || embed_waiting(&store, &Folded, |_, _| {}, || true))
+        std::thread::spawn(move || embed_waiting(&store, &Letters, |_, _| {}, || true))
     };
     let (a, b) = (work(Arc::clone(&app)), work(Arc::clone(&cli)));
     let (a, b) = (a.join().unwrap().unwrap(), b.join().unwrap().unwrap());
     assert!(a + b >= 300, "{a} + {b}");
-    assert_eq!(app.waiting_for_vectors("test:folded").unwrap(), 0);
-    assert_eq!(cli.waiting_for_vectors("test:folded").unwrap(), 0);
+    assert_eq!(app.waiting_for_vectors(LETTERS).unwrap(), 0);
+    assert_eq!(cli.waiting_for_vectors(LETTERS).unwrap(), 0);
 
     // One vector a passage, of the collection's one model, and a sound database.
     let conn = rusqlite::Connection::open(dir.path().join(DATABASE_FILE)).unwrap();
@@ -204,7 +172,7 @@ fn two_processes_embedding_one_collection_leave_one_vector_a_passage() {
     assert_eq!((vectors, passages, models), (300, 300, 1));
     assert_eq!(passages_and_integrity(dir.path()), (300, "ok".to_owned()));
     // And a search goes through them: every passage searched by meaning.
-    cli.set_embedder(Arc::new(Folded));
+    cli.set_embedder(Arc::new(Letters));
     let found = cli.search_scoped("orchard crates", &[], None, 3).unwrap();
     assert_eq!(found.words_only, 0);
     assert_eq!(found.hits.len(), 3);

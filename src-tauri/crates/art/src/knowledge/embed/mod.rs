@@ -9,6 +9,9 @@ pub mod minilm;
 pub mod provider;
 pub mod vectors;
 
+#[cfg(test)]
+pub(crate) mod letters;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

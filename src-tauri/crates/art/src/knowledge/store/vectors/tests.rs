@@ -1,6 +1,7 @@
 use std::path::Path;
 
 use super::super::KnowledgeStore;
+use crate::knowledge::embed::letters::Letters;
 use crate::knowledge::embed::minilm::{DIMENSION, MODEL, MiniLm};
 use crate::knowledge::embed::{Embedder, embed_waiting};
 use crate::knowledge::{DATABASE_FILE, add, index_next};
@@ -167,37 +168,6 @@ fn vectors_are_reloaded_after_another_process_writes() {
     let a = store.vector_set(&collection, MODEL, DIMENSION).unwrap();
     let b = store.vector_set(&collection, MODEL, DIMENSION).unwrap();
     assert!(std::sync::Arc::ptr_eq(&a, &b));
-}
-
-/// A second model for changing to (a unit-test stand-in): letter counts, 26 dimensions.
-struct Letters;
-
-impl Embedder for Letters {
-    fn model(&self) -> &str {
-        "test:letters"
-    }
-
-    fn dimension(&self) -> usize {
-        26
-    }
-
-    fn relevant_from(&self) -> f32 {
-        0.0
-    }
-
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, crate::knowledge::embed::EmbedError> {
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![0f32; 26];
-                for c in t.to_lowercase().bytes().filter(u8::is_ascii_lowercase) {
-                    v[usize::from(c - b'a')] += 1.0;
-                }
-                let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-                v.into_iter().map(|x| x / norm).collect()
-            })
-            .collect())
-    }
 }
 
 #[test]
