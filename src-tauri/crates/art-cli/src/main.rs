@@ -298,8 +298,44 @@ fn main() -> ExitCode {
     match runtime.block_on(main_async(cli)) {
         Ok(code) => code,
         Err(e) => {
-            noteln!("art: {e:#}");
+            noteln!("art: {}", reason(&e));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// An error and its causes in one line, `outer: cause: …`, each cause said once: many of
+/// the framework's errors already hold their cause in their own message.
+fn reason(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reason;
+
+    #[test]
+    fn an_error_says_each_cause_once() {
+        let problem = art_types::knowledge::KnowledgeProblem::Database("database is locked".into());
+        let opened: anyhow::Error = art::standard::OpenError::Knowledge(problem).into();
+        let error = opened.context("in /tmp/data");
+        assert_eq!(
+            reason(&error),
+            "in /tmp/data: cannot open the knowledge collections: the knowledge database \
+             failed: database is locked"
+        );
+        let plain = anyhow::anyhow!("no such thread").context("cannot continue");
+        assert_eq!(reason(&plain), "cannot continue: no such thread");
     }
 }
