@@ -140,5 +140,15 @@ fn the_packed_encoder_gives_the_reference_berts_vectors() {
             .map(|(x, y)| (x - y).abs())
             .fold(0f32, f32::max);
         assert!(largest < 1e-4, "{text:.40}: differs by {largest}");
+        // Alone, as a question is embedded: the same vector.
+        if text.len() < 100 {
+            let alone = &model.embed(&[text]).unwrap()[0];
+            let largest = alone
+                .iter()
+                .zip(b)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0f32, f32::max);
+            assert!(largest < 1e-4, "{text:.40} alone: differs by {largest}");
+        }
     }
 }
