@@ -4,7 +4,7 @@
 //! one of a configured provider's.
 
 use art_types::commands as cmd;
-use art_types::knowledge::{BUILTIN_EMBEDDER, Collection, embedder_label};
+use art_types::knowledge::{BUILTIN_EMBEDDER, Collection, embedder_label, provider_embedder};
 use art_types::{IpcError, ProviderInfo};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -42,7 +42,7 @@ pub fn chosen_model(provider: &str, model: &str) -> String {
     if provider == BUILT_IN {
         BUILTIN_EMBEDDER.to_owned()
     } else {
-        format!("{provider}:{}", model.trim())
+        provider_embedder(provider, model.trim())
     }
 }
 

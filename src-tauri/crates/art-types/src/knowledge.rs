@@ -52,13 +52,29 @@ pub struct ModelChange {
     pub embedded: u64,
 }
 
+/// A provider's embedding model as collections and vectors record it:
+/// `provider:model` (`ollama:nomic-embed-text`).
+pub fn provider_embedder(provider: &str, model: &str) -> String {
+    format!("{provider}:{model}")
+}
+
+/// The provider and model a provider's embedding model id names
+/// ([`provider_embedder`]); `None` for the built-in model or an id that names none.
+pub fn provider_and_model(id: &str) -> Option<(&str, &str)> {
+    id.split_once(':')
+        .filter(|(p, m)| id != BUILTIN_EMBEDDER && !p.is_empty() && !m.is_empty())
+}
+
 /// How an embedding model is named to the user: the built-in one as such, a provider's
 /// as `model (provider)`.
 pub fn embedder_label(model: &str) -> String {
-    if model == BUILTIN_EMBEDDER {
-        return "all-MiniLM-L6-v2 (built-in)".to_owned();
+    if let Some(name) = BUILTIN_EMBEDDER
+        .strip_prefix("builtin:")
+        .filter(|_| model == BUILTIN_EMBEDDER)
+    {
+        return format!("{name} (built-in)");
     }
-    match model.split_once(':') {
+    match provider_and_model(model) {
         Some((provider, name)) => format!("{name} ({provider})"),
         None => model.to_owned(),
     }
@@ -417,4 +433,28 @@ pub struct Added {
     pub queued: u64,
     /// Paths left out, each with why (unreadable folders; links, which may loop).
     pub left_out: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_embedding_model_id_names_its_provider_and_model_or_the_built_in_one() {
+        let id = provider_embedder("ollama", "nomic-embed-text");
+        assert_eq!(id, "ollama:nomic-embed-text");
+        assert_eq!(
+            provider_and_model(&id),
+            Some(("ollama", "nomic-embed-text"))
+        );
+        assert_eq!(embedder_label(&id), "nomic-embed-text (ollama)");
+        assert_eq!(provider_and_model(BUILTIN_EMBEDDER), None);
+        assert_eq!(
+            embedder_label(BUILTIN_EMBEDDER),
+            "all-MiniLM-L6-v2 (built-in)"
+        );
+        for bad in ["ollama:", ":model", "no-colon"] {
+            assert_eq!(provider_and_model(bad), None, "{bad}");
+        }
+    }
 }

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use art_types::knowledge::{provider_and_model, provider_embedder};
 use serde_json::{Map, Value};
 
 use super::{EmbedError, Embedder};
@@ -44,7 +45,7 @@ impl ProviderEmbedder {
         model: &str,
     ) -> Result<Self, EmbedError> {
         let mut embedder = Self {
-            id: format!("{}:{model}", entry.name),
+            id: provider_embedder(&entry.name, model),
             entry,
             options,
             secret,
@@ -136,12 +137,9 @@ impl ProviderModels {
 
     /// The embedder of `id` (`ollama:nomic-embed-text`), connected.
     pub fn connect(&self, id: &str) -> Result<ProviderEmbedder, EmbedError> {
-        let (provider, model) = id
-            .split_once(':')
-            .filter(|(p, m)| !p.is_empty() && !m.is_empty())
-            .ok_or_else(|| {
-                EmbedError::Failed(format!("{id:?} is not a provider's model (provider:model)"))
-            })?;
+        let (provider, model) = provider_and_model(id).ok_or_else(|| {
+            EmbedError::Failed(format!("{id:?} is not a provider's model (provider:model)"))
+        })?;
         let entry = self
             .entries
             .iter()
