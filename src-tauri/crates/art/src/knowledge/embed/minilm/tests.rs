@@ -4,6 +4,14 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// The largest difference between two vectors' components.
+fn largest_difference(a: &[f32], b: &[f32]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0f32, f32::max)
+}
+
 #[test]
 fn embeds_as_sentence_transformers_does_with_the_real_weights() {
     let model = MiniLm::load(&art_testkit::embedder::weights_dir()).unwrap();
@@ -134,20 +142,11 @@ fn the_packed_encoder_gives_the_reference_berts_vectors() {
     let ours = model.embed(&texts).unwrap();
     let reference = reference_vectors(&texts);
     for ((text, a), b) in texts.iter().zip(&ours).zip(&reference) {
-        let largest = a
-            .iter()
-            .zip(b)
-            .map(|(x, y)| (x - y).abs())
-            .fold(0f32, f32::max);
+        let largest = largest_difference(a, b);
         assert!(largest < 1e-4, "{text:.40}: differs by {largest}");
         // Alone, as a question is embedded: the same vector.
         if text.len() < 100 {
-            let alone = &model.embed(&[text]).unwrap()[0];
-            let largest = alone
-                .iter()
-                .zip(b)
-                .map(|(x, y)| (x - y).abs())
-                .fold(0f32, f32::max);
+            let largest = largest_difference(&model.embed(&[text]).unwrap()[0], b);
             assert!(largest < 1e-4, "{text:.40} alone: differs by {largest}");
         }
     }
