@@ -19,7 +19,7 @@ pub enum Profile {
 }
 
 impl Profile {
-    /// The folder under `target/` the build lands in.
+    /// The folder under `target/` the build lands in (a custom profile's is its name).
     pub fn dir(self) -> &'static str {
         match self {
             Profile::Debug => "debug",
@@ -54,7 +54,7 @@ pub fn command(tools: &Tools, profile: Profile) -> Result<Command, String> {
         // The Tauri CLI passes what follows `--` to cargo, and bundles from the
         // profile's own folder.
         Profile::Qa => {
-            tauri.args(["--", "--profile", "qa"]);
+            tauri.args(["--", "--profile", profile.dir()]);
         }
         Profile::Release => {}
     }

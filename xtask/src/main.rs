@@ -109,9 +109,12 @@ fn run(args: &[String]) -> Result<(), String> {
         build.arg("--release");
     }
     cmd::step("Building the app", &mut build)?;
-    let binary = cmd::target_dir()
-        .join(if release { "release" } else { "debug" })
-        .join("art-workbench");
+    let profile = if release {
+        bundle::Profile::Release
+    } else {
+        bundle::Profile::Debug
+    };
+    let binary = cmd::target_dir().join(profile.dir()).join("art-workbench");
     let session = session::Session::start(session::Wants::for_interactive())?;
     cmd::say(&format!("Starting {}", binary.display()));
     let mut app = std::process::Command::new(&binary);
