@@ -9,11 +9,9 @@ use crate::{cmd, ui};
 /// The cargo profile a `.deb` is built with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Profile {
-    /// Unoptimised, with debug assertions (`cargo xtask bundle --debug`).
+    /// Unoptimised, with debug assertions (`cargo xtask bundle --debug`): what
+    /// `cargo xtask test` installs and tests, made from the build its tests ran.
     Debug,
-    /// What `cargo xtask test` installs: `release`'s code without the whole-program link
-    /// (`[profile.qa]` in the workspace's `Cargo.toml`).
-    Qa,
     /// The shipped package (`cargo xtask bundle`).
     Release,
 }
@@ -23,7 +21,6 @@ impl Profile {
     pub fn dir(self) -> &'static str {
         match self {
             Profile::Debug => "debug",
-            Profile::Qa => "qa",
             Profile::Release => "release",
         }
     }
@@ -50,11 +47,6 @@ pub fn command(tools: &Tools, profile: Profile) -> Result<Command, String> {
     match profile {
         Profile::Debug => {
             tauri.arg("--debug");
-        }
-        // The Tauri CLI passes what follows `--` to cargo, and bundles from the
-        // profile's own folder.
-        Profile::Qa => {
-            tauri.args(["--", "--profile", profile.dir()]);
         }
         Profile::Release => {}
     }

@@ -21,11 +21,11 @@ const WEIGHTS_VAR: &str = "ART_EMBEDDER_WEIGHTS";
 const INSTALLED_APP: &str = "/usr/bin/art-workbench";
 
 /// What a cold run leaves in `target/` (12 GB measured on a clean clone, the Windows
-/// check's own target folder included), with a margin.
+/// check's own target folder included, when the suite also made an optimised build),
+/// with a margin.
 const COLD_RUN_DISK: u64 = 14 << 30;
 
 const WINDOWS_CHECK: &str = "Windows build (cargo check, beside)";
-const RELEASE_BUILD: &str = "Release build (qa profile) and .deb (beside)";
 
 /// `cargo check` of the workspace for Windows (it compiles there: the Windows code paths
 /// are type-checked on every run). In a target folder of its own: cargo locks the host's
@@ -129,22 +129,6 @@ impl Background {
         let name = self.name;
         let (ok, took) = self.wait();
         report.count_step(name, ok, took)
-    }
-
-    /// Stop it and everything it started (when a step it would serve has failed).
-    fn stop(self, report: &mut Report) {
-        if let Ok(mut child) = self.child {
-            let group = format!("-{}", child.id());
-            let killed = Command::new("kill")
-                .args(["-TERM", "--", &group])
-                .status()
-                .is_ok_and(|s| s.success());
-            if !killed {
-                let _ = child.kill();
-            }
-            let _ = child.wait();
-        }
-        report.skip(self.name);
     }
 }
 
@@ -313,15 +297,7 @@ pub fn run() -> Result<(), String> {
     ui::build()?;
     report.done("UI (wasm32 release build, JS bindings)", ui_started);
 
-    // The release build (the qa profile: release's code, generated crate by crate rather
-    // than in one fat-LTO link on one core) and the Windows check take the cores the steps
-    // below leave idle; the release build first, as the last step waits for it.
-    let release = Background::start(
-        RELEASE_BUILD,
-        "release-build.log",
-        10,
-        &bundle::command(&tools, Profile::Qa)?,
-    );
+    // The Windows check takes the cores the steps below leave idle.
     let windows = Background::start(WINDOWS_CHECK, "windows-check.log", 19, &windows_check());
 
     let servers_started = Instant::now();
@@ -358,9 +334,13 @@ pub fn run() -> Result<(), String> {
         tests.env(WEIGHTS_VAR, &weights);
         report.tests("Unit, integration and end-to-end tests", &mut tests);
 
-        let installed = release.finish(&mut report)
+        // The package is made from the build the tests above ran (the debug profile, as
+        // `cargo xtask bundle --debug` makes it): an optimised build would compile the
+        // whole dependency tree a second time, 40 CPU-minutes of a cold run here.
+        let mut package = bundle::command(&tools, Profile::Debug)?;
+        let installed = report.check(".deb of the tested build", lints.on(&mut package))
             && report.check_with("Install the .deb", || {
-                bundle::newest(Profile::Qa).and_then(|deb| bundle::install(&deb))
+                bundle::newest(Profile::Debug).and_then(|deb| bundle::install(&deb))
             });
         if installed {
             let mut installed = e2e_command(
@@ -376,7 +356,6 @@ pub fn run() -> Result<(), String> {
         }
         drop(session);
     } else {
-        release.stop(&mut report);
         report.skip("Tests (build failed)");
     }
     windows.finish(&mut report);
