@@ -17,11 +17,17 @@
 //! So one copy fits all: PNG or JPEG, at most [`SEND_EDGE`] px on the long edge and
 //! [`SEND_BYTES`] bytes. An image already within that is sent as it is; the original is
 //! always kept.
+//!
+//! A camera stores a photo as its sensor saw it and says in the Exif how to turn it
+//! upright. Viewers (the app's window among them) turn it; a model's decoder does not
+//! (llama.cpp's, for one, reads pixels only), so the copy sent is turned, and the size
+//! shown is the upright one.
 
 use std::io::Cursor;
 
 use art_types::AttachmentProblem;
-use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+use image::metadata::Orientation;
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 
 use super::sniff::Format;
 
@@ -38,9 +44,9 @@ const MAX_ALLOC: u64 = 1 << 30;
 /// An image as attached.
 #[derive(Debug)]
 pub struct Inspected {
-    /// Pixels across.
+    /// Pixels across, upright.
     pub width: u32,
-    /// Pixels down.
+    /// Pixels down, upright.
     pub height: u32,
     /// What to send instead of the original (scaled, or re-encoded as PNG or JPEG), with
     /// its media type; `None` when the original goes as it is.
@@ -65,24 +71,34 @@ fn reader(bytes: &[u8], format: Format) -> ImageReader<Cursor<&[u8]>> {
 }
 
 /// Check and decode the image `name` (its `format` sniffed), and make the copy to send
-/// when the original is too large or a format not every provider takes (WebP; a GIF's
-/// first frame).
+/// when the original is too large, stored on its side (Exif orientation), or in a format
+/// not every provider takes (WebP; a GIF's first frame).
 pub fn inspect(name: &str, format: Format, bytes: &[u8]) -> Result<Inspected, AttachmentProblem> {
     let malformed = |e: image::ImageError| AttachmentProblem::Malformed {
         name: name.to_owned(),
         detail: e.to_string(),
     };
     let (width, height) = reader(bytes, format).into_dimensions().map_err(malformed)?;
+    let too_large = || AttachmentProblem::ImageTooLarge {
+        name: name.to_owned(),
+        width,
+        height,
+        limit: MAX_PIXELS,
+    };
     if u64::from(width) * u64::from(height) > MAX_PIXELS || width == 0 || height == 0 {
-        return Err(AttachmentProblem::ImageTooLarge {
-            name: name.to_owned(),
-            width,
-            height,
-            limit: MAX_PIXELS,
-        });
+        return Err(too_large());
     }
-    let image = reader(bytes, format).decode().map_err(malformed)?;
-    let fits = width.max(height) <= SEND_EDGE && bytes.len() <= SEND_BYTES;
+    let mut decoder = reader(bytes, format).into_decoder().map_err(malformed)?;
+    if decoder.total_bytes() > MAX_ALLOC {
+        return Err(too_large());
+    }
+    // Unreadable Exif is no reason to refuse a photo: it is then taken as it is stored.
+    let orientation = decoder
+        .orientation()
+        .unwrap_or(Orientation::NoTransforms);
+    let image = DynamicImage::from_decoder(decoder).map_err(malformed)?;
+    let upright = orientation == Orientation::NoTransforms;
+    let fits = upright && width.max(height) <= SEND_EDGE && bytes.len() <= SEND_BYTES;
     let to_send = match format {
         Format::Png | Format::Jpeg if fits => None,
         _ => {
@@ -90,14 +106,33 @@ pub fn inspect(name: &str, format: Format, bytes: &[u8]) -> Result<Inspected, At
                 name: name.to_owned(),
                 detail: format!("the copy to send could not be made: {detail}"),
             };
-            Some(encode(&scaled(image).map_err(unsendable)?).map_err(unsendable)?)
+            // Scaled first, turned after: turning the smaller image costs less.
+            let mut copy = scaled(image).map_err(unsendable)?;
+            copy.apply_orientation(orientation);
+            Some(encode(&copy).map_err(unsendable)?)
         }
+    };
+    let (width, height) = if turns_sideways(orientation) {
+        (height, width)
+    } else {
+        (width, height)
     };
     Ok(Inspected {
         width,
         height,
         to_send,
     })
+}
+
+/// Whether turning an image upright by `orientation` swaps its width and height.
+fn turns_sideways(orientation: Orientation) -> bool {
+    matches!(
+        orientation,
+        Orientation::Rotate90
+            | Orientation::Rotate270
+            | Orientation::Rotate90FlipH
+            | Orientation::Rotate270FlipH
+    )
 }
 
 /// The size of an image `width` × `height` within [`SEND_EDGE`], its proportions kept.
@@ -205,6 +240,68 @@ mod tests {
         assert_eq!(mime, "image/jpeg");
         let sent = image::load_from_memory(&bytes).unwrap();
         assert_eq!((sent.width(), sent.height()), (1568, 784));
+    }
+
+    /// A JPEG `width` × `height`, red on its left half and blue on its right, whose Exif
+    /// orientation is `exif` (as a camera held upright or on its side writes it).
+    fn jpeg_turned(width: u32, height: u32, exif: u16) -> Vec<u8> {
+        use image::ImageEncoder;
+        let image = RgbImage::from_fn(width, height, |x, _| {
+            if x < width / 2 {
+                Rgb([255, 0, 0])
+            } else {
+                Rgb([0, 0, 255])
+            }
+        });
+        // A big-endian TIFF header and one IFD entry: tag 0x0112 (Orientation), SHORT.
+        let mut chunk = b"MM\0\x2a\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01".to_vec();
+        chunk.extend_from_slice(&exif.to_be_bytes());
+        chunk.extend_from_slice(&[0; 6]);
+        let mut out = Vec::new();
+        let mut encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 95);
+        encoder.set_exif_metadata(chunk).unwrap();
+        encoder
+            .write_image(image.as_raw(), width, height, image::ExtendedColorType::Rgb8)
+            .unwrap();
+        out
+    }
+
+    /// Whether `pixel` is clearly red (a JPEG's red is not exactly 255, 0, 0).
+    fn reddish(pixel: &Rgb<u8>) -> bool {
+        pixel[0] > 200 && pixel[2] < 60
+    }
+
+    /// Whether `pixel` is clearly blue.
+    fn bluish(pixel: &Rgb<u8>) -> bool {
+        pixel[2] > 200 && pixel[0] < 60
+    }
+
+    #[test]
+    fn a_photo_stored_on_its_side_is_sent_upright_and_shown_with_its_upright_size() {
+        // Orientation 6: turn 90° clockwise to view; the stored left half becomes the top.
+        let shown = inspect("side.jpg", Format::Jpeg, &jpeg_turned(300, 200, 6)).unwrap();
+        assert_eq!((shown.width, shown.height), (200, 300));
+        let (sent, mime) = shown.to_send.expect("a turned copy, though it is small");
+        assert_eq!(mime, "image/jpeg");
+        let sent = image::load_from_memory(&sent).unwrap().to_rgb8();
+        assert_eq!(sent.dimensions(), (200, 300));
+        assert!(reddish(sent.get_pixel(100, 30)), "{:?}", sent.get_pixel(100, 30));
+        assert!(bluish(sent.get_pixel(100, 270)), "{:?}", sent.get_pixel(100, 270));
+
+        // Orientation 8, and large: scaled and turned 90° counter-clockwise (left → bottom).
+        let shown = inspect("big.jpg", Format::Jpeg, &jpeg_turned(3200, 1600, 8)).unwrap();
+        assert_eq!((shown.width, shown.height), (1600, 3200));
+        let sent = image::load_from_memory(&shown.to_send.unwrap().0)
+            .unwrap()
+            .to_rgb8();
+        assert_eq!(sent.dimensions(), (784, 1568));
+        assert!(bluish(sent.get_pixel(392, 100)), "{:?}", sent.get_pixel(392, 100));
+        assert!(reddish(sent.get_pixel(392, 1400)), "{:?}", sent.get_pixel(392, 1400));
+
+        // Orientation 1 (upright) and small: the original goes as it is.
+        let upright = inspect("up.jpg", Format::Jpeg, &jpeg_turned(300, 200, 1)).unwrap();
+        assert_eq!((upright.width, upright.height), (300, 200));
+        assert!(upright.to_send.is_none());
     }
 
     #[test]
