@@ -19,6 +19,7 @@ pub mod knowledge;
 pub mod library;
 pub mod mcp;
 pub mod message;
+pub mod models;
 pub mod observation;
 pub mod prompt;
 pub mod provider;
@@ -40,6 +41,7 @@ pub use export::{ExportDone, ExportProgress, ExportRequest, ExportScope};
 pub use failure::FailureCode;
 pub use library::SavedPrompt;
 pub use message::{BranchPoint, ConversationMessage, MessageRole, MessageStatus};
+pub use models::{Capability, LocalModel, ModelsProblem, PullProgress, PullStep};
 pub use observation::{Observation, ObservationType, Phase, SpanInfo};
 pub use prompt::{
     FunctionCall, Prompt, PromptImage, PromptMessage, PromptRole, ReasoningBlock, ToolCallRequest,

@@ -93,9 +93,7 @@ pub fn inspect(name: &str, format: Format, bytes: &[u8]) -> Result<Inspected, At
         return Err(too_large());
     }
     // Unreadable Exif is no reason to refuse a photo: it is then taken as it is stored.
-    let orientation = decoder
-        .orientation()
-        .unwrap_or(Orientation::NoTransforms);
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
     let image = DynamicImage::from_decoder(decoder).map_err(malformed)?;
     let upright = orientation == Orientation::NoTransforms;
     let fits = upright && width.max(height) <= SEND_EDGE && bytes.len() <= SEND_BYTES;
@@ -261,7 +259,12 @@ mod tests {
         let mut encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 95);
         encoder.set_exif_metadata(chunk).unwrap();
         encoder
-            .write_image(image.as_raw(), width, height, image::ExtendedColorType::Rgb8)
+            .write_image(
+                image.as_raw(),
+                width,
+                height,
+                image::ExtendedColorType::Rgb8,
+            )
             .unwrap();
         out
     }
@@ -285,8 +288,16 @@ mod tests {
         assert_eq!(mime, "image/jpeg");
         let sent = image::load_from_memory(&sent).unwrap().to_rgb8();
         assert_eq!(sent.dimensions(), (200, 300));
-        assert!(reddish(sent.get_pixel(100, 30)), "{:?}", sent.get_pixel(100, 30));
-        assert!(bluish(sent.get_pixel(100, 270)), "{:?}", sent.get_pixel(100, 270));
+        assert!(
+            reddish(sent.get_pixel(100, 30)),
+            "{:?}",
+            sent.get_pixel(100, 30)
+        );
+        assert!(
+            bluish(sent.get_pixel(100, 270)),
+            "{:?}",
+            sent.get_pixel(100, 270)
+        );
 
         // Orientation 8, and large: scaled and turned 90° counter-clockwise (left → bottom).
         let shown = inspect("big.jpg", Format::Jpeg, &jpeg_turned(3200, 1600, 8)).unwrap();
@@ -295,8 +306,16 @@ mod tests {
             .unwrap()
             .to_rgb8();
         assert_eq!(sent.dimensions(), (784, 1568));
-        assert!(bluish(sent.get_pixel(392, 100)), "{:?}", sent.get_pixel(392, 100));
-        assert!(reddish(sent.get_pixel(392, 1400)), "{:?}", sent.get_pixel(392, 1400));
+        assert!(
+            bluish(sent.get_pixel(392, 100)),
+            "{:?}",
+            sent.get_pixel(392, 100)
+        );
+        assert!(
+            reddish(sent.get_pixel(392, 1400)),
+            "{:?}",
+            sent.get_pixel(392, 1400)
+        );
 
         // Orientation 1 (upright) and small: the original goes as it is.
         let upright = inspect("up.jpg", Format::Jpeg, &jpeg_turned(300, 200, 1)).unwrap();

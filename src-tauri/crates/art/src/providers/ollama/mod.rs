@@ -19,6 +19,7 @@ use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, Prov
 
 pub mod doctor;
 pub mod library;
+pub mod models;
 mod window;
 
 /// Default address of a local Ollama.

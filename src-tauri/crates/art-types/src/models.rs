@@ -1,0 +1,389 @@
+//! Local models (Ollama's library on this machine): what is installed and what each can
+//! do, what is loaded, a pull's progress as Ollama streams it, and what can go wrong.
+//! The app's Models page and `art models` read the same values.
+
+use serde::{Deserialize, Serialize};
+
+/// What a model can do, as Ollama's `/api/show` lists it (`capabilities`, 0.6.4 and
+/// later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capability {
+    /// Writes text (a chat or completion model).
+    Completion,
+    /// Calls tools natively.
+    Tools,
+    /// Sees images.
+    Vision,
+    /// Thinks before answering (a reasoning trace the app shows apart).
+    Thinking,
+    /// Embeds text (for knowledge collections), rather than chatting.
+    Embedding,
+    /// Fills in the middle of code.
+    Insert,
+    /// A capability newer than this app (kept out of every check).
+    #[serde(other)]
+    Other,
+}
+
+impl Capability {
+    /// The short word shown on a model's row and in the picker.
+    pub fn label(self) -> &'static str {
+        match self {
+            Capability::Completion => "chat",
+            Capability::Tools => "tools",
+            Capability::Vision => "vision",
+            Capability::Thinking => "thinking",
+            Capability::Embedding => "embedding",
+            Capability::Insert => "insert",
+            Capability::Other => "other",
+        }
+    }
+}
+
+/// One installed model, with what `/api/tags` and `/api/show` say of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalModel {
+    /// Its name, as a thread's settings hold it (`llama3.2:3b`).
+    pub id: String,
+    /// Bytes on disk.
+    pub size_bytes: u64,
+    /// The model family (`llama`, `qwen2`, `gemma3`), when said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
+    /// Parameters, as Ollama words it (`3.2B`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<String>,
+    /// The weights' quantization (`Q4_K_M`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantization: Option<String>,
+    /// The longest context it was trained for (tokens), when said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_length: Option<u64>,
+    /// What it can do; `None` when the server does not say (older than 0.6.4): unknown,
+    /// not "nothing".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<Vec<Capability>>,
+    /// When it was last pulled or changed (RFC 3339, as the server says it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified_at: Option<String>,
+    /// Loaded in memory now (`/api/ps`).
+    #[serde(default)]
+    pub loaded: bool,
+}
+
+impl LocalModel {
+    /// Whether it is known to have `capability` (`None` when the server does not say).
+    pub fn can(&self, capability: Capability) -> Option<bool> {
+        self.capabilities
+            .as_ref()
+            .map(|list| list.contains(&capability))
+    }
+}
+
+/// A model in memory now (`/api/ps`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadedModel {
+    /// Its name.
+    pub id: String,
+    /// Memory it takes, in all.
+    pub size_bytes: u64,
+    /// Of which in the GPU's memory.
+    pub vram_bytes: u64,
+    /// The context it was loaded with (tokens), when said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_length: Option<u64>,
+    /// When Ollama unloads it unless used (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+/// One line of a pull's progress, as Ollama streams it: `pulling manifest`, then per
+/// layer `pulling <digest>` with its `total` and (once bytes arrive) `completed`, then
+/// `verifying sha256 digest`, `writing manifest`, `success`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullStep {
+    /// What Ollama is doing, in its words.
+    pub status: String,
+    /// The layer being downloaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// The layer's size in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// Its bytes downloaded so far (absent before the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed: Option<u64>,
+}
+
+/// A pull as a whole, summed over its layers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullProgress {
+    /// The model being pulled.
+    pub model: String,
+    /// What Ollama says it is doing now.
+    pub status: String,
+    /// Each layer's digest, size and bytes so far, in the order Ollama announced them.
+    pub layers: Vec<LayerProgress>,
+    /// Ended with `success`.
+    pub done: bool,
+}
+
+/// One layer of a pull.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LayerProgress {
+    /// The layer's digest (`sha256:…`).
+    pub digest: String,
+    /// Its size in bytes.
+    pub total: u64,
+    /// Bytes downloaded so far.
+    pub completed: u64,
+}
+
+impl PullProgress {
+    /// A pull of `model` not started yet.
+    pub fn new(model: &str) -> Self {
+        Self {
+            model: model.to_owned(),
+            ..Self::default()
+        }
+    }
+
+    /// Take one streamed step into account. Ollama repeats a layer's line as its bytes
+    /// arrive, and sometimes restarts a layer (`completed` going down): the last word wins.
+    pub fn step(&mut self, step: &PullStep) {
+        self.status.clone_from(&step.status);
+        if step.status == "success" {
+            self.done = true;
+        }
+        let (Some(digest), Some(total)) = (&step.digest, step.total) else {
+            return;
+        };
+        let completed = step.completed.unwrap_or(0).min(total);
+        match self.layers.iter_mut().find(|l| &l.digest == digest) {
+            Some(layer) => {
+                layer.total = total;
+                layer.completed = completed;
+            }
+            None => self.layers.push(LayerProgress {
+                digest: digest.clone(),
+                total,
+                completed,
+            }),
+        }
+    }
+
+    /// Bytes downloaded so far, over every layer announced.
+    pub fn completed(&self) -> u64 {
+        self.layers.iter().map(|l| l.completed).sum()
+    }
+
+    /// Bytes to download, over every layer announced so far.
+    pub fn total(&self) -> u64 {
+        self.layers.iter().map(|l| l.total).sum()
+    }
+}
+
+/// Why a request about local models failed, in words a user can act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ModelsProblem {
+    /// A name Ollama could not mean (spaces, shell characters, empty).
+    #[error("{name:?} is not a model name: {reason}")]
+    BadName {
+        /// What was given.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The registry has no model of that name (or that tag).
+    #[error(
+        "the Ollama library has no model {name:?}: check its name and tag on ollama.com/library"
+    )]
+    NotInLibrary {
+        /// The name.
+        name: String,
+    },
+    /// No installed model has that name.
+    #[error("{name:?} is not installed")]
+    NotInstalled {
+        /// The name.
+        name: String,
+    },
+    /// Ollama does not answer at its address.
+    #[error(
+        "Ollama is not answering at {base_url} ({detail}): start it (`ollama serve`) or set its address"
+    )]
+    Unreachable {
+        /// The address tried.
+        base_url: String,
+        /// What the connection said.
+        detail: String,
+    },
+    /// The model's files do not fit on the disk.
+    #[error("not enough disk space for {name}: {detail}")]
+    NoSpace {
+        /// The model.
+        name: String,
+        /// What Ollama said.
+        detail: String,
+    },
+    /// Ollama could not download (it is offline, or the registry refused).
+    #[error("Ollama could not download {name}: {detail}")]
+    Offline {
+        /// The model.
+        name: String,
+        /// What Ollama said.
+        detail: String,
+    },
+    /// The connection ended before the pull did (Ollama stopped or restarted); what it
+    /// had downloaded is kept, and pulling again resumes.
+    #[error(
+        "Ollama stopped answering while pulling {name} (it may have restarted): pull again to resume"
+    )]
+    Interrupted {
+        /// The model.
+        name: String,
+    },
+    /// No progress for too long.
+    #[error("the pull of {name} made no progress for {seconds} s: pull again to resume")]
+    Stalled {
+        /// The model.
+        name: String,
+        /// How long it waited.
+        seconds: u64,
+    },
+    /// Anything else Ollama said, as it said it.
+    #[error("Ollama answered {status}: {message}")]
+    Server {
+        /// The HTTP status (0 when the error came inside a stream).
+        status: u16,
+        /// Its message.
+        message: String,
+    },
+}
+
+/// Check `name` as a model reference Ollama takes (`llama3.2`, `qwen2.5:7b-instruct-q4_K_M`,
+/// `hf.co/user/repo:Q4_K_M`, `host:port/namespace/model:tag`) before it is sent anywhere.
+pub fn check_model_name(name: &str) -> Result<(), ModelsProblem> {
+    let bad = |reason: &str| ModelsProblem::BadName {
+        name: name.to_owned(),
+        reason: reason.to_owned(),
+    };
+    if name.is_empty() {
+        return Err(bad("it is empty"));
+    }
+    if name.len() > 350 {
+        return Err(bad("it is longer than 350 characters"));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '/')))
+    {
+        return Err(bad(&format!(
+            "{c:?} is not allowed (letters, digits, '.', '-', '_', ':' and '/' are)"
+        )));
+    }
+    let (path, tag) = match name.rsplit_once('/') {
+        Some((host_and_namespace, last)) => (Some(host_and_namespace), last),
+        None => (None, name),
+    };
+    let model = tag.split(':').next().unwrap_or_default();
+    if model.is_empty() || tag.split(':').count() > 2 || tag.ends_with(':') {
+        return Err(bad("a model is `name` or `name:tag`"));
+    }
+    if path.is_some_and(|p| p.split('/').any(str::is_empty)) {
+        return Err(bad("an empty part between '/'"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_names_take_what_ollama_takes_and_refuse_shell_characters() {
+        for good in [
+            "llama3.2",
+            "llama3.2:3b",
+            "qwen2.5:7b-instruct-q4_K_M",
+            "hf.co/bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M",
+            "registry.example.com:5000/team/model:v1",
+        ] {
+            assert_eq!(check_model_name(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "",
+            "llama 3",
+            "llama3;rm -rf",
+            "$(reboot)",
+            "a:b:c",
+            "model:",
+            ":tag",
+            "a//b",
+            "ünïcode",
+        ] {
+            assert!(
+                matches!(check_model_name(bad), Err(ModelsProblem::BadName { .. })),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_pull_adds_up_its_layers_and_the_last_word_on_a_layer_wins() {
+        let mut pull = PullProgress::new("llama3.2");
+        let step = |status: &str, digest: Option<&str>, total, completed| PullStep {
+            status: status.into(),
+            digest: digest.map(str::to_owned),
+            total,
+            completed,
+        };
+        pull.step(&step("pulling manifest", None, None, None));
+        pull.step(&step("pulling aa", Some("sha256:aa"), Some(1000), None));
+        assert_eq!((pull.completed(), pull.total()), (0, 1000));
+        pull.step(&step(
+            "pulling aa",
+            Some("sha256:aa"),
+            Some(1000),
+            Some(600),
+        ));
+        pull.step(&step("pulling bb", Some("sha256:bb"), Some(24), Some(24)));
+        assert_eq!((pull.completed(), pull.total()), (624, 1024));
+        // A layer restarted: its count goes down, never beyond its size.
+        pull.step(&step(
+            "pulling aa",
+            Some("sha256:aa"),
+            Some(1000),
+            Some(100),
+        ));
+        pull.step(&step("pulling bb", Some("sha256:bb"), Some(24), Some(99)));
+        assert_eq!(pull.completed(), 124);
+        assert!(!pull.done);
+        pull.step(&step("success", None, None, None));
+        assert!(pull.done);
+        assert_eq!(pull.layers.len(), 2);
+    }
+
+    #[test]
+    fn capabilities_newer_than_the_app_read_as_other() {
+        let list: Vec<Capability> =
+            serde_json::from_str(r#"["completion","tools","vision","thinking","audio"]"#).unwrap();
+        assert_eq!(
+            list,
+            [
+                Capability::Completion,
+                Capability::Tools,
+                Capability::Vision,
+                Capability::Thinking,
+                Capability::Other
+            ]
+        );
+    }
+}
