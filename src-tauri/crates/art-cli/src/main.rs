@@ -24,6 +24,7 @@ mod follow;
 mod kb;
 mod logging;
 mod mcp;
+mod models;
 mod out;
 mod printer;
 mod run;
@@ -158,6 +159,9 @@ enum Command {
     /// files and folders, status, search, remove, reindex.
     #[command(subcommand)]
     Kb(kb::Command),
+    /// Ollama's models: list (with what each can do), show, pull with a progress bar,
+    /// rm, ps (loaded now), unload.
+    Models(models::Args),
     /// A thread's settings: printed, or changed (`--provider`, `--model`, `--tools`,
     /// `--policy TOOL=asks`, `--plan-review on`, …) and checked as the app checks them.
     Config(config::Args),
@@ -237,6 +241,9 @@ async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             kb::kb(&stack.knowledge, &models, command).map(|()| ExitCode::SUCCESS)
         }
+        Command::Models(args) => models::models(&stack, args)
+            .await
+            .map(|()| ExitCode::SUCCESS),
         Command::Config(args) => config::config(&stack, args)
             .await
             .map(|()| ExitCode::SUCCESS),

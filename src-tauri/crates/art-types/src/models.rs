@@ -189,6 +189,58 @@ impl PullProgress {
     }
 }
 
+/// A small model suggested for a first pull: what it is good for, and its download.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Suggested {
+    /// The name to pull.
+    pub name: &'static str,
+    /// Its download, in bytes (as the Ollama library lists it).
+    pub size_bytes: u64,
+    /// What it can do.
+    pub capabilities: &'static [Capability],
+    /// Why pick it, in a few words.
+    pub note: &'static str,
+}
+
+/// Small models that run on a laptop's CPU, for a first pull (sizes from the Ollama
+/// library, 2026-11). The first is the one a first run offers.
+pub const SUGGESTED: &[Suggested] = &[
+    Suggested {
+        name: "llama3.2:3b",
+        size_bytes: 2_000_000_000,
+        capabilities: &[Capability::Completion, Capability::Tools],
+        note: "a good first model: answers and calls tools",
+    },
+    Suggested {
+        name: "qwen3:4b",
+        size_bytes: 2_500_000_000,
+        capabilities: &[
+            Capability::Completion,
+            Capability::Tools,
+            Capability::Thinking,
+        ],
+        note: "thinks before answering; calls tools",
+    },
+    Suggested {
+        name: "gemma3:4b",
+        size_bytes: 3_300_000_000,
+        capabilities: &[Capability::Completion, Capability::Vision],
+        note: "sees images",
+    },
+    Suggested {
+        name: "llama3.2:1b",
+        size_bytes: 1_300_000_000,
+        capabilities: &[Capability::Completion, Capability::Tools],
+        note: "the smallest: fast on any machine, weaker answers",
+    },
+    Suggested {
+        name: "nomic-embed-text",
+        size_bytes: 274_000_000,
+        capabilities: &[Capability::Embedding],
+        note: "for knowledge collections: embeds, does not chat",
+    },
+];
+
 /// Why a request about local models failed, in words a user can act on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -369,6 +421,14 @@ mod tests {
         pull.step(&step("success", None, None, None));
         assert!(pull.done);
         assert_eq!(pull.layers.len(), 2);
+    }
+
+    #[test]
+    fn every_suggested_model_has_a_name_ollama_takes() {
+        for model in SUGGESTED {
+            assert_eq!(check_model_name(model.name), Ok(()));
+            assert!(model.size_bytes > 0 && !model.capabilities.is_empty());
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod concurrent;
 mod crash;
 mod kb;
 mod mcp;
+mod models;
 
 use art_testkit::fake::scripts::MODEL;
 
