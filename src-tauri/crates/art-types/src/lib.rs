@@ -41,7 +41,9 @@ pub use export::{ExportDone, ExportProgress, ExportRequest, ExportScope};
 pub use failure::FailureCode;
 pub use library::SavedPrompt;
 pub use message::{BranchPoint, ConversationMessage, MessageRole, MessageStatus};
-pub use models::{Capability, LocalModel, ModelsProblem, PullProgress, PullStep};
+pub use models::{
+    Capability, LocalModel, ModelsProblem, PullPhase, PullProgress, PullState, PullStep,
+};
 pub use observation::{Observation, ObservationType, Phase, SpanInfo};
 pub use prompt::{
     FunctionCall, Prompt, PromptImage, PromptMessage, PromptRole, ReasoningBlock, ToolCallRequest,

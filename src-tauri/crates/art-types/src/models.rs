@@ -189,6 +189,55 @@ impl PullProgress {
     }
 }
 
+/// Where a pull the app runs is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+pub enum PullPhase {
+    /// Waiting for the pulls before it (one runs at a time).
+    Queued,
+    /// Downloading.
+    Pulling,
+    /// Installed.
+    Done,
+    /// Stopped by a problem (what was downloaded stays; pulling again resumes).
+    Failed {
+        /// What went wrong.
+        problem: ModelsProblem,
+    },
+    /// Stopped by the user.
+    Cancelled,
+}
+
+/// A pull the app runs or ran, as its Models page shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullState {
+    /// Its progress over every layer.
+    pub progress: PullProgress,
+    /// Where it is.
+    pub phase: PullPhase,
+    /// Download speed over the last few seconds, once there is one to tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_second: Option<u64>,
+}
+
+impl PullState {
+    /// Seconds left at the present speed, when it is known.
+    pub fn seconds_left(&self) -> Option<u64> {
+        let speed = self.bytes_per_second.filter(|s| *s > 0)?;
+        let left = self
+            .progress
+            .total()
+            .saturating_sub(self.progress.completed());
+        Some(left.div_ceil(speed))
+    }
+
+    /// Still queued or downloading.
+    pub fn is_active(&self) -> bool {
+        matches!(self.phase, PullPhase::Queued | PullPhase::Pulling)
+    }
+}
+
 /// A small model suggested for a first pull: what it is good for, and its download.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Suggested {

@@ -20,6 +20,7 @@ use crate::reasoning::provider::{CallOptions, EventStream, ProviderAdapter, Prov
 pub mod doctor;
 pub mod library;
 pub mod models;
+pub mod pulls;
 mod window;
 
 /// Default address of a local Ollama.
