@@ -10,6 +10,9 @@ use art::agent::CancellationToken;
 use art::knowledge::{Indexer, KnowledgeStore};
 use art::paths::DataDir;
 use art::providers::http::HttpOptions;
+use art::providers::ollama::models::OllamaModels;
+use art::providers::ollama::pulls::PullQueue;
+use art::providers::options::BASE_URL;
 use art::providers::{ProviderEntry, ProviderManager};
 use art::secrets::{EnvFallback, KeychainStore};
 use art::sockets::All;
@@ -33,6 +36,9 @@ pub struct Workbench {
     pub indexer: Result<Indexer, String>,
     /// Where attached documents added to a collection are kept as files.
     pub knowledge_files: std::path::PathBuf,
+    /// The Ollama server the Models page manages (the Ollama provider's at start), and
+    /// its pulls, one at a time.
+    ollama: std::sync::RwLock<(OllamaModels, PullQueue)>,
     /// Runs in flight, by trace id: their thread and what cancels them.
     runs: Mutex<HashMap<String, (String, CancellationToken)>>,
 }
@@ -60,6 +66,15 @@ impl Workbench {
             embedder,
         } = standard;
         let knowledge_files = data_dir.knowledge_files_dir();
+        let ollama_base = providers
+            .entries()
+            .into_iter()
+            .find(|e| e.kind == art_types::AdapterKind::Ollama)
+            .and_then(|e| e.base_options.get(BASE_URL)?.as_str().map(str::to_owned))
+            .unwrap_or_else(art::providers::ollama::default_base_url);
+        let ollama = OllamaModels::new(&ollama_base)
+            .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?;
+        let pulls = PullQueue::new(ollama.clone());
         // Files of attached documents removed meanwhile (by `art kb`, say).
         if let Err(e) = art::knowledge::attached::sweep(&knowledge, &knowledge_files) {
             tracing::warn!("attached documents' files not swept: {e}");
@@ -81,6 +96,7 @@ impl Workbench {
             knowledge,
             indexer,
             knowledge_files,
+            ollama: std::sync::RwLock::new((ollama, pulls)),
             runs: Mutex::new(HashMap::new()),
         })
     }
@@ -97,6 +113,33 @@ impl Workbench {
                     format!("there is no provider named {name:?}"),
                 )
             })
+    }
+
+    /// The Ollama server the Models page manages, and its pulls.
+    pub fn ollama(&self) -> (OllamaModels, PullQueue) {
+        self.ollama
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Manage the Ollama server at `base_url` (already checked) from now on; refused
+    /// while a pull runs or waits on the present one.
+    pub fn set_ollama(&self, base_url: &str) -> Result<(), IpcError> {
+        let mut target = self.ollama.write().unwrap_or_else(|p| p.into_inner());
+        if target.1.states().iter().any(|s| s.is_active()) {
+            return Err(IpcError::new(
+                ErrorCode::InvalidInput,
+                format!(
+                    "a pull from {} is not finished: cancel it first, or wait",
+                    target.0.base_url()
+                ),
+            ));
+        }
+        let models = OllamaModels::new(base_url)
+            .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?;
+        *target = (models.clone(), PullQueue::new(models));
+        Ok(())
     }
 
     /// Run `call` on the keychain off the async runtime (it talks D-Bus and may block).

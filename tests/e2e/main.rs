@@ -6,6 +6,7 @@ mod day;
 mod doors;
 mod knowledge;
 mod long;
+mod models;
 mod secrets;
 mod shell;
 mod tools;

@@ -14,6 +14,7 @@ use crate::store::Store;
 use crate::views::about::About;
 use crate::views::home::Home;
 use crate::views::knowledge::Knowledge;
+use crate::views::models::Models;
 use crate::views::prompts::Prompts;
 use crate::views::providers::Providers;
 use crate::views::thread::ThreadView;
@@ -105,6 +106,7 @@ pub fn App() -> impl IntoView {
                     (Pane::Tools, _) => view! { <Tools /> }.into_any(),
                     (Pane::Usage, _) => view! { <Usage /> }.into_any(),
                     (Pane::Knowledge, _) => view! { <Knowledge /> }.into_any(),
+                    (Pane::Models, _) => view! { <Models /> }.into_any(),
                     _ => view! { <Home /> }.into_any(),
                 }}
             </main>

@@ -61,6 +61,7 @@ impl Failure {
             ErrorCode::Provider => ("The provider failed", None),
             ErrorCode::Attachment => ("The file was not attached", None),
             ErrorCode::Knowledge => ("The knowledge request was refused", None),
+            ErrorCode::Models => ("Ollama could not do that", None),
             ErrorCode::IpcFailure | ErrorCode::Internal => (
                 "Something went wrong inside the app",
                 Some(

@@ -23,6 +23,8 @@ pub enum Pane {
     Usage,
     /// Knowledge collections: documents the agent can search.
     Knowledge,
+    /// Ollama's models: installed, pulls, delete.
+    Models,
 }
 
 /// State of the connection to the backend, from the start-up handshake.

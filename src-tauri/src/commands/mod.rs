@@ -23,6 +23,7 @@ pub mod app;
 pub mod attachments;
 pub mod knowledge;
 pub mod mcp;
+pub mod models;
 pub mod picker;
 pub mod prompts;
 pub mod runs;

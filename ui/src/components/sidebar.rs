@@ -167,6 +167,8 @@ pub fn Sidebar() -> impl IntoView {
                     {move || store.indexing.with(|p| p.running.then(|| format!(" · {}/{}", p.done, p.total)))
                         .map(|text| view! { <span class="muted small" id="knowledge-busy">{text}</span> })}
                 </button>
+                <button id="models-button" class="ghost wide" class:active=move || pane.get() == Pane::Models
+                    on:click=move |_| pane.set(Pane::Models)>"Models"</button>
                 <button id="usage-button" class="ghost wide" class:active=move || pane.get() == Pane::Usage
                     on:click=move |_| pane.set(Pane::Usage)>"Usage"</button>
                 <button id="providers-button" class="ghost wide" class:active=move || pane.get() == Pane::Providers

@@ -5,6 +5,7 @@ pub mod agent_settings;
 pub mod collection_model;
 pub mod home;
 pub mod knowledge;
+pub mod models;
 pub mod prompts;
 pub mod providers;
 pub mod settings;

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 mod attachments;
 mod knowledge;
+mod models;
 
 pub use attachments::{AttachBytes, AttachmentContent, PickAttachments, Picked, ReadAttachment};
 pub use knowledge::{
@@ -21,11 +22,16 @@ pub use knowledge::{
     RemoveDocument, RenameCollection, SearchKnowledge, SetCollectionEmbedder, StopSyncing,
     SyncFolders,
 };
+pub use models::{
+    CancelPull, DeleteModel, DismissPulls, ListLocalModels, ModelPulls, OllamaAddress, PullModel,
+    UnloadModel,
+};
 
 use crate::knowledge::{
     Added, AddedAttached, Collection, Document, IndexProgress, Passages, Searched,
 };
 use crate::mcp::{McpImportReport, McpServerConfig, McpServerStatus, McpToolInfo};
+use crate::models::{LocalModel, PullState};
 use crate::usage::{ModelPrice, UsageBy, UsageReport, UsageTotals};
 use crate::{
     AppInfo as AppInfoOutput, Attachment, BranchPoint, ConversationMessage, DoctorReport,
@@ -108,6 +114,14 @@ macro_rules! for_each_command {
             $crate::commands::SyncFolders,
             $crate::commands::ReadPassages,
             $crate::commands::AddAttachedToKnowledge,
+            $crate::commands::ListLocalModels,
+            $crate::commands::PullModel,
+            $crate::commands::ModelPulls,
+            $crate::commands::CancelPull,
+            $crate::commands::DismissPulls,
+            $crate::commands::DeleteModel,
+            $crate::commands::UnloadModel,
+            $crate::commands::OllamaAddress,
         }
     };
 }
@@ -198,6 +212,14 @@ commands! {
     SyncFolders = "sync_folders" -> ();
     ReadPassages = "read_passages" -> Passages;
     AddAttachedToKnowledge = "add_attached_to_knowledge" -> AddedAttached;
+    ListLocalModels = "list_local_models" -> Vec<LocalModel>;
+    PullModel = "pull_model" -> Vec<PullState>;
+    ModelPulls = "model_pulls" -> Vec<PullState>;
+    CancelPull = "cancel_pull" -> Vec<PullState>;
+    DismissPulls = "dismiss_pulls" -> Vec<PullState>;
+    DeleteModel = "delete_model" -> u64;
+    UnloadModel = "unload_model" -> ();
+    OllamaAddress = "ollama_address" -> String;
 }
 
 /// Version, data directory, database path and keychain reachability (the About panel).

@@ -31,6 +31,9 @@ pub enum ErrorCode {
     /// A knowledge request was refused; `details` is the
     /// [`KnowledgeProblem`](crate::knowledge::KnowledgeProblem).
     Knowledge,
+    /// A request about local models failed; `details` is the
+    /// [`ModelsProblem`](crate::models::ModelsProblem).
+    Models,
     /// Anything else; `details` carries what is known.
     Internal,
 }
@@ -48,6 +51,7 @@ impl ErrorCode {
         Self::Provider,
         Self::Attachment,
         Self::Knowledge,
+        Self::Models,
         Self::Internal,
     ];
 
@@ -64,6 +68,7 @@ impl ErrorCode {
             Self::Provider => "PROVIDER",
             Self::Attachment => "ATTACHMENT",
             Self::Knowledge => "KNOWLEDGE",
+            Self::Models => "MODELS",
             Self::Internal => "INTERNAL",
         }
     }
@@ -147,13 +152,14 @@ mod tests {
                 | ErrorCode::Provider
                 | ErrorCode::Attachment
                 | ErrorCode::Knowledge
+                | ErrorCode::Models
                 | ErrorCode::Internal => {}
             }
             let wire = serde_json::to_value(code).unwrap();
             assert_eq!(wire, serde_json::Value::String(code.as_str().to_owned()));
             assert_eq!(serde_json::from_value::<ErrorCode>(wire).unwrap(), code);
         }
-        assert_eq!(ErrorCode::ALL.len(), 11);
+        assert_eq!(ErrorCode::ALL.len(), 12);
     }
 
     #[test]

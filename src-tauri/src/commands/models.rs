@@ -1,0 +1,101 @@
+//! The Models page's commands over the Ollama provider's server: the installed models,
+//! pulls through the app's queue (the page asks for their progress while one runs),
+//! delete and unload.
+
+use art::providers::options::{BASE_URL, base_url as check_base_url};
+use art_types::commands::{
+    CancelPull, DeleteModel, DismissPulls, ListLocalModels, ModelPulls, OllamaAddress, PullModel,
+    UnloadModel,
+};
+use art_types::models::{LocalModel, ModelsProblem, PullState};
+use art_types::{AdapterKind, ErrorCode, IpcError};
+use tauri::AppHandle;
+
+use super::{Handler, workbench};
+
+/// A refusal as the command's error: the sentence, and the problem's facts as details.
+fn refused(problem: ModelsProblem) -> IpcError {
+    let details = serde_json::to_value(&problem).unwrap_or_default();
+    IpcError::new(ErrorCode::Models, problem.to_string()).with_details(details)
+}
+
+impl Handler for ListLocalModels {
+    async fn handle(self, app: AppHandle) -> Result<Vec<LocalModel>, IpcError> {
+        workbench(&app)?.ollama().0.list().await.map_err(refused)
+    }
+}
+
+impl Handler for PullModel {
+    async fn handle(self, app: AppHandle) -> Result<Vec<PullState>, IpcError> {
+        workbench(&app)?
+            .ollama()
+            .1
+            .pull(self.name.trim())
+            .map_err(refused)
+    }
+}
+
+impl Handler for ModelPulls {
+    async fn handle(self, app: AppHandle) -> Result<Vec<PullState>, IpcError> {
+        Ok(workbench(&app)?.ollama().1.states())
+    }
+}
+
+impl Handler for CancelPull {
+    async fn handle(self, app: AppHandle) -> Result<Vec<PullState>, IpcError> {
+        Ok(workbench(&app)?.ollama().1.cancel(&self.name))
+    }
+}
+
+impl Handler for DismissPulls {
+    async fn handle(self, app: AppHandle) -> Result<Vec<PullState>, IpcError> {
+        Ok(workbench(&app)?.ollama().1.dismiss_ended())
+    }
+}
+
+impl Handler for DeleteModel {
+    async fn handle(self, app: AppHandle) -> Result<u64, IpcError> {
+        workbench(&app)?
+            .ollama()
+            .0
+            .delete(&self.name)
+            .await
+            .map_err(refused)
+    }
+}
+
+impl Handler for UnloadModel {
+    async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
+        workbench(&app)?
+            .ollama()
+            .0
+            .unload(&self.name)
+            .await
+            .map_err(refused)
+    }
+}
+
+impl Handler for OllamaAddress {
+    async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
+        let wb = workbench(&app)?;
+        let Some(wanted) = self.base_url.filter(|b| !b.trim().is_empty()) else {
+            return Ok(wb.ollama().0.base_url().to_owned());
+        };
+        // The one rule for a base URL (http or https), as a run would check it.
+        let entry = wb
+            .providers
+            .entries()
+            .into_iter()
+            .find(|e| e.kind == AdapterKind::Ollama)
+            .ok_or_else(|| {
+                IpcError::new(ErrorCode::NotFound, "no Ollama provider is configured")
+            })?;
+        let options = serde_json::Map::from_iter([(BASE_URL.to_owned(), wanted.trim().into())]);
+        let checked = check_base_url(&entry, &options).map_err(|e| {
+            IpcError::new(ErrorCode::InvalidInput, e.message)
+                .with_details(serde_json::json!({ "field": "baseUrl" }))
+        })?;
+        wb.set_ollama(&checked)?;
+        Ok(wb.ollama().0.base_url().to_owned())
+    }
+}
