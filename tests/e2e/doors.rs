@@ -212,6 +212,23 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["add_attached_to_knowledge", { "threadId": t }],
         ["set_thread_config", { "threadId": t, "config": { "providerConfig": { "providerName": "ollama", "modelId": "m" }, "knowledge": "Farm" } }],
     ]);
+    // Local models: refused before anything reaches a server (names are checked first;
+    // the suite holds the default Ollama address, so a call that went out would fail the
+    // session too).
+    let models = json!([
+        ["list_local_models", { "bogus": 1 }],
+        ["pull_model", {}],
+        ["pull_model", { "name": "llama3; rm -rf ~" }],
+        ["pull_model", { "name": "a".repeat(400) }],
+        ["model_pulls", { "bogus": 1 }],
+        ["cancel_pull", {}],
+        ["dismiss_pulls", { "bogus": 1 }],
+        ["delete_model", { "name": "$(reboot)" }],
+        ["delete_model", { "name": 7 }],
+        ["unload_model", { "name": "" }],
+        ["ollama_address", { "baseUrl": "ftp://nowhere" }],
+        ["ollama_address", { "baseUrl": 11434 }],
+    ]);
     let mut cases = cases;
     if let Some(all) = cases.as_array_mut() {
         for more in [
@@ -220,6 +237,7 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
             &the_rest,
             &attachments,
             &knowledge,
+            &models,
         ] {
             all.extend(more.as_array().into_iter().flatten().cloned());
         }

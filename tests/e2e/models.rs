@@ -49,12 +49,6 @@ async fn models_are_listed_pulled_with_progress_and_deleted() {
         )
         .await;
     assert_eq!(address.as_str(), Some(server.url().as_str()));
-    // An address that is not one is refused where it was typed, the page unchanged.
-    app.type_into("#ollama-address", "ftp://nowhere").await;
-    app.click("#use-address").await;
-    app.wait_for(".field-problem[data-field=\"address\"]").await;
-    assert_eq!(app.count("tr.local-model").await, 1);
-
     // A pull that stalls halfway shows how far it got, and can be cancelled.
     library.fail_next_pull(PullFault::Stall);
     app.click(".suggestion[data-name=\"llama3.2:3b\"] .pull-suggested")
@@ -91,11 +85,16 @@ async fn models_are_listed_pulled_with_progress_and_deleted() {
         "not enough disk space",
     )
     .await;
+    app.screenshot("models").await;
     app.type_into("#pull-name", "llama 3").await;
     app.click("#pull-model").await;
     app.wait_for_text(".field-problem[data-field=\"name\"]", "is not a model name")
         .await;
-    app.screenshot("models").await;
+    // An address that is not one is refused where it was typed, the page unchanged.
+    app.type_into("#ollama-address", "ftp://nowhere").await;
+    app.click("#use-address").await;
+    app.wait_for(".field-problem[data-field=\"address\"]").await;
+    assert_eq!(app.count("tr.local-model").await, 2);
 
     // Delete, confirmed, saying what it frees.
     app.click("tr.local-model[data-id=\"llava:7b\"] .delete-model")
