@@ -12,7 +12,7 @@ use art::paths::DataDir;
 use art::providers::http::HttpOptions;
 use art::providers::ollama::models::OllamaModels;
 use art::providers::ollama::pulls::PullQueue;
-use art::providers::options::BASE_URL;
+use art::providers::options::{BASE_URL, base_url as check_base_url};
 use art::providers::{ProviderEntry, ProviderManager};
 use art::secrets::{EnvFallback, KeychainStore};
 use art::sockets::All;
@@ -66,12 +66,7 @@ impl Workbench {
             embedder,
         } = standard;
         let knowledge_files = data_dir.knowledge_files_dir();
-        let ollama_base = providers
-            .entries()
-            .into_iter()
-            .find(|e| e.kind == art_types::AdapterKind::Ollama)
-            .and_then(|e| e.base_options.get(BASE_URL)?.as_str().map(str::to_owned))
-            .unwrap_or_else(art::providers::ollama::default_base_url);
+        let ollama_base = art::providers::ollama::configured_base_url(&providers.entries());
         let ollama = OllamaModels::new(&ollama_base)
             .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?;
         let pulls = PullQueue::new(ollama.clone());
@@ -113,6 +108,34 @@ impl Workbench {
                     format!("there is no provider named {name:?}"),
                 )
             })
+    }
+
+    /// `wanted` (or, when none, the Ollama provider's address) checked by the one rule
+    /// for a base URL, as a run would check it; refused naming the `baseUrl` field.
+    pub fn checked_ollama_base(&self, wanted: Option<String>) -> Result<String, IpcError> {
+        let entry = self
+            .providers
+            .entries()
+            .into_iter()
+            .find(|e| e.kind == art_types::AdapterKind::Ollama)
+            .ok_or_else(|| {
+                IpcError::new(ErrorCode::NotFound, "no Ollama provider is configured")
+            })?;
+        let base = wanted
+            .filter(|b| !b.trim().is_empty())
+            .or_else(|| {
+                entry
+                    .base_options
+                    .get(BASE_URL)?
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .unwrap_or_default();
+        let options = serde_json::Map::from_iter([(BASE_URL.to_owned(), base.trim().into())]);
+        check_base_url(&entry, &options).map_err(|e| {
+            IpcError::new(ErrorCode::InvalidInput, e.message)
+                .with_details(serde_json::json!({ "field": "baseUrl" }))
+        })
     }
 
     /// The Ollama server the Models page manages, and its pulls.

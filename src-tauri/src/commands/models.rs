@@ -2,13 +2,12 @@
 //! pulls through the app's queue (the page asks for their progress while one runs),
 //! delete and unload.
 
-use art::providers::options::{BASE_URL, base_url as check_base_url};
 use art_types::commands::{
     CancelPull, DeleteModel, DismissPulls, ListLocalModels, ModelPulls, OllamaAddress, PullModel,
     UnloadModel,
 };
 use art_types::models::{LocalModel, ModelsProblem, PullState};
-use art_types::{AdapterKind, ErrorCode, IpcError};
+use art_types::{ErrorCode, IpcError};
 use tauri::AppHandle;
 
 use super::{Handler, workbench};
@@ -81,20 +80,7 @@ impl Handler for OllamaAddress {
         let Some(wanted) = self.base_url.filter(|b| !b.trim().is_empty()) else {
             return Ok(wb.ollama().0.base_url().to_owned());
         };
-        // The one rule for a base URL (http or https), as a run would check it.
-        let entry = wb
-            .providers
-            .entries()
-            .into_iter()
-            .find(|e| e.kind == AdapterKind::Ollama)
-            .ok_or_else(|| {
-                IpcError::new(ErrorCode::NotFound, "no Ollama provider is configured")
-            })?;
-        let options = serde_json::Map::from_iter([(BASE_URL.to_owned(), wanted.trim().into())]);
-        let checked = check_base_url(&entry, &options).map_err(|e| {
-            IpcError::new(ErrorCode::InvalidInput, e.message)
-                .with_details(serde_json::json!({ "field": "baseUrl" }))
-        })?;
+        let checked = wb.checked_ollama_base(Some(wanted))?;
         wb.set_ollama(&checked)?;
         Ok(wb.ollama().0.base_url().to_owned())
     }

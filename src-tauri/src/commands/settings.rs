@@ -4,7 +4,7 @@
 
 use art::providers::models::list_models as fetch_models;
 use art::providers::ollama::doctor::ollama_doctor as run_doctor;
-use art::providers::options::{BASE_URL, base_url as check_base_url};
+use art::providers::options::BASE_URL;
 use art::secrets::{Secret, SecretStore};
 use art::standard::SettingsError;
 use art_types::commands::{
@@ -12,8 +12,7 @@ use art_types::commands::{
     SetThreadConfig,
 };
 use art_types::{
-    AdapterKind, DoctorReport, ErrorCode, IpcError, KeyState, ModelInfo, ProviderInfo,
-    ThreadConfig, ToolSchema,
+    DoctorReport, ErrorCode, IpcError, KeyState, ModelInfo, ProviderInfo, ThreadConfig, ToolSchema,
 };
 use tauri::AppHandle;
 
@@ -146,27 +145,7 @@ impl Handler for OllamaDoctor {
     async fn handle(self, app: AppHandle) -> Result<DoctorReport, IpcError> {
         let Self { base_url, model } = self;
         let wb = workbench(&app)?;
-        let entry = wb
-            .providers
-            .entries()
-            .into_iter()
-            .find(|e| e.kind == AdapterKind::Ollama)
-            .ok_or_else(|| {
-                IpcError::new(ErrorCode::NotFound, "no Ollama provider is configured")
-            })?;
-        let default = entry
-            .base_options
-            .get(BASE_URL)
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_owned();
-        let base = base_url.filter(|b| !b.trim().is_empty()).unwrap_or(default);
-        // The one rule for a base URL (http or https), as a run would check it.
-        let options = serde_json::Map::from_iter([(BASE_URL.to_owned(), base.into())]);
-        let base = check_base_url(&entry, &options).map_err(|e| {
-            IpcError::new(ErrorCode::InvalidInput, e.message)
-                .with_details(serde_json::json!({ "field": "baseUrl" }))
-        })?;
+        let base = wb.checked_ollama_base(base_url)?;
         Ok(run_doctor(&base, model.as_deref(), &wb.http).await)
     }
 }

@@ -246,12 +246,22 @@ fn not_found(name: &str) -> Reply {
     )
 }
 
-/// A layer's digest, made from the model's name and the layer's place.
+/// A layer's digest (64 hex digits, like a real one), made from the model's name and the
+/// layer's place.
 fn digest(name: &str, layer: usize) -> String {
-    let seed = name.bytes().fold(layer as u64 + 1, |h, b| {
+    let mut state = name.bytes().fold(layer as u64 + 1, |h, b| {
         h.wrapping_mul(31).wrapping_add(u64::from(b))
     });
-    format!("sha256:{seed:016x}{:048x}", layer)
+    let mut hex = String::from("sha256:");
+    for _ in 0..4 {
+        // splitmix64
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        hex.push_str(&format!("{:016x}", z ^ (z >> 31)));
+    }
+    hex
 }
 
 /// A streamed pull of `name`: a line a step, as Ollama streams them; the model is

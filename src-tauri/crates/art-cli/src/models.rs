@@ -7,9 +7,7 @@ use std::time::Duration;
 
 use anyhow::bail;
 use art::providers::ollama::models::{OllamaModels, PULL_STALL};
-use art::providers::options::BASE_URL;
 use art::standard::Standard;
-use art_types::AdapterKind;
 use art_types::attachment::human_size;
 use art_types::models::{Capability, LocalModel, SUGGESTED};
 use clap::{Args as ClapArgs, Subcommand};
@@ -65,23 +63,12 @@ enum Command {
     },
 }
 
-/// The Ollama provider's base URL as configured (the one runs use), else Ollama's own
-/// default.
-fn base_url(stack: &Standard, given: Option<String>) -> String {
-    given.unwrap_or_else(|| {
-        stack
-            .providers
-            .entries()
-            .into_iter()
-            .find(|e| e.kind == AdapterKind::Ollama)
-            .and_then(|e| e.base_options.get(BASE_URL)?.as_str().map(str::to_owned))
-            .unwrap_or_else(art::providers::ollama::default_base_url)
-    })
-}
-
 /// Run `art models …`.
 pub async fn models(stack: &Standard, args: Args) -> anyhow::Result<()> {
-    let ollama = OllamaModels::new(&base_url(stack, args.base_url))?;
+    let base = args
+        .base_url
+        .unwrap_or_else(|| art::providers::ollama::configured_base_url(&stack.providers.entries()));
+    let ollama = OllamaModels::new(&base)?;
     match args.command {
         Command::List => list(&ollama).await,
         Command::Show { name } => show(&ollama, &name).await,

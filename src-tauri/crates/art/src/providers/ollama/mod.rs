@@ -36,6 +36,21 @@ pub fn default_base_url() -> String {
     base_url_from_host(std::env::var(HOST_VAR).ok().as_deref())
 }
 
+/// The address the Ollama entry among `entries` is configured with, else
+/// [`default_base_url`]: the server the Models page and `art models` manage.
+pub fn configured_base_url(entries: &[crate::providers::ProviderEntry]) -> String {
+    entries
+        .iter()
+        .find(|e| e.kind == art_types::AdapterKind::Ollama)
+        .and_then(|e| {
+            e.base_options
+                .get(crate::providers::options::BASE_URL)?
+                .as_str()
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(default_base_url)
+}
+
 /// `OLLAMA_HOST` read as Ollama's own client reads it (`host`, `host:port`, `:port`,
 /// `scheme://host:port/path`; port 11434 unless a scheme says 80 or 443), except that a
 /// server told to listen everywhere (`0.0.0.0`, `::`) is reached on the loopback.
