@@ -109,7 +109,7 @@ pub struct OllamaAdapter {
     /// The server's answer about the model's window, once it gave one.
     window: tokio::sync::OnceCell<Option<u64>>,
     /// The server's answer about the model's capabilities, once it gave one.
-    capabilities: tokio::sync::OnceCell<Option<Vec<String>>>,
+    capabilities: tokio::sync::OnceCell<Option<Vec<art_types::models::Capability>>>,
 }
 
 impl OllamaAdapter {
@@ -434,7 +434,7 @@ impl ProviderAdapter for OllamaAdapter {
             .await
             .ok()?
             .as_ref()?;
-        Some(capabilities.iter().any(|c| c == "vision"))
+        Some(capabilities.contains(&art_types::models::Capability::Vision))
     }
 
     async fn unload(&self) {

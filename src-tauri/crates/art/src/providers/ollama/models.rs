@@ -5,16 +5,15 @@
 
 use std::time::Duration;
 
-use art_types::models::{
-    Capability, LoadedModel, LocalModel, ModelsProblem, PullProgress, PullStep,
-};
+use art_types::FailureCode;
+use art_types::models::{LoadedModel, LocalModel, ModelsProblem, PullProgress, PullStep};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::library::root;
+use super::library::{root, same_model};
+use super::window::{listed_capabilities, trained_context_length};
 use crate::providers::http::{self, entries, text};
 use crate::providers::ndjson::LineFramer;
-use art_types::FailureCode;
 
 /// How long to wait for Ollama to accept a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -54,13 +53,12 @@ impl OllamaModels {
     /// at once), marked loaded from `/api/ps`; largest last-modified first, as Ollama
     /// lists them.
     pub async fn list(&self) -> Result<Vec<LocalModel>, ModelsProblem> {
-        let tags = self.get("api/tags").await?;
+        let listed = self.tagged().await?;
         let loaded: Vec<String> = match self.loaded().await {
             Ok(loaded) => loaded.into_iter().map(|m| m.id).collect(),
             // Loaded models are a nicety: a failing /api/ps hides none of the installed.
             Err(_) => Vec::new(),
         };
-        let listed: Vec<LocalModel> = entries(&tags, "models").map(from_tags).collect();
         let shown = futures::future::join_all(listed.iter().map(|m| self.shown(&m.id))).await;
         Ok(listed
             .into_iter()
@@ -75,26 +73,23 @@ impl OllamaModels {
             .collect())
     }
 
+    /// The installed models as `/api/tags` alone lists them (no capabilities).
+    async fn tagged(&self) -> Result<Vec<LocalModel>, ModelsProblem> {
+        let tags = self.get("api/tags").await?;
+        Ok(entries(&tags, "models").map(from_tags).collect())
+    }
+
     /// One installed model, by any name Ollama takes for it (`llama3.2` is
     /// `llama3.2:latest`).
     pub async fn show(&self, name: &str) -> Result<LocalModel, ModelsProblem> {
         art_types::models::check_model_name(name)?;
-        let Some(shown) = self.shown(name).await? else {
-            return Err(ModelsProblem::NotInstalled {
-                name: name.to_owned(),
-            });
-        };
-        let listed = self
-            .list()
+        self.list()
             .await?
             .into_iter()
-            .find(|m| super::library::same_model(&m.id, name));
-        let mut model = listed.unwrap_or_else(|| LocalModel {
-            id: name.to_owned(),
-            ..from_tags(&Value::Null)
-        });
-        with_shown(&mut model, &shown);
-        Ok(model)
+            .find(|m| same_model(&m.id, name))
+            .ok_or_else(|| ModelsProblem::NotInstalled {
+                name: name.to_owned(),
+            })
     }
 
     /// The models in memory now.
@@ -132,10 +127,10 @@ impl OllamaModels {
     pub async fn delete(&self, name: &str) -> Result<u64, ModelsProblem> {
         art_types::models::check_model_name(name)?;
         let size = self
-            .list()
+            .tagged()
             .await?
             .into_iter()
-            .find(|m| super::library::same_model(&m.id, name))
+            .find(|m| same_model(&m.id, name))
             .map_or(0, |m| m.size_bytes);
         let request = self
             .client
@@ -342,23 +337,8 @@ fn from_tags(entry: &Value) -> LocalModel {
 /// Fill in what `/api/show` adds: capabilities, the trained context length, and the
 /// details when the list had none.
 fn with_shown(model: &mut LocalModel, shown: &Value) {
-    model.capabilities = shown
-        .get("capabilities")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(|c| serde_json::from_value::<Capability>(c.clone()).ok())
-                .collect()
-        });
-    model.context_length = shown
-        .get("model_info")
-        .and_then(Value::as_object)
-        .and_then(|info| {
-            info.iter()
-                .find(|(key, _)| key.ends_with(".context_length"))
-                .and_then(|(_, v)| v.as_u64())
-        })
-        .filter(|n| *n > 0);
+    model.capabilities = listed_capabilities(shown);
+    model.context_length = trained_context_length(shown);
     let listed = from_tags(&json!({ "details": shown.get("details") }));
     model.family = model.family.take().or(listed.family);
     model.parameters = model.parameters.take().or(listed.parameters);

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use art_types::models::Capability;
 use serde_json::{Value, json};
 
 use super::library::same_model;
@@ -64,19 +65,33 @@ pub(super) async fn capabilities(
     client: &reqwest::Client,
     base: &str,
     model: &str,
-) -> Result<Option<Vec<String>>, Unreachable> {
-    let Some(answer) = show(client, base, model).await? else {
-        return Ok(None);
-    };
-    Ok(answer
-        .get("capabilities")
+) -> Result<Option<Vec<Capability>>, Unreachable> {
+    Ok(show(client, base, model)
+        .await?
+        .and_then(|answer| listed_capabilities(&answer)))
+}
+
+/// The capabilities an `/api/show` answer lists; `None` when it lists none (a server
+/// older than 0.6.4). One newer than this app reads as [`Capability::Other`].
+pub(super) fn listed_capabilities(show: &Value) -> Option<Vec<Capability>> {
+    show.get("capabilities")
         .and_then(Value::as_array)
         .map(|list| {
             list.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
+                .filter_map(|c| serde_json::from_value(c.clone()).ok())
                 .collect()
-        }))
+        })
+}
+
+/// The context length the model was trained for (`model_info["<arch>.context_length"]`).
+pub(super) fn trained_context_length(show: &Value) -> Option<u64> {
+    show.get("model_info")?
+        .as_object()?
+        .iter()
+        .find(|(key, _)| key.ends_with(".context_length"))?
+        .1
+        .as_u64()
+        .filter(|n| *n > 0)
 }
 
 /// The window `model` runs with, if `/api/ps` lists it loaded and says.
@@ -109,14 +124,7 @@ fn shown(show: &Value) -> Option<u64> {
             })
         });
     parameter
-        .or_else(|| {
-            show.get("model_info")?
-                .as_object()?
-                .iter()
-                .find(|(key, _)| key.ends_with(".context_length"))?
-                .1
-                .as_u64()
-        })
+        .or_else(|| trained_context_length(show))
         .filter(|n| *n > 0)
 }
 
