@@ -41,7 +41,7 @@ fn windows_check() -> Command {
 /// A step run beside the others: its output goes to a log under `target/artifacts`,
 /// shown when it fails; started with `nice` where there is one, so that it takes the
 /// cores the steps in front leave idle (downloads, links on one core, tests waiting on a
-/// window), and in a process group of its own, so that stopping it stops its compilers.
+/// window). It stays in the suite's process group, so Ctrl-C stops it with the rest.
 struct Background {
     name: &'static str,
     started: Instant,
@@ -85,8 +85,6 @@ impl Background {
                 None => niced.env_remove(key),
             };
         }
-        #[cfg(unix)]
-        std::os::unix::process::CommandExt::process_group(&mut niced, 0);
         if let Some(dir) = log.parent() {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
