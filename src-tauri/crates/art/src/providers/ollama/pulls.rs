@@ -10,6 +10,7 @@ use art_types::models::{ModelsProblem, PullPhase, PullProgress, PullState, check
 
 use super::library::same_model;
 use super::models::{OllamaModels, PULL_STALL};
+use crate::agent::CancellationToken;
 
 /// The window the speed is measured over.
 const SPEED_WINDOW: Duration = Duration::from_secs(5);
@@ -46,8 +47,8 @@ impl Entry {
 #[derive(Default)]
 struct Inner {
     pulls: Vec<Entry>,
-    /// The pull running now, and how to stop it.
-    running: Option<(String, tokio::task::AbortHandle)>,
+    /// The pull running now, and what stops it.
+    running: Option<(String, CancellationToken)>,
 }
 
 /// Pulls queued for one Ollama server; clones share the queue.
@@ -112,10 +113,10 @@ impl PullQueue {
     /// Stop `name`'s pull (or take it out of the queue).
     pub fn cancel(&self, name: &str) -> Vec<PullState> {
         let mut inner = self.inner();
-        if let Some((running, abort)) = &inner.running
+        if let Some((running, stop)) = &inner.running
             && same(running, name)
         {
-            abort.abort();
+            stop.cancel();
         }
         for entry in &mut inner.pulls {
             if entry.state.is_active() && same(&entry.state.progress.model, name) {
@@ -148,31 +149,27 @@ impl PullQueue {
         };
         entry.state.phase = PullPhase::Pulling;
         let name = entry.state.progress.model.clone();
+        let stop = CancellationToken::new();
+        inner.running = Some((name.clone(), stop.clone()));
         let queue = self.clone();
-        let model = name.clone();
-        let task = tokio::spawn(async move {
-            let progress = |p: &PullProgress| queue.update(&model, |e| e.noted(p));
-            let result = queue.models.pull(&model, PULL_STALL, progress).await;
-            queue.update(&model, |e| {
-                if e.state.phase == PullPhase::Pulling {
+        tokio::spawn(async move {
+            let progress = |p: &PullProgress| queue.update(&name, |e| e.noted(p));
+            // A cancelled pull is dropped (its connection closed); `cancel` marked it.
+            let pulled = tokio::select! {
+                pulled = queue.models.pull(&name, PULL_STALL, progress) => Some(pulled),
+                () = stop.cancelled() => None,
+            };
+            if let Some(pulled) = pulled {
+                queue.update(&name, |e| {
                     e.state.bytes_per_second = None;
-                    e.state.phase = match result {
+                    e.state.phase = match pulled {
                         Ok(_) => PullPhase::Done,
                         Err(problem) => PullPhase::Failed { problem },
                     };
-                }
-            });
+                });
+            }
             queue.inner().running = None;
             queue.next();
-        });
-        inner.running = Some((name.clone(), task.abort_handle()));
-        // A cancelled pull never reaches its own end: the next one starts from here.
-        let queue = self.clone();
-        tokio::spawn(async move {
-            if task.await.is_err_and(|e| e.is_cancelled()) {
-                queue.inner().running = None;
-                queue.next();
-            }
         });
     }
 
