@@ -36,9 +36,9 @@ pub struct Workbench {
     pub indexer: Result<Indexer, String>,
     /// Where attached documents added to a collection are kept as files.
     pub knowledge_files: std::path::PathBuf,
-    /// The Ollama server the Models page manages (the Ollama provider's at start), and
+    /// The Ollama server the Models page manages (the Ollama provider's at start), with
     /// its pulls, one at a time.
-    ollama: std::sync::RwLock<(OllamaModels, PullQueue)>,
+    ollama: std::sync::RwLock<PullQueue>,
     /// Runs in flight, by trace id: their thread and what cancels them.
     runs: Mutex<HashMap<String, (String, CancellationToken)>>,
 }
@@ -69,7 +69,7 @@ impl Workbench {
         let ollama_base = art::providers::ollama::configured_base_url(&providers.entries());
         let ollama = OllamaModels::new(&ollama_base)
             .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?;
-        let pulls = PullQueue::new(ollama.clone());
+        let pulls = PullQueue::new(ollama);
         // Files of attached documents removed meanwhile (by `art kb`, say).
         if let Err(e) = art::knowledge::attached::sweep(&knowledge, &knowledge_files) {
             tracing::warn!("attached documents' files not swept: {e}");
@@ -91,7 +91,7 @@ impl Workbench {
             knowledge,
             indexer,
             knowledge_files,
-            ollama: std::sync::RwLock::new((ollama, pulls)),
+            ollama: std::sync::RwLock::new(pulls),
             runs: Mutex::new(HashMap::new()),
         })
     }
@@ -138,8 +138,8 @@ impl Workbench {
         })
     }
 
-    /// The Ollama server the Models page manages, and its pulls.
-    pub fn ollama(&self) -> (OllamaModels, PullQueue) {
+    /// The Ollama server the Models page manages (`.models()`), with its pulls.
+    pub fn ollama(&self) -> PullQueue {
         self.ollama
             .read()
             .unwrap_or_else(|p| p.into_inner())
@@ -150,18 +150,18 @@ impl Workbench {
     /// while a pull runs or waits on the present one.
     pub fn set_ollama(&self, base_url: &str) -> Result<(), IpcError> {
         let mut target = self.ollama.write().unwrap_or_else(|p| p.into_inner());
-        if target.1.states().iter().any(|s| s.is_active()) {
+        if target.states().iter().any(|s| s.is_active()) {
             return Err(IpcError::new(
                 ErrorCode::InvalidInput,
                 format!(
                     "a pull from {} is not finished: cancel it first, or wait",
-                    target.0.base_url()
+                    target.models().base_url()
                 ),
             ));
         }
         let models = OllamaModels::new(base_url)
             .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?;
-        *target = (models.clone(), PullQueue::new(models));
+        *target = PullQueue::new(models);
         Ok(())
     }
 

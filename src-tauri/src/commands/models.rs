@@ -20,7 +20,12 @@ fn refused(problem: ModelsProblem) -> IpcError {
 
 impl Handler for ListLocalModels {
     async fn handle(self, app: AppHandle) -> Result<Vec<LocalModel>, IpcError> {
-        workbench(&app)?.ollama().0.list().await.map_err(refused)
+        workbench(&app)?
+            .ollama()
+            .models()
+            .list()
+            .await
+            .map_err(refused)
     }
 }
 
@@ -28,7 +33,6 @@ impl Handler for PullModel {
     async fn handle(self, app: AppHandle) -> Result<Vec<PullState>, IpcError> {
         workbench(&app)?
             .ollama()
-            .1
             .pull(self.name.trim())
             .map_err(refused)
     }
@@ -36,19 +40,19 @@ impl Handler for PullModel {
 
 impl Handler for ModelPulls {
     async fn handle(self, app: AppHandle) -> Result<Vec<PullState>, IpcError> {
-        Ok(workbench(&app)?.ollama().1.states())
+        Ok(workbench(&app)?.ollama().states())
     }
 }
 
 impl Handler for CancelPull {
     async fn handle(self, app: AppHandle) -> Result<Vec<PullState>, IpcError> {
-        Ok(workbench(&app)?.ollama().1.cancel(&self.name))
+        Ok(workbench(&app)?.ollama().cancel(&self.name))
     }
 }
 
 impl Handler for DismissPulls {
     async fn handle(self, app: AppHandle) -> Result<Vec<PullState>, IpcError> {
-        Ok(workbench(&app)?.ollama().1.dismiss_ended())
+        Ok(workbench(&app)?.ollama().dismiss_ended())
     }
 }
 
@@ -56,7 +60,7 @@ impl Handler for DeleteModel {
     async fn handle(self, app: AppHandle) -> Result<u64, IpcError> {
         workbench(&app)?
             .ollama()
-            .0
+            .models()
             .delete(&self.name)
             .await
             .map_err(refused)
@@ -67,7 +71,7 @@ impl Handler for UnloadModel {
     async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
         workbench(&app)?
             .ollama()
-            .0
+            .models()
             .unload(&self.name)
             .await
             .map_err(refused)
@@ -78,10 +82,10 @@ impl Handler for OllamaAddress {
     async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
         let wb = workbench(&app)?;
         let Some(wanted) = self.base_url.filter(|b| !b.trim().is_empty()) else {
-            return Ok(wb.ollama().0.base_url().to_owned());
+            return Ok(wb.ollama().models().base_url().to_owned());
         };
         let checked = wb.checked_ollama_base(Some(wanted))?;
         wb.set_ollama(&checked)?;
-        Ok(wb.ollama().0.base_url().to_owned())
+        Ok(wb.ollama().models().base_url().to_owned())
     }
 }

@@ -72,6 +72,11 @@ impl PullQueue {
         }
     }
 
+    /// The server it pulls from (and the page manages).
+    pub fn models(&self) -> &OllamaModels {
+        &self.models
+    }
+
     fn inner(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
