@@ -6,7 +6,7 @@
 use art_types::IpcError;
 use art_types::attachment::human_size;
 use art_types::commands as cmd;
-use art_types::models::{Capability, LocalModel, PullPhase, PullState, SUGGESTED};
+use art_types::models::{LocalModel, PullPhase, PullState, SUGGESTED, same_model};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -29,14 +29,8 @@ pub fn model_facts(m: &LocalModel) -> String {
 
 /// The badges on a model's row; `capabilities unknown` from an Ollama too old to say.
 pub fn badges(m: &LocalModel) -> Vec<&'static str> {
-    match &m.capabilities {
-        None => vec!["capabilities unknown"],
-        Some(list) => list
-            .iter()
-            .filter(|c| !matches!(c, Capability::Other))
-            .map(|c| c.label())
-            .collect(),
-    }
+    m.capability_labels()
+        .unwrap_or_else(|| vec!["capabilities unknown"])
 }
 
 /// `38 s`, `4 min`, `1 h 5 min`.
@@ -311,7 +305,7 @@ pub fn Models() -> impl IntoView {
             <ul class="suggested" id="suggested">
                 {SUGGESTED.iter().map(|s| {
                     let model = s.name.to_owned();
-                    let there = move || installed_names.with(|names| names.iter().any(|n| n == s.name || n.strip_suffix(":latest") == Some(s.name)));
+                    let there = move || installed_names.with(|names| names.iter().any(|n| same_model(n, s.name)));
                     let caps: Vec<&str> = s.capabilities.iter().map(|c| c.label()).collect();
                     view! {
                         <li class="suggestion" data-name=s.name>
@@ -333,7 +327,7 @@ pub fn Models() -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use art_types::models::{LayerProgress, ModelsProblem, PullProgress};
+    use art_types::models::{Capability, LayerProgress, ModelsProblem, PullProgress};
 
     use super::*;
 

@@ -9,7 +9,7 @@ use anyhow::bail;
 use art::providers::ollama::models::{OllamaModels, PULL_STALL};
 use art::standard::Standard;
 use art_types::attachment::human_size;
-use art_types::models::{Capability, LocalModel, SUGGESTED};
+use art_types::models::{LocalModel, SUGGESTED};
 use clap::{Args as ClapArgs, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -90,15 +90,9 @@ pub async fn models(stack: &Standard, args: Args) -> anyhow::Result<()> {
 
 /// `tools, vision` — or `unknown` from an Ollama too old to say.
 fn abilities(model: &LocalModel) -> String {
-    match &model.capabilities {
-        None => "unknown".to_owned(),
-        Some(list) => list
-            .iter()
-            .filter(|c| **c != Capability::Other)
-            .map(|c| c.label())
-            .collect::<Vec<_>>()
-            .join(", "),
-    }
+    model
+        .capability_labels()
+        .map_or_else(|| "unknown".to_owned(), |labels| labels.join(", "))
 }
 
 fn context(tokens: Option<u64>) -> String {

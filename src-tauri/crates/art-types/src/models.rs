@@ -80,6 +80,23 @@ impl LocalModel {
             .as_ref()
             .map(|list| list.contains(&capability))
     }
+
+    /// What it can do, as its row shows it (`chat`, `tools`, …; capabilities newer than
+    /// the app left out); `None` when the server does not say.
+    pub fn capability_labels(&self) -> Option<Vec<&'static str>> {
+        self.capabilities.as_ref().map(|list| {
+            list.iter()
+                .filter(|c| **c != Capability::Other)
+                .map(|c| c.label())
+                .collect()
+        })
+    }
+}
+
+/// Whether the installed model `id` is the one `wanted` names (`llama3.2` is
+/// `llama3.2:latest`, Ollama's default tag).
+pub fn same_model(id: &str, wanted: &str) -> bool {
+    id == wanted || id.strip_suffix(":latest") == Some(wanted)
 }
 
 /// A model in memory now (`/api/ps`).

@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
+use art_types::models::same_model;
 use art_types::{DoctorFinding, DoctorReport, ErrorClass, FailureCode, Severity};
 
-use super::library::{installed, root, same_model};
+use super::library::{installed, root};
 use crate::providers::http::{self, HttpOptions, get_json, text};
 use crate::reasoning::provider::ProviderError;
 

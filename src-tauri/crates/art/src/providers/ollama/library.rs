@@ -1,6 +1,6 @@
 //! What an Ollama server holds, and how Ollama names things: its installed models
-//! (`/api/tags`, marked loaded from `/api/ps`), whether a name means an installed model
-//! (`llama3.2` is `llama3.2:latest`), and the native root of a base URL (no `/v1`).
+//! (`/api/tags`, marked loaded from `/api/ps`), and the native root of a base URL (no
+//! `/v1`). Whether a name means an installed model is `art_types::models::same_model`.
 
 use art_types::ModelInfo;
 use serde_json::Value;
@@ -44,14 +44,10 @@ pub(crate) fn root(base: &str) -> String {
         .to_owned()
 }
 
-/// Whether `wanted` names the installed `id` (`llama3.2` is `llama3.2:latest`).
-pub(crate) fn same_model(id: &str, wanted: &str) -> bool {
-    id == wanted || id.strip_suffix(":latest") == Some(wanted)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use art_types::models::same_model;
 
     #[test]
     fn model_names_match_with_or_without_the_latest_tag() {

@@ -6,11 +6,13 @@
 use std::time::Duration;
 
 use art_types::FailureCode;
-use art_types::models::{LoadedModel, LocalModel, ModelsProblem, PullProgress, PullStep};
+use art_types::models::{
+    LoadedModel, LocalModel, ModelsProblem, PullProgress, PullStep, same_model,
+};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::library::{root, same_model};
+use super::library::root;
 use super::window::{listed_capabilities, trained_context_length};
 use crate::providers::http::{self, entries, text};
 use crate::providers::ndjson::LineFramer;

@@ -6,9 +6,10 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use art_types::models::{ModelsProblem, PullPhase, PullProgress, PullState, check_model_name};
+use art_types::models::{
+    ModelsProblem, PullPhase, PullProgress, PullState, check_model_name, same_model,
+};
 
-use super::library::same_model;
 use super::models::{OllamaModels, PULL_STALL};
 use crate::agent::CancellationToken;
 

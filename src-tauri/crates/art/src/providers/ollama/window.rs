@@ -6,10 +6,9 @@
 
 use std::time::Duration;
 
-use art_types::models::Capability;
+use art_types::models::{Capability, same_model};
 use serde_json::{Value, json};
 
-use super::library::same_model;
 use crate::providers::http;
 
 /// Longest wait for either question: the answer is a nicety, a run must not hang on it.
