@@ -18,6 +18,8 @@ use art::secrets::{EnvFallback, KeychainStore};
 use art::sockets::All;
 use art::standard::{OpenError, Standard};
 use art_types::{ErrorCode, IpcError, MessageStatus, events};
+
+use crate::error::storage_error;
 use tauri::{AppHandle, Emitter};
 
 /// Everything the thread, run and settings commands need.
@@ -66,7 +68,12 @@ impl Workbench {
             embedder,
         } = standard;
         let knowledge_files = data_dir.knowledge_files_dir();
-        let ollama_base = art::providers::ollama::configured_base_url(&providers.entries());
+        // The server the Models page was last pointed at, else the Ollama provider's.
+        // (Opened before any async runtime runs this thread: blocking on it is safe.)
+        let saved = tauri::async_runtime::block_on(art.settings.get()).map_err(storage_error)?;
+        let ollama_base = saved
+            .ollama_base_url
+            .unwrap_or_else(|| art::providers::ollama::configured_base_url(&providers.entries()));
         let ollama = OllamaModels::new(&ollama_base)
             .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?;
         let pulls = PullQueue::new(ollama);

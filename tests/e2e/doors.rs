@@ -229,6 +229,17 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["ollama_address", { "baseUrl": "ftp://nowhere" }],
         ["ollama_address", { "baseUrl": 11434 }],
     ]);
+    // The app's settings and the model picker: checked as a thread's settings are.
+    let defaults = json!([
+        ["get_app_settings", { "bogus": 1 }],
+        ["set_new_thread_defaults", {}],
+        ["set_new_thread_defaults", { "config": { "providerConfig": { "providerName": "nope", "modelId": "m" } } }],
+        ["set_new_thread_defaults", { "config": { "providerConfig": { "providerName": "ollama", "modelId": "m" }, "enabledTools": ["no_such_tool"] } }],
+        ["choose_model", { "threadId": "no-such-thread", "provider": "ollama", "model": "m" }],
+        ["choose_model", { "threadId": t, "provider": "nope", "model": "m" }],
+        ["choose_model", { "threadId": t, "provider": "ollama" }],
+        ["choose_model", { "threadId": t, "provider": "ollama", "model": "m", "makeDefault": "yes" }],
+    ]);
     let mut cases = cases;
     if let Some(all) = cases.as_array_mut() {
         for more in [
@@ -238,6 +249,7 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
             &attachments,
             &knowledge,
             &models,
+            &defaults,
         ] {
             all.extend(more.as_array().into_iter().flatten().cloned());
         }

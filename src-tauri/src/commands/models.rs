@@ -11,6 +11,7 @@ use art_types::{ErrorCode, IpcError};
 use tauri::AppHandle;
 
 use super::{Handler, workbench};
+use crate::error::storage_error;
 
 /// A refusal as the command's error: the sentence, and the problem's facts as details.
 fn refused(problem: ModelsProblem) -> IpcError {
@@ -86,6 +87,13 @@ impl Handler for OllamaAddress {
         };
         let checked = wb.checked_ollama_base(Some(wanted))?;
         wb.set_ollama(&checked)?;
-        Ok(wb.ollama().models().base_url().to_owned())
+        let used = wb.ollama().models().base_url().to_owned();
+        // Kept for the next start.
+        wb.art
+            .settings
+            .update(|s| s.ollama_base_url = Some(used.clone()))
+            .await
+            .map_err(storage_error)?;
+        Ok(used)
     }
 }

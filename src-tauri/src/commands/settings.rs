@@ -22,7 +22,7 @@ use crate::workbench::Workbench;
 
 /// Why settings were not saved: every problem in `details.problems[]` (the form shows
 /// each at its field), or the error of reading what they are checked against.
-fn settings_error(error: SettingsError) -> IpcError {
+pub(super) fn settings_error(error: SettingsError) -> IpcError {
     match error {
         SettingsError::Context(e) => context_error(e),
         SettingsError::Mcp(e) => mcp_error(e),

@@ -38,8 +38,7 @@ impl Handler for CreateThread {
         let wb = workbench(&app)?;
         let thread = wb
             .art
-            .conversation
-            .create_thread(self.title.as_deref())
+            .new_thread(self.title.as_deref())
             .await
             .map_err(context_error)?;
         threads_changed(&app);

@@ -1,5 +1,6 @@
 //! `art config --thread ID [changes…]`: a thread's settings read and changed from the
-//! command line — provider, model, base URL, whether the model sees images, system
+//! command line (`--new-threads`: the settings every new thread starts with, in the app
+//! and in `art run --new`) — provider, model, base URL, whether the model sees images, system
 //! prompt, tools and their policies, how tools are offered, plan review, limits,
 //! sampling — checked as the app's Settings form checks them
 //! (`Standard::save_thread_config`): nothing invalid is saved, every problem is named.
@@ -45,10 +46,14 @@ pub enum Images {
 
 /// Options of `art config`: without changes, the settings are printed.
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("whose").required(true).args(["thread", "new_threads"])))]
 pub struct Args {
     /// The thread (see `art threads`).
     #[arg(long, value_name = "ID")]
-    thread: String,
+    thread: Option<String>,
+    /// The settings new threads start with (the app's default model, tools, prompt).
+    #[arg(long)]
+    new_threads: bool,
     /// Provider (any case): ollama, openai, anthropic, gemini, deepseek, openrouter.
     #[arg(long)]
     provider: Option<String>,
@@ -127,14 +132,25 @@ pub fn provider(stack: &Standard, asked: &str) -> anyhow::Result<String> {
     })
 }
 
-/// Print the thread's settings, changed first when `args` asks for changes.
+/// Print the thread's settings (or those new threads start with), changed first when
+/// `args` asks for changes.
 pub async fn config(stack: &Standard, args: Args) -> anyhow::Result<()> {
     let art = &stack.art;
-    art.conversation.thread(&args.thread).await?;
-    let mut config = art.state.load_thread_context(&args.thread).await?.config;
-    let changed = apply(stack, &mut config, &args)?;
-    if changed {
-        match stack.save_thread_config(&args.thread, &config).await {
+    let mut config = match &args.thread {
+        Some(thread) => {
+            art.conversation.thread(thread).await?;
+            art.state.load_thread_context(thread).await?.config
+        }
+        None => art.settings.get().await?.new_thread,
+    };
+    if apply(stack, &mut config, &args)? {
+        let saved = match &args.thread {
+            Some(thread) => stack.save_thread_config(thread, &config).await,
+            None => art::standard::save_new_thread_defaults(art, &stack.providers, &config)
+                .await
+                .map(drop),
+        };
+        match saved {
             Ok(()) => sayln!("Saved."),
             Err(SettingsError::Invalid(problems)) => {
                 let lines: Vec<String> = problems

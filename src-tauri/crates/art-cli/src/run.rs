@@ -24,7 +24,8 @@ pub struct Args {
         required_unless_present = "new"
     )]
     thread: Option<String>,
-    /// Start a new thread with this title instead.
+    /// Start a new thread with this title instead, with the settings new threads start
+    /// with (`art config --new-threads`; the app's default model).
     #[arg(long, value_name = "TITLE")]
     new: Option<String>,
     /// Provider for this run (default: the thread's; with --new, saved as the new
@@ -207,7 +208,7 @@ pub async fn run(stack: &Standard, mut args: Args) -> anyhow::Result<ExitCode> {
     attachments.extend(attach(stack, std::mem::take(&mut args.attach)).await?);
     let thread_id = match (&args.thread, &args.new) {
         (Some(id), _) => art.conversation.thread(id).await?.thread_id,
-        (None, Some(title)) => art.conversation.create_thread(Some(title)).await?.thread_id,
+        (None, Some(title)) => art.new_thread(Some(title)).await?.thread_id,
         (None, None) => bail!("say which thread: --thread ID, or --new TITLE"),
     };
     let provider_config = args.provider.map(|provider_name| {

@@ -12,10 +12,12 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 mod attachments;
+mod defaults;
 mod knowledge;
 mod models;
 
 pub use attachments::{AttachBytes, AttachmentContent, PickAttachments, Picked, ReadAttachment};
+pub use defaults::{ChooseModel, GetAppSettings, SetNewThreadDefaults};
 pub use knowledge::{
     AddAttachedToKnowledge, AddToCollection, CancelIndexing, CreateCollection, DeleteCollection,
     IndexingStatus, ListCollections, ListDocuments, ReadPassages, ReindexCollection,
@@ -34,9 +36,9 @@ use crate::mcp::{McpImportReport, McpServerConfig, McpServerStatus, McpToolInfo}
 use crate::models::{LocalModel, PullState};
 use crate::usage::{ModelPrice, UsageBy, UsageReport, UsageTotals};
 use crate::{
-    AppInfo as AppInfoOutput, Attachment, BranchPoint, ConversationMessage, DoctorReport,
-    ExportDone, ExportRequest, KeyState, ModelInfo, Observation, ObservationType, ProviderInfo,
-    SavedPrompt, SearchResult, ThreadConfig, ThreadSummary, ToolSchema,
+    AppInfo as AppInfoOutput, AppSettings, Attachment, BranchPoint, ConversationMessage,
+    DoctorReport, ExportDone, ExportRequest, KeyState, ModelInfo, Observation, ObservationType,
+    ProviderInfo, SavedPrompt, SearchResult, ThreadConfig, ThreadSummary, ToolSchema,
 };
 
 /// A command of the app: its arguments are the struct's fields.
@@ -122,6 +124,9 @@ macro_rules! for_each_command {
             $crate::commands::DeleteModel,
             $crate::commands::UnloadModel,
             $crate::commands::OllamaAddress,
+            $crate::commands::GetAppSettings,
+            $crate::commands::SetNewThreadDefaults,
+            $crate::commands::ChooseModel,
         }
     };
 }
@@ -220,6 +225,9 @@ commands! {
     DeleteModel = "delete_model" -> u64;
     UnloadModel = "unload_model" -> ();
     OllamaAddress = "ollama_address" -> String;
+    GetAppSettings = "get_app_settings" -> AppSettings;
+    SetNewThreadDefaults = "set_new_thread_defaults" -> AppSettings;
+    ChooseModel = "choose_model" -> ThreadConfig;
 }
 
 /// Version, data directory, database path and keychain reachability (the About panel).

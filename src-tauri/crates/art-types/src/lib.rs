@@ -24,6 +24,7 @@ pub mod observation;
 pub mod prompt;
 pub mod provider;
 pub mod record;
+pub mod settings;
 pub mod stream;
 pub mod thread;
 pub mod tool;
@@ -51,6 +52,7 @@ pub use prompt::{
 pub use provider::{
     AdapterKind, DoctorFinding, DoctorReport, KeyState, ModelInfo, ProviderInfo, Severity,
 };
+pub use settings::{AppSettings, ModelChoice};
 pub use stream::{ErrorClass, LlmMetadata, StreamError, StreamEvent, StreamEventKind, TokenType};
 pub use thread::{
     AgentState, ForkOrigin, GenerationParams, ProviderConfig, RunLimits, SearchResult,

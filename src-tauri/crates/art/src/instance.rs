@@ -19,6 +19,7 @@ use crate::reasoning::engine::ReasoningEngine;
 use crate::reasoning::prompts::PromptManager;
 use crate::reasoning::provider::ProviderSource;
 use crate::secrets::{MemoryStore, SecretStore};
+use crate::settings::SettingsStore;
 use crate::sockets::Sockets;
 use crate::storage::StorageAdapter;
 use crate::tools::calculator::CalculatorTool;
@@ -42,6 +43,9 @@ pub struct ArtInstance {
     pub tools: Arc<ToolRegistry>,
     /// Named system prompts.
     pub library: Arc<PromptLibrary>,
+    /// The app's settings: what new threads start with ([`Self::new_thread`]), the
+    /// models chosen lately.
+    pub settings: Arc<SettingsStore>,
     /// What runs used and cost (each finished run is recorded by the methods below).
     pub usage: Arc<UsageLedger>,
     /// MCP servers (configured in the storage), whose tools join [`Self::tools`]; a run
@@ -186,6 +190,14 @@ impl ArtInstance {
             .branch_beside(thread_id, &question.message_id)
             .await?;
         Ok(question)
+    }
+
+    /// Create a thread titled `title` (or "New thread") with the settings new threads
+    /// start with (the app's default model, tools, prompt), so it can be asked at once.
+    pub async fn new_thread(&self, title: Option<&str>) -> Result<ThreadSummary, ContextError> {
+        self.settings
+            .new_thread(&self.conversation, &self.state, title)
+            .await
     }
 
     /// Delete a thread with its messages, observations, configuration and state, and
@@ -374,8 +386,10 @@ impl ArtInstanceBuilder {
             McpStore::new(Arc::clone(&self.storage), self.mcp_secrets),
             Arc::clone(&registry),
         ));
+        let settings = Arc::new(SettingsStore::new(Arc::clone(&self.storage)));
         Ok(ArtInstance {
             attachments: self.attachments,
+            settings,
             sockets,
             usage,
             mcp,

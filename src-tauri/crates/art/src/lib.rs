@@ -23,6 +23,7 @@ pub mod paths;
 pub mod providers;
 pub mod reasoning;
 pub mod secrets;
+pub mod settings;
 pub mod sockets;
 pub mod standard;
 pub mod storage;

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use art_types::ThreadConfig;
+use art_types::{AppSettings, ModelChoice, ProviderConfig, ThreadConfig};
 
 use crate::attachments::{Attachments, BlobStore};
 use crate::context::ContextError;
@@ -102,6 +102,64 @@ pub async fn save_thread_config(
     }
     art.state.set_thread_config(thread_id, config).await?;
     Ok(())
+}
+
+/// Make `config` what new threads start with, once [`config_problems`] finds none.
+pub async fn save_new_thread_defaults(
+    art: &ArtInstance,
+    providers: &ProviderManager,
+    config: &ThreadConfig,
+) -> Result<AppSettings, SettingsError> {
+    let problems = config_problems(art, providers, config).await?;
+    if !problems.is_empty() {
+        return Err(SettingsError::Invalid(problems));
+    }
+    let settings = art
+        .settings
+        .update(|s| s.new_thread = config.clone())
+        .await
+        .map_err(ContextError::from)?;
+    Ok(settings)
+}
+
+/// Give thread `thread_id` the model `choice` (the model picker): its other settings
+/// stay, and so do the provider's options (base URL, `num_ctx`) while the provider does;
+/// the thread's word on whether the model sees images goes with the model it was said
+/// of. Checked as every settings change is; the choice is remembered among the recent
+/// ones, and with `make_default` new threads start with it too. Returns the thread's
+/// settings as saved.
+pub async fn choose_model(
+    art: &ArtInstance,
+    providers: &ProviderManager,
+    thread_id: &str,
+    choice: &ModelChoice,
+    make_default: bool,
+) -> Result<ThreadConfig, SettingsError> {
+    art.conversation.thread(thread_id).await?;
+    let mut config = art.state.load_thread_context(thread_id).await?.config;
+    let same_provider = config.provider_config.provider_name == choice.provider;
+    if !same_provider {
+        config.provider_config = ProviderConfig {
+            provider_name: choice.provider.clone(),
+            ..ProviderConfig::default()
+        };
+    }
+    if config.provider_config.model_id != choice.model {
+        config.provider_config.model_id = choice.model.clone();
+        config.provider_config.set_sees_images(None);
+    }
+    save_thread_config(art, providers, thread_id, &config).await?;
+    let chosen = config.provider_config.clone();
+    art.settings
+        .update(|s| {
+            s.remember(choice.clone());
+            if make_default {
+                s.new_thread.provider_config = chosen.clone();
+            }
+        })
+        .await
+        .map_err(ContextError::from)?;
+    Ok(config)
 }
 
 /// The framework over a data directory.

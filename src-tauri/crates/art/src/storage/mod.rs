@@ -37,11 +37,13 @@ pub enum Collection {
     ActiveRuns,
     /// The prices the user entered per model (id = `provider/model`; no thread).
     Prices,
+    /// The app's settings (`art_types::AppSettings`), one record (id `app`).
+    Settings,
 }
 
 impl Collection {
     /// Every collection.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Threads,
         Self::Messages,
         Self::Observations,
@@ -52,6 +54,7 @@ impl Collection {
         Self::SuspendedRuns,
         Self::ActiveRuns,
         Self::Prices,
+        Self::Settings,
     ];
 
     /// Storage name.
@@ -67,6 +70,7 @@ impl Collection {
             Self::SuspendedRuns => "suspended_runs",
             Self::ActiveRuns => "active_runs",
             Self::Prices => "prices",
+            Self::Settings => "settings",
         }
     }
 }

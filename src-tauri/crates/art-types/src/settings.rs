@@ -1,0 +1,102 @@
+//! The app's own settings, one record for the whole data directory: what a new thread
+//! starts with (provider and model, tools, prompt — any thread setting), the models
+//! chosen lately (the picker lists them first), and the Ollama server the Models page
+//! manages.
+
+use serde::{Deserialize, Serialize};
+
+use crate::thread::{ProviderConfig, ThreadConfig};
+
+/// How many recently chosen models are remembered.
+pub const RECENT_MODELS: usize = 8;
+
+/// A provider's model, as the picker offers it and a thread's settings hold it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelChoice {
+    /// The provider entry's name (`ollama`, `openai`).
+    pub provider: String,
+    /// The model's id at that provider.
+    pub model: String,
+}
+
+impl ModelChoice {
+    /// The choice a thread's provider settings make; `None` while they name no model.
+    pub fn of(config: &ProviderConfig) -> Option<Self> {
+        (!config.provider_name.is_empty() && !config.model_id.is_empty()).then(|| Self {
+            provider: config.provider_name.clone(),
+            model: config.model_id.clone(),
+        })
+    }
+}
+
+/// The app's settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppSettings {
+    /// The settings every new thread starts with (a thread's own settings, once saved,
+    /// are its own: changing these later changes no thread).
+    #[serde(default)]
+    pub new_thread: ThreadConfig,
+    /// Models chosen lately, the latest first, at most [`RECENT_MODELS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recent_models: Vec<ModelChoice>,
+    /// The Ollama server the Models page manages; unset: the Ollama provider's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ollama_base_url: Option<String>,
+}
+
+impl AppSettings {
+    /// The model new threads start with, if one is chosen.
+    pub fn default_model(&self) -> Option<ModelChoice> {
+        ModelChoice::of(&self.new_thread.provider_config)
+    }
+
+    /// Put `choice` first among the recent models (once), keeping at most
+    /// [`RECENT_MODELS`].
+    pub fn remember(&mut self, choice: ModelChoice) {
+        self.recent_models.retain(|c| *c != choice);
+        self.recent_models.insert(0, choice);
+        self.recent_models.truncate(RECENT_MODELS);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn choice(model: &str) -> ModelChoice {
+        ModelChoice {
+            provider: "ollama".into(),
+            model: model.into(),
+        }
+    }
+
+    #[test]
+    fn a_model_chosen_again_moves_first_and_the_oldest_fall_off() {
+        let mut settings = AppSettings::default();
+        for n in 0..10 {
+            settings.remember(choice(&format!("m{n}")));
+        }
+        settings.remember(choice("m5"));
+        let names: Vec<_> = settings
+            .recent_models
+            .iter()
+            .map(|c| c.model.as_str())
+            .collect();
+        assert_eq!(names, ["m5", "m9", "m8", "m7", "m6", "m4", "m3", "m2"]);
+    }
+
+    #[test]
+    fn settings_saved_by_an_older_app_read_back_with_no_default_model() {
+        let settings: AppSettings = serde_json::from_str("{}").unwrap();
+        assert_eq!(settings.default_model(), None);
+        let mut settings = AppSettings::default();
+        settings.new_thread.provider_config.provider_name = "ollama".into();
+        assert_eq!(settings.default_model(), None, "a provider without a model");
+        settings.new_thread.provider_config.model_id = "llama3.2:3b".into();
+        let back: AppSettings =
+            serde_json::from_str(&serde_json::to_string(&settings).unwrap()).unwrap();
+        assert_eq!(back.default_model(), Some(choice("llama3.2:3b")));
+    }
+}
