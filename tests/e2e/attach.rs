@@ -14,7 +14,7 @@ use base64::Engine;
 use crate::day::fake_ollama;
 
 /// A 64×48 PNG with a gradient, base64.
-fn png_base64() -> String {
+pub(crate) fn png_base64() -> String {
     let image =
         image::RgbImage::from_fn(64, 48, |x, y| image::Rgb([x as u8 * 4, y as u8 * 5, 140]));
     let mut out = Vec::new();
@@ -25,7 +25,7 @@ fn png_base64() -> String {
 }
 
 /// Paste a PNG named `name` into the composer, as a clipboard paste delivers a file.
-const PASTE: &str = r##"
+pub(crate) const PASTE: &str = r##"
 const [name, b64, done] = arguments;
 const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));
 const file = new File([bytes], name, { type: "image/png" });

@@ -4,6 +4,7 @@
 mod attach;
 mod day;
 mod doors;
+mod first_run;
 mod knowledge;
 mod long;
 mod models;

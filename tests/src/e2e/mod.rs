@@ -93,6 +93,25 @@ impl Drop for AppSession {
     }
 }
 
+/// Make the Ollama server at `url` the one the app in `data_dir` manages, unless the
+/// data directory already names one (a relaunch keeps its own).
+async fn seed_ollama(data_dir: &Path, url: &str) {
+    use art::storage::sqlite::SqliteStorage;
+    let path = data_dir.join(art::paths::DATABASE_FILE);
+    let storage = match SqliteStorage::open(&path) {
+        Ok(storage) => std::sync::Arc::new(storage),
+        // A data directory made unusable on purpose: the app says so, and asks nothing.
+        Err(e) => return eprintln!("note: no Ollama address seeded in {path:?}: {e}"),
+    };
+    let settings = art::settings::SettingsStore::new(storage);
+    settings
+        .update(|s| {
+            s.ollama_base_url.get_or_insert_with(|| url.to_owned());
+        })
+        .await
+        .expect("seed the app's Ollama address");
+}
+
 impl AppSession {
     /// Launch the app with a fresh, empty data directory.
     pub async fn launch() -> Self {
@@ -139,10 +158,22 @@ impl AppSession {
         Self::launch_args(data_dir, args).await
     }
 
+    /// Launch the app with a fresh data directory whose Models page (and first run)
+    /// manages the Ollama server at `url` — as if the user's machine ran it there.
+    pub async fn launch_with_ollama(url: &str) -> Self {
+        let data_dir = tempfile::tempdir().expect("temp data dir");
+        seed_ollama(data_dir.path(), url).await;
+        let arg = data_dir.path().to_path_buf();
+        Self::launch_with(data_dir, &arg).await
+    }
+
     async fn launch_args(data_dir: tempfile::TempDir, args: Vec<String>) -> Self {
         // The search model, as if downloaded before: the app embeds passages without
         // reaching a hub (the sentinel holds the one it would reach).
         crate::embedder::install_in(data_dir.path());
+        // A fresh data directory's Ollama is one that is not running (unless the test
+        // gave one): the welcome page looks for it at once.
+        seed_ollama(data_dir.path(), &sentinel::absent_ollama()).await;
         let turn = ONE_AT_A_TIME.lock().await;
         if let Err(e) = sentinel::start() {
             panic!("{e}");

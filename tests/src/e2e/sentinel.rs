@@ -100,6 +100,29 @@ fn first_line(stream: TcpStream) -> Option<String> {
     Some(line.trim().to_owned()).filter(|l| !l.is_empty())
 }
 
+/// The address of this test process's "Ollama that is not running": a port held by a
+/// listener that closes every connection unanswered, as a machine without Ollama would
+/// refuse it. A fresh session's app looks for Ollama there (its welcome page checks at
+/// once), so what it finds depends on no real server — and knocks there are expected.
+pub fn absent_ollama() -> String {
+    static ABSENT: OnceLock<String> = OnceLock::new();
+    ABSENT
+        .get_or_init(|| {
+            let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+            let address = listener.local_addr().expect("its address");
+            std::thread::Builder::new()
+                .name("absent ollama".into())
+                .spawn(move || {
+                    for stream in listener.incoming() {
+                        drop(stream);
+                    }
+                })
+                .expect("a thread for the absent Ollama");
+            format!("http://{address}")
+        })
+        .clone()
+}
+
 /// How many connections so far.
 pub fn count() -> usize {
     KNOCKS

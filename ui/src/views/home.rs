@@ -1,10 +1,16 @@
-//! The start view shown when no thread is selected.
+//! The start view shown when no thread is selected; with no thread at all, the first
+//! run's steps ([`FirstRun`]).
 
 use leptos::prelude::*;
+
+use crate::store::Store;
+use crate::views::first_run::FirstRun;
 
 /// Welcome text for a workbench with no thread open.
 #[component]
 pub fn Home() -> impl IntoView {
+    let store = expect_context::<Store>();
+    let first_run = Memo::new(move |_| store.threads.with(Vec::is_empty));
     view! {
         <section class="pane home" id="home">
             <h1>"ART Workbench"</h1>
@@ -17,8 +23,11 @@ pub fn Home() -> impl IntoView {
                 <li><strong>"Keys stay secret."</strong>" API keys live only in the OS keychain."</li>
                 <li><strong>"Export traces."</strong>" JSONL, OpenTelemetry and Markdown."</li>
             </ul>
+            <Show when=move || first_run.get()>
+                <FirstRun />
+            </Show>
             <p class="muted small" id="shortcuts">
-                "Start with “+ New thread”, then open its Settings to choose a provider and model. "
+                "Start with “+ New thread”: it asks the default model (choose another in its header). "
                 "Shortcuts: Ctrl+N new thread · Ctrl+K search · Enter send · Shift+Enter new line · Esc stop."
             </p>
         </section>

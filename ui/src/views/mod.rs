@@ -3,6 +3,7 @@
 pub mod about;
 pub mod agent_settings;
 pub mod collection_model;
+pub mod first_run;
 pub mod home;
 pub mod knowledge;
 pub mod models;

@@ -5,8 +5,10 @@
 
 use art_types::approval::ToolPolicy;
 use art_types::commands as cmd;
+use art_types::models::Capability;
 use art_types::{
-    IpcError, ModelInfo, ProviderInfo, SavedPrompt, StateSavingStrategy, ThreadConfig, ToolSchema,
+    IpcError, ModelInfo, ProviderInfo, SavedPrompt, StateSavingStrategy, ThreadConfig, ToolCalling,
+    ToolSchema,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -15,6 +17,7 @@ use serde::Deserialize;
 use crate::components::error_card::ErrorCard;
 use crate::ipc;
 use crate::views::agent_settings::AgentSettings;
+use crate::views::thread::picker::CurrentModel;
 use crate::views::thread_knowledge::ThreadKnowledge;
 use crate::views::tool_picker::{ToolPicker, token_cost};
 
@@ -151,6 +154,16 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
         }
     });
 
+    // Said at once: tools enabled, natively, for a model Ollama says cannot call them.
+    let model = use_context::<CurrentModel>();
+    let no_native_tools = move || {
+        let native_with_tools = config.with(|c| {
+            c.as_ref().is_some_and(|c| {
+                !c.enabled_tools.is_empty() && c.tool_calling == ToolCalling::Native
+            })
+        });
+        native_with_tools && model.is_some_and(|m| m.can(Capability::Tools) == Some(false))
+    };
     let problem_for = move |field: &'static str| {
         move || {
             problems.with(|ps| {
@@ -169,10 +182,10 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
             }
         });
     };
-    let save = move |_| {
-        let Some(mut c) = config.get_untracked() else {
-            return;
-        };
+    // The form's settings with its free-text fields parsed; `None` (each problem shown
+    // at its field) when one does not parse.
+    let collect = move || {
+        let mut c = config.get_untracked()?;
         let mut local = Vec::new();
         match parse_opt::<f64>(&temperature.get_untracked()) {
             Ok(t) => c.generation.temperature = t,
@@ -204,8 +217,27 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
         }
         if !local.is_empty() {
             problems.set(local);
-            return;
+            return None;
         }
+        Some(c)
+    };
+    let refused = move |e: IpcError| {
+        let listed: Vec<Problem> = e
+            .details
+            .get("problems")
+            .and_then(|p| serde_json::from_value(p.clone()).ok())
+            .unwrap_or_default();
+        if listed.is_empty() {
+            failure.set(Some(e));
+        } else {
+            failure.set(None);
+            problems.set(listed.into_iter().map(|p| (p.field, p.message)).collect());
+        }
+    };
+    let save = move |_| {
+        let Some(c) = collect() else {
+            return;
+        };
         spawn_local(async move {
             let args = cmd::SetThreadConfig {
                 thread_id: id.get_value(),
@@ -218,19 +250,25 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                     config.set(Some(stored));
                     saved.set(true);
                 }
-                Err(e) => {
-                    let listed: Vec<Problem> = e
-                        .details
-                        .get("problems")
-                        .and_then(|p| serde_json::from_value(p.clone()).ok())
-                        .unwrap_or_default();
-                    if listed.is_empty() {
-                        failure.set(Some(e));
-                    } else {
-                        failure.set(None);
-                        problems.set(listed.into_iter().map(|p| (p.field, p.message)).collect());
-                    }
+                Err(e) => refused(e),
+            }
+        });
+    };
+    // These settings (as the form shows them, saved or not) for every new thread.
+    let defaults_saved = RwSignal::new(false);
+    let save_defaults = move |_| {
+        let Some(c) = collect() else {
+            return;
+        };
+        defaults_saved.set(false);
+        spawn_local(async move {
+            match ipc::call(&cmd::SetNewThreadDefaults { config: c }).await {
+                Ok(_) => {
+                    problems.set(Vec::new());
+                    failure.set(None);
+                    defaults_saved.set(true);
                 }
+                Err(e) => refused(e),
             }
         });
     };
@@ -413,6 +451,14 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                                 None => { c.tool_policies.remove(&tool); }
                             });
                         }) />
+                        {move || no_native_tools().then(|| view! {
+                            <p class="warning small" id="tools-note">
+                                {format!("{} does not call tools natively: ", model.and_then(|m| m.choice()).map(|c| c.model).unwrap_or_default())}
+                                <button id="offer-text-tools" class="link small" on:click=move |_| edit(&|c| c.tool_calling = ToolCalling::Text)>
+                                    "describe them in the prompt instead"
+                                </button>
+                            </p>
+                        })}
                         <p class="muted small" id="tool-cost">{move || format!("Enabled schemas add about {} tokens to each planning call.", cost())}</p>
                         {problem_for("enabledTools")}
                     </div>
@@ -468,6 +514,9 @@ pub fn ThreadSettings(thread_id: String, on_close: Callback<()>) -> impl IntoVie
                 <footer class="form-actions">
                     <button id="save-settings" class="primary" on:click=save>"Save"</button>
                     {move || saved.get().then(|| view! { <span class="saved" id="settings-saved">"Saved"</span> })}
+                    <button id="save-defaults" class="ghost" title="Every new thread starts with these settings (its provider and model, tools, prompt…); threads made before keep their own"
+                        on:click=save_defaults>"Use for new threads"</button>
+                    {move || defaults_saved.get().then(|| view! { <span class="saved" id="defaults-saved">"New threads start with these"</span> })}
                 </footer>
             </Show>
         </section>

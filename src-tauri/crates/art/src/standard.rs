@@ -17,6 +17,7 @@ use crate::knowledge::embed::EmbedderHome;
 use crate::knowledge::embed::provider::ProviderModels;
 use crate::paths::DataDir;
 use crate::providers::factory::{BuiltinFactory, builtin_entries};
+use crate::providers::options::BASE_URL;
 use crate::providers::{ManagerOptions, ProviderManager};
 use crate::secrets::{EnvFallback, KeychainStore};
 use crate::storage::sqlite::SqliteStorage;
@@ -143,6 +144,22 @@ pub async fn choose_model(
             provider_name: choice.provider.clone(),
             ..ProviderConfig::default()
         };
+        // An Ollama model is listed by the server the Models page manages: the thread
+        // asks that one.
+        let entry = providers
+            .entries()
+            .into_iter()
+            .find(|e| e.name == choice.provider);
+        let managed = art.settings.get().await.map_err(ContextError::from)?;
+        if let (Some(entry), Some(base)) = (entry, managed.ollama_base_url)
+            && entry.kind == art_types::AdapterKind::Ollama
+            && entry.base_options.get(BASE_URL).and_then(|v| v.as_str()) != Some(base.as_str())
+        {
+            config
+                .provider_config
+                .adapter_options
+                .insert(BASE_URL.into(), base.into());
+        }
     }
     if config.provider_config.model_id != choice.model {
         config.provider_config.model_id = choice.model.clone();

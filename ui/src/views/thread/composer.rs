@@ -1,12 +1,15 @@
 //! The composer: the files for the question (the attachment tray, with Attach), the
 //! question being written (Enter sends, Shift+Enter is a new line; a pasted image or file
 //! is attached), Send — or Stop while a run of the thread is at work — and, above it,
-//! why the last action did not happen.
+//! why the last action did not happen, or why the next one would not (an image for a
+//! model known not to see images, said when it is attached).
 
+use art_types::models::Capability;
 use art_types::{Attachment, IpcError};
 use leptos::prelude::*;
 
 use super::attachments::{self, Chip};
+use super::picker::CurrentModel;
 use crate::components::error_card::ErrorCard;
 
 /// The composer. `running` is the trace id of the thread's run at work, if any.
@@ -27,10 +30,21 @@ pub fn Composer(
             send();
         }
     };
+    let model = use_context::<CurrentModel>();
+    // Said at once, not when the question is refused at Send.
+    let blind = move || {
+        let model = model?;
+        let images = tray.with(|t| t.iter().any(Attachment::is_image));
+        (images && model.can(Capability::Vision) == Some(false)).then(|| {
+            let name = model.choice().map(|c| c.model).unwrap_or_default();
+            format!("{name} does not see images: choose a model with vision in the thread's header, or remove the image.")
+        })
+    };
     let remove = Callback::new(move |id: String| tray.update(|t| t.retain(|a| a.id != id)));
     view! {
         <footer class="composer">
             {move || problem.get().map(|error| view! { <div class="composer-problem"><ErrorCard error id="composer-problem" /></div> })}
+            {move || blind().map(|note| view! { <p id="vision-note" class="warning small">{note}</p> })}
             <div id="attachment-tray" class="attachments tray" class:empty=move || tray.with(Vec::is_empty)>
                 <For each=move || tray.get() key=|a| a.id.clone() let:attachment>
                     <Chip attachment remove />

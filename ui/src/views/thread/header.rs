@@ -1,5 +1,6 @@
-//! The thread's header: its title, what its runs used, where it was forked from (a link
-//! back, or a note when that thread is gone), and the Trace and Settings toggles.
+//! The thread's header: its title, its model (the picker), what its runs used, where it
+//! was forked from (a link back, or a note when that thread is gone), and the Trace and
+//! Settings toggles.
 
 use art_types::commands as cmd;
 use leptos::prelude::*;
@@ -7,6 +8,7 @@ use leptos::task::spawn_local;
 
 use crate::ipc;
 use crate::store::Store;
+use crate::views::thread::picker::ModelPicker;
 
 /// The header of thread `thread_id`; the toggles open its settings and trace panels.
 #[component]
@@ -55,6 +57,7 @@ pub fn ThreadHeader(
         <header class="thread-header">
             <div class="thread-heading">
                 <h2 id="thread-title">{title}</h2>
+                <ModelPicker thread_id=id.get_value() />
                 {move || usage.get().map(|line| view! {
                     <span id="thread-usage" class="muted small" title="What this thread's runs used (see Usage)">{line}</span>
                 })}

@@ -10,6 +10,7 @@ mod header;
 mod history;
 mod message;
 mod offer;
+pub(crate) mod picker;
 mod rows;
 mod scroll;
 mod window;
@@ -67,6 +68,14 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     let tray = RwSignal::new(Vec::<art_types::Attachment>::new());
     let problem = RwSignal::new(None::<IpcError>);
     provide_context(attachments::Viewing(RwSignal::new(None)));
+    // The thread's model, read again when its Settings close (they may have changed it).
+    let model = picker::CurrentModel::new();
+    provide_context(model);
+    Effect::new(move |_| {
+        if !settings_open.get() {
+            model.load(id.get_value());
+        }
+    });
     provide_context(attachments::Tray {
         files: tray,
         problem,
@@ -416,8 +425,8 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                 }}
                 <Show when=move || status.get() == Loaded::Ready && empty()>
                     <div class="empty-thread">
-                        <p>"Ask anything. Open " <strong>"Settings"</strong>
-                           " to pick the provider and model, and the tools the agent may use."</p>
+                        <p>"Ask anything. The model is chosen above, by its name; "
+                           <strong>"Settings"</strong>" has the tools the agent may use, its prompt and limits."</p>
                     </div>
                 </Show>
                 <For each=move || shown_rows.get() key=Row::key

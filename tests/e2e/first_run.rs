@@ -1,0 +1,157 @@
+//! A new user's first minute, and the thread header's model picker, against a fake
+//! Ollama library: a fresh data directory's welcome page finds Ollama without a model,
+//! pulls one with its progress and opens a thread on it that answers; with no Ollama it
+//! says how to get one and checks again; the picker switches a thread's model, makes it
+//! the default for new threads, marks what each model can do (an image attached for a
+//! model without vision is said at once), and a thread whose model was deleted says so.
+
+use art_testkit::e2e::AppSession;
+use art_testkit::fake::FakeServer;
+use art_testkit::fake::ollama::OllamaLibrary;
+use art_testkit::fake::scripts::{Protocol, text_reply};
+
+use crate::attach::{PASTE, png_base64};
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_first_run_pulls_a_model_and_opens_a_thread_that_answers() {
+    let library = OllamaLibrary::new().in_registry(
+        "llama3.2:3b",
+        &[2_000_000_000, 12_000],
+        &["completion", "tools"],
+    );
+    let replies = vec![
+        text_reply(
+            Protocol::Ollama,
+            r#"{"title": "Greet", "intent": "Say hello", "steps": []}"#,
+            12,
+        ),
+        text_reply(Protocol::Ollama, "Hello from your first model.", 6),
+    ];
+    let server = FakeServer::start_at(0, Some(library.router()), replies)
+        .await
+        .unwrap();
+    let app = AppSession::launch_with_ollama(&server.url()).await;
+    app.wait_for_text(
+        "#first-run-check[data-state=\"ollama-empty\"]",
+        "no model yet",
+    )
+    .await;
+    app.wait_for_text("#pull-first", "Pull llama3.2:3b (2.0 GB)")
+        .await;
+    app.click("#pull-first").await;
+    // Installed, it becomes the default and a thread opens on it, ready to be asked.
+    app.wait_for_text("#model-name", "llama3.2:3b").await;
+    assert!(library.names().contains(&"llama3.2:3b".to_owned()));
+    app.wait_for_text("#model-picker [data-capability=\"tools\"]", "tools")
+        .await;
+    app.type_into("#composer-input", "Hello?").await;
+    app.click("#send-button").await;
+    app.wait_for_text(".message.ai .answer", "Hello from your first model.")
+        .await;
+    // The next thread starts on it too.
+    app.click("#new-thread").await;
+    for _ in 0..100 {
+        if app.count(".thread-item").await == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(app.count(".thread-item").await, 2);
+    app.wait_for_text("#model-name", "llama3.2:3b").await;
+    app.close().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_picker_switches_models_and_says_what_each_can_do() {
+    let library = OllamaLibrary::new()
+        .installed("llama3.2:3b", &[2_000_000_000], &["completion", "tools"])
+        .installed("llava:7b", &[4_700_000_000], &["completion", "vision"]);
+    let server = FakeServer::start_at(0, Some(library.router()), Vec::new())
+        .await
+        .unwrap();
+    // A machine without Ollama first: the page says how to get it, and checks again.
+    let app = AppSession::launch().await;
+    app.wait_for_text(
+        "#first-run-check[data-state=\"no-ollama\"]",
+        "does not answer",
+    )
+    .await;
+    app.wait_for_text("#install-ollama", "ollama.com").await;
+    app.wait_for("#add-key").await;
+    let set = app
+        .eval_async(
+            "const done = arguments[arguments.length - 1];
+             window.__TAURI__.core.invoke('ollama_address', { baseUrl: arguments[0] })
+                 .then(done, e => done('refused: ' + JSON.stringify(e)));",
+            vec![server.url().into()],
+        )
+        .await;
+    assert_eq!(set.as_str(), Some(server.url().as_str()));
+    app.click("#check-again").await;
+    let offered = app
+        .wait_for_text(
+            "#first-run-check[data-state=\"ollama-ready\"]",
+            "2 model(s)",
+        )
+        .await;
+    assert!(offered.contains(&server.url()), "{offered}");
+    // A suggested model is offered first.
+    app.wait_for_text(
+        "#start-chatting[data-model=\"llama3.2:3b\"]",
+        "Start chatting",
+    )
+    .await;
+    app.click("#start-chatting").await;
+    app.wait_for_text("#model-name", "llama3.2:3b").await;
+
+    // An image for a model that does not see images is said at once.
+    let pasted = app
+        .eval_async(PASTE, vec!["chart.png".into(), png_base64().into()])
+        .await;
+    assert_eq!(pasted, serde_json::Value::Bool(true));
+    app.wait_for_text("#vision-note", "llama3.2:3b does not see images")
+        .await;
+
+    // The picker: every installed model with what it can do; a search narrows it.
+    app.click("#model-picker").await;
+    app.wait_for_text(
+        ".model-group[data-provider=\"ollama\"] .model-choice[data-model=\"llava:7b\"]",
+        "vision",
+    )
+    .await;
+    app.wait_for_text(".model-group[data-provider=\"openai\"]", "No API key")
+        .await;
+    app.type_into("#model-search", "llava").await;
+    app.wait_gone(
+        ".model-group[data-provider=\"ollama\"] .model-choice[data-model=\"llama3.2:3b\"]",
+    )
+    .await;
+    app.click("#make-default").await;
+    app.click(".model-group[data-provider=\"ollama\"] .model-choice[data-model=\"llava:7b\"]")
+        .await;
+    app.wait_for_text("#model-name", "llava:7b").await;
+    app.wait_gone("#vision-note").await;
+    app.wait_gone("#model-menu").await;
+
+    // Chosen lately: listed first, and the default for new threads.
+    app.click("#model-picker").await;
+    app.wait_for_text(
+        ".model-group[data-provider=\"recent\"] .model-choice[data-model=\"llava:7b\"]",
+        "default",
+    )
+    .await;
+    app.press("#model-search", "\u{e00c}").await; // Escape
+    app.wait_gone("#model-menu").await;
+
+    // Deleted on the Models page, the thread's model is said to be missing.
+    app.click("#models-button").await;
+    app.click("tr.local-model[data-id=\"llava:7b\"] .delete-model")
+        .await;
+    app.click("tr.local-model[data-id=\"llava:7b\"] .confirm-delete-model")
+        .await;
+    app.wait_gone("tr.local-model[data-id=\"llava:7b\"]").await;
+    app.click(".thread-item .thread-title").await;
+    app.wait_for_text("#model-missing", "llava:7b is not installed")
+        .await;
+    app.close().await;
+}

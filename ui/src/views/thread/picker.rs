@@ -1,0 +1,356 @@
+//! The thread header's model picker: the thread's model with what it can do, and a
+//! searchable list of every provider's models (the ones chosen lately first; Ollama's
+//! with their capabilities; a remote provider without a key says so) that switches the
+//! thread's model at once, and can make it the default for new threads. A thread whose
+//! Ollama model is no longer installed says so and offers the list.
+
+use art_types::commands as cmd;
+use art_types::models::{Capability, LocalModel, same_model};
+use art_types::{AdapterKind, AppSettings, IpcError, KeyState, ModelChoice, ThreadConfig};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::ipc;
+
+/// What the open thread's model is and can do, shared by its header and its composer.
+#[derive(Clone, Copy)]
+pub struct CurrentModel {
+    /// The thread's settings, as last read or saved.
+    pub config: RwSignal<Option<ThreadConfig>>,
+    /// The model as Ollama lists it, when the thread uses Ollama and has it installed.
+    pub local: RwSignal<Option<LocalModel>>,
+    /// The thread's Ollama model is not installed (deleted since it was chosen).
+    pub missing: RwSignal<bool>,
+}
+
+impl CurrentModel {
+    /// Nothing known yet.
+    pub fn new() -> Self {
+        Self {
+            config: RwSignal::new(None),
+            local: RwSignal::new(None),
+            missing: RwSignal::new(false),
+        }
+    }
+
+    /// The thread's model, when it has one.
+    pub fn choice(&self) -> Option<ModelChoice> {
+        self.config
+            .with(|c| c.as_ref().and_then(|c| ModelChoice::of(&c.provider_config)))
+    }
+
+    /// Whether the model is known to have `capability`: the thread's own word on images
+    /// first, else what Ollama says; `None` when nobody says (remote models, older
+    /// Ollama).
+    pub fn can(&self, capability: Capability) -> Option<bool> {
+        let said = self.config.with(|c| {
+            c.as_ref()
+                .and_then(|c| c.provider_config.sees_images())
+                .filter(|_| capability == Capability::Vision)
+        });
+        said.or_else(|| {
+            self.local
+                .with(|m| m.as_ref().and_then(|m| m.can(capability)))
+        })
+    }
+
+    /// Read thread `thread_id`'s settings and, for an Ollama model, what Ollama says of
+    /// it.
+    pub fn load(self, thread_id: String) {
+        spawn_local(async move {
+            if let Ok(config) = ipc::call(&cmd::GetThreadConfig { thread_id }).await {
+                self.show(config).await;
+            }
+        });
+    }
+
+    /// Take `config` as the thread's, and ask Ollama about its model.
+    async fn show(self, config: ThreadConfig) {
+        let ollama = is_ollama(&config.provider_config.provider_name).await;
+        let model = config.provider_config.model_id.clone();
+        let _ = self.config.try_set(Some(config));
+        let (local, missing) = match ollama {
+            true if !model.is_empty() => match ipc::call(&cmd::ListLocalModels {}).await {
+                Ok(list) => {
+                    let found = list.into_iter().find(|m| same_model(&m.id, &model));
+                    let missing = found.is_none();
+                    (found, missing)
+                }
+                // Not answering is not "deleted": the run will say what is wrong.
+                Err(_) => (None, false),
+            },
+            _ => (None, false),
+        };
+        let _ = self.local.try_set(local);
+        let _ = self.missing.try_set(missing);
+    }
+}
+
+/// Whether the provider entry `name` speaks Ollama's protocol.
+async fn is_ollama(name: &str) -> bool {
+    ipc::call(&cmd::ListProviders {}).await.is_ok_and(|ps| {
+        ps.iter()
+            .any(|p| p.name == name && p.kind == AdapterKind::Ollama)
+    })
+}
+
+/// One model in the list.
+#[derive(Clone, PartialEq)]
+struct Entry {
+    choice: ModelChoice,
+    /// What it can do, where known.
+    badges: Vec<&'static str>,
+}
+
+/// A group of the list: the recent models, or one provider's; `Err` says why it lists
+/// none (no key, not answering).
+#[derive(Clone)]
+struct Group {
+    title: String,
+    id: String,
+    entries: Result<Vec<Entry>, String>,
+}
+
+fn local_entry(provider: &str, m: &LocalModel) -> Entry {
+    Entry {
+        choice: ModelChoice {
+            provider: provider.to_owned(),
+            model: m.id.clone(),
+        },
+        badges: m
+            .capability_labels()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|b| *b != Capability::Completion.label())
+            .collect(),
+    }
+}
+
+/// Every provider's models, and the recent ones (with what Ollama says of them) first.
+async fn groups(settings: &AppSettings) -> Result<Vec<Group>, IpcError> {
+    let mut groups = Vec::new();
+    let mut known = Vec::<Entry>::new();
+    for provider in ipc::call(&cmd::ListProviders {}).await? {
+        let name = provider.name.clone();
+        let entries: Result<Vec<Entry>, String> = if provider.kind == AdapterKind::Ollama {
+            match ipc::call(&cmd::ListLocalModels {}).await {
+                Ok(list) if list.is_empty() => {
+                    Err("No model installed: pull one on the Models page.".to_owned())
+                }
+                Ok(list) => Ok(list.iter().map(|m| local_entry(&name, m)).collect()),
+                Err(e) => Err(format!("Not answering: {}", e.message)),
+            }
+        } else if matches!(
+            provider.key,
+            KeyState::NotSet | KeyState::Unavailable { .. }
+        ) {
+            Err("No API key: add one under Providers.".to_owned())
+        } else {
+            let asked = cmd::ListModels {
+                provider: name.clone(),
+                base_url: None,
+            };
+            match ipc::call(&asked).await {
+                Ok(list) => Ok(list
+                    .into_iter()
+                    .map(|m| Entry {
+                        choice: ModelChoice {
+                            provider: name.clone(),
+                            model: m.id,
+                        },
+                        badges: Vec::new(),
+                    })
+                    .collect()),
+                Err(e) => Err(format!("Could not list models: {}", e.message)),
+            }
+        };
+        if let Ok(list) = &entries {
+            known.extend(list.iter().cloned());
+        }
+        groups.push(Group {
+            title: name.clone(),
+            id: name,
+            entries,
+        });
+    }
+    let recent: Vec<Entry> = settings
+        .recent_models
+        .iter()
+        .map(|choice| {
+            known
+                .iter()
+                .find(|e| e.choice == *choice)
+                .cloned()
+                .unwrap_or_else(|| Entry {
+                    choice: choice.clone(),
+                    badges: Vec::new(),
+                })
+        })
+        .collect();
+    if !recent.is_empty() {
+        groups.insert(
+            0,
+            Group {
+                title: "Recent".to_owned(),
+                id: "recent".to_owned(),
+                entries: Ok(recent),
+            },
+        );
+    }
+    Ok(groups)
+}
+
+/// The button with the thread's model, and the list it opens.
+#[component]
+pub fn ModelPicker(thread_id: String) -> impl IntoView {
+    let current = expect_context::<CurrentModel>();
+    let id = StoredValue::new(thread_id);
+    let open = RwSignal::new(false);
+    let search = RwSignal::new(String::new());
+    let make_default = RwSignal::new(false);
+    let listed = RwSignal::new(None::<Result<Vec<Group>, IpcError>>);
+    let settings = RwSignal::new(AppSettings::default());
+    let problem = RwSignal::new(None::<String>);
+    let search_box = NodeRef::<leptos::html::Input>::new();
+
+    let show_list = move || {
+        open.set(true);
+        search.set(String::new());
+        problem.set(None);
+        listed.set(None);
+        spawn_local(async move {
+            let loaded = async {
+                let s = ipc::call(&cmd::GetAppSettings {}).await?;
+                let g = groups(&s).await?;
+                Ok((s, g))
+            }
+            .await;
+            match loaded {
+                Ok((s, g)) => {
+                    settings.try_set(s);
+                    listed.try_set(Some(Ok(g)));
+                }
+                Err(e) => {
+                    listed.try_set(Some(Err(e)));
+                }
+            }
+        });
+    };
+    Effect::new(move |_| {
+        if let Some(input) = search_box.get() {
+            let _ = input.focus();
+        }
+    });
+    let choose = move |choice: ModelChoice| {
+        let asked = cmd::ChooseModel {
+            thread_id: id.get_value(),
+            provider: choice.provider,
+            model: choice.model,
+            make_default: make_default.get_untracked(),
+        };
+        spawn_local(async move {
+            match ipc::call(&asked).await {
+                Ok(config) => {
+                    open.try_set(false);
+                    current.show(config).await;
+                }
+                Err(e) => {
+                    problem.try_set(Some(e.message));
+                }
+            }
+        });
+    };
+    let label = move || {
+        current
+            .choice()
+            .map(|c| c.model)
+            .unwrap_or_else(|| "Choose a model".to_owned())
+    };
+    let badges = move || {
+        current.local.with(|m| {
+            m.as_ref()
+                .map(|m| local_entry("", m).badges)
+                .unwrap_or_default()
+        })
+    };
+    let matches = move |entry: &Entry| {
+        let wanted = search.with(|s| s.trim().to_lowercase());
+        wanted.is_empty()
+            || entry.choice.model.to_lowercase().contains(&wanted)
+            || entry.choice.provider.to_lowercase().contains(&wanted)
+    };
+    let group_view = move |group: Group| {
+        let entries = match group.entries {
+            Err(note) => view! { <p class="muted small group-note">{note}</p> }.into_any(),
+            Ok(entries) => {
+                let shown: Vec<Entry> = entries.into_iter().filter(|e| matches(e)).collect();
+                if shown.is_empty() && !search.with(String::is_empty) {
+                    return ().into_any();
+                }
+                shown
+                    .into_iter()
+                    .map(|entry| {
+                        let is_current = current.choice().as_ref() == Some(&entry.choice);
+                        let is_default =
+                            settings.with(|s| s.default_model().as_ref() == Some(&entry.choice));
+                        let choice = entry.choice.clone();
+                        view! {
+                            <button class="model-choice" class:current=is_current
+                                data-provider=entry.choice.provider.clone() data-model=entry.choice.model.clone()
+                                on:click=move |_| choose(choice.clone())>
+                                <span class="model-choice-name">{entry.choice.model.clone()}</span>
+                                {(group.id == "recent").then(|| view! { <span class="muted small">{entry.choice.provider.clone()}</span> })}
+                                {entry.badges.iter().map(|b| view! { <span class="badge" data-capability=*b>{*b}</span> }).collect_view()}
+                                {is_default.then(|| view! { <span class="badge default">"default"</span> })}
+                            </button>
+                        }
+                    })
+                    .collect_view()
+                    .into_any()
+            }
+        };
+        view! {
+            <div class="model-group" data-provider=group.id.clone()>
+                <h4>{group.title}</h4>
+                {entries}
+            </div>
+        }
+        .into_any()
+    };
+
+    view! {
+        <div class="model-picker">
+            <button id="model-picker" class="ghost model-button" class:active=move || open.get()
+                title="The model this thread asks; click to choose another"
+                on:click=move |_| if open.get_untracked() { open.set(false) } else { show_list() }>
+                <span id="model-name">{label}</span>
+                {move || badges().into_iter().map(|b| view! { <span class="badge" data-capability=b>{b}</span> }).collect_view()}
+            </button>
+            {move || current.missing.get().then(|| view! {
+                <span id="model-missing" class="warning small">
+                    {format!("{} is not installed: choose another model, or pull it on the Models page.", label())}
+                </span>
+            })}
+            <Show when=move || open.get()>
+                <div id="model-menu" class="model-menu"
+                    on:keydown=move |ev: leptos::ev::KeyboardEvent| if ev.key() == "Escape" { open.set(false) }>
+                    <input id="model-search" node_ref=search_box placeholder="Search models"
+                        prop:value=move || search.get() on:input=move |ev| search.set(event_target_value(&ev)) />
+                    <label class="small muted">
+                        <input id="make-default" type="checkbox" prop:checked=move || make_default.get()
+                            on:change=move |ev| make_default.set(event_target_checked(&ev)) />
+                        " Also for new threads"
+                    </label>
+                    {move || problem.get().map(|p| view! { <p class="field-problem" id="model-problem">{p}</p> })}
+                    <div class="model-groups">
+                        {move || match listed.get() {
+                            None => view! { <p class="muted small">"Loading models…"</p> }.into_any(),
+                            Some(Err(e)) => view! { <p class="field-problem">{e.message}</p> }.into_any(),
+                            Some(Ok(groups)) => groups.into_iter().map(group_view).collect_view().into_any(),
+                        }}
+                    </div>
+                </div>
+            </Show>
+        </div>
+    }
+}
