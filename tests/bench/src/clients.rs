@@ -216,6 +216,7 @@ async fn adapter_alone(adapter: &dyn ProviderAdapter, model: &str) -> Result<Sam
         model_id: model.into(),
         generation: Default::default(),
         tools: Vec::new(),
+        response_schema: None,
     };
     let mut meter = Meter::start();
     let mut stream = adapter

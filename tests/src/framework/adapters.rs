@@ -38,6 +38,7 @@ pub fn options(model: &str) -> CallOptions {
         model_id: model.into(),
         generation: Default::default(),
         tools: Vec::new(),
+        response_schema: None,
     }
 }
 

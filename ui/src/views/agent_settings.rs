@@ -123,6 +123,18 @@ pub fn AgentSettings(
             </select>
             <p class="muted small">"Described in the prompt, calls are written as JSON: for models without tool calling. A model whose server refuses tools is asked that way anyway."</p>
         </div>
+        <span class="label">"Plans"</span>
+        <div>
+            <label><input type="checkbox" id="structured-plans"
+                prop:checked=move || config.with(|c| c.as_ref().is_some_and(|c| !c.plain_plans))
+                on:change=move |ev| {
+                    let structured = event_target_checked(&ev);
+                    config.update(|c| if let Some(c) = c { c.plain_plans = !structured });
+                    edited.run(());
+                } />
+                " Ask for the plan by its JSON Schema (the provider's structured output)"</label>
+            <p class="muted small">"Small local models then write a plan that parses every time. Turned off by itself when the server refuses it."</p>
+        </div>
     }
 }
 

@@ -79,6 +79,10 @@ pub struct Args {
     /// How tools are offered: natively, or in text for models without tool calling.
     #[arg(long, value_enum)]
     tool_calling: Option<Offer>,
+    /// Ask for the plan by its JSON Schema, as the provider's structured output (`off`:
+    /// as plain text, for a server that refuses it — noticed and set by itself).
+    #[arg(long, value_enum)]
+    structured_plans: Option<Switch>,
     /// Show the plan for review before any step runs.
     #[arg(long, value_enum)]
     plan_review: Option<Switch>,
@@ -230,6 +234,9 @@ fn apply(stack: &Standard, config: &mut ThreadConfig, args: &Args) -> anyhow::Re
             Offer::Text => ToolCalling::Text,
         };
     }
+    if let Some(structured) = args.structured_plans {
+        config.plain_plans = matches!(structured, Switch::Off);
+    }
     if let Some(review) = args.plan_review {
         config.plan_checkpoint = matches!(review, Switch::On);
     }
@@ -324,6 +331,7 @@ fn print(stack: &Standard, config: &ThreadConfig) {
     sayln!("tool calling    {offer}");
     let on = |b: bool| if b { "on" } else { "off" };
     sayln!("plan review     {}", on(config.plan_checkpoint));
+    sayln!("plan schema     {}", on(!config.plain_plans));
     let knowledge = if config.knowledge.is_empty() {
         "all collections".to_owned()
     } else {

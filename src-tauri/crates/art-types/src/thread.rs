@@ -105,6 +105,10 @@ pub struct ThreadConfig {
     /// How the model is asked to call tools during a step.
     #[serde(default)]
     pub tool_calling: ToolCalling,
+    /// The plan is asked for as plain text, without the plan's JSON Schema as the
+    /// provider's structured output (set by the user, or when the server refused it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plain_plans: bool,
     /// This thread's own policy for a tool, by tool name (over the tool's default).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub tool_policies: std::collections::BTreeMap<String, crate::approval::ToolPolicy>,
@@ -192,6 +196,7 @@ impl Default for ThreadConfig {
             state_saving: None,
             limits: RunLimits::default(),
             tool_calling: ToolCalling::default(),
+            plain_plans: false,
             tool_policies: Default::default(),
             plan_checkpoint: false,
             knowledge: Vec::new(),

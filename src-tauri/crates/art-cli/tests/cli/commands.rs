@@ -765,6 +765,8 @@ async fn thread_settings_are_read_and_changed_from_the_cli() {
             "calculator=asks",
             "--plan-review",
             "on",
+            "--structured-plans",
+            "off",
             "--search-first",
             "on",
             "--tool-calling",
@@ -784,6 +786,7 @@ async fn thread_settings_are_read_and_changed_from_the_cli() {
         "{shown}"
     );
     assert!(shown.contains("plan review     on"), "{shown}");
+    assert!(shown.contains("plan schema     off"), "{shown}");
     assert!(shown.contains("search first    on"), "{shown}");
     assert!(shown.contains("tool calling    text"), "{shown}");
     assert!(shown.contains("max tokens      512"), "{shown}");

@@ -43,6 +43,11 @@ pub struct CallOptions {
     pub generation: GenerationParams,
     /// Tools offered natively to the model (empty: none).
     pub tools: Vec<ToolSchema>,
+    /// The JSON Schema the answer must follow, asked as the provider's structured
+    /// output where it has one (Ollama's `format`, the OpenAI-compatible
+    /// `response_format`, Gemini's `responseJsonSchema`; Anthropic's API has none, and
+    /// the prompt alone asks); `None`: free text.
+    pub response_schema: Option<serde_json::Value>,
 }
 
 /// Why a provider could not be used or a call could not start.

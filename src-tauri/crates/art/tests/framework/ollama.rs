@@ -31,6 +31,7 @@ fn options() -> CallOptions {
         model_id: "llama3.2".into(),
         generation: Default::default(),
         tools: Vec::new(),
+        response_schema: None,
     }
 }
 
@@ -115,6 +116,25 @@ async fn request_uses_the_native_api_with_options() {
         body["messages"][1],
         json!({"role": "user", "content": "Salut"})
     );
+}
+
+/// Ollama's structured output: the schema as the request's `format` (Ollama 0.5+).
+#[tokio::test]
+async fn a_response_schema_goes_as_the_format() {
+    let server = FakeServer::start(vec![Reply::ndjson(CHAT, 4096)]).await;
+    let schema = art::reasoning::plan_schema::plan_schema(&[]);
+    let mut asked = options();
+    asked.response_schema = Some(schema.clone());
+    let _: Vec<_> = adapter(&server)
+        .call(&prompt(), &asked)
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    let body = server.requests()[0].json();
+    assert_eq!(body["format"], schema);
+    // No tools: a plan names none, and calls none.
+    assert_eq!(body["format"]["properties"]["toolCalls"]["maxItems"], 0);
 }
 
 #[tokio::test]

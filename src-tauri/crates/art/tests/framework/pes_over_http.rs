@@ -322,3 +322,68 @@ async fn an_ollama_that_does_not_say_leaves_history_whole() {
     assert_eq!(out.response.content, "Hello.");
     assert_eq!(out.metadata.history_left_out, 0);
 }
+
+/// Plans a small model can write: the planning call asks for the plan's JSON Schema as
+/// structured output (here the OpenAI-compatible `response_format`, naming the tools a
+/// call may use); a server that refuses it (DeepSeek's words) is asked again without,
+/// and the thread remembers: its next run asks in plain text from the start.
+#[tokio::test]
+async fn the_plan_is_asked_for_by_schema_and_a_refusal_is_remembered() {
+    let plan = json!({"title": "Hi", "intent": "greet", "steps": [], "toolCalls": []});
+    let refused = r#"{"error": {"message": "This response_format type is unavailable now", "type": "invalid_request_error"}}"#;
+    let server = FakeServer::start(vec![
+        Reply::sse(&sse_text(&plan.to_string()), 64),
+        Reply::sse(&sse_text("Hello."), 64),
+        Reply::error(400, refused),
+        Reply::sse(&sse_text(&plan.to_string()), 64),
+        Reply::sse(&sse_text("Hello again."), 64),
+        Reply::sse(&sse_text(&plan.to_string()), 64),
+        Reply::sse(&sse_text("Hello once more."), 64),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let base_url = format!("{}/v1", server.url());
+    let (art, thread) =
+        calculator_thread(&dir, "openai", "gpt-test", "sk-SENTINEL-schema", &base_url).await;
+
+    let out = art
+        .process(wire::ask(&thread, "Hi?"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out.response.content, "Hello.");
+    let planning = server.requests()[0].json();
+    let format = &planning["response_format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["json_schema"]["name"], "response");
+    let schema = &format["json_schema"]["schema"];
+    assert_eq!(
+        schema["required"],
+        json!(["title", "intent", "steps", "toolCalls"])
+    );
+    assert_eq!(
+        schema["properties"]["toolCalls"]["items"]["properties"]["toolName"]["enum"],
+        json!(["calculator"])
+    );
+    assert!(
+        server.requests()[1].json().get("response_format").is_none(),
+        "the answer is free text"
+    );
+
+    // Refused: asked again without a schema, in the same run.
+    let out = art
+        .process(wire::ask(&thread, "Hi again?"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Success);
+    assert_eq!(out.response.content, "Hello again.");
+    assert!(server.requests()[3].json().get("response_format").is_none());
+    let config = art.state.load_thread_context(&thread).await.unwrap().config;
+    assert!(config.plain_plans, "remembered");
+
+    // Remembered: the next run does not ask for one.
+    art.process(wire::ask(&thread, "Once more?"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(server.requests().len(), 7);
+    assert!(server.requests()[5].json().get("response_format").is_none());
+}

@@ -35,6 +35,8 @@ pub(super) struct Call<'a> {
     pub tools: Vec<ToolSchema>,
     /// The answer message to checkpoint while it streams (synthesis).
     pub checkpoint: Option<ConversationMessage>,
+    /// The JSON Schema the answer must follow (the plan), as structured output.
+    pub schema: Option<serde_json::Value>,
 }
 
 fn ended(ending: Ending) -> StageResult {
@@ -110,6 +112,7 @@ impl PesAgent {
             model_id: call.provider.model_id.clone(),
             generation: call.generation.clone(),
             tools: call.tools,
+            response_schema: call.schema,
         };
         let outcome = match prompts::validate(&call.prompt) {
             Err(e) => Err(StreamError {

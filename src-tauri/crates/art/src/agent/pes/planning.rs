@@ -18,6 +18,7 @@ use super::{PesAgent, Setup, history_budget, tools_list};
 use crate::clock;
 use crate::context::UNTITLED;
 use crate::reasoning::output_parser::{self, PlanningOutput, fresh_id};
+use crate::reasoning::plan_schema::{plan_schema, refuses_schema};
 use crate::reasoning::provider::CallStage;
 
 /// What planning decided.
@@ -29,6 +30,24 @@ pub(super) struct Planned {
 }
 
 impl PesAgent {
+    /// Save that thread `thread_id` asks for plans without a schema (its settings as
+    /// saved now, not as the run read them: a change made meanwhile stays).
+    async fn remember_plain_plans(&self, thread_id: &str, config: &mut art_types::ThreadConfig) {
+        config.plain_plans = true;
+        let saved = match self.state.load_thread_context(thread_id).await {
+            Ok(mut context) => {
+                context.config.plain_plans = true;
+                self.state
+                    .set_thread_config(thread_id, &context.config)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = saved {
+            tracing::warn!("could not remember that the server refuses plan schemas: {e}");
+        }
+    }
+
     pub(super) async fn plan(
         &self,
         run: &mut Run,
@@ -52,17 +71,36 @@ impl PesAgent {
         let start_ms = clock::now_ms();
         let started = Instant::now();
         let root = run.root_span.clone();
-        let call = Call {
-            provider: &setup.provider,
-            generation: &setup.config.generation,
-            prompt,
-            stage: CallStage::Planning,
-            phase: Phase::Planning,
-            parent_span: &span,
-            tools: Vec::new(),
-            checkpoint: None,
+        let names: Vec<String> = setup.schemas.iter().map(|t| t.name.clone()).collect();
+        let mut schema = (!setup.config.plain_plans).then(|| plan_schema(&names));
+        let planned = loop {
+            let call = Call {
+                provider: &setup.provider,
+                generation: &setup.config.generation,
+                prompt: prompt.clone(),
+                stage: CallStage::Planning,
+                phase: Phase::Planning,
+                parent_span: &span,
+                tools: Vec::new(),
+                checkpoint: None,
+                schema: schema.clone(),
+            };
+            let planned = self.llm_call(run, call, cancel).await;
+            match &planned.ending {
+                // The server does not take a response schema: asked again without, and
+                // the thread remembers not to ask for one.
+                Ending::Failed(e) if schema.is_some() && refuses_schema(&e.message) => {
+                    tracing::info!(
+                        "the server refuses the plan's schema ({}); asking in text",
+                        e.message
+                    );
+                    schema = None;
+                    self.remember_plain_plans(&run.thread_id, &mut setup.config)
+                        .await;
+                }
+                _ => break planned,
+            }
         };
-        let planned = self.llm_call(run, call, cancel).await;
         run.planning_ms = Some(ms_since(started));
         match &planned.ending {
             Ending::Cancelled => return Err(Stop::run(stopped(), Phase::Planning, None)),

@@ -332,6 +332,7 @@ impl PesAgent {
                 parent_span: span,
                 tools,
                 checkpoint: None,
+                schema: None,
             };
             let reply = self.llm_call(run, call, cancel).await;
             match &reply.ending {

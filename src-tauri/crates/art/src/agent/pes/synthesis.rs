@@ -85,6 +85,7 @@ impl PesAgent {
             parent_span: &span,
             tools: Vec::new(),
             checkpoint: Some(answer.clone()),
+            schema: None,
         };
         let synthesized = self.llm_call(run, call, cancel).await;
         run.synthesis_ms = Some(ms_since(started));

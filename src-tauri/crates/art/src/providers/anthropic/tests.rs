@@ -23,6 +23,7 @@ fn options() -> CallOptions {
         model_id: "claude-test".into(),
         generation: Default::default(),
         tools: Vec::new(),
+        response_schema: None,
     }
 }
 

@@ -156,6 +156,12 @@ pub fn request_body(
     if !thinking.is_empty() {
         config_json.insert("thinkingConfig".into(), Value::Object(thinking));
     }
+    // Structured output. `responseJsonSchema` takes full JSON Schema (`responseSchema`
+    // only an OpenAPI subset, in which an open object — a tool's arguments — is refused).
+    if let Some(schema) = &options.response_schema {
+        config_json.insert("responseMimeType".into(), json!("application/json"));
+        config_json.insert("responseJsonSchema".into(), schema.clone());
+    }
     if !config_json.is_empty() {
         body["generationConfig"] = Value::Object(config_json);
     }

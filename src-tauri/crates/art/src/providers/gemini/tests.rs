@@ -73,6 +73,7 @@ fn generation_thinking_and_tools_use_gemini_names() {
             output_schema: None,
             examples: Vec::new(),
         }],
+        response_schema: None,
     };
     options.generation.max_tokens = Some(500);
     options.generation.top_p = Some(0.9);
@@ -91,6 +92,36 @@ fn generation_thinking_and_tools_use_gemini_names() {
         body["tools"][0]["functionDeclarations"][0]["parametersJsonSchema"]["additionalProperties"],
         false
     );
+}
+
+/// Structured output as Gemini's documentation words it: a JSON MIME type and the
+/// schema as `responseJsonSchema` (full JSON Schema), beside the other settings.
+#[test]
+fn a_response_schema_asks_for_json_of_that_shape() {
+    let schema = crate::reasoning::plan_schema::plan_schema(&["calculator".to_owned()]);
+    let options = CallOptions {
+        thread_id: "t".into(),
+        trace_id: "r".into(),
+        stage: CallStage::Planning,
+        model_id: "gemini-test".into(),
+        generation: Default::default(),
+        tools: Vec::new(),
+        response_schema: Some(schema.clone()),
+    };
+    let body = request_body(
+        &[PromptMessage::text(PromptRole::User, "Hi")],
+        &options,
+        &config(),
+    );
+    assert_eq!(
+        body["generationConfig"],
+        json!({
+            "responseMimeType": "application/json",
+            "responseJsonSchema": schema,
+            "thinkingConfig": { "includeThoughts": true },
+        })
+    );
+    assert!(body.get("tools").is_none());
 }
 
 #[test]

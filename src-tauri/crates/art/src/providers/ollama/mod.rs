@@ -382,6 +382,10 @@ impl ProviderAdapter for OllamaAdapter {
         if !options.tools.is_empty() {
             body["tools"] = request::function_tools(&options.tools);
         }
+        // Structured output: the answer constrained to the schema (Ollama 0.5+).
+        if let Some(schema) = &options.response_schema {
+            body["format"] = schema.clone();
+        }
         let url = http::join(&self.base_url, "api/chat");
         let response = http::send_with_retries(&self.http, || {
             self.client

@@ -121,6 +121,14 @@ pub fn request_body(prompt: &Prompt, options: &CallOptions) -> Value {
     if !options.tools.is_empty() {
         body["tools"] = request::function_tools(&options.tools);
     }
+    // Structured output (OpenAI, OpenRouter, llama.cpp's server, vLLM). Not strict: a
+    // strict schema may not leave an object open, and a tool's arguments are one.
+    if let Some(schema) = &options.response_schema {
+        body["response_format"] = json!({
+            "type": "json_schema",
+            "json_schema": { "name": "response", "schema": schema },
+        });
+    }
     body
 }
 
