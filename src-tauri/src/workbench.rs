@@ -11,7 +11,7 @@ use art::knowledge::{Indexer, KnowledgeStore};
 use art::paths::DataDir;
 use art::providers::http::HttpOptions;
 use art::providers::ollama::models::OllamaModels;
-use art::providers::ollama::pulls::PullQueue;
+use art::providers::ollama::pulls::{Journal, PullQueue};
 use art::providers::options::{BASE_URL, base_url as check_base_url};
 use art::providers::{ProviderEntry, ProviderManager};
 use art::secrets::{EnvFallback, KeychainStore};
@@ -45,6 +45,23 @@ pub struct Workbench {
     runs: Mutex<HashMap<String, (String, CancellationToken)>>,
 }
 
+/// Keeps the pulls still to finish in the app's settings as they change (the latest
+/// list is read when it is written, so writes that land out of order still end right).
+fn pull_journal(art: &ArtInstance) -> Journal {
+    let settings = Arc::clone(&art.settings);
+    Arc::new(move |queue: PullQueue| {
+        let settings = Arc::clone(&settings);
+        tauri::async_runtime::spawn(async move {
+            if let Err(e) = settings
+                .update(|s| s.unfinished_pulls = queue.unfinished())
+                .await
+            {
+                tracing::warn!("the pulls to finish were not recorded: {e}");
+            }
+        });
+    })
+}
+
 impl Workbench {
     /// Open the database in `data_dir` and build the framework over it.
     pub fn open(data_dir: &DataDir) -> Result<Self, IpcError> {
@@ -76,7 +93,14 @@ impl Workbench {
             .unwrap_or_else(|| art::providers::ollama::configured_base_url(&providers.entries()));
         let ollama = OllamaModels::new(&ollama_base)
             .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?;
-        let pulls = PullQueue::new(ollama);
+        let pulls = PullQueue::new(ollama).with_journal(pull_journal(&art));
+        // Pulls the app's closing cut short (Ollama stops a pull whose connection
+        // closes): shown as such on the Models page, once.
+        if !saved.unfinished_pulls.is_empty() {
+            pulls.cut_short(&saved.unfinished_pulls);
+            tauri::async_runtime::block_on(art.settings.update(|s| s.unfinished_pulls.clear()))
+                .map_err(storage_error)?;
+        }
         // Files of attached documents removed meanwhile (by `art kb`, say).
         if let Err(e) = art::knowledge::attached::sweep(&knowledge, &knowledge_files) {
             tracing::warn!("attached documents' files not swept: {e}");
@@ -168,7 +192,7 @@ impl Workbench {
         }
         let models = OllamaModels::new(base_url)
             .map_err(|e| IpcError::new(ErrorCode::Internal, e.to_string()))?;
-        *target = PullQueue::new(models);
+        *target = PullQueue::new(models).with_journal(pull_journal(&self.art));
         Ok(())
     }
 

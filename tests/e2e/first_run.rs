@@ -3,11 +3,12 @@
 //! pulls one with its progress and opens a thread on it that answers; with no Ollama it
 //! says how to get one and checks again; the picker switches a thread's model, makes it
 //! the default for new threads, marks what each model can do (an image attached for a
-//! model without vision is said at once), and a thread whose model was deleted says so.
+//! model without vision is said at once), and a thread whose model was deleted says so;
+//! a pull the closing app cut short is said when it opens again.
 
 use art_testkit::e2e::AppSession;
 use art_testkit::fake::FakeServer;
-use art_testkit::fake::ollama::OllamaLibrary;
+use art_testkit::fake::ollama::{OllamaLibrary, PullFault};
 use art_testkit::fake::scripts::{Protocol, text_reply};
 
 use crate::attach::{PASTE, png_base64};
@@ -153,5 +154,42 @@ async fn the_picker_switches_models_and_says_what_each_can_do() {
     app.click(".thread-item .thread-title").await;
     app.wait_for_text("#model-missing", "llava:7b is not installed")
         .await;
+    app.close().await;
+}
+
+/// The app closed mid-pull: Ollama stops a pull whose connection closes (keeping what
+/// it downloaded), and the Models page says so when the app is opened again.
+#[tokio::test(flavor = "current_thread")]
+async fn a_pull_cut_short_by_closing_the_app_is_said_after_a_restart() {
+    let library = OllamaLibrary::new().in_registry(
+        "qwen3:4b",
+        &[2_500_000_000, 12_000],
+        &["completion", "tools", "thinking"],
+    );
+    library.fail_next_pull(PullFault::Stall);
+    let server = FakeServer::start_at(0, Some(library.router()), Vec::new())
+        .await
+        .unwrap();
+    let app = AppSession::launch_with_ollama(&server.url()).await;
+    app.click("#models-button").await;
+    app.click(".suggestion[data-name=\"qwen3:4b\"] .pull-suggested")
+        .await;
+    app.wait_for_text(
+        ".pull[data-model=\"qwen3:4b\"][data-phase=\"pulling\"]",
+        "of 2.5 GB",
+    )
+    .await;
+    let data = app.close_keeping_data().await;
+    let path = data.path().to_path_buf();
+    let app = AppSession::launch_with(data, &path).await;
+    app.click("#models-button").await;
+    app.wait_for_text(
+        ".pull[data-model=\"qwen3:4b\"][data-phase=\"failed\"]",
+        "the app was closed while it pulled qwen3:4b: pull again to resume",
+    )
+    .await;
+    // Said once: dismissed, it is gone for good.
+    app.click("#dismiss-pulls").await;
+    app.wait_gone(".pull[data-model=\"qwen3:4b\"]").await;
     app.close().await;
 }

@@ -368,6 +368,13 @@ pub enum ModelsProblem {
         /// The model.
         name: String,
     },
+    /// The app was closed while it pulled (Ollama stops a pull whose connection closes,
+    /// keeping what it downloaded).
+    #[error("the app was closed while it pulled {name}: pull again to resume")]
+    AppClosed {
+        /// The model.
+        name: String,
+    },
     /// No progress for too long.
     #[error("the pull of {name} made no progress for {seconds} s: pull again to resume")]
     Stalled {

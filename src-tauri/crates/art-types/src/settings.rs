@@ -44,6 +44,10 @@ pub struct AppSettings {
     /// The Ollama server the Models page manages; unset: the Ollama provider's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ollama_base_url: Option<String>,
+    /// The pulls queued or running, kept as they change: those still here when the app
+    /// starts again were cut short by its closing (the Models page says so).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unfinished_pulls: Vec<String>,
 }
 
 impl AppSettings {

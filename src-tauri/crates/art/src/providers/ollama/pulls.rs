@@ -1,6 +1,8 @@
 //! The app's pulls: queued and run one at a time (Ollama downloads one model fastest
 //! alone), each with its progress and speed, cancellable, and kept after they end so
-//! the Models page shows what happened while it was closed.
+//! the Models page shows what happened while it was closed. A journal, told whenever
+//! the pulls still to finish change, lets the app say after a restart which ones its
+//! closing cut short ([`PullQueue::cut_short`]).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -52,11 +54,16 @@ struct Inner {
     running: Option<(String, CancellationToken)>,
 }
 
+/// Told when the pulls still to finish change, with the queue to read them from
+/// ([`PullQueue::unfinished`]) when it records them.
+pub type Journal = Arc<dyn Fn(PullQueue) + Send + Sync>;
+
 /// Pulls queued for one Ollama server; clones share the queue.
 #[derive(Clone)]
 pub struct PullQueue {
     models: OllamaModels,
     inner: Arc<Mutex<Inner>>,
+    journal: Option<Journal>,
 }
 
 /// Whether two names mean the same model (`llama3.2` and `llama3.2:latest`).
@@ -70,6 +77,46 @@ impl PullQueue {
         Self {
             models,
             inner: Arc::default(),
+            journal: None,
+        }
+    }
+
+    /// Tell `journal` whenever the pulls still to finish change.
+    pub fn with_journal(mut self, journal: Journal) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
+    fn journal(&self) {
+        if let Some(journal) = &self.journal {
+            journal(self.clone());
+        }
+    }
+
+    /// The models queued or being pulled, oldest first.
+    pub fn unfinished(&self) -> Vec<String> {
+        self.inner()
+            .pulls
+            .iter()
+            .filter(|e| e.state.is_active())
+            .map(|e| e.state.progress.model.clone())
+            .collect()
+    }
+
+    /// Show `names` as pulls the app's closing cut short (pulling again resumes).
+    pub fn cut_short(&self, names: &[String]) {
+        let mut inner = self.inner();
+        for name in names {
+            inner.pulls.push(Entry {
+                state: PullState {
+                    progress: PullProgress::new(name),
+                    phase: PullPhase::Failed {
+                        problem: ModelsProblem::AppClosed { name: name.clone() },
+                    },
+                    bytes_per_second: None,
+                },
+                samples: VecDeque::new(),
+            });
         }
     }
 
@@ -113,6 +160,7 @@ impl PullQueue {
         if start {
             self.next();
         }
+        self.journal();
         Ok(self.states())
     }
 
@@ -131,6 +179,7 @@ impl PullQueue {
             }
         }
         drop(inner);
+        self.journal();
         self.states()
     }
 
@@ -176,6 +225,7 @@ impl PullQueue {
             }
             queue.inner().running = None;
             queue.next();
+            queue.journal();
         });
     }
 
