@@ -39,6 +39,7 @@ async fn the_first_run_pulls_a_model_and_opens_a_thread_that_answers() {
     .await;
     app.wait_for_text("#pull-first", "Pull llama3.2:3b (2.0 GB)")
         .await;
+    app.screenshot("first-run").await;
     app.click("#pull-first").await;
     // Installed, it becomes the default and a thread opens on it, ready to be asked.
     app.wait_for_text("#model-name", "llama3.2:3b").await;
@@ -78,6 +79,7 @@ async fn the_picker_switches_models_and_says_what_each_can_do() {
     )
     .await;
     app.wait_for_text("#install-ollama", "ollama.com").await;
+    app.screenshot("first-run-no-ollama").await;
     app.wait_for("#add-key").await;
     let set = app
         .eval_async(
@@ -141,6 +143,7 @@ async fn the_picker_switches_models_and_says_what_each_can_do() {
         "default",
     )
     .await;
+    app.screenshot("model-picker").await;
     app.press("#model-search", "\u{e00c}").await; // Escape
     app.wait_gone("#model-menu").await;
 
