@@ -40,7 +40,14 @@ async fn the_first_run_pulls_a_model_and_opens_a_thread_that_answers() {
     app.wait_for_text("#pull-first", "Pull llama3.2:3b (2.0 GB)")
         .await;
     app.screenshot("first-run").await;
+    // The first try fails part way: how far it got, and why, in words; then again.
+    library.fail_next_pull(PullFault::NoSpaceAt(40));
     app.click("#pull-first").await;
+    let failed = app
+        .wait_for_text("#first-pull[data-phase=\"failed\"]", "llama3.2:3b")
+        .await;
+    assert!(failed.to_lowercase().contains("space"), "{failed}");
+    app.click("#pull-again").await;
     // Installed, it becomes the default and a thread opens on it, ready to be asked.
     app.wait_for_text("#model-name", "llama3.2:3b").await;
     assert!(library.names().contains(&"llama3.2:3b".to_owned()));

@@ -16,7 +16,7 @@ use crate::components::error_card::ErrorCard;
 use crate::ipc;
 use crate::shell::{Pane, Shell};
 use crate::store::Store;
-use crate::views::models::pull_line;
+use crate::views::models::{phase_name, pull_line};
 
 /// The model offered for a first pull.
 const FIRST: &str = "llama3.2:3b";
@@ -234,7 +234,7 @@ pub fn FirstRun() -> impl IntoView {
                     <span class="muted small">" a small model that answers and calls tools; others on the Models page"</span>
                 }.into_any(),
                 Some(p) => view! {
-                    <div id="first-pull" class="pull" data-phase=format!("{:?}", p.phase).to_lowercase()>
+                    <div id="first-pull" class="pull" data-phase=phase_name(&p.phase)>
                         <progress max=p.progress.total().max(1) value=p.progress.completed()></progress>
                         <span class="pull-line">{pull_line(&p)}</span>
                         {matches!(p.phase, PullPhase::Failed { .. } | PullPhase::Cancelled).then(|| view! {

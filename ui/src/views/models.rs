@@ -70,6 +70,17 @@ pub fn pull_line(p: &PullState) -> String {
     }
 }
 
+/// A pull's phase as its row's `data-phase`.
+pub fn phase_name(phase: &PullPhase) -> &'static str {
+    match phase {
+        PullPhase::Queued => "queued",
+        PullPhase::Pulling => "pulling",
+        PullPhase::Done => "done",
+        PullPhase::Failed { .. } => "failed",
+        PullPhase::Cancelled => "cancelled",
+    }
+}
+
 /// The pulls, asked for again while one is active.
 fn watch(pulls: RwSignal<Vec<PullState>>, installed: impl Fn() + Copy + 'static) {
     spawn_local(async move {
@@ -232,13 +243,7 @@ pub fn Models() -> impl IntoView {
                         children=move |p| {
                             let model = p.progress.model.clone();
                             let active = p.is_active();
-                            let phase = match &p.phase {
-                                PullPhase::Queued => "queued",
-                                PullPhase::Pulling => "pulling",
-                                PullPhase::Done => "done",
-                                PullPhase::Failed { .. } => "failed",
-                                PullPhase::Cancelled => "cancelled",
-                            };
+                            let phase = phase_name(&p.phase);
                             view! {
                                 <li class="pull" data-model=model.clone() data-phase=phase>
                                     <strong>{model.clone()}</strong>

@@ -134,6 +134,12 @@ impl OllamaModels {
             .into_iter()
             .find(|m| same_model(&m.id, name))
             .map_or(0, |m| m.size_bytes);
+        // A model in memory is unloaded first: its memory is freed with its files,
+        // whatever the server does with a model deleted under a runner.
+        let loaded = self.loaded().await.unwrap_or_default();
+        if loaded.iter().any(|m| same_model(&m.id, name)) {
+            let _ = self.unload(name).await;
+        }
         let request = self
             .client
             .delete(http::join(&self.base, "api/delete"))

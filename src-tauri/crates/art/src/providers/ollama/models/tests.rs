@@ -176,6 +176,22 @@ async fn delete_frees_the_models_size_and_unload_leaves_its_files() {
         .find(|r| r.request_line.starts_with("DELETE /api/delete"))
         .unwrap();
     assert_eq!(delete.json()["model"], "llava");
+
+    // A loaded model is unloaded, then deleted: its memory goes with its files.
+    let fresh = self::library();
+    let (server, models) = serve(&fresh).await;
+    assert_eq!(models.delete("llama3.2:3b").await.unwrap(), 2 * GB + 1000);
+    assert!(fresh.loaded_names().is_empty());
+    let asked: Vec<String> = server
+        .requests()
+        .into_iter()
+        .map(|r| r.request_line)
+        .filter(|l| l.contains("/api/generate") || l.contains("/api/delete"))
+        .collect();
+    assert_eq!(
+        asked,
+        ["POST /api/generate HTTP/1.1", "DELETE /api/delete HTTP/1.1"]
+    );
 }
 
 #[tokio::test]
