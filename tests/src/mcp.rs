@@ -135,3 +135,32 @@ pub async fn settle(marker: &str, secs: u64) -> usize {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+/// The official MCP conformance suite as installed beside the servers, with what it
+/// needs to test `art` as a client.
+pub struct Conformance {
+    /// Node 22 (the suite needs it), from npm's `node` package.
+    pub node: PathBuf,
+    /// The suite's entry point.
+    pub suite: PathBuf,
+    /// The client it drives: `art`, one scenario at a time (`ART_BIN` names it).
+    pub client: PathBuf,
+}
+
+/// The conformance suite, installed by `cargo xtask test` with the servers.
+pub fn conformance() -> Conformance {
+    let dir = servers_dir();
+    let found = Conformance {
+        node: dir.join("node_modules/node/bin/node"),
+        suite: dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"),
+        client: dir.join("conformance-client.sh"),
+    };
+    for path in [&found.node, &found.suite, &found.client] {
+        assert!(
+            path.is_file(),
+            "{} is missing: run `cargo xtask test` (it installs the conformance suite)",
+            path.display()
+        );
+    }
+    found
+}

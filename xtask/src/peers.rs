@@ -6,7 +6,9 @@
 //!   official `openai` and `ollama` clients for Node and for Python;
 //! - the MCP servers the tests run against (`tests/mcp` → `target/mcp-servers`):
 //!   `@modelcontextprotocol/server-everything` and the TypeScript SDK from npm,
-//!   `mcp-server-time` from PyPI;
+//!   `mcp-server-time` from PyPI, and the official conformance suite
+//!   (`@modelcontextprotocol/conformance`, with the Node 22 it needs from npm's `node`
+//!   package) with the client it drives;
 //! - Open WebUI's retrieval pipeline for the knowledge benchmark
 //!   (`tests/bench/knowledge` → `target/knowledge-peer`): sentence-transformers with
 //!   torch, ChromaDB, pypdf, from PyPI (a few GB: only `cargo xtask bench knowledge`
@@ -36,6 +38,7 @@ const MCP_FILES: &[&str] = &[
     "package-lock.json",
     "requirements.txt",
     "bench_client.mjs",
+    "conformance-client.sh",
 ];
 
 /// Install (or reuse) the peers; returns their folder.

@@ -1,6 +1,7 @@
 //! The `art` binary as a user runs it: real processes on temporary data directories
 //! against fake providers over TCP. `commands`: each subcommand's output, exports and
 //! imports, mistakes; `attachments`: `art run --attach`; `concurrent`: several processes writing one data directory at once;
+//! `conformance`: `art` against the official MCP conformance suite (client mode);
 //! `defaults`: what new threads start with (`art config --new-threads`);
 //! `kb`: knowledge collections and the `search_knowledge` tool;
 //! `crash`: `art run` killed with SIGKILL at any moment loses nothing but its last tokens
@@ -9,6 +10,7 @@
 mod attachments;
 mod commands;
 mod concurrent;
+mod conformance;
 mod crash;
 mod defaults;
 mod kb;
