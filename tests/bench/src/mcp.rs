@@ -8,8 +8,9 @@
 //! path a run takes. The peer: `tests/mcp/bench_client.mjs` (connect, `listTools`,
 //! `callTool`), its own process. The floor: JSON lines written and read by hand, no
 //! client at all — what the server itself takes. Each run: [`WARMUP`] calls, then
-//! [`CALLS`] timed one by one; a run's figure is the median call. Run: `cargo xtask
-//! bench mcp`.
+//! [`CALLS`] timed one by one; a run's figure is the median call. The budget is on what
+//! each client adds above the floor (ours ≤ 0.5× the SDK's). Run: `cargo xtask bench
+//! mcp`.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -215,30 +216,32 @@ pub fn run() -> Result<(), String> {
         "µs",
         their_share.clone(),
     ));
-    results.add(Figure::new(
-        "mcp/ratio/client",
-        "what our client adds ÷ what the TypeScript SDK adds",
-        "×",
-        our_share
-            .iter()
-            .zip(&their_share)
-            .map(|(a, b)| a / b)
-            .collect(),
-    ));
+    // The budget is on what a client owns: the server's own time (the floor) is 50–65 %
+    // of the SDK's whole round trip, so half of that whole is below the floor.
+    results.add(
+        Figure::new(
+            "mcp/ratio/client",
+            "what our client adds ÷ what the TypeScript SDK adds",
+            "×",
+            our_share
+                .iter()
+                .zip(&their_share)
+                .map(|(a, b)| a / b)
+                .collect(),
+        )
+        .budget(Budget::AtMost(0.5)),
+    );
     let ratios: Vec<f64> = mine
         .iter()
         .zip(&theirs)
         .map(|(a, b)| a.call_us / b.call_us)
         .collect();
-    results.add(
-        Figure::new(
-            "mcp/ratio/call",
-            "our round trip ÷ the TypeScript SDK's",
-            "×",
-            ratios,
-        )
-        .budget(Budget::AtMost(0.5)),
-    );
+    results.add(Figure::new(
+        "mcp/ratio/call",
+        "our round trip ÷ the TypeScript SDK's",
+        "×",
+        ratios,
+    ));
     results.add(Figure::new(
         "mcp/art/ready_ms",
         "enable → ready, ours",

@@ -6,7 +6,9 @@
 
 use art_types::commands as cmd;
 use art_types::models::{Capability, LocalModel, same_model};
-use art_types::{AdapterKind, AppSettings, IpcError, KeyState, ModelChoice, ThreadConfig};
+use art_types::{
+    AdapterKind, AppSettings, IpcError, KeyState, ModelChoice, ProviderInfo, ThreadConfig,
+};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -102,13 +104,13 @@ struct Entry {
     badges: Vec<&'static str>,
 }
 
-/// A group of the list: the recent models, or one provider's; `Err` says why it lists
-/// none (no key, not answering).
+/// A group of the list: the recent models, or one provider's; `None` while it loads,
+/// `Err` saying why it lists none (no key, not answering).
 #[derive(Clone)]
 struct Group {
     title: String,
     id: String,
-    entries: Result<Vec<Entry>, String>,
+    entries: Option<Result<Vec<Entry>, String>>,
 }
 
 fn local_entry(provider: &str, m: &LocalModel) -> Entry {
@@ -126,78 +128,92 @@ fn local_entry(provider: &str, m: &LocalModel) -> Entry {
     }
 }
 
-/// Every provider's models, and the recent ones (with what Ollama says of them) first.
-async fn groups(settings: &AppSettings) -> Result<Vec<Group>, IpcError> {
-    let mut groups = Vec::new();
-    let mut known = Vec::<Entry>::new();
-    for provider in ipc::call(&cmd::ListProviders {}).await? {
-        let name = provider.name.clone();
-        let entries: Result<Vec<Entry>, String> = if provider.kind == AdapterKind::Ollama {
-            match ipc::call(&cmd::ListLocalModels {}).await {
-                Ok(list) if list.is_empty() => {
-                    Err("No model installed: pull one on the Models page.".to_owned())
-                }
-                Ok(list) => Ok(list.iter().map(|m| local_entry(&name, m)).collect()),
-                Err(e) => Err(format!("Not answering: {}", e.message)),
+/// What provider `provider` lists (Ollama's installed models with their capabilities).
+async fn provider_models(provider: &ProviderInfo) -> Result<Vec<Entry>, String> {
+    let name = provider.name.clone();
+    if provider.kind == AdapterKind::Ollama {
+        return match ipc::call(&cmd::ListLocalModels {}).await {
+            Ok(list) if list.is_empty() => {
+                Err("No model installed: pull one on the Models page.".to_owned())
             }
-        } else if matches!(
-            provider.key,
-            KeyState::NotSet | KeyState::Unavailable { .. }
-        ) {
-            Err("No API key: add one under Providers.".to_owned())
-        } else {
-            let asked = cmd::ListModels {
-                provider: name.clone(),
-                base_url: None,
-            };
-            match ipc::call(&asked).await {
-                Ok(list) => Ok(list
-                    .into_iter()
-                    .map(|m| Entry {
-                        choice: ModelChoice {
-                            provider: name.clone(),
-                            model: m.id,
-                        },
-                        badges: Vec::new(),
-                    })
-                    .collect()),
-                Err(e) => Err(format!("Could not list models: {}", e.message)),
-            }
+            Ok(list) => Ok(list.iter().map(|m| local_entry(&name, m)).collect()),
+            Err(e) => Err(format!("Not answering: {}", e.message)),
         };
-        if let Ok(list) = &entries {
-            known.extend(list.iter().cloned());
-        }
-        groups.push(Group {
-            title: name.clone(),
-            id: name,
-            entries,
-        });
     }
+    if matches!(
+        provider.key,
+        KeyState::NotSet | KeyState::Unavailable { .. }
+    ) {
+        return Err("No API key: add one under Providers.".to_owned());
+    }
+    let asked = cmd::ListModels {
+        provider: name.clone(),
+        base_url: None,
+    };
+    match ipc::call(&asked).await {
+        Ok(list) => Ok(list
+            .into_iter()
+            .map(|m| Entry {
+                choice: ModelChoice {
+                    provider: name.clone(),
+                    model: m.id,
+                },
+                badges: Vec::new(),
+            })
+            .collect()),
+        Err(e) => Err(format!("Could not list models: {}", e.message)),
+    }
+}
+
+/// Fill the groups: the recent models and a group per provider at once, each
+/// provider's models as its answer arrives (they are asked all at once: a slow remote
+/// API holds up only its own group). A recent model takes the badges its provider's
+/// list gives it.
+async fn fill(groups: RwSignal<Vec<Group>>, settings: &AppSettings) -> Result<(), IpcError> {
+    let providers = ipc::call(&cmd::ListProviders {}).await?;
     let recent: Vec<Entry> = settings
         .recent_models
         .iter()
-        .map(|choice| {
-            known
-                .iter()
-                .find(|e| e.choice == *choice)
-                .cloned()
-                .unwrap_or_else(|| Entry {
-                    choice: choice.clone(),
-                    badges: Vec::new(),
-                })
+        .map(|choice| Entry {
+            choice: choice.clone(),
+            badges: Vec::new(),
         })
         .collect();
+    let mut initial = Vec::new();
     if !recent.is_empty() {
-        groups.insert(
-            0,
-            Group {
-                title: "Recent".to_owned(),
-                id: "recent".to_owned(),
-                entries: Ok(recent),
-            },
-        );
+        initial.push(Group {
+            title: "Recent".to_owned(),
+            id: "recent".to_owned(),
+            entries: Some(Ok(recent)),
+        });
     }
-    Ok(groups)
+    initial.extend(providers.iter().map(|p| Group {
+        title: p.name.clone(),
+        id: p.name.clone(),
+        entries: None,
+    }));
+    groups.try_set(initial);
+    for provider in providers {
+        spawn_local(async move {
+            let listed = provider_models(&provider).await;
+            groups.try_update(|groups| {
+                if let (Ok(found), Some(recent)) =
+                    (&listed, groups.iter_mut().find(|g| g.id == "recent"))
+                    && let Some(Ok(entries)) = &mut recent.entries
+                {
+                    for entry in entries.iter_mut() {
+                        if let Some(known) = found.iter().find(|f| f.choice == entry.choice) {
+                            entry.badges = known.badges.clone();
+                        }
+                    }
+                }
+                if let Some(group) = groups.iter_mut().find(|g| g.id == provider.name) {
+                    group.entries = Some(listed);
+                }
+            });
+        });
+    }
+    Ok(())
 }
 
 /// The button with the thread's model, and the list it opens.
@@ -208,7 +224,8 @@ pub fn ModelPicker(thread_id: String) -> impl IntoView {
     let open = RwSignal::new(false);
     let search = RwSignal::new(String::new());
     let make_default = RwSignal::new(false);
-    let listed = RwSignal::new(None::<Result<Vec<Group>, IpcError>>);
+    let listed = RwSignal::new(Vec::<Group>::new());
+    let failed = RwSignal::new(None::<IpcError>);
     let settings = RwSignal::new(AppSettings::default());
     let problem = RwSignal::new(None::<String>);
     let search_box = NodeRef::<leptos::html::Input>::new();
@@ -217,22 +234,17 @@ pub fn ModelPicker(thread_id: String) -> impl IntoView {
         open.set(true);
         search.set(String::new());
         problem.set(None);
-        listed.set(None);
+        failed.set(None);
+        listed.set(Vec::new());
         spawn_local(async move {
             let loaded = async {
                 let s = ipc::call(&cmd::GetAppSettings {}).await?;
-                let g = groups(&s).await?;
-                Ok((s, g))
+                settings.try_set(s.clone());
+                fill(listed, &s).await
             }
             .await;
-            match loaded {
-                Ok((s, g)) => {
-                    settings.try_set(s);
-                    listed.try_set(Some(Ok(g)));
-                }
-                Err(e) => {
-                    listed.try_set(Some(Err(e)));
-                }
+            if let Err(e) = loaded {
+                failed.try_set(Some(e));
             }
         });
     };
@@ -281,8 +293,9 @@ pub fn ModelPicker(thread_id: String) -> impl IntoView {
     };
     let group_view = move |group: Group| {
         let entries = match group.entries {
-            Err(note) => view! { <p class="muted small group-note">{note}</p> }.into_any(),
-            Ok(entries) => {
+            None => view! { <p class="muted small group-note">"Loading…"</p> }.into_any(),
+            Some(Err(note)) => view! { <p class="muted small group-note">{note}</p> }.into_any(),
+            Some(Ok(entries)) => {
                 let shown: Vec<Entry> = entries.into_iter().filter(|e| matches(e)).collect();
                 if shown.is_empty() && !search.with(String::is_empty) {
                     return ().into_any();
@@ -343,10 +356,9 @@ pub fn ModelPicker(thread_id: String) -> impl IntoView {
                     </label>
                     {move || problem.get().map(|p| view! { <p class="field-problem" id="model-problem">{p}</p> })}
                     <div class="model-groups">
-                        {move || match listed.get() {
-                            None => view! { <p class="muted small">"Loading models…"</p> }.into_any(),
-                            Some(Err(e)) => view! { <p class="field-problem">{e.message}</p> }.into_any(),
-                            Some(Ok(groups)) => groups.into_iter().map(group_view).collect_view().into_any(),
+                        {move || match failed.get() {
+                            Some(e) => view! { <p class="field-problem">{e.message}</p> }.into_any(),
+                            None => listed.get().into_iter().map(group_view).collect_view().into_any(),
                         }}
                     </div>
                 </div>
