@@ -152,16 +152,9 @@ impl Workbench {
             .ok_or_else(|| {
                 IpcError::new(ErrorCode::NotFound, "no Ollama provider is configured")
             })?;
-        let base = wanted
-            .filter(|b| !b.trim().is_empty())
-            .or_else(|| {
-                entry
-                    .base_options
-                    .get(BASE_URL)?
-                    .as_str()
-                    .map(str::to_owned)
-            })
-            .unwrap_or_default();
+        let base = wanted.filter(|b| !b.trim().is_empty()).unwrap_or_else(|| {
+            art::providers::ollama::configured_base_url(std::slice::from_ref(&entry))
+        });
         let options = serde_json::Map::from_iter([(BASE_URL.to_owned(), base.trim().into())]);
         check_base_url(&entry, &options).map_err(|e| {
             IpcError::new(ErrorCode::InvalidInput, e.message)

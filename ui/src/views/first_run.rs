@@ -8,7 +8,7 @@
 use art_types::attachment::human_size;
 use art_types::commands as cmd;
 use art_types::models::{PullPhase, PullState, SUGGESTED, same_model};
-use art_types::{IpcError, KeyState, ProviderConfig, ThreadSummary};
+use art_types::{IpcError, KeyState, ThreadSummary};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -28,8 +28,8 @@ const POLL: std::time::Duration = std::time::Duration::from_millis(400);
 struct Found {
     /// The Ollama server asked (the Models page's).
     ollama: String,
-    /// The Ollama provider's own address (a thread on another one says so).
-    provider_base: String,
+    /// The name of the provider entry that speaks to Ollama.
+    ollama_provider: String,
     /// Ollama answered.
     answered: bool,
     /// Its installed models.
@@ -46,10 +46,10 @@ async fn check() -> Result<Found, IpcError> {
     })
     .await?;
     let providers = ipc::call(&cmd::ListProviders {}).await?;
-    let provider_base = providers
+    let ollama_provider = providers
         .iter()
         .find(|p| p.kind == art_types::AdapterKind::Ollama)
-        .map(|p| p.base_url.clone())
+        .map(|p| p.name.clone())
         .unwrap_or_default();
     let remote = providers
         .iter()
@@ -57,32 +57,26 @@ async fn check() -> Result<Found, IpcError> {
         .map(|p| p.name.clone());
     Ok(Found {
         ollama,
-        provider_base,
+        ollama_provider,
         answered: report.version.is_some(),
         models: report.models.into_iter().map(|m| m.id).collect(),
         remote,
     })
 }
 
-/// Make `provider`'s `model` (at `base_url`, when not the provider's own) what new
-/// threads start with, and open a new thread on it.
-async fn start(
-    provider: String,
-    model: String,
-    base_url: Option<String>,
-) -> Result<ThreadSummary, IpcError> {
-    let mut config = ipc::call(&cmd::GetAppSettings {}).await?.new_thread;
-    let mut adapter_options = serde_json::Map::new();
-    if let Some(url) = base_url {
-        adapter_options.insert("base_url".into(), url.into());
-    }
-    config.provider_config = ProviderConfig {
-        provider_name: provider,
-        model_id: model,
-        adapter_options,
+/// Open a new thread on `provider`'s `model`, and make that model what new threads
+/// start with (the picker's choice: an Ollama model is asked at the Models page's
+/// server).
+async fn start(provider: String, model: String) -> Result<ThreadSummary, IpcError> {
+    let thread = ipc::call(&cmd::CreateThread::default()).await?;
+    let chosen = cmd::ChooseModel {
+        thread_id: thread.thread_id.clone(),
+        provider,
+        model,
+        make_default: true,
     };
-    ipc::call(&cmd::SetNewThreadDefaults { config }).await?;
-    ipc::call(&cmd::CreateThread::default()).await
+    ipc::call(&chosen).await?;
+    Ok(thread)
 }
 
 /// How to get Ollama running on `platform` (`linux-x86_64`, `macos-aarch64`, …).
@@ -115,10 +109,10 @@ pub fn FirstRun() -> impl IntoView {
     };
     recheck();
 
-    let open = move |provider: String, model: String, base_url: Option<String>| {
+    let open = move |provider: String, model: String| {
         busy.set(true);
         spawn_local(async move {
-            match start(provider, model, base_url).await {
+            match start(provider, model).await {
                 Ok(thread) => {
                     store.threads.update(|ts| ts.insert(0, thread.clone()));
                     store.selected.set(Some(thread.thread_id));
@@ -131,15 +125,6 @@ pub fn FirstRun() -> impl IntoView {
             }
         });
     };
-    // The Ollama address a thread needs to be told (none when it is the provider's).
-    let ollama_url = move || {
-        found.with_untracked(|f| {
-            f.as_ref()
-                .and_then(|f| f.as_ref().ok())
-                .filter(|f| f.ollama != f.provider_base)
-                .map(|f| f.ollama.clone())
-        })
-    };
     let start_remote = move |provider: String| {
         busy.set(true);
         spawn_local(async move {
@@ -148,7 +133,7 @@ pub fn FirstRun() -> impl IntoView {
                 base_url: None,
             };
             match ipc::call(&asked).await {
-                Ok(models) if !models.is_empty() => open(provider, models[0].id.clone(), None),
+                Ok(models) if !models.is_empty() => open(provider, models[0].id.clone()),
                 Ok(_) => {
                     busy.try_set(false);
                     problem.try_set(Some(IpcError::new(
@@ -184,7 +169,15 @@ pub fn FirstRun() -> impl IntoView {
             }
         });
     }
-    let installed = move || open("ollama".into(), FIRST.into(), ollama_url());
+    let ollama_provider = move || {
+        found.with_untracked(|f| {
+            f.as_ref()
+                .and_then(|f| f.as_ref().ok())
+                .map(|f| f.ollama_provider.clone())
+                .unwrap_or_default()
+        })
+    };
+    let installed = move || open(ollama_provider(), FIRST.into());
     let pull_first = move || {
         problem.set(None);
         spawn_local(async move {
@@ -220,8 +213,8 @@ pub fn FirstRun() -> impl IntoView {
             let label = format!("Start chatting with {model}");
             view! {
                 <p id="first-run-check" data-state="ollama-ready">{format!("Ollama answers at {} with {} model(s) installed.", f.ollama, f.models.len())}</p>
-                <button id="start-chatting" class="primary" data-provider="ollama" data-model=model.clone() disabled=move || busy.get()
-                    on:click=move |_| open("ollama".into(), model.clone(), ollama_url())>{label}</button>
+                <button id="start-chatting" class="primary" data-provider=f.ollama_provider.clone() data-model=model.clone() disabled=move || busy.get()
+                    on:click=move |_| open(ollama_provider(), model.clone())>{label}</button>
             }.into_any()
         }
         Some(Ok(f)) if f.answered => view! {

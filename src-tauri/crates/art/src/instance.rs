@@ -4,7 +4,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use art_types::{AgentFinalResponse, AgentProps, ConversationMessage, MessageRole, ThreadSummary};
+use art_types::{
+    AgentFinalResponse, AgentProps, ConversationMessage, MessageRole, ThreadConfig, ThreadSummary,
+};
 
 use crate::agent::claims::Claims;
 use crate::agent::pes::{PesAgent, WaitingRuns};
@@ -195,9 +197,14 @@ impl ArtInstance {
     /// Create a thread titled `title` (or "New thread") with the settings new threads
     /// start with (the app's default model, tools, prompt), so it can be asked at once.
     pub async fn new_thread(&self, title: Option<&str>) -> Result<ThreadSummary, ContextError> {
-        self.settings
-            .new_thread(&self.conversation, &self.state, title)
-            .await
+        let config = self.settings.get().await?.new_thread;
+        let thread = self.conversation.create_thread(title).await?;
+        if config != ThreadConfig::default() {
+            self.state
+                .set_thread_config(&thread.thread_id, &config)
+                .await?;
+        }
+        Ok(thread)
     }
 
     /// Delete a thread with its messages, observations, configuration and state, and

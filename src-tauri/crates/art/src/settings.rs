@@ -4,10 +4,9 @@
 
 use std::sync::Arc;
 
-use art_types::{AppSettings, ThreadConfig, ThreadSummary};
+use art_types::AppSettings;
 
 use crate::clock;
-use crate::context::{ContextError, ConversationManager, StateManager};
 use crate::storage::{self, Collection, Record, StorageAdapter, StorageError};
 
 /// The one record's id.
@@ -70,22 +69,6 @@ impl SettingsStore {
         Err(StorageError::Database(
             "the app's settings kept changing under this change: try again".to_owned(),
         ))
-    }
-
-    /// Create a thread titled `title` (or "New thread") with the settings new threads
-    /// start with ([`AppSettings::new_thread`]), so it can be asked at once.
-    pub async fn new_thread(
-        &self,
-        conversation: &ConversationManager,
-        state: &StateManager,
-        title: Option<&str>,
-    ) -> Result<ThreadSummary, ContextError> {
-        let config: ThreadConfig = self.get().await?.new_thread;
-        let thread = conversation.create_thread(title).await?;
-        if config != ThreadConfig::default() {
-            state.set_thread_config(&thread.thread_id, &config).await?;
-        }
-        Ok(thread)
     }
 }
 

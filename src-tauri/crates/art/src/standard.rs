@@ -145,15 +145,15 @@ pub async fn choose_model(
             ..ProviderConfig::default()
         };
         // An Ollama model is listed by the server the Models page manages: the thread
-        // asks that one.
-        let entry = providers
-            .entries()
-            .into_iter()
-            .find(|e| e.name == choice.provider);
+        // asks that one, when it is not the provider's own.
+        let entries = providers.entries();
+        let is_ollama = entries
+            .iter()
+            .any(|e| e.name == choice.provider && e.kind == art_types::AdapterKind::Ollama);
         let managed = art.settings.get().await.map_err(ContextError::from)?;
-        if let (Some(entry), Some(base)) = (entry, managed.ollama_base_url)
-            && entry.kind == art_types::AdapterKind::Ollama
-            && entry.base_options.get(BASE_URL).and_then(|v| v.as_str()) != Some(base.as_str())
+        if let Some(base) = managed.ollama_base_url
+            && is_ollama
+            && base != crate::providers::ollama::configured_base_url(&entries)
         {
             config
                 .provider_config

@@ -113,18 +113,22 @@ struct Group {
     entries: Option<Result<Vec<Entry>, String>>,
 }
 
+/// What a model can do beyond chat, as its badges (none when Ollama does not say).
+fn badges(m: &LocalModel) -> Vec<&'static str> {
+    m.capability_labels()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|b| *b != Capability::Completion.label())
+        .collect()
+}
+
 fn local_entry(provider: &str, m: &LocalModel) -> Entry {
     Entry {
         choice: ModelChoice {
             provider: provider.to_owned(),
             model: m.id.clone(),
         },
-        badges: m
-            .capability_labels()
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|b| *b != Capability::Completion.label())
-            .collect(),
+        badges: badges(m),
     }
 }
 
@@ -278,12 +282,10 @@ pub fn ModelPicker(thread_id: String) -> impl IntoView {
             .map(|c| c.model)
             .unwrap_or_else(|| "Choose a model".to_owned())
     };
-    let badges = move || {
-        current.local.with(|m| {
-            m.as_ref()
-                .map(|m| local_entry("", m).badges)
-                .unwrap_or_default()
-        })
+    let current_badges = move || {
+        current
+            .local
+            .with(|m| m.as_ref().map(badges).unwrap_or_default())
     };
     let matches = move |entry: &Entry| {
         let wanted = search.with(|s| s.trim().to_lowercase());
@@ -337,7 +339,7 @@ pub fn ModelPicker(thread_id: String) -> impl IntoView {
                 title="The model this thread asks; click to choose another"
                 on:click=move |_| if open.get_untracked() { open.set(false) } else { show_list() }>
                 <span id="model-name">{label}</span>
-                {move || badges().into_iter().map(|b| view! { <span class="badge" data-capability=b>{b}</span> }).collect_view()}
+                {move || current_badges().into_iter().map(|b| view! { <span class="badge" data-capability=b>{b}</span> }).collect_view()}
             </button>
             {move || current.missing.get().then(|| view! {
                 <span id="model-missing" class="warning small">

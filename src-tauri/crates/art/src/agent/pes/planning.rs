@@ -32,17 +32,13 @@ pub(super) struct Planned {
 impl PesAgent {
     /// Save that thread `thread_id` asks for plans without a schema (its settings as
     /// saved now, not as the run read them: a change made meanwhile stays).
-    async fn remember_plain_plans(&self, thread_id: &str, config: &mut art_types::ThreadConfig) {
-        config.plain_plans = true;
-        let saved = match self.state.load_thread_context(thread_id).await {
-            Ok(mut context) => {
-                context.config.plain_plans = true;
-                self.state
-                    .set_thread_config(thread_id, &context.config)
-                    .await
-            }
-            Err(e) => Err(e),
-        };
+    async fn remember_plain_plans(&self, thread_id: &str) {
+        let saved = async {
+            let mut config = self.state.saved(thread_id).await?.0.unwrap_or_default();
+            config.plain_plans = true;
+            self.state.set_thread_config(thread_id, &config).await
+        }
+        .await;
         if let Err(e) = saved {
             tracing::warn!("could not remember that the server refuses plan schemas: {e}");
         }
@@ -95,8 +91,7 @@ impl PesAgent {
                         e.message
                     );
                     schema = None;
-                    self.remember_plain_plans(&run.thread_id, &mut setup.config)
-                        .await;
+                    self.remember_plain_plans(&run.thread_id).await;
                 }
                 _ => break planned,
             }
