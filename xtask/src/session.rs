@@ -282,6 +282,13 @@ impl Session {
                 &native_port.to_string(),
             ])
             .stdout(Stdio::null());
+        // The app under test reads `<PROVIDER>_API_KEY` when the keychain has no key: a
+        // developer's own keys must not make it list models from (or ask) real APIs.
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().ends_with("_API_KEY") {
+                command.env_remove(&key);
+            }
+        }
         self.apply(&mut command);
         if debug_logs {
             command.env("ART_WORKBENCH_LOG", "debug");
