@@ -44,6 +44,7 @@ pub fn command(tools: &Tools, profile: Profile) -> Result<Command, String> {
     tauri
         .args(["build", "--bundles", "deb", "--ci"])
         .current_dir(cmd::root().join("src-tauri"));
+    cmd::ci_build_settings(&mut tauri);
     match profile {
         Profile::Debug => {
             tauri.arg("--debug");

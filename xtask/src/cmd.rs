@@ -39,16 +39,34 @@ pub fn on_ci() -> bool {
 
 /// A `cargo` command run from the workspace root, with the cargo that runs xtask.
 ///
-/// Under CI, a clean clone builds everything once: incremental caches would only cost
-/// time and disk (1.5 GB of a 9.5 GB cold run), so they are off unless asked for.
+/// Under CI, a clean clone builds everything once, on a disk that may have only 8 GB
+/// free (a run failed with "No space left on device" there): incremental caches would
+/// only cost time and disk (1.5 GB of a 9.5 GB cold run), and the line tables kept for
+/// local backtraces cost some 40 MB in each of the dozen test binaries (a binary without
+/// debug info is also stripped of the standard library's), so both are off unless asked
+/// for. A failing test still names its file and line: the panic message carries them.
 pub fn cargo(args: &[&str]) -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command.args(args).current_dir(root());
-    if on_ci() && std::env::var_os("CARGO_INCREMENTAL").is_none() {
-        command.env("CARGO_INCREMENTAL", "0");
-    }
+    ci_build_settings(&mut command);
     command
+}
+
+/// The build settings a CI run gives every command that compiles the workspace (cargo
+/// itself, the Tauri CLI making the package): the same everywhere, so that each reuses
+/// what the build step compiled. See [`cargo`].
+pub fn ci_build_settings(command: &mut Command) {
+    if on_ci() {
+        for (var, value) in [
+            ("CARGO_INCREMENTAL", "0"),
+            ("CARGO_PROFILE_DEV_DEBUG", "false"),
+        ] {
+            if std::env::var_os(var).is_none() {
+                command.env(var, value);
+            }
+        }
+    }
 }
 
 /// Free space, in bytes, on the file system holding `path` (from POSIX `df -Pk`), or
