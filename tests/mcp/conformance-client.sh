@@ -1,18 +1,56 @@
 #!/bin/sh
 # The client the official MCP conformance suite drives (client mode): `art` itself, as a
 # user runs it. The suite appends its test server's URL and names the scenario in
-# MCP_CONFORMANCE_SCENARIO; ART_BIN is the `art` binary under test. Each scenario asks
-# what a user would: add the server, list its tools, call the one the scenario tests.
+# MCP_CONFORMANCE_SCENARIO (and gives what a scenario hands the user, such as a
+# pre-registered client, in MCP_CONFORMANCE_CONTEXT); ART_BIN is the `art` binary under
+# test. Each scenario asks what a user would: add the server, sign in when it asks
+# (`art mcp login`), list its tools, call the one the scenario tests.
+#
+# The "browser" of a sign-in is `browser.sh` beside this file: the suite's authorization
+# servers approve at once, so following their redirect back to `art` is the whole of
+# what a user's browser does there.
 set -eu
 url="$1"
+here="$(cd "$(dirname "$0")" && pwd)"
 data="$(mktemp -d)"
 trap 'rm -rf "$data"' EXIT
 art() { "$ART_BIN" --data-dir "$data" "$@"; }
-art mcp add conformance --url "$url" >&2
+export BROWSER="$here/browser.sh"
+
+# A value of the scenario's context JSON (flat strings only).
+context() {
+  printf '%s' "${MCP_CONFORMANCE_CONTEXT:-}" \
+    | sed -n "s/.*\"$1\" *: *\"\\([^\"]*\\)\".*/\\1/p"
+}
+
+case "$MCP_CONFORMANCE_SCENARIO" in
+  auth/pre-registration)
+    art mcp add conformance --url "$url" --client-id "$(context client_id)" \
+      --client-secret "$(context client_secret)" >&2 || true ;;
+  auth/*)
+    # The address the suite's authorization servers take as a Client ID Metadata
+    # Document (they do not fetch it); servers that do not take one are registered with.
+    art mcp add conformance --url "$url" \
+      --client-metadata-url https://conformance-test.local/client-metadata.json >&2 || true ;;
+  *) art mcp add conformance --url "$url" >&2 ;;
+esac
+
 case "$MCP_CONFORMANCE_SCENARIO" in
   initialize) art mcp tools conformance ;;
   tools_call) art mcp call conformance add_numbers '{"a": 19, "b": 23}' ;;
   sse-retry) art mcp call conformance test_reconnection ;;
   elicitation-*) art mcp call conformance test_client_elicitation_defaults ;;
+  auth/scope-step-up|auth/scope-retry-limit)
+    # Signed in for what listing needs; a call that needs more asks for it (403
+    # insufficient_scope): sign in again for it, then call again.
+    art mcp login conformance --wait 30
+    art mcp tools conformance
+    if ! art mcp call conformance test-tool '{}'; then
+      art mcp login conformance --wait 30
+      art mcp call conformance test-tool '{}'
+    fi ;;
+  auth/*)
+    art mcp login conformance --wait 30
+    art mcp tools conformance ;;
   *) art mcp tools conformance ;;
 esac

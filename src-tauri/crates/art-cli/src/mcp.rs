@@ -53,6 +53,24 @@ pub enum Command {
         #[arg(long)]
         schema: bool,
     },
+    /// Sign in to a server that asks for it (OAuth): prints the address to open, opens
+    /// it in the browser, and waits for the browser to come back. The tokens go to the
+    /// OS keychain.
+    Login {
+        /// The server's name.
+        name: String,
+        /// Only print the address (open it yourself, on this machine).
+        #[arg(long)]
+        no_browser: bool,
+        /// Longest wait for the browser, in seconds.
+        #[arg(long, value_name = "SECS", default_value_t = art::tools::mcp::oauth::SIGN_IN_WAIT.as_secs())]
+        wait: u64,
+    },
+    /// Sign out of a server: its tokens are removed from the keychain.
+    Logout {
+        /// The server's name.
+        name: String,
+    },
     /// Start a server and call one of its tools: `art mcp call time get_current_time
     /// '{"timezone": "UTC"}'`. Prints what the model would read (`--json`: the whole
     /// result).
@@ -89,6 +107,20 @@ pub struct AddArgs {
     /// Longest time one call may take, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = art_types::mcp::DEFAULT_CALL_TIMEOUT_SECS)]
     timeout: u32,
+    /// For signing in: a client id the server's authorization server gave you for this
+    /// app (most servers need none: the app registers itself).
+    #[arg(long, value_name = "ID", requires = "url")]
+    client_id: Option<String>,
+    /// For signing in: the client secret paired with --client-id (goes to the keychain).
+    #[arg(long, value_name = "SECRET", requires = "client_id")]
+    client_secret: Option<String>,
+    /// For signing in: a scope to ask for (repeatable; default: what the server names).
+    #[arg(long = "scope", value_name = "SCOPE", requires = "url")]
+    scopes: Vec<String>,
+    /// For signing in: the https address of a Client ID Metadata Document describing
+    /// this app, used as its client id where the authorization server accepts one.
+    #[arg(long, value_name = "URL", requires = "url")]
+    client_metadata_url: Option<String>,
     /// Save it disabled.
     #[arg(long)]
     disabled: bool,
@@ -123,10 +155,14 @@ async fn dispatch(stack: &Standard, command: Command) -> anyhow::Result<ExitCode
             Ok(ExitCode::SUCCESS)
         }
         Command::Add(args) => {
+            let client_secret = args.client_secret.clone().map(Secret::new);
             let (config, headers) = args.into_config()?;
             if let Err(e) = mcp.store().save(&config, &headers).await {
                 return Err(without_keychain(&config, e));
             }
+            mcp.store()
+                .set_client_secret(&config.name, client_secret)
+                .await?;
             sayln!("Saved {}.", config.name);
             if !config.enabled {
                 return Ok(ExitCode::SUCCESS);
@@ -134,6 +170,25 @@ async fn dispatch(stack: &Standard, command: Command) -> anyhow::Result<ExitCode
             report(&mcp.start(&config.name).await?)
         }
         Command::Import { file } => import_file(stack, &file).await,
+        Command::Login {
+            name,
+            no_browser,
+            wait,
+        } => {
+            login(
+                stack,
+                &name,
+                no_browser,
+                std::time::Duration::from_secs(wait),
+            )
+            .await
+        }
+        Command::Logout { name } => {
+            let status = mcp.sign_out(&name).await?;
+            sayln!("Signed out of {name}.");
+            sayln!("{}", line(&status));
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Remove { name } => {
             mcp.forget(&name).await;
             if !mcp.store().remove(&name).await? {
@@ -237,9 +292,52 @@ async fn import_file(stack: &Standard, file: &PathBuf) -> anyhow::Result<ExitCod
     })
 }
 
+/// `art mcp login NAME`: the address printed (and opened), the wait, the account.
+async fn login(
+    stack: &Standard,
+    name: &str,
+    no_browser: bool,
+    wait: std::time::Duration,
+) -> anyhow::Result<ExitCode> {
+    use art::tools::mcp::oauth;
+    let show = |address: &str| {
+        noteln!("Sign in to {name} in your browser:\n  {address}");
+        if !no_browser && let Err(why) = oauth::open_in_browser(address) {
+            noteln!("({why}: open the address yourself.)");
+        }
+        noteln!(
+            "Waiting for the browser to come back (at most {} s)…",
+            wait.as_secs()
+        );
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let status = stack.art.mcp.sign_in(name, show, wait, cancel).await?;
+    match &status.account {
+        Some(account) => sayln!("Signed in to {name}{}.", signed_in_as(account)),
+        None => sayln!("Signed in to {name}."),
+    }
+    report(&status)
+}
+
+/// ` as CLIENT at ISSUER (scopes: …)`.
+fn signed_in_as(account: &art_types::mcp::McpAccount) -> String {
+    let mut text = format!(" as {}", account.client_id);
+    if let Some(issuer) = &account.issuer {
+        text.push_str(&format!(" at {issuer}"));
+    }
+    if !account.scopes.is_empty() {
+        text.push_str(&format!(" (scopes: {})", account.scopes.join(" ")));
+    }
+    text
+}
+
 /// Say how a start went; failure is exit status 1.
 fn report(status: &McpServerStatus) -> anyhow::Result<ExitCode> {
     sayln!("{}", line(status));
+    if let McpServerState::SignInNeeded { .. } = &status.state {
+        noteln!("  sign in: art mcp login {}", status.config.name);
+        return Ok(ExitCode::FAILURE);
+    }
     if let McpServerState::Failed { hint, .. } = &status.state {
         if let Some(hint) = hint {
             noteln!("  {hint}");
@@ -302,7 +400,19 @@ fn line(status: &McpServerStatus) -> String {
         ),
         McpServerState::Ready { tools: 1, .. } => "ready (1 tool)".to_owned(),
         McpServerState::Ready { tools, .. } => format!("ready ({tools} tools)"),
+        McpServerState::SignInNeeded { reason, .. } => format!("sign-in needed: it {reason}"),
         McpServerState::Failed { reason, .. } => format!("failed: {reason}"),
+    };
+    let state = match &status.account {
+        Some(account) => format!(
+            "{state}, signed in{}",
+            account
+                .issuer
+                .as_deref()
+                .map(|issuer| format!(" at {issuer}"))
+                .unwrap_or_default()
+        ),
+        None => state,
     };
     let reached = match &status.config.transport {
         McpTransport::Stdio { command, args, .. } => std::iter::once(command.as_str())
@@ -356,6 +466,12 @@ impl AddArgs {
             }
         };
         let mut config = McpServerConfig::new(self.name, transport);
+        config.oauth = art_types::mcp::McpOAuth {
+            client_id: self.client_id,
+            client_secret: self.client_secret.is_some(),
+            scopes: self.scopes,
+            client_metadata_url: self.client_metadata_url,
+        };
         config.enabled = !self.disabled;
         config.timeout_secs = self.timeout;
         Ok((config, headers))

@@ -159,6 +159,8 @@ async fn save_settings(
                     art_types::mcp::McpServerState::Failed { reason, .. } =>
                         format!("failed ({reason})"),
                     art_types::mcp::McpServerState::Disabled => "disabled".to_owned(),
+                    art_types::mcp::McpServerState::SignInNeeded { .. } =>
+                        format!("waiting for sign-in (art mcp login {server})"),
                     _ => "running without that tool (see `art mcp tools`)".to_owned(),
                 }
             );

@@ -11,6 +11,7 @@ pub fn state_line(state: &McpServerState) -> (String, &'static str) {
         McpServerState::Starting => ("Starting…".into(), "busy"),
         McpServerState::Ready { tools: 1, .. } => ("Ready · 1 tool".into(), "ok"),
         McpServerState::Ready { tools, .. } => (format!("Ready · {tools} tools"), "ok"),
+        McpServerState::SignInNeeded { .. } => ("Sign-in needed".into(), "warn"),
         McpServerState::Failed { reason, .. } => (format!("Failed: {reason}"), "bad"),
     }
 }
@@ -29,6 +30,7 @@ pub fn ServerState(status: McpServerStatus, tools: RwSignal<Vec<McpToolInfo>>) -
             server_info.clone().unwrap_or_else(|| "server".into())
         )),
         McpServerState::Failed { hint, .. } => hint.clone(),
+        McpServerState::SignInNeeded { reason, .. } => Some(format!("The server {reason}.")),
         _ => None,
     };
     let stderr = status.stderr_tail.join("\n");

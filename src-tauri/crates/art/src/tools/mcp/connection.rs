@@ -128,7 +128,14 @@ impl Connection {
             McpTransport::Http { url, .. } => (
                 within(
                     handshake,
-                    super::http::connect(url, secrets.headers, client, tasks.clone()),
+                    super::http::connect(
+                        url,
+                        secrets.headers,
+                        secrets.auth,
+                        secrets.scope_asked,
+                        client,
+                        tasks.clone(),
+                    ),
                 )
                 .await?,
                 None,

@@ -62,6 +62,25 @@ pub enum McpError {
         /// What happened, in plain words.
         reason: String,
     },
+    /// The server asks to sign in first (OAuth), again (the sign-in expired and could
+    /// not be renewed, or was revoked), or for more access than was granted.
+    #[error("{url} {reason}")]
+    SignInNeeded {
+        /// The endpoint.
+        url: String,
+        /// Why, in plain words (`asks to sign in`, …).
+        reason: String,
+        /// The scope it asked for, when it named one.
+        scope: Option<String>,
+    },
+    /// Signing in, or renewing a sign-in, failed.
+    #[error("signing in to {url}: {reason}")]
+    SignIn {
+        /// The endpoint.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// The server went away while we were talking to it (a crash, a restart, a closed
     /// connection): noticed at once, not when a call times out.
     #[error("the MCP server at {url} went away: {reason}")]
@@ -108,6 +127,9 @@ impl McpError {
             Self::HttpStatus {
                 status: 401 | 403, ..
             } => Some("check the token in the server's headers".to_owned()),
+            Self::SignInNeeded { .. } => {
+                Some("sign in on the Tools page (or `art mcp login <server>`)".to_owned())
+            }
             Self::HttpStatus { status: 404, .. } => {
                 Some("check the URL: the MCP endpoint is often `/mcp`".to_owned())
             }

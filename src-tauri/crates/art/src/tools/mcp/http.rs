@@ -13,6 +13,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::DynamicTransportError;
+use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationManager};
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::{
@@ -35,10 +36,14 @@ type HttpError = StreamableHttpError<reqwest::Error>;
 /// mid-call was noticed only when the call timed out.
 const RESUMES: usize = 2;
 
-/// Open a streamable HTTP session with `headers` (marked sensitive) and shake hands.
+/// Open a streamable HTTP session with `headers` (marked sensitive) and shake hands;
+/// with `auth` (a sign-in), every request carries its token, renewed before it expires
+/// and once when the server refuses it.
 pub(super) async fn connect(
     url: &str,
     headers: Vec<(String, Secret)>,
+    auth: Option<AuthorizationManager>,
+    asked: Option<ScopeAsked>,
     client: Client,
     tasks: TaskTools,
 ) -> Result<RunningService<RoleClient, Client>, McpError> {
@@ -65,8 +70,21 @@ pub(super) async fn connect(
     resume.base_duration = Duration::from_millis(250);
     resume.max_delay = Some(Duration::from_secs(1));
     config.retry_config = Arc::new(resume);
-    let transport = StreamableHttpClientTransport::with_client(Tapped { http, tasks }, config);
-    client.serve(transport).await.map_err(|e| describe(url, &e))
+    let tapped = Tapped { http, tasks, asked };
+    let served = match auth {
+        Some(manager) => {
+            let signed = AuthClient::new(tapped, manager);
+            client
+                .serve(StreamableHttpClientTransport::with_client(signed, config))
+                .await
+        }
+        None => {
+            client
+                .serve(StreamableHttpClientTransport::with_client(tapped, config))
+                .await
+        }
+    };
+    served.map_err(|e| describe(url, &e))
 }
 
 /// Our reqwest client as the SDK's HTTP client, with the event streams of answers
@@ -74,12 +92,30 @@ pub(super) async fn connect(
 /// without the field: a task-only tool of such a server fails when called, with the
 /// server's reason.)
 #[derive(Clone)]
-struct Tapped {
+pub(super) struct Tapped {
     http: reqwest::Client,
     tasks: TaskTools,
+    asked: Option<ScopeAsked>,
 }
 
+/// Told the scope a server asks for when it refuses a request for want of it (403
+/// `insufficient_scope`): kept for the next sign-in to ask for.
+pub(super) type ScopeAsked =
+    Arc<dyn Fn(String) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+
 impl Tapped {
+    /// `sent` as it came, the scope it asked for kept first when it was refused for
+    /// one (before the caller hears of it: a CLI run may end right after).
+    async fn noticed<T>(&self, sent: Result<T, HttpError>) -> Result<T, HttpError> {
+        if let (Err(StreamableHttpError::InsufficientScope(refused)), Some(asked)) =
+            (&sent, &self.asked)
+            && let Some(scope) = &refused.required_scope
+        {
+            asked(scope.clone()).await;
+        }
+        sent
+    }
+
     fn tap_events(&self, events: BoxedSseResponse) -> BoxedSseResponse {
         let tasks = self.tasks.clone();
         events
@@ -114,7 +150,7 @@ impl StreamableHttpClient for Tapped {
         headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let sent = self.http.post_message(uri, message, session, auth, headers);
-        Ok(self.tap(sent.await?))
+        Ok(self.tap(self.noticed(sent.await).await?))
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -129,7 +165,7 @@ impl StreamableHttpClient for Tapped {
         let sent = self
             .http
             .post_message_with_max_sse_event_size(uri, message, session, auth, headers, max_event);
-        Ok(self.tap(sent.await?))
+        Ok(self.tap(self.noticed(sent.await).await?))
     }
 
     async fn post_message_with_response_limits(
@@ -144,7 +180,7 @@ impl StreamableHttpClient for Tapped {
         let sent = self
             .http
             .post_message_with_response_limits(uri, message, session, auth, headers, limits);
-        Ok(self.tap(sent.await?))
+        Ok(self.tap(self.noticed(sent.await).await?))
     }
 
     async fn delete_session(
@@ -228,9 +264,28 @@ fn classify(url: &str, error: &HttpError) -> McpError {
         url: url.to_owned(),
     };
     match error {
-        // A 401 with `WWW-Authenticate` (as the specification requires) reads like a bare one.
-        StreamableHttpError::AuthRequired(_) => status(401),
-        StreamableHttpError::InsufficientScope(_) => status(403),
+        StreamableHttpError::AuthRequired(_) => McpError::SignInNeeded {
+            url: url.to_owned(),
+            reason: "asks to sign in".into(),
+            scope: None,
+        },
+        StreamableHttpError::InsufficientScope(e) => McpError::SignInNeeded {
+            url: url.to_owned(),
+            reason: match &e.required_scope {
+                Some(scope) => format!("asks for more access (scope {scope})"),
+                None => "asks for more access".into(),
+            },
+            scope: e.required_scope.clone(),
+        },
+        StreamableHttpError::Auth(AuthError::AuthorizationRequired) => McpError::SignInNeeded {
+            url: url.to_owned(),
+            reason: "asks to sign in again: the sign-in expired and could not be renewed".into(),
+            scope: None,
+        },
+        StreamableHttpError::Auth(e) => McpError::SignIn {
+            url: url.to_owned(),
+            reason: plain(&e.to_string()),
+        },
         StreamableHttpError::HttpStatus(e) => status(e.status),
         StreamableHttpError::Client(e) => from_reqwest(url, e),
         StreamableHttpError::UnexpectedServerResponse(text) => match http_status(text) {

@@ -8,17 +8,18 @@ use std::time::Duration;
 
 use art_types::ToolSchema;
 use art_types::mcp::{
-    McpImportReport, McpServerConfig, McpServerState, McpServerStatus, McpToolInfo, TOOL_SEPARATOR,
-    server_of, tool_name,
+    McpImportReport, McpServerConfig, McpServerState, McpServerStatus, McpToolInfo, McpTransport,
+    TOOL_SEPARATOR, server_of, tool_name,
 };
 use serde_json::Value;
 
-use super::McpError;
 use super::connection::{Connection, HANDSHAKE_TIMEOUT, StderrTail};
 use super::store::McpStore;
 use super::tasks::TaskTools;
 use super::tool::McpTool;
+use super::{McpError, oauth};
 use crate::tools::{ToolError, ToolRegistry};
+use tokio_util::sync::CancellationToken;
 
 /// A server's live parts.
 struct Running {
@@ -88,7 +89,7 @@ impl McpManager {
                     tools: Vec::new(),
                 },
             );
-            return Ok(self.status_of(config));
+            return Ok(self.with_account(self.status_of(config)).await);
         }
         self.set_known(
             name,
@@ -128,9 +129,15 @@ impl McpManager {
             }
             Err((error, stderr)) => {
                 tracing::warn!(server = %name, "MCP server failed to start: {error}");
-                let state = McpServerState::Failed {
-                    reason: error.to_string(),
-                    hint: error.hint(),
+                let state = match &error {
+                    McpError::SignInNeeded { reason, scope, .. } => McpServerState::SignInNeeded {
+                        reason: reason.clone(),
+                        scope: scope.clone(),
+                    },
+                    _ => McpServerState::Failed {
+                        reason: error.to_string(),
+                        hint: error.hint(),
+                    },
                 };
                 self.set_known(
                     name,
@@ -142,7 +149,7 @@ impl McpManager {
                 );
             }
         }
-        Ok(self.status_of(config))
+        Ok(self.with_account(self.status_of(config)).await)
     }
 
     /// Open the connection and list the tools, registering them.
@@ -161,6 +168,22 @@ impl McpManager {
             Ok(Err(e)) => return Err((e, StderrTail::default())),
             Err(e) => return Err((McpError::Protocol(e.to_string()), StderrTail::default())),
         };
+        let mut secrets = secrets;
+        if let McpTransport::Http { url, .. } = &config.transport {
+            let user_secret = secrets.client_secret.take().map(|s| s.expose().to_owned());
+            secrets.auth =
+                super::oauth::authorizer(self.store.secrets(), &config.name, url, user_secret)
+                    .await
+                    .map_err(|e| {
+                        let error = McpError::SignIn {
+                            url: url.clone(),
+                            reason: e.to_string(),
+                        };
+                        (error, StderrTail::default())
+                    })?;
+            secrets.scope_asked =
+                Some(oauth::scope_keeper(self.store.secrets(), &config.name, url));
+        }
         let stderr = StderrTail::default();
         let connection = Connection::open(config, secrets, self.handshake, stderr.clone())
             .await
@@ -324,12 +347,79 @@ impl McpManager {
     /// Every configured server with its state.
     pub async fn statuses(&self) -> Result<Vec<McpServerStatus>, McpError> {
         let configs = self.store.list().await?;
-        Ok(configs.into_iter().map(|c| self.status_of(c)).collect())
+        let statuses = configs.into_iter().map(|c| self.status_of(c));
+        Ok(futures::future::join_all(statuses.map(|s| self.with_account(s))).await)
     }
 
     /// One server with its state.
     pub async fn status(&self, name: &str) -> Result<McpServerStatus, McpError> {
-        Ok(self.status_of(self.store.get(name).await?))
+        Ok(self
+            .with_account(self.status_of(self.store.get(name).await?))
+            .await)
+    }
+
+    /// `status` with the account the app is signed in with there (read from the
+    /// keychain; none when it cannot be read).
+    async fn with_account(&self, mut status: McpServerStatus) -> McpServerStatus {
+        if let McpTransport::Http { url, .. } = &status.config.transport {
+            status.account = oauth::signed_in(self.store.secrets(), &status.config.name, url)
+                .await
+                .ok()
+                .flatten();
+        }
+        status
+    }
+
+    /// Sign in to `name` (an HTTP server that asks for it) — for the scope it last
+    /// asked for too, if it asked for more — and restart it with the new sign-in.
+    /// `show` gets the address to open in the browser; the wait for the browser ends
+    /// after `wait` or on `cancel`.
+    pub async fn sign_in(
+        &self,
+        name: &str,
+        show: impl FnOnce(&str),
+        wait: Duration,
+        cancel: CancellationToken,
+    ) -> Result<McpServerStatus, McpError> {
+        let config = self.store.get(name).await?;
+        let McpTransport::Http { url, .. } = &config.transport else {
+            return Err(McpError::InvalidConfig {
+                field: "transport",
+                message: "only HTTP servers are signed in to; a stdio server runs as you".into(),
+            });
+        };
+        let more_scope = match self.status_of(config.clone()).state {
+            McpServerState::SignInNeeded { scope, .. } => scope,
+            _ => None,
+        };
+        let request = oauth::SignIn {
+            server: name,
+            url,
+            oauth: &config.oauth,
+            more_scope: more_scope.as_deref(),
+        };
+        oauth::sign_in(request, self.store.secrets(), show, wait, cancel)
+            .await
+            .map_err(|e| McpError::SignIn {
+                url: url.clone(),
+                reason: e.to_string(),
+            })?;
+        self.start(name).await
+    }
+
+    /// Forget the sign-in to `name` and restart it (it then asks to sign in again).
+    pub async fn sign_out(&self, name: &str) -> Result<McpServerStatus, McpError> {
+        let config = self.store.get(name).await?;
+        oauth::sign_out(self.store.secrets(), &config.name)
+            .await
+            .map_err(|e| McpError::SignIn {
+                url: match &config.transport {
+                    McpTransport::Http { url, .. } => url.clone(),
+                    McpTransport::Stdio { command, .. } => command.clone(),
+                },
+                reason: e.to_string(),
+            })?;
+        self.start(name).await
     }
 
     fn status_of(&self, config: McpServerConfig) -> McpServerStatus {
@@ -370,6 +460,7 @@ impl McpManager {
             config,
             state,
             stderr_tail: stderr,
+            account: None,
         }
     }
 

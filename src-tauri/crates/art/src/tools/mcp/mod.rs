@@ -7,6 +7,8 @@
 //!   with everything it started when the connection goes), or a streamable HTTP session
 //!   (`http`: resumption, and the SDK's transport errors in plain words); handshake,
 //!   tool list, stderr tail.
+//! - [`oauth`] signs in to a remote server that asks for it (OAuth 2.1) and keeps the
+//!   tokens in the OS keychain; `http` sends them and renews them.
 //! - [`McpTool`] is one server tool as a [`ToolExecutor`](super::ToolExecutor): called
 //!   with the server's timeout (a dropped call sends `notifications/cancelled`), its
 //!   result kept whole for the trace and shortened for the model.
@@ -18,6 +20,7 @@ mod errors;
 mod http;
 pub mod import;
 mod manager;
+pub mod oauth;
 mod result;
 mod stdout;
 mod store;

@@ -1,13 +1,15 @@
 //! The servers the user added: configuration in SQLite; HTTP header values and secret
 //! environment variables in the OS keychain (accounts `mcp:<server>:<header>` and
-//! `mcp:<server>:env:<NAME>`), never in the database.
+//! `mcp:<server>:env:<NAME>`), never in the database; so are a sign-in's tokens and a
+//! client secret the user gave for it (`mcp:<server>:oauth`,
+//! `mcp:<server>:oauth:client-secret`, see [`super::oauth`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use art_types::mcp::{McpServerConfig, McpTransport, check_server_name, keeps_in_keychain};
 
-use super::McpError;
+use super::{McpError, oauth};
 use crate::clock;
 use crate::secrets::{Secret, SecretStore};
 use crate::storage::{self, Collection, Query, Record, StorageAdapter};
@@ -40,6 +42,7 @@ fn env_account(server: &str, variable: &str) -> String {
 /// Why `config` cannot be saved, if it cannot.
 pub fn validate(config: &McpServerConfig) -> Result<(), McpError> {
     check_server_name(&config.name).map_err(|m| invalid("name", m))?;
+    config.oauth.check().map_err(|m| invalid("oauth", m))?;
     if !(1..=MAX_TIMEOUT_SECS).contains(&config.timeout_secs) {
         return Err(invalid(
             "timeoutSecs",
@@ -223,6 +226,14 @@ impl McpStore {
                 .map(|v| (env_account(name, v), None))
                 .collect(),
         };
+        let signed_in = [
+            oauth::session_account(name),
+            oauth::client_secret_account(name),
+        ];
+        let accounts = accounts
+            .into_iter()
+            .chain(signed_in.into_iter().map(|a| (a, None)))
+            .collect();
         self.keychain(accounts).await?;
         Ok(self.storage.delete(Collection::McpServers, name).await?)
     }
@@ -267,6 +278,22 @@ impl McpStore {
         .map_err(|e| McpError::Protocol(format!("the keychain call stopped: {e}")))?
     }
 
+    /// Keep (`Some`) or forget (`None`) the client secret the user gave for `name`'s
+    /// sign-in (its settings say whether there is one: [`art_types::mcp::McpOAuth::client_secret`]).
+    pub async fn set_client_secret(
+        &self,
+        name: &str,
+        secret: Option<Secret>,
+    ) -> Result<(), McpError> {
+        self.keychain(vec![(oauth::client_secret_account(name), secret)])
+            .await
+    }
+
+    /// The keychain, for the sign-ins kept in it.
+    pub(super) fn secrets(&self) -> Arc<dyn SecretStore> {
+        Arc::clone(&self.secrets)
+    }
+
     /// A function reading the secrets a server needs to start from the keychain, to
     /// run off the async workers (the keychain may block).
     pub(super) fn secret_reader(
@@ -284,6 +311,12 @@ pub(super) struct ServerSecrets {
     pub(super) headers: Vec<(String, Secret)>,
     /// Environment variables, by name.
     pub(super) env: Vec<(String, Secret)>,
+    /// The client secret the user gave for signing in, if any.
+    pub(super) client_secret: Option<Secret>,
+    /// The sign-in requests carry (HTTP servers the user signed in to).
+    pub(super) auth: Option<rmcp::transport::auth::AuthorizationManager>,
+    /// Where a scope the server asks for is kept (HTTP servers).
+    pub(super) scope_asked: Option<super::http::ScopeAsked>,
 }
 
 fn read_secrets(
@@ -305,11 +338,16 @@ fn read_secrets(
     Ok(match &config.transport {
         McpTransport::Http { headers, .. } => ServerSecrets {
             headers: read(headers, "headers", &|h| account(&config.name, h))?,
-            env: Vec::new(),
+            client_secret: if config.oauth.client_secret {
+                secrets.get(&oauth::client_secret_account(&config.name))?
+            } else {
+                None
+            },
+            ..ServerSecrets::default()
         },
         McpTransport::Stdio { secret_env, .. } => ServerSecrets {
-            headers: Vec::new(),
             env: read(secret_env, "env", &|v| env_account(&config.name, v))?,
+            ..ServerSecrets::default()
         },
     })
 }

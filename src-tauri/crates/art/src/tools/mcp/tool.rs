@@ -71,7 +71,13 @@ impl McpTool {
                 "the server went away in the middle of the call (its connection closed)".to_owned()
             }
             ServiceError::TransportSend(e) if self.transport == McpTransportKind::Http => {
-                super::http::describe(&format!("`{}`", self.server), e).to_string()
+                let error = super::http::describe(&format!("`{}`", self.server), e);
+                match (&error, error.hint()) {
+                    (super::McpError::SignInNeeded { .. }, Some(hint)) => {
+                        format!("{error}: {hint}")
+                    }
+                    _ => error.to_string(),
+                }
             }
             ServiceError::TransportSend(_) => {
                 "the server went away (its input closed): it may have crashed".to_owned()

@@ -10,6 +10,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+mod auth;
+
+pub use auth::{McpAccount, McpOAuth};
+
 /// Separator between a server's name and its tool's name in a namespaced tool name.
 pub const TOOL_SEPARATOR: &str = "__";
 
@@ -129,6 +133,9 @@ pub struct McpServerConfig {
     /// What happens before one of its tools runs, unless a thread says otherwise.
     #[serde(default = "ask")]
     pub tool_policy: crate::approval::ToolPolicy,
+    /// How to sign in to it, when it asks (HTTP servers; usually nothing to set).
+    #[serde(default, skip_serializing_if = "McpOAuth::is_default")]
+    pub oauth: McpOAuth,
 }
 
 fn ask() -> crate::approval::ToolPolicy {
@@ -157,6 +164,7 @@ impl McpServerConfig {
             timeout_secs: DEFAULT_CALL_TIMEOUT_SECS,
             result_limit: DEFAULT_RESULT_LIMIT,
             tool_policy: crate::approval::ToolPolicy::Ask,
+            oauth: McpOAuth::default(),
         }
     }
 }
@@ -180,6 +188,16 @@ pub enum McpServerState {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         server_info: Option<String>,
     },
+    /// The server asks the user to sign in (OAuth) before it answers: at first, when
+    /// the sign-in expired and could not be renewed, or for more access than was given.
+    #[serde(rename_all = "camelCase")]
+    SignInNeeded {
+        /// Why, in plain words.
+        reason: String,
+        /// The scope the server asked for, when it named one (step-up).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scope: Option<String>,
+    },
     /// Could not be started or stopped working.
     Failed {
         /// What went wrong.
@@ -201,6 +219,9 @@ pub struct McpServerStatus {
     /// The last lines it wrote to stderr (stdio servers), redacted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stderr_tail: Vec<String>,
+    /// The account the app is signed in with there (HTTP servers that ask for sign-in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account: Option<McpAccount>,
 }
 
 /// A tool an MCP server offers.
