@@ -39,6 +39,7 @@ const MCP_FILES: &[&str] = &[
     "requirements.txt",
     "bench_client.mjs",
     "conformance-client.sh",
+    "browser.sh",
 ];
 
 /// Install (or reuse) the peers; returns their folder.
