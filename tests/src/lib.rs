@@ -6,6 +6,8 @@
 //! - [`fake`]: fake provider servers over real TCP, scripted reply by reply, with fault
 //!   injection (byte splits, delays, disconnects, silence); they record every request.
 //! - [`hub`]: a local stand-in of the Hugging Face hub's download API, with faults.
+//! - [`oauth`]: an OAuth authorization server and the MCP server it protects, with the
+//!   sign-in faults the conformance suite does not script.
 //! - [`fixtures`]: each provider's wire transcripts as constants.
 //! - [`framework`] (feature `framework`): a scripted provider and the adapters' test
 //!   helpers, for code written against the `art` framework.
@@ -25,3 +27,4 @@ pub mod framework;
 pub mod hub;
 #[cfg(any(feature = "framework", feature = "e2e"))]
 pub mod mcp;
+pub mod oauth;

@@ -133,7 +133,10 @@ async fn art_passes_the_conformance_suites_client_scenarios() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        if !(out.status.success() && said.contains("OVERALL: PASSED") && said.contains(", 0 failed")) {
+        if !(out.status.success()
+            && said.contains("OVERALL: PASSED")
+            && said.contains(", 0 failed"))
+        {
             failed.push(format!("{scenario}:\n{said}"));
         }
     }

@@ -29,6 +29,7 @@ mod export;
 mod keychain;
 mod mcp;
 mod mcp_faults;
+mod mcp_oauth;
 mod migration;
 mod properties;
 mod retrieval;
