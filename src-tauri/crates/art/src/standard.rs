@@ -260,7 +260,7 @@ impl Standard {
 }
 
 /// A redactor for exports that knows every provider key and every MCP server's header
-/// and environment secrets (the keychain is read off the async workers); `Err` when that
+/// and environment secrets and sign-in tokens (the keychain is read off the async workers); `Err` when that
 /// read stopped.
 pub async fn export_redactor(
     art: &ArtInstance,
@@ -268,9 +268,10 @@ pub async fn export_redactor(
     secrets: &Arc<EnvFallback<KeychainStore>>,
 ) -> Result<Redactor, tokio::task::JoinError> {
     let accounts = art.mcp.store().secret_accounts().await.unwrap_or_default();
+    let signed_in = art.mcp.sign_in_secrets().await;
     let (providers, secrets) = (Arc::clone(providers), Arc::clone(secrets));
     tokio::task::spawn_blocking(move || {
-        Redactor::for_providers(&providers, secrets.as_ref(), &accounts)
+        Redactor::for_providers(&providers, secrets.as_ref(), &accounts).with(signed_in)
     })
     .await
 }

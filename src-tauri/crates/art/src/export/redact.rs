@@ -30,6 +30,12 @@ impl Redactor {
         Self { known }
     }
 
+    /// This redactor, replacing the `more` secrets too (an MCP server's sign-in tokens).
+    #[must_use]
+    pub fn with(self, more: impl IntoIterator<Item = String>) -> Self {
+        Self::new(self.known.into_iter().chain(more))
+    }
+
     /// A redactor for the keys `store` holds for `accounts` (a key that cannot be read
     /// is skipped: the key patterns still apply).
     pub fn for_keys<'a>(

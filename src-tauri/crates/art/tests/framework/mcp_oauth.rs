@@ -103,6 +103,17 @@ async fn a_server_signed_in_to_stays_signed_in_across_a_restart_and_keeps_no_tok
     assert_eq!(servers.resources(), [servers.url()]);
     let result = mcp.call("remote", "whoami", &json!({})).await.unwrap();
     assert_eq!(result["content"][0]["text"], "signed in as tester");
+    // Exports redact the tokens (not one of them is key-shaped).
+    let redactor = art::export::Redactor::new(Vec::new()).with(mcp.sign_in_secrets().await);
+    let issued = servers.issued();
+    assert_eq!(issued.len(), 2);
+    for token in &issued {
+        let line = format!("a trace that quotes {token} somewhere");
+        assert!(
+            !redactor.apply(&line).contains(token.as_str()),
+            "{token} kept"
+        );
+    }
     mcp.shutdown().await;
 
     // A restart: a new manager over the same database and keychain.

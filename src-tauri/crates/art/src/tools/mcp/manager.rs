@@ -407,6 +407,21 @@ impl McpManager {
         self.start(name).await
     }
 
+    /// The tokens and client secrets of every server's sign-in, for exports to redact
+    /// (none when the keychain cannot be read: the key patterns still apply).
+    pub async fn sign_in_secrets(&self) -> Vec<String> {
+        let Ok(configs) = self.store.list().await else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for config in configs {
+            if matches!(config.transport, McpTransport::Http { .. }) {
+                found.extend(oauth::secrets_of(self.store.secrets(), &config.name).await);
+            }
+        }
+        found
+    }
+
     /// Forget the sign-in to `name` and restart it (it then asks to sign in again).
     pub async fn sign_out(&self, name: &str) -> Result<McpServerStatus, McpError> {
         let config = self.store.get(name).await?;

@@ -249,6 +249,12 @@ impl McpStore {
                 McpTransport::Http { headers, .. } => headers
                     .iter()
                     .map(|h| account(&config.name, h))
+                    .chain(
+                        config
+                            .oauth
+                            .client_secret
+                            .then(|| oauth::client_secret_account(&config.name)),
+                    )
                     .collect::<Vec<_>>(),
                 McpTransport::Stdio { secret_env, .. } => secret_env
                     .iter()

@@ -350,6 +350,21 @@ async fn account(keychain: &Keychain, url: &str) -> Result<Option<McpAccount>, A
     }))
 }
 
+/// The secrets of `server`'s sign-in (access and refresh tokens, a registration's
+/// client secret), whatever address it is for.
+pub(crate) async fn secrets_of(secrets: Arc<dyn SecretStore>, server: &str) -> Vec<String> {
+    use oauth2::TokenResponse as _;
+    let Ok(saved) = Keychain::new(secrets, server).read().await else {
+        return Vec::new();
+    };
+    let mut found: Vec<String> = saved.client_secret.into_iter().collect();
+    if let Some(token) = saved.credentials.and_then(|c| c.token_response) {
+        found.push(token.access_token().secret().clone());
+        found.extend(token.refresh_token().map(|r| r.secret().clone()));
+    }
+    found
+}
+
 /// For a connection to `server`: an authorization manager holding its sign-in, when
 /// there is one (`None`: requests go without a token, and a server that wants one
 /// answers 401, which the caller reports as "sign in needed").
