@@ -43,6 +43,8 @@ pub struct Workbench {
     ollama: std::sync::RwLock<PullQueue>,
     /// Runs in flight, by trace id: their thread and what cancels them.
     runs: Mutex<HashMap<String, (String, CancellationToken)>>,
+    /// MCP sign-ins waiting for the browser, by server: what cancels them.
+    sign_ins: Mutex<HashMap<String, CancellationToken>>,
 }
 
 /// Keeps the pulls still to finish in the app's settings as they change (the latest
@@ -124,6 +126,7 @@ impl Workbench {
             knowledge_files,
             ollama: std::sync::RwLock::new(pulls),
             runs: Mutex::new(HashMap::new()),
+            sign_ins: Mutex::new(HashMap::new()),
         })
     }
 
@@ -284,5 +287,38 @@ impl Workbench {
                 }
             }
         });
+    }
+}
+
+/// MCP sign-ins under way.
+impl Workbench {
+    /// What cancels a new sign-in to `server` (one under way for it is cancelled).
+    pub fn begin_sign_in(&self, server: &str) -> CancellationToken {
+        let cancel = CancellationToken::new();
+        let mut sign_ins = self.sign_ins.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(earlier) = sign_ins.insert(server.to_owned(), cancel.clone()) {
+            earlier.cancel();
+        }
+        cancel
+    }
+
+    /// The sign-in to `server` ended.
+    pub fn end_sign_in(&self, server: &str) {
+        self.sign_ins
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(server);
+    }
+
+    /// Stop waiting for the browser of the sign-in to `server`, if one is under way.
+    pub fn cancel_sign_in(&self, server: &str) {
+        if let Some(cancel) = self
+            .sign_ins
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(server)
+        {
+            cancel.cancel();
+        }
     }
 }

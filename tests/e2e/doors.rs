@@ -167,6 +167,12 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["list_mcp_tools", { "name": 5 }],
         ["import_mcp_servers", { "json": "not json" }],
         ["import_mcp_servers", { "json": "{\"mcpServers\": 5}" }],
+        ["save_mcp_server", { "config": { "name": "web", "transport": { "type": "http", "url": "http://127.0.0.1:9/mcp" }, "oauth": { "clientSecret": true } } }],
+        ["save_mcp_server", { "config": { "name": "web", "transport": { "type": "http", "url": "http://127.0.0.1:9/mcp" }, "oauth": { "clientMetadataUrl": "http://x/doc.json" } } }],
+        ["sign_in_mcp_server", { "name": "no-such-server" }],
+        ["sign_in_mcp_server", {}],
+        ["cancel_mcp_sign_in", { "name": 5 }],
+        ["sign_out_mcp_server", { "name": "no-such-server" }],
     ]);
     let ghost = json!({ "id": "e".repeat(64), "name": "ghost.png", "mime": "image/png", "size": 3,
         "kind": { "type": "image", "width": 1, "height": 1 } });

@@ -10,5 +10,6 @@ mod long;
 mod models;
 mod secrets;
 mod shell;
+mod signin;
 mod tools;
 mod trace;

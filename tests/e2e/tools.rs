@@ -33,15 +33,18 @@ async fn paste_everything(app: &AppSession, mark: &str) {
         .await;
 }
 
-/// A new thread on the fake Ollama at `url` that may use `tool`, settings closed again.
-async fn thread_with_tool(app: &AppSession, url: &str, tool: &str) {
+/// A new thread on the fake Ollama at `url` that may use `tool` (an MCP server's),
+/// settings closed again.
+pub(crate) async fn thread_with_tool(app: &AppSession, url: &str, tool: &str) {
     app.click("#new-thread").await;
     app.click("#settings-button").await;
     app.type_into("#base-url-input", url).await;
     app.select("#provider-select", "ollama").await;
     app.type_into("#model-input", art_testkit::fake::scripts::MODEL)
         .await;
-    app.wait_for(".tool-group[data-group=\"everything\"]").await;
+    let server = art_types::mcp::server_of(tool).expect("an MCP tool's name");
+    app.wait_for(&format!(".tool-group[data-group=\"{server}\"]"))
+        .await;
     let checkbox = format!("#tool-list input[data-tool=\"{tool}\"]");
     app.click(&checkbox).await;
     app.wait_for(&format!("{checkbox}:checked")).await;

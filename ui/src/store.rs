@@ -41,6 +41,9 @@ pub struct Store {
     pub dropped: RwSignal<Option<Picked>>,
     /// Where the background indexer of the knowledge collections is.
     pub indexing: RwSignal<IndexProgress>,
+    /// The authorization page of the MCP sign-in under way (its address, for when no
+    /// browser opened).
+    pub sign_in_page: RwSignal<Option<art_types::mcp::McpSignInPage>>,
 }
 
 impl Store {
@@ -57,6 +60,7 @@ impl Store {
             export_progress: RwSignal::new(None),
             dropped: RwSignal::new(None),
             indexing: RwSignal::new(IndexProgress::default()),
+            sign_in_page: RwSignal::new(None),
         }
     }
 
@@ -214,6 +218,11 @@ impl Store {
         ipc::listen(events::KNOWLEDGE, move |progress: IndexProgress| {
             self.indexing.set(progress)
         })
+        .await?;
+        ipc::listen(
+            events::MCP_SIGN_IN,
+            move |page: art_types::mcp::McpSignInPage| self.sign_in_page.set(Some(page)),
+        )
         .await
     }
 }

@@ -290,6 +290,13 @@ impl Session {
             }
         }
         self.apply(&mut command);
+        // Its "browser" (a sign-in's authorization page) follows the page's redirects
+        // back to the app, as a browser does once the user approves: the test
+        // authorization servers approve at once. No real browser opens.
+        command.env(
+            "BROWSER",
+            cmd::target_dir().join("mcp-servers").join("browser.sh"),
+        );
         if debug_logs {
             command.env("ART_WORKBENCH_LOG", "debug");
         }

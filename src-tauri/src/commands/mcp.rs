@@ -8,11 +8,12 @@ use art::secrets::Secret;
 use art::tools::mcp::McpError;
 use art_types::IpcError;
 use art_types::commands::{
-    ImportMcpServers, ListMcpServers, ListMcpTools, RemoveMcpServer, RestartMcpServer,
-    SaveMcpServer,
+    CancelMcpSignIn, ImportMcpServers, ListMcpServers, ListMcpTools, RemoveMcpServer,
+    RestartMcpServer, SaveMcpServer, SignInMcpServer, SignOutMcpServer,
 };
-use art_types::mcp::{McpImportReport, McpServerStatus, McpToolInfo};
-use tauri::AppHandle;
+use art_types::events;
+use art_types::mcp::{McpImportReport, McpServerStatus, McpSignInPage, McpToolInfo};
+use tauri::{AppHandle, Emitter};
 
 use super::{Handler, workbench};
 use crate::error::{mcp_error, require};
@@ -31,6 +32,7 @@ impl Handler for SaveMcpServer {
             config,
             header_values,
             previous_name,
+            client_secret,
         } = self;
         let wb = workbench(&app)?;
         let values: BTreeMap<String, Secret> = header_values
@@ -51,6 +53,17 @@ impl Handler for SaveMcpServer {
         }
         let renamed = previous_name.filter(|old| *old != config.name);
         store.save(&config, &values).await.map_err(mcp_error)?;
+        if !config.oauth.client_secret {
+            store
+                .set_client_secret(&config.name, None)
+                .await
+                .map_err(mcp_error)?;
+        } else if let Some(secret) = client_secret {
+            store
+                .set_client_secret(&config.name, Some(Secret::new(secret)))
+                .await
+                .map_err(mcp_error)?;
+        }
         if let Some(old) = renamed {
             wb.art.mcp.forget(&old).await;
             store.remove(&old).await.map_err(mcp_error)?;
@@ -106,5 +119,56 @@ impl Handler for ImportMcpServers {
         let added: Vec<&str> = report.added.iter().map(String::as_str).collect();
         wb.art.mcp.start_many(&added).await;
         Ok(report)
+    }
+}
+
+/// The browser opened on the authorization page (its address sent to the page too), the
+/// wait, the server restarted with the sign-in. One sign-in per server at a time: a
+/// second one cancels the first.
+impl Handler for SignInMcpServer {
+    async fn handle(self, app: AppHandle) -> Result<McpServerStatus, IpcError> {
+        let wb = workbench(&app)?;
+        let cancel = wb.begin_sign_in(&self.name);
+        let server = self.name.clone();
+        let show = |address: &str| {
+            let page = McpSignInPage {
+                server,
+                address: address.to_owned(),
+                no_browser: art::tools::mcp::oauth::open_in_browser(address).err(),
+            };
+            if let Err(e) = app.emit(events::MCP_SIGN_IN, &page) {
+                tracing::warn!("cannot show the sign-in page's address: {e}");
+            }
+        };
+        let signed = wb
+            .art
+            .mcp
+            .sign_in(
+                &self.name,
+                show,
+                art::tools::mcp::oauth::SIGN_IN_WAIT,
+                cancel,
+            )
+            .await;
+        wb.end_sign_in(&self.name);
+        signed.map_err(mcp_error)
+    }
+}
+
+impl Handler for CancelMcpSignIn {
+    async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
+        workbench(&app)?.cancel_sign_in(&self.name);
+        Ok(())
+    }
+}
+
+impl Handler for SignOutMcpServer {
+    async fn handle(self, app: AppHandle) -> Result<McpServerStatus, IpcError> {
+        workbench(&app)?
+            .art
+            .mcp
+            .sign_out(&self.name)
+            .await
+            .map_err(mcp_error)
     }
 }

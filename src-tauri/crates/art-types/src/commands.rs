@@ -15,6 +15,7 @@ mod attachments;
 mod defaults;
 mod knowledge;
 mod models;
+mod signin;
 
 pub use attachments::{AttachBytes, AttachmentContent, PickAttachments, Picked, ReadAttachment};
 pub use defaults::{ChooseModel, GetAppSettings, SetNewThreadDefaults};
@@ -28,6 +29,7 @@ pub use models::{
     CancelPull, DeleteModel, DismissPulls, ListLocalModels, ModelPulls, OllamaAddress, PullModel,
     UnloadModel,
 };
+pub use signin::{CancelMcpSignIn, SignInMcpServer, SignOutMcpServer};
 
 use crate::knowledge::{
     Added, AddedAttached, Collection, Document, IndexProgress, Passages, Searched,
@@ -92,6 +94,9 @@ macro_rules! for_each_command {
             $crate::commands::RestartMcpServer,
             $crate::commands::ListMcpTools,
             $crate::commands::ImportMcpServers,
+            $crate::commands::SignInMcpServer,
+            $crate::commands::CancelMcpSignIn,
+            $crate::commands::SignOutMcpServer,
             $crate::commands::GetUsage,
             $crate::commands::GetThreadUsage,
             $crate::commands::ListPrices,
@@ -193,6 +198,9 @@ commands! {
     RestartMcpServer = "restart_mcp_server" -> McpServerStatus;
     ListMcpTools = "list_mcp_tools" -> Vec<McpToolInfo>;
     ImportMcpServers = "import_mcp_servers" -> McpImportReport;
+    SignInMcpServer = "sign_in_mcp_server" -> McpServerStatus;
+    CancelMcpSignIn = "cancel_mcp_sign_in" -> ();
+    SignOutMcpServer = "sign_out_mcp_server" -> McpServerStatus;
     GetUsage = "get_usage" -> UsageReport;
     GetThreadUsage = "get_thread_usage" -> UsageTotals;
     ListPrices = "list_prices" -> Vec<ModelPrice>;
@@ -564,6 +572,11 @@ pub struct SaveMcpServer {
     /// The name it had, when renamed (the old one is removed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous_name: Option<String>,
+    /// A new client secret for signing in (with `config.oauth.client_id`; a secret:
+    /// kept in the OS keychain, never sent back). Without one, a secret already kept
+    /// stays while `config.oauth.client_secret` says there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
 }
 
 /// Stop an MCP server and remove it (with its header values).

@@ -28,6 +28,9 @@ pub const ATTACHED: &str = "art://attached";
 /// or collections changed; payload [`IndexProgress`](crate::knowledge::IndexProgress)
 /// (at most ten a second; the page reloads what it shows).
 pub const KNOWLEDGE: &str = "art://knowledge";
+/// A sign-in to an MCP server opened its authorization page (or could not open a
+/// browser); payload [`McpSignInPage`](crate::mcp::McpSignInPage).
+pub const MCP_SIGN_IN: &str = "art://mcp-sign-in";
 
 /// Consecutive stream events of one run (at most one batch per run per frame).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

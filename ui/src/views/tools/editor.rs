@@ -7,6 +7,7 @@ use art_types::mcp::{McpServerStatus, McpToolInfo, McpTransportKind};
 use leptos::prelude::*;
 
 use super::form::Form;
+use super::signin::SignInPanel;
 use super::state::ServerState;
 use crate::components::error_card::{FormProblem, problem_at};
 
@@ -49,6 +50,7 @@ pub fn ServerEditor(
     on_save: Callback<()>,
     on_test: Callback<()>,
     on_remove: Callback<()>,
+    on_signed: Callback<McpServerStatus>,
 ) -> impl IntoView {
     let text_field =
         move |id, label, get, set, rows| text_field(form, problem, id, label, get, set, rows);
@@ -75,6 +77,23 @@ pub fn ServerEditor(
             }>
                 {text_field("url", "URL", |f| f.url.clone(), |f, v| f.url = v, 1)}
                 {text_field("headers", "Headers (Name: value per line; values go to the keychain)", |f| f.headers.clone(), |f, v| f.headers = v, 2)}
+                <span class="label">"Sign-in"</span>
+                <details id="mcp-oauth-settings">
+                    <summary class="muted small">"Most servers need nothing here: the app finds where to sign in and registers itself."</summary>
+                    <div class="form-grid">
+                        {text_field("clientId", "Client id (given to you by the server's owner)", |f| f.client_id.clone(), |f, v| f.client_id = v, 1)}
+                        <label for="clientSecret">"Client secret (goes to the keychain)"</label>
+                        <div>
+                            <input id="clientSecret" type="password" autocomplete="off"
+                                placeholder=move || if form.with(|f| f.has_client_secret) { "kept — type to replace" } else { "" }
+                                prop:value=move || form.with(|f| f.client_secret.clone())
+                                on:input=move |ev| form.update(|f| f.client_secret = event_target_value(&ev)) />
+                        </div>
+                        {text_field("scopes", "Scopes (space-separated; default: what the server asks)", |f| f.scopes.clone(), |f, v| f.scopes = v, 1)}
+                        {text_field("clientMetadataUrl", "Client ID Metadata Document (https address)", |f| f.metadata_url.clone(), |f, v| f.metadata_url = v, 1)}
+                    </div>
+                    {problem_at(problem, "oauth")}
+                </details>
             </Show>
             {text_field("timeoutSecs", "Call timeout (s)", |f| f.timeout.clone(), |f, v| f.timeout = v, 1)}
             {text_field("resultLimit", "Result limit (characters for the model)", |f| f.limit.clone(), |f, v| f.limit = v, 1)}
@@ -111,6 +130,7 @@ pub fn ServerEditor(
             {problem_at(problem, "form")}
             {problem_at(problem, "headers")}
         </div>
+        <SignInPanel current problem on_done=on_signed />
         {move || current.get().map(|status| view! { <ServerState status=status tools=tools /> })}
     }
 }

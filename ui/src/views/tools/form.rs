@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use art_types::approval::ToolPolicy;
 use art_types::mcp::{
-    DEFAULT_CALL_TIMEOUT_SECS, DEFAULT_RESULT_LIMIT, McpServerConfig, McpTransport,
+    DEFAULT_CALL_TIMEOUT_SECS, DEFAULT_RESULT_LIMIT, McpOAuth, McpServerConfig, McpTransport,
     McpTransportKind, is_secret_name,
 };
 
@@ -36,7 +36,20 @@ pub struct Form {
     pub enabled: bool,
     /// What happens before one of its tools runs, unless a thread says otherwise.
     pub policy: ToolPolicy,
+    /// HTTP sign-in: a client id given by the authorization server.
+    pub client_id: String,
+    /// HTTP sign-in: a new client secret (empty keeps the stored one).
+    pub client_secret: String,
+    /// HTTP sign-in: whether a client secret is stored.
+    pub has_client_secret: bool,
+    /// HTTP sign-in: scopes to ask for, separated by spaces.
+    pub scopes: String,
+    /// HTTP sign-in: a Client ID Metadata Document's address.
+    pub metadata_url: String,
 }
+
+/// What the form saves: the configuration, new header values, a new client secret.
+pub type Request = (McpServerConfig, BTreeMap<String, String>, Option<String>);
 
 impl Default for Form {
     fn default() -> Self {
@@ -53,6 +66,11 @@ impl Default for Form {
             limit: DEFAULT_RESULT_LIMIT.to_string(),
             enabled: true,
             policy: ToolPolicy::Ask,
+            client_id: String::new(),
+            client_secret: String::new(),
+            has_client_secret: false,
+            scopes: String::new(),
+            metadata_url: String::new(),
         }
     }
 }
@@ -95,15 +113,19 @@ impl Form {
                 form.transport = McpTransportKind::Http;
                 form.url = url.clone();
                 form.headers = headers.join("\n");
+                let oauth = &config.oauth;
+                form.client_id = oauth.client_id.clone().unwrap_or_default();
+                form.has_client_secret = oauth.client_secret;
+                form.scopes = oauth.scopes.join(" ");
+                form.metadata_url = oauth.client_metadata_url.clone().unwrap_or_default();
             }
         }
         form
     }
 
-    /// The configuration and the new header values, or the field that is wrong.
-    pub fn to_request(
-        &self,
-    ) -> Result<(McpServerConfig, BTreeMap<String, String>), (String, String)> {
+    /// The configuration, the new header values and a new client secret, or the field
+    /// that is wrong.
+    pub fn to_request(&self) -> Result<Request, (String, String)> {
         let number = |text: &str, field: &str| {
             text.trim()
                 .parse::<u32>()
@@ -152,7 +174,26 @@ impl Form {
         config.timeout_secs = number(&self.timeout, "timeoutSecs")?;
         config.result_limit = number(&self.limit, "resultLimit")?;
         config.tool_policy = self.policy;
-        Ok((config, values))
+        let mut secret = None;
+        if self.transport == McpTransportKind::Http {
+            let client_id = Some(self.client_id.trim().to_owned()).filter(|c| !c.is_empty());
+            let typed = Some(self.client_secret.trim().to_owned()).filter(|c| !c.is_empty());
+            if typed.is_some() && client_id.is_none() {
+                return Err((
+                    "oauth".to_owned(),
+                    "a client secret needs the client id it was issued with".to_owned(),
+                ));
+            }
+            config.oauth = McpOAuth {
+                client_secret: client_id.is_some() && (typed.is_some() || self.has_client_secret),
+                client_id,
+                scopes: self.scopes.split_whitespace().map(str::to_owned).collect(),
+                client_metadata_url: Some(self.metadata_url.trim().to_owned())
+                    .filter(|u| !u.is_empty()),
+            };
+            secret = typed;
+        }
+        Ok((config, values, secret))
     }
 }
 
@@ -169,7 +210,7 @@ mod tests {
             env: "TZ=UTC\nEMPTY=".into(),
             ..Form::default()
         };
-        let (config, values) = form.to_request().unwrap();
+        let (config, values, _) = form.to_request().unwrap();
         assert!(values.is_empty());
         let McpTransport::Stdio { args, env, cwd, .. } = &config.transport else {
             panic!()
@@ -189,7 +230,7 @@ mod tests {
             headers: "Authorization: Bearer abc:def\nX-Kept".into(),
             ..Form::default()
         };
-        let (config, values) = form.to_request().unwrap();
+        let (config, values, _) = form.to_request().unwrap();
         assert_eq!(values["Authorization"], "Bearer abc:def");
         assert!(!values.contains_key("X-Kept"));
         let shown = Form::from_config(&config);
@@ -216,6 +257,36 @@ mod tests {
         let form = Form::from_config(&config);
         assert_eq!(form.env, "TZ=UTC\nGITHUB_TOKEN");
         assert_eq!(form.to_request().unwrap().0, config);
+    }
+
+    #[test]
+    fn sign_in_settings_travel_with_the_secret_apart() {
+        let form = Form {
+            name: "gh".into(),
+            transport: McpTransportKind::Http,
+            url: "https://h/mcp".into(),
+            client_id: " app-123 ".into(),
+            client_secret: "s3cret".into(),
+            scopes: "repo  read:user".into(),
+            ..Form::default()
+        };
+        let (config, _, secret) = form.to_request().unwrap();
+        assert_eq!(secret.as_deref(), Some("s3cret"));
+        assert_eq!(config.oauth.client_id.as_deref(), Some("app-123"));
+        assert!(config.oauth.client_secret);
+        assert_eq!(config.oauth.scopes, ["repo", "read:user"]);
+        // Shown again: the secret's value is not, and saving keeps it.
+        let shown = Form::from_config(&config);
+        assert!(shown.client_secret.is_empty() && shown.has_client_secret);
+        let (again, _, secret) = shown.to_request().unwrap();
+        assert_eq!(secret, None);
+        assert_eq!(again.oauth, config.oauth);
+        // A secret without a client id is refused, naming the field.
+        let lone = Form {
+            client_id: String::new(),
+            ..form
+        };
+        assert_eq!(lone.to_request().unwrap_err().0, "oauth");
     }
 
     #[test]

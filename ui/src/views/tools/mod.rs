@@ -4,11 +4,12 @@
 //! and its tools with their descriptions and schemas. Everything a server says is shown
 //! as text. Here the page's state and what its buttons do, and the list of servers;
 //! `editor` the form of one server, `paste` the JSON import, `state` how a server is
-//! shown, `form` the form's model.
+//! shown, `signin` signing in to one that asks, `form` the form's model.
 
 mod editor;
 mod form;
 mod paste;
+mod signin;
 mod state;
 
 use art_types::IpcError;
@@ -93,7 +94,7 @@ pub fn Tools() -> impl IntoView {
     };
     let save = move |_| {
         let request = form.with_untracked(Form::to_request);
-        let (config, header_values) = match request {
+        let (config, header_values, client_secret) = match request {
             Ok(request) => request,
             Err((field, message)) => return problem.set(Some(local_problem(field, message))),
         };
@@ -105,6 +106,7 @@ pub fn Tools() -> impl IntoView {
                 config,
                 header_values,
                 previous_name,
+                client_secret,
             })
             .await
             {
@@ -194,7 +196,7 @@ pub fn Tools() -> impl IntoView {
                     <Show when=move || pasting.get() fallback=move || view! {
                         <ServerEditor form problem open busy confirm tools current
                             on_save=Callback::new(save) on_test=Callback::new(test)
-                            on_remove=Callback::new(remove) />
+                            on_remove=Callback::new(remove) on_signed=Callback::new(settle) />
                     }>
                         <PasteJson json problem busy report on_import=Callback::new(import) />
                     </Show>

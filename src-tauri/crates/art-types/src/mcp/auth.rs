@@ -92,6 +92,20 @@ pub struct McpAccount {
     pub more_scope: Option<String>,
 }
 
+/// The authorization page of a sign-in under way, as the Tools page shows it while
+/// waiting (the address to open by hand when no browser opened).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpSignInPage {
+    /// The server being signed in to.
+    pub server: String,
+    /// The authorization page's address.
+    pub address: String,
+    /// Why no browser opened, when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_browser: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 mod auth;
 
-pub use auth::{McpAccount, McpOAuth};
+pub use auth::{McpAccount, McpOAuth, McpSignInPage};
 
 /// Separator between a server's name and its tool's name in a namespaced tool name.
 pub const TOOL_SEPARATOR: &str = "__";
