@@ -54,6 +54,26 @@ pub fn command(tools: &Tools, profile: Profile) -> Result<Command, String> {
     Ok(tauri)
 }
 
+/// The Tauri CLI packaging the app already built with `profile` (`tauri bundle`: no
+/// compilation). What the test run installs: the very binary its tests ran. (`tauri
+/// build` would compile the app again, alone and with the CLI's own features — for
+/// cargo another feature set for most of the tree, so a second copy of it: 25 minutes
+/// and several GB of a cold run.)
+pub fn package_built(tools: &Tools, profile: Profile) -> Result<Command, String> {
+    let cli = tools
+        .tauri_cli
+        .as_ref()
+        .ok_or("the Tauri CLI was not set up")?;
+    let mut tauri = Command::new(cli);
+    tauri
+        .args(["bundle", "--bundles", "deb", "--ci"])
+        .current_dir(cmd::root().join("src-tauri"));
+    if profile == Profile::Debug {
+        tauri.arg("--debug");
+    }
+    Ok(tauri)
+}
+
 /// The newest `.deb` the last build with `profile` made.
 pub fn newest(profile: Profile) -> Result<PathBuf, String> {
     let dir = cmd::target_dir().join(profile.dir()).join("bundle/deb");

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 mod auth;
+pub mod elicit;
 
 pub use auth::{McpAccount, McpOAuth, McpSignInPage};
 

@@ -12,8 +12,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use art_types::mcp::{McpServerConfig, McpTransport};
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::ErrorData;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    FormElicitationCapability, Implementation, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -21,6 +25,7 @@ use tokio::process::{ChildStderr, Command};
 use tokio::sync::Notify;
 
 use super::McpError;
+use super::elicit::Elicitor;
 use super::stdout::{Watch, Watched};
 use super::store::ServerSecrets;
 use super::tasks::TaskTools;
@@ -65,10 +70,14 @@ impl StderrTail {
     }
 }
 
-/// The client side of the session: says who we are, and wakes the manager when the
-/// server's tools change.
+/// The client side of the session: says who we are, wakes the manager when the
+/// server's tools change, and has the server's questions asked (elicitation).
 pub(crate) struct Client {
     tools_changed: Arc<Notify>,
+    /// The server's name.
+    server: String,
+    /// Who asks the user a server's question, if anyone can.
+    elicitor: Option<Arc<dyn Elicitor>>,
 }
 
 impl ClientHandler for Client {
@@ -80,6 +89,14 @@ impl ClientHandler for Client {
         std::future::ready(())
     }
 
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(super::elicit::answer(&self.server, self.elicitor.as_ref(), request).await)
+    }
+
     fn get_info(&self) -> ClientConfig {
         let mut me = Implementation::default();
         "art-workbench".clone_into(&mut me.name);
@@ -87,7 +104,15 @@ impl ClientHandler for Client {
         env!("CARGO_PKG_VERSION").clone_into(&mut me.version);
         // The newest revision that still has `initialize` (the latest has none, so
         // naming it in one is a contradiction servers refuse).
-        ClientConfig::new(ClientCapabilities::default(), me)
+        // Questions are asked when someone can answer them (form mode; a question
+        // answered on a web page is not offered).
+        let mut capabilities = ClientCapabilities::default();
+        if self.elicitor.is_some() {
+            capabilities.elicitation = Some(
+                ElicitationCapability::new().with_form(FormElicitationCapability::default()),
+            );
+        }
+        ClientConfig::new(capabilities, me)
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 }
@@ -113,10 +138,13 @@ impl Connection {
         secrets: ServerSecrets,
         handshake: Duration,
         stderr: StderrTail,
+        elicitor: Option<Arc<dyn Elicitor>>,
     ) -> Result<Self, McpError> {
         let tools_changed = Arc::new(Notify::new());
         let client = Client {
             tools_changed: Arc::clone(&tools_changed),
+            server: config.name.clone(),
+            elicitor,
         };
         let tasks = TaskTools::default();
         let (service, tree) = match &config.transport {

@@ -17,6 +17,7 @@ use super::connection::{Connection, HANDSHAKE_TIMEOUT, StderrTail};
 use super::store::McpStore;
 use super::tasks::TaskTools;
 use super::tool::McpTool;
+use super::elicit::Elicitor;
 use super::{McpError, oauth};
 use crate::tools::{ToolError, ToolRegistry};
 use tokio_util::sync::CancellationToken;
@@ -42,6 +43,7 @@ pub struct McpManager {
     running: Mutex<HashMap<String, Running>>,
     known: Arc<Mutex<HashMap<String, Known>>>,
     handshake: Duration,
+    elicitor: std::sync::RwLock<Option<Arc<dyn Elicitor>>>,
 }
 
 impl McpManager {
@@ -53,7 +55,14 @@ impl McpManager {
             running: Mutex::new(HashMap::new()),
             known: Arc::new(Mutex::new(HashMap::new())),
             handshake: HANDSHAKE_TIMEOUT,
+            elicitor: std::sync::RwLock::new(None),
         }
+    }
+
+    /// Have servers started from now on ask the user their questions through
+    /// `elicitor` (without one, every question is declined).
+    pub fn set_elicitor(&self, elicitor: Arc<dyn Elicitor>) {
+        *self.elicitor.write().unwrap_or_else(|p| p.into_inner()) = Some(elicitor);
     }
 
     /// Wait at most `limit` for a server's handshake and tool list (default 30 s).
@@ -185,7 +194,12 @@ impl McpManager {
                 Some(oauth::scope_keeper(self.store.secrets(), &config.name, url));
         }
         let stderr = StderrTail::default();
-        let connection = Connection::open(config, secrets, self.handshake, stderr.clone())
+        let elicitor = self
+            .elicitor
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let connection = Connection::open(config, secrets, self.handshake, stderr.clone(), elicitor)
             .await
             .map_err(|e| (e, stderr))?;
         let listed = list_and_register(

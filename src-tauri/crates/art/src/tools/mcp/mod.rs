@@ -7,6 +7,8 @@
 //!   with everything it started when the connection goes), or a streamable HTTP session
 //!   (`http`: resumption, and the SDK's transport errors in plain words); handshake,
 //!   tool list, stderr tail.
+//! - [`Elicitor`]: who asks the user a server's question mid-call (elicitation); the
+//!   client declines when no one can.
 //! - [`oauth`] signs in to a remote server that asks for it (OAuth 2.1) and keeps the
 //!   tokens in the OS keychain; `http` sends them and renews them.
 //! - [`McpTool`] is one server tool as a [`ToolExecutor`](super::ToolExecutor): called
@@ -16,6 +18,7 @@
 //!   [`ToolRegistry`](super::ToolRegistry) in step with what they offer.
 
 mod connection;
+mod elicit;
 mod errors;
 mod http;
 pub mod import;
@@ -28,6 +31,7 @@ mod tasks;
 mod tool;
 mod tree;
 
+pub use elicit::Elicitor;
 pub use errors::McpError;
 pub use manager::McpManager;
 pub use store::McpStore;
