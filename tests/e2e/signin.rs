@@ -38,11 +38,8 @@ async fn sign_in_to_a_remote_server_use_it_restart_still_signed_in_then_sign_out
     app.wait_for_text("#mcp-state-line", "Sign-in needed").await;
     app.wait_for_text("#mcp-sign-in-reason", "asks to sign in")
         .await;
-    app.wait_for_text(
-        ".server-item[data-server=\"remote\"] .server-state",
-        "Sign-in needed",
-    )
-    .await;
+    app.wait_for(".server-item[data-server=\"remote\"][data-state=\"warn\"]")
+        .await;
 
     app.click("#mcp-sign-in").await;
     app.wait_for_text("#mcp-state-line", "Ready · 1 tool").await;
@@ -52,6 +49,10 @@ async fn sign_in_to_a_remote_server_use_it_restart_still_signed_in_then_sign_out
     app.wait_for("#mcp-tool-list [data-tool=\"remote__whoami\"]")
         .await;
     app.wait_for("#mcp-sign-out").await;
+    app.run_script(
+        "document.getElementById('mcp-sign-in-panel').scrollIntoView({block: 'center'})",
+    )
+    .await;
     app.screenshot("mcp-signed-in").await;
 
     // A run uses the server's tool with the app's sign-in.

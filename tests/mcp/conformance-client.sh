@@ -42,7 +42,9 @@ case "$MCP_CONFORMANCE_SCENARIO" in
   initialize) art mcp tools "$name" ;;
   tools_call) art mcp call "$name" add_numbers '{"a": 19, "b": 23}' ;;
   sse-retry) art mcp call "$name" test_reconnection ;;
-  elicitation-*) art mcp call "$name" test_client_elicitation_defaults ;;
+  # The question is asked on standard input: empty lines keep each field's default,
+  # and send.
+  elicitation-*) yes '' | art mcp call "$name" test_client_elicitation_defaults ;;
   auth/scope-step-up|auth/scope-retry-limit)
     # Signed in for what listing needs; a call that needs more asks for it (403
     # insufficient_scope): sign in again for it, then call again.

@@ -19,6 +19,7 @@
 
 mod branches;
 mod config;
+mod elicit;
 mod export;
 mod follow;
 mod kb;
@@ -170,7 +171,14 @@ enum Command {
 fn open(data_dir: Option<PathBuf>) -> anyhow::Result<Standard> {
     let dir = DataDir::resolve_from(data_dir).context("no data directory")?;
     dir.ensure().context("cannot use the data directory")?;
-    Standard::open(&dir).with_context(|| format!("in {}", dir.root().display()))
+    let stack = Standard::open(&dir).with_context(|| format!("in {}", dir.root().display()))?;
+    // A server's question mid-call is asked on the terminal (declined at the end of
+    // standard input).
+    stack
+        .art
+        .mcp
+        .set_elicitor(std::sync::Arc::new(elicit::Terminal::default()));
+    Ok(stack)
 }
 
 async fn threads(stack: &Standard) -> anyhow::Result<()> {

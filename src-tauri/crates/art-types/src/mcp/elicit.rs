@@ -169,7 +169,10 @@ fn kind_of(field: &Value) -> Result<FieldKind, String> {
                 Err("its choices are not text".into())
             }
             None => Ok(FieldKind::Text {
-                format: field.get("format").and_then(Value::as_str).map(str::to_owned),
+                format: field
+                    .get("format")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
                 min_length: count("minLength"),
                 max_length: count("maxLength"),
             }),
@@ -201,7 +204,10 @@ pub fn check_answer(
     fields: &[ElicitField],
     values: &Map<String, Value>,
 ) -> Result<Map<String, Value>, String> {
-    if let Some(unknown) = values.keys().find(|k| !fields.iter().any(|f| &f.name == *k)) {
+    if let Some(unknown) = values
+        .keys()
+        .find(|k| !fields.iter().any(|f| &f.name == *k))
+    {
         return Err(format!("`{unknown}` was not asked"));
     }
     let mut answer = Map::new();
@@ -245,8 +251,7 @@ fn check_value(kind: &FieldKind, value: &Value) -> Result<(), String> {
             if *integer && number.fract() != 0.0 {
                 return Err("a whole number is expected".into());
             }
-            if minimum.is_some_and(|min| number < min) || maximum.is_some_and(|max| number > max)
-            {
+            if minimum.is_some_and(|min| number < min) || maximum.is_some_and(|max| number > max) {
                 return Err(format!(
                     "between {} and {}",
                     minimum.map_or("-∞".into(), |m| m.to_string()),
@@ -255,7 +260,10 @@ fn check_value(kind: &FieldKind, value: &Value) -> Result<(), String> {
             }
             Ok(())
         }
-        FieldKind::Boolean => value.as_bool().map(|_| ()).ok_or_else(|| "yes or no".into()),
+        FieldKind::Boolean => value
+            .as_bool()
+            .map(|_| ())
+            .ok_or_else(|| "yes or no".into()),
         FieldKind::Choice { options, many } => {
             let known = |v: &Value| {
                 v.as_str()
@@ -306,7 +314,10 @@ mod tests {
                 many: false
             }
         );
-        assert!(matches!(by("tags").kind, FieldKind::Choice { many: true, .. }));
+        assert!(matches!(
+            by("tags").kind,
+            FieldKind::Choice { many: true, .. }
+        ));
         let nested = json!({"type": "object", "properties": {"address": {"type": "object"}}});
         assert!(fields_of(&nested).unwrap_err().contains("address"));
         assert!(fields_of(&json!({"type": "array"})).is_err());

@@ -108,9 +108,8 @@ impl ClientHandler for Client {
         // answered on a web page is not offered).
         let mut capabilities = ClientCapabilities::default();
         if self.elicitor.is_some() {
-            capabilities.elicitation = Some(
-                ElicitationCapability::new().with_form(FormElicitationCapability::default()),
-            );
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
         }
         ClientConfig::new(capabilities, me)
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)

@@ -31,7 +31,10 @@ pub(super) async fn answer(
             message,
             requested_schema,
             ..
-        } => (message, serde_json::to_value(&requested_schema).unwrap_or_default()),
+        } => (
+            message,
+            serde_json::to_value(&requested_schema).unwrap_or_default(),
+        ),
         ElicitRequestParams::UrlElicitationParams { .. } => {
             return decline("questions answered on a web page are not supported yet");
         }

@@ -14,10 +14,10 @@ use art_types::mcp::{
 use serde_json::Value;
 
 use super::connection::{Connection, HANDSHAKE_TIMEOUT, StderrTail};
+use super::elicit::Elicitor;
 use super::store::McpStore;
 use super::tasks::TaskTools;
 use super::tool::McpTool;
-use super::elicit::Elicitor;
 use super::{McpError, oauth};
 use crate::tools::{ToolError, ToolRegistry};
 use tokio_util::sync::CancellationToken;
@@ -199,9 +199,10 @@ impl McpManager {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        let connection = Connection::open(config, secrets, self.handshake, stderr.clone(), elicitor)
-            .await
-            .map_err(|e| (e, stderr))?;
+        let connection =
+            Connection::open(config, secrets, self.handshake, stderr.clone(), elicitor)
+                .await
+                .map_err(|e| (e, stderr))?;
         let listed = list_and_register(
             &self.registry,
             config,

@@ -1,0 +1,186 @@
+//! A server's question mid-call (MCP elicitation), asked on the terminal: its message,
+//! then each field with its kind and default (an empty line keeps the default, or
+//! leaves an optional field out), then whether to send the answers. Read from standard
+//! input line by line, so answers can be piped too; at its end the question is
+//! declined. The server's words are shown as they are: untrusted text.
+
+use art::tools::mcp::Elicitor;
+use art_types::mcp::elicit::{ElicitAnswer, ElicitField, ElicitQuestion, FieldKind};
+use serde_json::{Map, Value};
+
+use crate::out::{note, noteln};
+
+/// Tries per field before the question is declined.
+const TRIES: usize = 3;
+
+/// Asks on this process's terminal (one question at a time).
+#[derive(Default)]
+pub struct Terminal {
+    one_at_a_time: tokio::sync::Mutex<()>,
+}
+
+#[async_trait::async_trait]
+impl Elicitor for Terminal {
+    async fn ask(&self, question: ElicitQuestion) -> ElicitAnswer {
+        let _turn = self.one_at_a_time.lock().await;
+        tokio::task::spawn_blocking(move || ask_on_terminal(&question))
+            .await
+            .unwrap_or(ElicitAnswer::Decline)
+    }
+}
+
+/// One line of standard input, trimmed; `None` at its end.
+fn line(prompt: &str) -> Option<String> {
+    note!("{prompt}");
+    let mut text = String::new();
+    match std::io::stdin().read_line(&mut text) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(text.trim().to_owned()),
+    }
+}
+
+fn ask_on_terminal(question: &ElicitQuestion) -> ElicitAnswer {
+    noteln!(
+        "MCP server `{}` asks: {}",
+        question.server,
+        question.message
+    );
+    let mut values = Map::new();
+    for field in &question.fields {
+        match ask_field(field) {
+            Asked::Value(value) => {
+                values.insert(field.name.clone(), value);
+            }
+            Asked::Skipped => {}
+            Asked::GaveUp => {
+                noteln!("No answer: the question is declined.");
+                return ElicitAnswer::Decline;
+            }
+        }
+    }
+    loop {
+        let Some(said) = line(&format!(
+            "Send this to `{}`? [Y]es, [n]o (decline), [c]ancel: ",
+            question.server
+        )) else {
+            return ElicitAnswer::Decline;
+        };
+        match said.to_ascii_lowercase().as_str() {
+            "" | "y" | "yes" => return ElicitAnswer::Accept(values),
+            "n" | "no" => return ElicitAnswer::Decline,
+            "c" | "cancel" => return ElicitAnswer::Cancel,
+            _ => noteln!("Answer y, n or c."),
+        }
+    }
+}
+
+enum Asked {
+    Value(Value),
+    Skipped,
+    GaveUp,
+}
+
+fn ask_field(field: &ElicitField) -> Asked {
+    let label = field.title.as_deref().unwrap_or(&field.name);
+    if let Some(help) = &field.description {
+        noteln!("  {label}: {help}");
+    }
+    if let FieldKind::Choice { options, .. } = &field.kind {
+        for (i, (value, shown)) in options.iter().enumerate() {
+            noteln!("    {}. {shown} ({value})", i + 1);
+        }
+    }
+    let hint = match &field.kind {
+        FieldKind::Text {
+            format: Some(f), ..
+        } => f.clone(),
+        FieldKind::Text { .. } => "text".into(),
+        FieldKind::Number { integer: true, .. } => "whole number".into(),
+        FieldKind::Number { .. } => "number".into(),
+        FieldKind::Boolean => "y/n".into(),
+        FieldKind::Choice { many: false, .. } => "number or value".into(),
+        FieldKind::Choice { many: true, .. } => "numbers or values, comma-separated".into(),
+    };
+    let default = field
+        .default
+        .as_ref()
+        .map(|d| format!(", default {d}"))
+        .unwrap_or_default();
+    let needed = if field.required { "" } else { ", optional" };
+    for _ in 0..TRIES {
+        let Some(said) = line(&format!("  {label} ({hint}{needed}{default}): ")) else {
+            return Asked::GaveUp;
+        };
+        if said.is_empty() {
+            match &field.default {
+                Some(default) => return Asked::Value(default.clone()),
+                None if !field.required => return Asked::Skipped,
+                None => {
+                    noteln!("  {label} is required.");
+                    continue;
+                }
+            }
+        }
+        match parse(&field.kind, &said) {
+            Some(value) => return Asked::Value(value),
+            None => noteln!("  That is not a {hint}."),
+        }
+    }
+    Asked::GaveUp
+}
+
+/// What `said` means for a field of `kind` (checked against bounds later, with the
+/// whole answer).
+fn parse(kind: &FieldKind, said: &str) -> Option<Value> {
+    match kind {
+        FieldKind::Text { .. } => Some(Value::String(said.to_owned())),
+        FieldKind::Number { integer: true, .. } => said.parse::<i64>().ok().map(Value::from),
+        FieldKind::Number { .. } => said.parse::<f64>().ok().map(Value::from),
+        FieldKind::Boolean => match said.to_ascii_lowercase().as_str() {
+            "y" | "yes" | "true" => Some(Value::Bool(true)),
+            "n" | "no" | "false" => Some(Value::Bool(false)),
+            _ => None,
+        },
+        FieldKind::Choice { options, many } => {
+            let one = |word: &str| {
+                let word = word.trim();
+                word.parse::<usize>()
+                    .ok()
+                    .and_then(|i| options.get(i.checked_sub(1)?))
+                    .or_else(|| options.iter().find(|(value, _)| value == word))
+                    .map(|(value, _)| Value::String(value.clone()))
+            };
+            if *many {
+                said.split(',')
+                    .map(one)
+                    .collect::<Option<Vec<_>>>()
+                    .map(Value::Array)
+            } else {
+                one(said)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_answers_are_read_as_their_kind() {
+        let choice = FieldKind::Choice {
+            options: vec![("r".into(), "Red".into()), ("g".into(), "Green".into())],
+            many: true,
+        };
+        assert_eq!(parse(&choice, "2, r"), Some(serde_json::json!(["g", "r"])));
+        assert_eq!(parse(&choice, "3"), None);
+        assert_eq!(parse(&FieldKind::Boolean, "Yes"), Some(Value::Bool(true)));
+        let whole = FieldKind::Number {
+            integer: true,
+            minimum: None,
+            maximum: None,
+        };
+        assert_eq!(parse(&whole, "4.5"), None);
+        assert_eq!(parse(&whole, "42"), Some(Value::from(42)));
+    }
+}
