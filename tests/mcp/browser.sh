@@ -1,7 +1,6 @@
 #!/bin/sh
-# A "browser" for sign-in tests: it opens the authorization address and follows the
-# authorization server's redirects back to the app's loopback listener, as a browser
-# does when the user approves (the test authorization servers approve at once).
-# Output goes to stderr only: the app's own output stays its own.
-exec curl --silent --show-error --location --max-redirs 5 --max-time 20 \
-  --output /dev/null "$1" >&2
+# The test session's $BROWSER (and the conformance driver's): opens the sign-in page
+# and follows its redirects back to the app — browser.mjs on the Node the test kit
+# installs beside this file. Its output goes to stderr: the app's stays its own.
+here="$(cd "$(dirname "$0")" && pwd)"
+exec "$here/node_modules/node/bin/node" "$here/browser.mjs" "$1" >&2

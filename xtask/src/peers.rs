@@ -40,6 +40,7 @@ const MCP_FILES: &[&str] = &[
     "bench_client.mjs",
     "conformance-client.sh",
     "browser.sh",
+    "browser.mjs",
 ];
 
 /// Install (or reuse) the peers; returns their folder.
