@@ -92,6 +92,9 @@ pub fn mcp_error(err: McpError) -> IpcError {
             format!("there is no MCP server named `{name}`"),
         ),
         McpError::Keychain(e) => secret_error(e),
+        sign_in @ McpError::SignIn { .. } => {
+            IpcError::new(ErrorCode::McpSignIn, sign_in.to_string())
+        }
         McpError::Storage(e) => storage_error(e),
         other => IpcError::new(ErrorCode::Internal, other.to_string()),
     }

@@ -62,6 +62,10 @@ impl Failure {
             ErrorCode::Attachment => ("The file was not attached", None),
             ErrorCode::Knowledge => ("The knowledge request was refused", None),
             ErrorCode::Models => ("Ollama could not do that", None),
+            ErrorCode::McpSignIn => (
+                "The sign-in did not complete",
+                Some("Nothing was kept from it; sign in again when ready."),
+            ),
             ErrorCode::IpcFailure | ErrorCode::Internal => (
                 "Something went wrong inside the app",
                 Some(

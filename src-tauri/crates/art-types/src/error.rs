@@ -34,6 +34,10 @@ pub enum ErrorCode {
     /// A request about local models failed; `details` is the
     /// [`ModelsProblem`](crate::models::ModelsProblem).
     Models,
+    /// Signing in to an MCP server did not complete (denied, cancelled, the browser
+    /// did not come back, the authorization server refused or could not be reached);
+    /// the message says which and what to do. Nothing was kept from it.
+    McpSignIn,
     /// Anything else; `details` carries what is known.
     Internal,
 }
@@ -52,6 +56,7 @@ impl ErrorCode {
         Self::Attachment,
         Self::Knowledge,
         Self::Models,
+        Self::McpSignIn,
         Self::Internal,
     ];
 
@@ -69,6 +74,7 @@ impl ErrorCode {
             Self::Attachment => "ATTACHMENT",
             Self::Knowledge => "KNOWLEDGE",
             Self::Models => "MODELS",
+            Self::McpSignIn => "MCP_SIGN_IN",
             Self::Internal => "INTERNAL",
         }
     }
@@ -153,13 +159,14 @@ mod tests {
                 | ErrorCode::Attachment
                 | ErrorCode::Knowledge
                 | ErrorCode::Models
+                | ErrorCode::McpSignIn
                 | ErrorCode::Internal => {}
             }
             let wire = serde_json::to_value(code).unwrap();
             assert_eq!(wire, serde_json::Value::String(code.as_str().to_owned()));
             assert_eq!(serde_json::from_value::<ErrorCode>(wire).unwrap(), code);
         }
-        assert_eq!(ErrorCode::ALL.len(), 12);
+        assert_eq!(ErrorCode::ALL.len(), 13);
     }
 
     #[test]

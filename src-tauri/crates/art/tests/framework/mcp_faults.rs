@@ -291,6 +291,7 @@ async fn http_state(reply: Option<Reply>, handshake_secs: u64) -> McpServerState
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_errors_say_the_status_and_what_to_check() {
+    // A bare 401 (no challenge: no way to sign in) says the status and the token.
     let denied = http_state(Some(Reply::error(401, r#"{"error":"unauthorized"}"#)), 5).await;
     let (reason, hint) = failed(&denied);
     assert!(reason.starts_with("401 from http://127.0.0.1:"), "{reason}");
@@ -301,15 +302,27 @@ async fn http_errors_say_the_status_and_what_to_check() {
     assert!(hint.unwrap().contains("/mcp"));
     let broken = http_state(Some(Reply::error(500, r#"{"error":"boom"}"#)), 5).await;
     assert!(failed(&broken).0.starts_with("500 from"), "{broken:?}");
-    // A 401 as the specification has it, with the challenge, reads like a bare one.
+    // A 401 as the specification has it, with the challenge: the server asks to sign in.
     let challenged = Reply::error(401, r#"{"error":"invalid_token"}"#).header(
         "WWW-Authenticate",
         r#"Bearer resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource""#,
     );
     let challenged = http_state(Some(challenged), 5).await;
-    let (reason, hint) = failed(&challenged);
-    assert!(reason.starts_with("401 from http://127.0.0.1:"), "{reason}");
-    assert!(hint.unwrap().contains("token"));
+    assert!(
+        matches!(&challenged, McpServerState::SignInNeeded { reason, scope: None } if reason == "asks to sign in"),
+        "{challenged:?}"
+    );
+    // A 403 naming the scope it wants: more access, that scope kept for the sign-in.
+    let more = Reply::error(403, r#"{"error":"insufficient_scope"}"#).header(
+        "WWW-Authenticate",
+        r#"Bearer error="insufficient_scope", scope="files:write""#,
+    );
+    let more = http_state(Some(more), 5).await;
+    assert!(
+        matches!(&more, McpServerState::SignInNeeded { reason, scope: Some(scope) }
+            if reason.contains("more access") && scope == "files:write"),
+        "{more:?}"
+    );
     // Nothing listening: what happened and what to check, no SDK type names.
     let closed = {
         let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -139,6 +139,16 @@ impl McpManager {
             Err((error, stderr)) => {
                 tracing::warn!(server = %name, "MCP server failed to start: {error}");
                 let state = match &error {
+                    // A server given a token in its headers that answers 401 refused
+                    // that token (or wants a sign-in instead): both are said.
+                    McpError::SignInNeeded { scope: None, .. } if matches!(&config.transport, McpTransport::Http { headers, .. } if !headers.is_empty()) => {
+                        McpServerState::SignInNeeded {
+                            reason: "refused the credentials in its headers (check them), or \
+                                     asks to sign in instead"
+                                .into(),
+                            scope: None,
+                        }
+                    }
                     McpError::SignInNeeded { reason, scope, .. } => McpServerState::SignInNeeded {
                         reason: reason.clone(),
                         scope: scope.clone(),
