@@ -53,12 +53,8 @@ impl Handler for SaveMcpServer {
         }
         let renamed = previous_name.filter(|old| *old != config.name);
         store.save(&config, &values).await.map_err(mcp_error)?;
-        if !config.oauth.client_secret {
-            store
-                .set_client_secret(&config.name, None)
-                .await
-                .map_err(mcp_error)?;
-        } else if let Some(secret) = client_secret {
+        // (A secret no longer wanted leaves with the setting, in `save`.)
+        if let Some(secret) = client_secret.filter(|_| config.oauth.client_secret) {
             store
                 .set_client_secret(&config.name, Some(Secret::new(secret)))
                 .await

@@ -160,9 +160,11 @@ async fn dispatch(stack: &Standard, command: Command) -> anyhow::Result<ExitCode
             if let Err(e) = mcp.store().save(&config, &headers).await {
                 return Err(without_keychain(&config, e));
             }
-            mcp.store()
-                .set_client_secret(&config.name, client_secret)
-                .await?;
+            if client_secret.is_some() {
+                mcp.store()
+                    .set_client_secret(&config.name, client_secret)
+                    .await?;
+            }
             sayln!("Saved {}.", config.name);
             if !config.enabled {
                 return Ok(ExitCode::SUCCESS);

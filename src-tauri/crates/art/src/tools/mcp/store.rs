@@ -145,9 +145,9 @@ impl McpStore {
                 format!("{name} has a value but is not listed"),
             ));
         }
-        let old = match self.get(&config.name).await {
-            Ok(old) => Some(old.transport),
-            Err(McpError::UnknownServer(_)) => None,
+        let (old, had_client_secret) = match self.get(&config.name).await {
+            Ok(old) => (Some(old.transport), old.oauth.client_secret),
+            Err(McpError::UnknownServer(_)) => (None, false),
             Err(e) => return Err(e),
         };
         let mut changes: Vec<(String, Option<Secret>)> = header_values
@@ -191,6 +191,10 @@ impl McpStore {
                         .map(|gone| (env_account(&config.name, gone), None)),
                 );
             }
+        }
+        // A client secret no longer wanted leaves the keychain with the setting.
+        if had_client_secret && !config.oauth.client_secret {
+            changes.push((oauth::client_secret_account(&config.name), None));
         }
         self.keychain(changes).await?;
         let record = Record {
@@ -285,7 +289,9 @@ impl McpStore {
     }
 
     /// Keep (`Some`) or forget (`None`) the client secret the user gave for `name`'s
-    /// sign-in (its settings say whether there is one: [`art_types::mcp::McpOAuth::client_secret`]).
+    /// sign-in (its settings say whether there is one:
+    /// [`art_types::mcp::McpOAuth::client_secret`]; saving settings without one forgets
+    /// it too).
     pub async fn set_client_secret(
         &self,
         name: &str,
