@@ -36,21 +36,8 @@ pub fn build(profile: Profile) -> Result<PathBuf, String> {
 
 /// The Tauri CLI's build of the `.deb`, for a UI already built (`ui/dist`).
 pub fn command(tools: &Tools, profile: Profile) -> Result<Command, String> {
-    let cli = tools
-        .tauri_cli
-        .as_ref()
-        .ok_or("the Tauri CLI was not set up")?;
-    let mut tauri = Command::new(cli);
-    tauri
-        .args(["build", "--bundles", "deb", "--ci"])
-        .current_dir(cmd::root().join("src-tauri"));
+    let mut tauri = tauri_deb(tools, "build", profile)?;
     cmd::ci_build_settings(&mut tauri);
-    match profile {
-        Profile::Debug => {
-            tauri.arg("--debug");
-        }
-        Profile::Release => {}
-    }
     Ok(tauri)
 }
 
@@ -60,13 +47,18 @@ pub fn command(tools: &Tools, profile: Profile) -> Result<Command, String> {
 /// cargo another feature set for most of the tree, so a second copy of it: 25 minutes
 /// and several GB of a cold run.)
 pub fn package_built(tools: &Tools, profile: Profile) -> Result<Command, String> {
+    tauri_deb(tools, "bundle", profile)
+}
+
+/// `tauri <verb> --bundles deb --ci [--debug]`, run in `src-tauri`.
+fn tauri_deb(tools: &Tools, verb: &str, profile: Profile) -> Result<Command, String> {
     let cli = tools
         .tauri_cli
         .as_ref()
         .ok_or("the Tauri CLI was not set up")?;
     let mut tauri = Command::new(cli);
     tauri
-        .args(["bundle", "--bundles", "deb", "--ci"])
+        .args([verb, "--bundles", "deb", "--ci"])
         .current_dir(cmd::root().join("src-tauri"));
     if profile == Profile::Debug {
         tauri.arg("--debug");
