@@ -21,6 +21,7 @@ mod bundle;
 mod cmd;
 #[cfg(test)]
 mod docs;
+mod failures;
 mod fuzz;
 mod peers;
 mod session;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::bundle::Profile;
 use crate::cmd::WORKSPACE;
+use crate::failures::Failures;
 use crate::session::{Session, Wants};
 use crate::setup::{self, Needs};
 use crate::{bundle, cmd, peers, ui};
@@ -140,6 +141,8 @@ struct Report {
     rows: Vec<(String, String, Duration)>,
     passed: u64,
     failed: u64,
+    /// The failing tests, named at the end of the summary.
+    failures: Failures,
 }
 
 impl Report {
@@ -170,7 +173,7 @@ impl Report {
     fn tests(&mut self, name: &str, command: &mut Command) -> bool {
         cmd::say(&format!("{name}: {}", cmd::display(command)));
         let started = Instant::now();
-        let (passed, failed, ok) = run_counting(command);
+        let (passed, failed, ok) = run_counting(command, &mut self.failures);
         self.passed += passed;
         self.failed += failed;
         // A run that failed without a failing test (did not compile, crashed) counts once.
@@ -199,7 +202,7 @@ impl Report {
 }
 
 /// Run a test command, echoing its output, and add up its `test result:` lines.
-fn run_counting(command: &mut Command) -> (u64, u64, bool) {
+fn run_counting(command: &mut Command, failures: &mut Failures) -> (u64, u64, bool) {
     let Ok(mut child) = command.stdout(Stdio::piped()).spawn() else {
         eprintln!("cannot start `{}`", cmd::display(command));
         return (0, 0, false);
@@ -208,6 +211,7 @@ fn run_counting(command: &mut Command) -> (u64, u64, bool) {
     if let Some(stdout) = child.stdout.take() {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
             println!("{line}");
+            failures.read(&line);
             if let Some(rest) = line.trim().strip_prefix("test result: ") {
                 passed += count(rest, " passed");
                 failed += count(rest, " failed");
@@ -368,6 +372,9 @@ pub fn run() -> Result<(), String> {
             gigabytes(before),
             gigabytes(after)
         );
+    }
+    if !report.failures.is_empty() {
+        report.failures.print();
     }
     println!("{} passed, {} failed", report.passed, report.failed);
     if report.failed == 0 {
