@@ -151,3 +151,23 @@ fn the_packed_encoder_gives_the_reference_berts_vectors() {
         }
     }
 }
+
+#[test]
+fn texts_are_run_in_batches_of_at_most_the_token_budget_in_order() {
+    assert_eq!(runs(&[100, 100, 100], 250), vec![0..2, 2..3]);
+    assert_eq!(
+        runs(&[300, 10, 10], 250),
+        vec![0..1, 1..3],
+        "a long text alone"
+    );
+    assert_eq!(runs(&[10, 300], 250), vec![0..1, 1..2]);
+    assert_eq!(
+        runs(&[250, 250], 250),
+        vec![0..1, 1..2],
+        "exactly the budget fits"
+    );
+    assert!(runs(&[], 250).is_empty());
+    // 256-token passages: 16 a batch, the largest intermediate 4,096 × 1,536 floats.
+    let passages = runs(&[256; 40], BATCH_TOKENS);
+    assert_eq!(passages, vec![0..16, 16..32, 32..40]);
+}
