@@ -14,12 +14,22 @@ pub struct Failures {
     found: Vec<(String, Vec<String>)>,
     /// The failure whose output is being read, if any.
     open: Option<usize>,
+    /// Where the current test binary's failures start (`tests::x` is a name in many).
+    binary_from: usize,
 }
 
 impl Failures {
     /// Read one line of `cargo test`'s standard output.
     pub fn read(&mut self, line: &str) {
         let trimmed = line.trim_end();
+        if trimmed
+            .strip_prefix("running ")
+            .is_some_and(|rest| rest.ends_with(" test") || rest.ends_with(" tests"))
+        {
+            self.binary_from = self.found.len();
+            self.open = None;
+            return;
+        }
         if let Some(name) = trimmed
             .strip_prefix("---- ")
             .and_then(|rest| rest.strip_suffix(" stdout ----"))
@@ -49,10 +59,11 @@ impl Failures {
         }
     }
 
-    /// Where the failure of this name is kept (added if new).
+    /// Where the failure of this name in the current binary is kept (added if new).
     fn index_of(&mut self, name: &str) -> usize {
-        match self.found.iter().position(|(n, _)| n == name) {
-            Some(i) => i,
+        let this_binary = &self.found[self.binary_from..];
+        match this_binary.iter().position(|(n, _)| n == name) {
+            Some(i) => self.binary_from + i,
             None => {
                 self.found.push((name.to_owned(), Vec::new()));
                 self.found.len() - 1
@@ -157,6 +168,25 @@ test result: FAILED. 1 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out
             ]
         );
         assert_eq!(failures.found[1], ("c::also_fails".to_owned(), Vec::new()));
+    }
+
+    #[test]
+    fn a_name_failing_in_two_test_binaries_is_named_twice() {
+        let mut failures = Failures::default();
+        for _ in 0..2 {
+            for line in RUN.lines() {
+                failures.read(line);
+            }
+        }
+        let names: Vec<&str> = failures.found.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            ["b::fails", "c::also_fails", "b::fails", "c::also_fails"]
+        );
+        assert_eq!(
+            failures.found[0].1, failures.found[2].1,
+            "each with its own panic"
+        );
     }
 
     #[test]
