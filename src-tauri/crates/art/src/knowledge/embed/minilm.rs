@@ -13,7 +13,7 @@ use super::{EmbedError, Embedder};
 
 mod encoder;
 
-use encoder::{Config, Encoder};
+use encoder::{Config, Encoder, SHORT_TOKENS};
 
 /// The model's id as its vectors record it.
 pub const MODEL: &str = art_types::knowledge::BUILTIN_EMBEDDER;
@@ -91,6 +91,13 @@ impl MiniLm {
     }
 }
 
+/// `v` scaled to length 1.
+fn unit(mut v: Vec<f32>) -> Vec<f32> {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|x| *x /= norm);
+    v
+}
+
 /// `lengths` cut into runs of consecutive items whose lengths add up to at most
 /// `budget` (an item longer than that is a run of its own): the ranges of each run.
 fn runs(lengths: &[usize], budget: usize) -> Vec<std::ops::Range<usize>> {
@@ -123,21 +130,28 @@ impl Embedder for MiniLm {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| EmbedError::Failed(e.to_string()))?;
+        // One text (a question) on this thread: `encode_batch` hands even one to the
+        // thread pool.
+        let encodings = match texts {
+            [one] => self.tokenizer.encode(*one, true).map(|e| vec![e]),
+            _ => self.tokenizer.encode_batch(texts.to_vec(), true),
+        }
+        .map_err(|e| EmbedError::Failed(e.to_string()))?;
         let ids: Vec<&[u32]> = encodings
             .iter()
             .map(tokenizers::Encoding::get_ids)
             .collect();
         let lengths: Vec<usize> = ids.iter().map(|t| t.len()).collect();
         let mut vectors = Vec::with_capacity(texts.len());
+        let failed = |e: candle_core::Error| EmbedError::Failed(e.to_string());
         for run in runs(&lengths, BATCH_TOKENS) {
-            vectors.extend(
-                self.pooled(&ids[run])
-                    .map_err(|e| EmbedError::Failed(e.to_string()))?,
-            );
+            match &ids[run] {
+                // A question: the short path, on this thread.
+                [one] if one.len() <= SHORT_TOKENS && self.encoder.has_short_path() => {
+                    vectors.push(unit(self.encoder.mean_pooled_short(one).map_err(failed)?));
+                }
+                texts => vectors.extend(self.pooled(texts).map_err(failed)?),
+            }
         }
         Ok(vectors)
     }

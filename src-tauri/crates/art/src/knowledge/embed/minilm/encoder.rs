@@ -6,11 +6,18 @@
 //! over the data, spread over the cores. The same results as the reference BERT
 //! (`minilm::tests::the_packed_encoder_gives_the_reference_berts_vectors`).
 
-use candle_core::{CpuStorage, CustomOp1, Device, Layout, Shape, Tensor};
+use candle_core::{Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_nn::ops::{layer_norm, softmax_last_dim};
+use candle_nn::ops::layer_norm;
 use rayon::prelude::*;
 use serde::Deserialize;
+
+mod ops;
+mod short;
+
+use ops::{Gelu, Softmax};
+
+pub use short::SHORT_TOKENS;
 
 /// What the encoder reads of the model's `config.json`.
 #[derive(Debug, Clone, Deserialize)]
@@ -41,28 +48,38 @@ fn default_act() -> String {
     "gelu".into()
 }
 
-/// A dense layer, its weight kept transposed (`in × out`) for the product.
+/// A dense layer, its weight kept transposed (`in × out`) for the product (gemm reads the
+/// model's own `out × in` through strides, but packs it afresh on every call: measured
+/// slower), and again in column strips for the short path.
 struct Dense {
     weight: Tensor,
     bias: Tensor,
+    /// The weight in the short path's order ([`short::Strips`]); `None` where the outputs
+    /// are not a whole number of strips.
+    strips: Option<short::Strips>,
 }
 
 impl Dense {
-    fn load(vb: &VarBuilder, inputs: usize, outputs: usize) -> candle_core::Result<Self> {
+    fn new(weight: Tensor, bias: Tensor) -> candle_core::Result<Self> {
         Ok(Self {
-            weight: vb.get((outputs, inputs), "weight")?.t()?.contiguous()?,
-            bias: vb.get(outputs, "bias")?,
+            strips: short::Strips::of(&weight)?,
+            weight,
+            bias,
         })
+    }
+
+    fn load(vb: &VarBuilder, inputs: usize, outputs: usize) -> candle_core::Result<Self> {
+        Self::new(
+            vb.get((outputs, inputs), "weight")?.t()?.contiguous()?,
+            vb.get(outputs, "bias")?,
+        )
     }
 
     /// Several dense layers over the same input as one (query, key and value).
     fn joined(parts: &[Self]) -> candle_core::Result<Self> {
         let weights: Vec<&Tensor> = parts.iter().map(|p| &p.weight).collect();
         let biases: Vec<&Tensor> = parts.iter().map(|p| &p.bias).collect();
-        Ok(Self {
-            weight: Tensor::cat(&weights, 1)?,
-            bias: Tensor::cat(&biases, 0)?,
-        })
+        Self::new(Tensor::cat(&weights, 1)?, Tensor::cat(&biases, 0)?)
     }
 
     /// `x` (`tokens × in`) → `tokens × out`.
@@ -259,71 +276,12 @@ impl Encoder {
         };
         let scale = 1.0 / (size as f64).sqrt();
         let (q, k, v) = (heads(0)?.affine(scale, 0.0)?, heads(1)?, heads(2)?);
-        let weights = softmax_last_dim(&q.matmul(&k.t()?)?)?;
+        let weights = q.matmul(&k.t()?)?.apply_op1_no_bwd(&Softmax)?;
         weights
             .matmul(&v)?
             .transpose(0, 1)?
             .reshape((len, self.hidden))
     }
-}
-
-/// GELU (the erf form BERT was trained with), over the cores.
-struct Gelu;
-
-impl CustomOp1 for Gelu {
-    fn name(&self) -> &'static str {
-        "gelu-erf-parallel"
-    }
-
-    fn cpu_fwd(
-        &self,
-        storage: &CpuStorage,
-        layout: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let CpuStorage::F32(values) = storage else {
-            candle_core::bail!("gelu: f32 only");
-        };
-        let Some((start, end)) = layout.contiguous_offsets() else {
-            candle_core::bail!("gelu: contiguous input only");
-        };
-        let mut out = values[start..end].to_vec();
-        out.par_chunks_mut(1 << 14).for_each(|chunk| {
-            for v in chunk {
-                *v *= 0.5 * (1.0 + erf(*v * std::f32::consts::FRAC_1_SQRT_2));
-            }
-        });
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
-    }
-}
-
-/// The error function in f32 as a rational function of `x` clamped to ±4 (where it is 1
-/// to f32's precision): no branch and no `exp`, so the loop over a tensor vectorises.
-/// Within 1e-6 of the exact value (`tests::erf_is_within_a_millionth_of_the_exact_one`);
-/// the coefficients are the minimax fit numerical libraries (Eigen, XLA) use for f32.
-fn erf(x: f32) -> f32 {
-    const NUMERATOR: [f32; 7] = [
-        -2.726_142_3e-10,
-        2.770_681_4e-8,
-        -2.101_024e-6,
-        -5.692_506_4e-5,
-        -7.349_906_3e-4,
-        -2.954_6e-3,
-        -1.609_603_3e-2,
-    ];
-    const DENOMINATOR: [f32; 5] = [
-        -1.456_607_2e-5,
-        -2.133_740_6e-4,
-        -1.682_827e-3,
-        -7.373_329e-3,
-        -1.426_474e-2,
-    ];
-    let x = x.clamp(-4.0, 4.0);
-    let x2 = x * x;
-    let p = NUMERATOR[1..].iter().fold(NUMERATOR[0], |p, a| p * x2 + a);
-    let q = DENOMINATOR[1..]
-        .iter()
-        .fold(DENOMINATOR[0], |q, b| q * x2 + b);
-    x * p / q
 }
 
 #[cfg(test)]

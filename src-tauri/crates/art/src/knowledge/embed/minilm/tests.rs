@@ -171,3 +171,39 @@ fn texts_are_run_in_batches_of_at_most_the_token_budget_in_order() {
     let passages = runs(&[256; 40], BATCH_TOKENS);
     assert_eq!(passages, vec![0..16, 16..32, 32..40]);
 }
+
+#[test]
+fn the_short_path_gives_the_packed_encoders_vectors_up_to_its_limit() {
+    let model = MiniLm::load(&art_testkit::embedder::weights_dir()).unwrap();
+    assert!(model.encoder.has_short_path());
+    let text = "Debian's package manager keeps a cache of downloaded archives. ".repeat(10);
+    let ids = model
+        .tokenizer
+        .encode(text, true)
+        .unwrap()
+        .get_ids()
+        .to_vec();
+    assert!(ids.len() > SHORT_TOKENS);
+    // Whole blocks of rows and partial ones, down to one token.
+    for n in [1, 2, 5, 12, SHORT_TOKENS - 1, SHORT_TOKENS] {
+        let ids = &ids[..n];
+        let short = model.encoder.mean_pooled_short(ids).unwrap();
+        let packed = model
+            .encoder
+            .mean_pooled(&[ids])
+            .unwrap()
+            .to_vec2::<f32>()
+            .unwrap();
+        let largest = largest_difference(&short, &packed[0]);
+        assert!(largest < 1e-5, "{n} tokens: differs by {largest}");
+    }
+    // Longer texts are the packed path's, and a token outside the vocabulary is refused.
+    assert!(
+        model
+            .encoder
+            .mean_pooled_short(&ids[..SHORT_TOKENS + 1])
+            .is_err()
+    );
+    assert!(model.encoder.mean_pooled_short(&[]).is_err());
+    assert!(model.encoder.mean_pooled_short(&[u32::MAX]).is_err());
+}

@@ -1,4 +1,4 @@
-use super::erf;
+use super::ops::{erf, exp};
 
 #[test]
 fn erf_is_within_a_millionth_of_the_exact_one() {
@@ -14,4 +14,44 @@ fn erf_is_within_a_millionth_of_the_exact_one() {
     // Beyond ±4 it is ±1 to f32's precision, as far out as there are numbers.
     assert!((erf(f32::INFINITY) - 1.0).abs() < 1e-6);
     assert!((erf(f32::NEG_INFINITY) + 1.0).abs() < 1e-6);
+}
+
+#[test]
+fn exp_is_within_two_ten_millionths_of_the_exact_one() {
+    for i in -87_000..=88_000 {
+        let x = i as f32 / 1_000.0;
+        let exact = (x as f64).exp();
+        let relative = ((exp(x) as f64 - exact) / exact).abs();
+        assert!(relative < 2e-7, "exp({x}) = {} not {exact}", exp(x));
+    }
+    assert_eq!(exp(0.0), 1.0);
+    // Far below, nothing; never NaN or infinite.
+    assert!(exp(-1e30) < 1e-37 && exp(f32::NEG_INFINITY) < 1e-37);
+    assert!(exp(1e30).is_finite());
+}
+
+#[test]
+fn softmax_gives_candles_softmax() {
+    use candle_core::{Device, Tensor};
+    // Rows of several widths, with scores as attention makes them (and a row of equals).
+    for width in [1, 7, 16, 33, 256] {
+        let values: Vec<f32> = (0..3 * width)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 4.0)
+            .chain(std::iter::repeat_n(2.5, width))
+            .collect();
+        let tensor = Tensor::from_vec(values, (4, width), &Device::Cpu).unwrap();
+        let ours = tensor.apply_op1_no_bwd(&super::ops::Softmax).unwrap();
+        let theirs = candle_nn::ops::softmax_last_dim(&tensor).unwrap();
+        let difference = (ours - theirs)
+            .unwrap()
+            .abs()
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .max(0)
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
+        assert!(difference < 1e-6, "width {width}: differs by {difference}");
+    }
 }
