@@ -256,12 +256,13 @@ async fn first_hit_after(app: &AppSession, query: &str, expected: &str) {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         let first = match app.count("#knowledge-hits .hit").await {
             0 => String::new(),
-            _ => app
-                .wait_for("#knowledge-hits .hit")
-                .await
-                .text()
-                .await
-                .unwrap(),
+            // The list may be drawn again between finding its first hit and reading it
+            // (a search answering late): not there yet, search again.
+            _ => match app.wait_for("#knowledge-hits .hit").await.text().await {
+                Ok(text) => text,
+                Err(e) if e.is_stale_element_reference() => String::new(),
+                Err(e) => panic!("reading the first hit: {e}"),
+            },
         };
         if first.contains(expected) {
             return;

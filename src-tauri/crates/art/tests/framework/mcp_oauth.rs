@@ -137,15 +137,20 @@ async fn a_server_signed_in_to_stays_signed_in_across_a_restart_and_keeps_no_tok
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expiring_token_is_renewed_before_it_expires_and_a_refused_one_on_the_401() {
     let servers = OAuthServers::start().await;
-    servers.faults(|f| f.lifetime_secs = Some(2));
+    // rmcp renews a token once less than half its lifetime (at most 30 s) is left,
+    // counted in whole seconds from when it was received: for 4 s, from 3 whole seconds
+    // on. (With 2 s and a wait of 1.2 s, whether a whole second boundary fell in between
+    // decided it: the test failed about one run in several.)
+    servers.faults(|f| f.lifetime_secs = Some(4));
     let h = Harness::new();
     let mcp = h.manager();
     h.add(&mcp, &servers.url()).await;
     sign_in(&mcp, Duration::from_secs(20)).await.unwrap();
     assert_eq!(servers.grants(), ["authorization_code"]);
 
-    // Within a second of expiring, the next request renews it first.
-    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    // Less than half its lifetime left (3 s after it was received, however the seconds
+    // fall): the next request renews it first.
+    tokio::time::sleep(Duration::from_millis(3_000)).await;
     mcp.call("remote", "whoami", &json!({})).await.unwrap();
     assert_eq!(servers.grants(), ["authorization_code", "refresh_token"]);
 
