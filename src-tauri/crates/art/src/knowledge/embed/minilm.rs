@@ -85,9 +85,8 @@ impl MiniLm {
     /// The vectors of texts already cut into tokens, in order.
     fn pooled(&self, ids: &[&[u32]]) -> candle_core::Result<Vec<Vec<f32>>> {
         // Mean over each text's tokens, then unit length.
-        let mean = self.encoder.mean_pooled(ids)?;
-        let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
-        mean.broadcast_div(&norm)?.to_vec2::<f32>()
+        let means = self.encoder.mean_pooled(ids)?.to_vec2::<f32>()?;
+        Ok(means.into_iter().map(unit).collect())
     }
 }
 

@@ -69,16 +69,26 @@ impl Dense {
     }
 
     fn load(vb: &VarBuilder, inputs: usize, outputs: usize) -> candle_core::Result<Self> {
-        Self::new(
+        let (weight, bias) = Self::tensors(vb, inputs, outputs)?;
+        Self::new(weight, bias)
+    }
+
+    /// A layer's weight (transposed) and bias as stored, not yet a layer.
+    fn tensors(
+        vb: &VarBuilder,
+        inputs: usize,
+        outputs: usize,
+    ) -> candle_core::Result<(Tensor, Tensor)> {
+        Ok((
             vb.get((outputs, inputs), "weight")?.t()?.contiguous()?,
             vb.get(outputs, "bias")?,
-        )
+        ))
     }
 
     /// Several dense layers over the same input as one (query, key and value).
-    fn joined(parts: &[Self]) -> candle_core::Result<Self> {
-        let weights: Vec<&Tensor> = parts.iter().map(|p| &p.weight).collect();
-        let biases: Vec<&Tensor> = parts.iter().map(|p| &p.bias).collect();
+    fn joined(parts: &[(Tensor, Tensor)]) -> candle_core::Result<Self> {
+        let weights: Vec<&Tensor> = parts.iter().map(|(w, _)| w).collect();
+        let biases: Vec<&Tensor> = parts.iter().map(|(_, b)| b).collect();
         Self::new(Tensor::cat(&weights, 1)?, Tensor::cat(&biases, 0)?)
     }
 
@@ -172,7 +182,7 @@ impl Encoder {
             let layer = vb.pp(format!("encoder.layer.{i}"));
             let attention = layer.pp("attention");
             let projection =
-                |name: &str| Dense::load(&attention.pp("self").pp(name), hidden, hidden);
+                |name: &str| Dense::tensors(&attention.pp("self").pp(name), hidden, hidden);
             layers.push(Layer {
                 query_key_value: Dense::joined(&[
                     projection("query")?,

@@ -21,9 +21,9 @@ impl CustomOp1 for Gelu {
         storage: &CpuStorage,
         layout: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let mut out = contiguous(storage, layout, "gelu")?.to_vec();
-        out.par_chunks_mut(1 << 14).for_each(gelu);
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
+        copied(storage, layout, "gelu", |out| {
+            out.par_chunks_mut(1 << 14).for_each(gelu)
+        })
     }
 }
 
@@ -41,28 +41,32 @@ impl CustomOp1 for Softmax {
         storage: &CpuStorage,
         layout: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let mut out = contiguous(storage, layout, "softmax")?.to_vec();
         let width = layout.shape().dims().last().copied().unwrap_or(1);
-        if width > 0 {
-            softmax_rows(&mut out, width);
-        }
-        Ok((CpuStorage::F32(out), layout.shape().clone()))
+        copied(storage, layout, "softmax", |out| {
+            if width > 0 {
+                softmax_rows(out, width);
+            }
+        })
     }
 }
 
-/// The f32 values a contiguous tensor holds.
-fn contiguous<'a>(
-    storage: &'a CpuStorage,
+/// A copy of a contiguous f32 tensor's values, changed in place by `step`: the op's
+/// output.
+fn copied(
+    storage: &CpuStorage,
     layout: &Layout,
     op: &str,
-) -> candle_core::Result<&'a [f32]> {
+    step: impl FnOnce(&mut [f32]),
+) -> candle_core::Result<(CpuStorage, Shape)> {
     let CpuStorage::F32(values) = storage else {
         candle_core::bail!("{op}: f32 only");
     };
     let Some((start, end)) = layout.contiguous_offsets() else {
         candle_core::bail!("{op}: contiguous input only");
     };
-    Ok(&values[start..end])
+    let mut out = values[start..end].to_vec();
+    step(&mut out);
+    Ok((CpuStorage::F32(out), layout.shape().clone()))
 }
 
 /// GELU of each value, in place.
