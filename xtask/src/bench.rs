@@ -55,7 +55,7 @@ pub fn run(names: &[String]) -> Result<(), String> {
         .collect();
     let with_app = wanted.contains(&"desktop");
     let tools = setup::ensure(if with_app { Needs::BENCH } else { Needs::PEERS })?;
-    build(with_app)?;
+    build(with_app, wanted.contains(&"attachments"))?;
     for (i, bench) in wanted.iter().enumerate() {
         cmd::say(&format!(
             "Benchmark {} of {}: {bench} ({:.0} min so far)",
@@ -86,6 +86,13 @@ pub fn run(names: &[String]) -> Result<(), String> {
                     .env("ART_KNOWLEDGE_PEER", peer);
                 cmd::step("Benchmark: knowledge", &mut bench)?
             }
+            "attachments" => {
+                let mut bench = std::process::Command::new(runner());
+                bench
+                    .arg("attachments")
+                    .env("ART_CLI", cmd::target_dir().join("release/art"));
+                cmd::step("Benchmark: attachments", &mut bench)?
+            }
             other => {
                 let mut bench = std::process::Command::new(runner());
                 bench.arg(other);
@@ -105,11 +112,15 @@ pub fn run(names: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// One release build of `art-bench` and, for the desktop bench, the app: the app as the
+/// One release build of `art-bench`; for the desktop bench, the app: the app as the
 /// Tauri CLI builds the `.deb`'s binary (`tauri/custom-protocol`: the UI from `ui/dist`,
-/// embedded), the UI built first. One cargo invocation, so shared crates compile once.
-fn build(desktop: bool) -> Result<(), String> {
+/// embedded), the UI built first; for the attachments bench, the `art` command line.
+/// One cargo invocation, so shared crates compile once.
+fn build(desktop: bool, cli: bool) -> Result<(), String> {
     let mut args = vec!["build", "--release", "-p", "art-bench"];
+    if cli {
+        args.extend(["-p", "art-cli"]);
+    }
     if desktop {
         ui::build()?;
         args.extend(["-p", "art-workbench", "--features", "tauri/custom-protocol"]);

@@ -33,8 +33,10 @@ mod usage;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
+use art::attachments::{Attachments, BlobStore};
 use art::paths::DataDir;
 use art::standard::Standard;
 use art_types::approval::ApprovalDecision;
@@ -168,10 +170,18 @@ enum Command {
     Config(config::Args),
 }
 
-fn open(data_dir: Option<PathBuf>) -> anyhow::Result<Standard> {
+/// The data directory, made ready, and its attachment store.
+fn data_dir(data_dir: Option<PathBuf>) -> anyhow::Result<(DataDir, Arc<Attachments>)> {
     let dir = DataDir::resolve_from(data_dir).context("no data directory")?;
     dir.ensure().context("cannot use the data directory")?;
-    let stack = Standard::open(&dir).with_context(|| format!("in {}", dir.root().display()))?;
+    let attachments = Attachments::open(dir.attachments_dir(), BlobStore::DEFAULT_LIMIT)
+        .with_context(|| format!("in {}", dir.attachments_dir().display()))?;
+    Ok((dir, Arc::new(attachments)))
+}
+
+fn open(dir: &DataDir, attachments: Arc<Attachments>) -> anyhow::Result<Standard> {
+    let stack = Standard::open_with(dir, attachments)
+        .with_context(|| format!("in {}", dir.root().display()))?;
     // A server's question mid-call is asked on the terminal (declined at the end of
     // standard input).
     stack
@@ -220,8 +230,14 @@ async fn threads(stack: &Standard) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn main_async(cli: Cli) -> anyhow::Result<ExitCode> {
-    let stack = open(cli.data_dir)?;
+async fn main_async(mut cli: Cli) -> anyhow::Result<ExitCode> {
+    let (dir, attachments) = data_dir(cli.data_dir.take())?;
+    // `art run --attach`: the files are read, checked and stored on a thread of their
+    // own while the rest opens (a photo's decoding is most of what it adds to a run).
+    if let Command::Run(args) = &mut cli.command {
+        args.start_attaching(&attachments);
+    }
+    let stack = open(&dir, attachments)?;
     // Answers a killed process left streaming are marked interrupted first.
     let recovered = stack.art.conversation.recover_interrupted().await?;
     if recovered > 0 {

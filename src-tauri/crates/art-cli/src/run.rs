@@ -2,11 +2,16 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
+use art::attachments::Attachments;
 use art::providers::options::BASE_URL;
 use art::standard::Standard;
-use art_types::{AgentOptions, AgentProps, Attachment, ConversationMessage, ProviderConfig};
+use art_types::{
+    AgentOptions, AgentProps, Attachment, AttachmentProblem, ConversationMessage, ProviderConfig,
+};
 use serde_json::Value;
 
 use crate::follow;
@@ -64,6 +69,9 @@ pub struct Args {
     /// Attachments already in the store (a question asked again keeps its files).
     #[arg(skip)]
     attached: Vec<Attachment>,
+    /// The `--attach` files on their way into the store ([`Args::start_attaching`]).
+    #[arg(skip)]
+    attaching: Option<Attaching>,
     /// The question.
     question: String,
 }
@@ -84,7 +92,47 @@ impl Args {
             approve: None,
             attach: Vec::new(),
             attached,
+            attaching: None,
             question,
+        }
+    }
+
+    /// Start reading the `--attach` files into `store` on a thread of their own, so that
+    /// the run finds them done, or nearly, when it needs them.
+    pub fn start_attaching(&mut self, store: &Arc<Attachments>) {
+        if !self.attach.is_empty() {
+            let files = std::mem::take(&mut self.attach);
+            self.attaching = Some(Attaching::start(Arc::clone(store), files));
+        }
+    }
+}
+
+/// Files being read, checked and stored on a thread of their own.
+struct Attaching(Option<JoinHandle<Result<Vec<Attachment>, AttachmentProblem>>>);
+
+impl Attaching {
+    fn start(store: Arc<Attachments>, files: Vec<PathBuf>) -> Self {
+        let work = move || files.iter().map(|path| store.add_file(path)).collect();
+        Self(Some(std::thread::spawn(work)))
+    }
+
+    /// Wait for the files: all attached, or the first refused (the others' bytes may
+    /// be stored, referred to by nothing, until the store's clean-up).
+    fn finish(mut self) -> anyhow::Result<Vec<Attachment>> {
+        let handle = self.0.take().context("the files were already waited for")?;
+        match handle.join() {
+            Ok(attached) => Ok(attached?),
+            Err(_) => bail!("reading the attached files stopped unexpectedly"),
+        }
+    }
+}
+
+impl Drop for Attaching {
+    /// A run that fails before it needs the files still lets their writing end, so that
+    /// the process leaves no file half-written (blocking, on that way out only).
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            let _ = handle.join();
         }
     }
 }
@@ -177,22 +225,20 @@ async fn save_settings(
     Ok(())
 }
 
-/// Read `files` into the attachment store, each noted on stderr as attached; the first
-/// refused stops the run before anything is created, saying why.
-async fn attach(stack: &Standard, files: Vec<PathBuf>) -> anyhow::Result<Vec<Attachment>> {
-    if files.is_empty() {
-        return Ok(Vec::new());
+/// The `--attach` files in the attachment store (read now if they were not started on
+/// early), each noted on stderr as attached; the first refused stops the run before
+/// anything is created, saying why.
+async fn attach(stack: &Standard, args: &mut Args) -> anyhow::Result<Vec<Attachment>> {
+    if args.attaching.is_none() && !args.attach.is_empty() {
+        let Some(store) = &stack.art.attachments else {
+            bail!("this build of art has no attachment store");
+        };
+        args.start_attaching(store);
     }
-    let Some(store) = stack.art.attachments.clone() else {
-        bail!("this build of art has no attachment store");
+    let Some(attaching) = args.attaching.take() else {
+        return Ok(Vec::new());
     };
-    let attached = tokio::task::spawn_blocking(move || {
-        files
-            .iter()
-            .map(|path| store.add_file(path))
-            .collect::<Result<Vec<_>, _>>()
-    })
-    .await??;
+    let attached = tokio::task::spawn_blocking(move || attaching.finish()).await??;
     for attachment in &attached {
         noteln!("art: attached {}", attachment.describe());
     }
@@ -207,7 +253,7 @@ pub async fn run(stack: &Standard, mut args: Args) -> anyhow::Result<ExitCode> {
         args.provider = Some(crate::config::provider(stack, asked)?);
     }
     let mut attachments = std::mem::take(&mut args.attached);
-    attachments.extend(attach(stack, std::mem::take(&mut args.attach)).await?);
+    attachments.extend(attach(stack, &mut args).await?);
     let thread_id = match (&args.thread, &args.new) {
         (Some(id), _) => art.conversation.thread(id).await?.thread_id,
         (None, Some(title)) => art.new_thread(Some(title)).await?.thread_id,

@@ -207,6 +207,13 @@ impl Standard {
 
     /// Open the database of `data_dir` and build the framework over it.
     pub fn open(data_dir: &DataDir) -> Result<Self, OpenError> {
+        let attachments = Attachments::open(data_dir.attachments_dir(), BlobStore::DEFAULT_LIMIT)?;
+        Self::open_with(data_dir, Arc::new(attachments))
+    }
+
+    /// [`Standard::open`], with the attachment store already opened on
+    /// [`DataDir::attachments_dir`] (so files can be read into it while the rest opens).
+    pub fn open_with(data_dir: &DataDir, attachments: Arc<Attachments>) -> Result<Self, OpenError> {
         let storage: Arc<dyn StorageAdapter> =
             Arc::new(SqliteStorage::open(data_dir.database_path())?);
         let secrets = Arc::new(EnvFallback::new(KeychainStore::default()));
@@ -216,11 +223,10 @@ impl Standard {
             secrets.clone(),
             ManagerOptions::default(),
         ));
-        let attachments = Attachments::open(data_dir.attachments_dir(), BlobStore::DEFAULT_LIMIT)?;
         let knowledge = Arc::new(KnowledgeStore::open(&data_dir.knowledge_path())?);
         let art = ArtInstance::builder(storage, providers.clone())
             .mcp_secrets(secrets.clone())
-            .attachments(Arc::new(attachments))
+            .attachments(attachments)
             .tool(Arc::new(SearchKnowledgeTool::new(knowledge.clone())))
             .build()?;
         Ok(Self {

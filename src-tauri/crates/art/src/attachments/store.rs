@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::fs::{self, File};
+use std::fs::{self, File, TryLockError};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,6 +17,13 @@ use sha2::{Digest, Sha256};
 
 /// Suffix of a file being written (never a valid id).
 const PARTIAL: &str = ".partial";
+
+/// How long a temporary file may go unwritten before an opening store takes it for what
+/// a crash left, where the file system cannot say whether a writer holds it (no locks).
+const STALE_PARTIAL: Duration = Duration::from_secs(600);
+
+/// Makes temporary names unique within the process, however many stores it opens.
+static INCOMING: AtomicU64 = AtomicU64::new(0);
 
 /// A stored blob's name: the lowercase hex SHA-256 of its bytes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -86,8 +93,6 @@ pub enum BlobError {
 pub struct BlobStore {
     root: PathBuf,
     limit: u64,
-    /// Makes temporary names unique within the process.
-    counter: AtomicU64,
 }
 
 impl BlobStore {
@@ -95,21 +100,22 @@ impl BlobStore {
     pub const DEFAULT_LIMIT: u64 = 512 << 20;
 
     /// The store under `root` (created if missing), taking files up to `limit` bytes;
-    /// temporary files a crash left are removed.
+    /// temporary files a crash left are removed — not those another process (the app
+    /// and `art` share the store) is writing, which it holds locked.
     pub fn open(root: impl Into<PathBuf>, limit: u64) -> Result<Self, BlobError> {
         let root = root.into();
         fs::create_dir_all(&root)?;
         for entry in fs::read_dir(&root)? {
             let path = entry?.path();
-            if path.is_file() && path.to_string_lossy().ends_with(PARTIAL) {
-                fs::remove_file(&path)?;
+            if path.to_string_lossy().ends_with(PARTIAL) && abandoned(&path) {
+                // Gone meanwhile: its writer finished (or removed it) first.
+                match fs::remove_file(&path) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e.into()),
+                    _ => {}
+                }
             }
         }
-        Ok(Self {
-            root,
-            limit,
-            counter: AtomicU64::new(0),
-        })
+        Ok(Self { root, limit })
     }
 
     /// The largest blob taken, in bytes.
@@ -171,14 +177,15 @@ impl BlobStore {
 
     /// Copy `size` bytes of `from` into a temporary file while hashing them.
     fn stage_from(&self, from: &mut dyn Read, size: u64) -> Result<Staged<'_>, BlobError> {
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let n = INCOMING.fetch_add(1, Ordering::Relaxed);
         let temp = self
             .root
             .join(format!("incoming-{}-{n}{PARTIAL}", std::process::id()));
         match copy_out(from, size, &temp) {
-            Ok(id) => Ok(Staged {
+            Ok((file, id)) => Ok(Staged {
                 store: self,
                 temp,
+                file: Some(file),
                 id,
                 committed: false,
             }),
@@ -248,12 +255,7 @@ impl BlobStore {
                 continue;
             }
             let path = self.path(&id);
-            let age = fs::metadata(&path)?
-                .modified()
-                .ok()
-                .and_then(|m| SystemTime::now().duration_since(m).ok())
-                .unwrap_or_default();
-            if age >= grace {
+            if age(&fs::metadata(&path)?) >= grace {
                 fs::remove_file(path)?;
                 removed += 1;
             }
@@ -262,9 +264,35 @@ impl BlobStore {
     }
 }
 
-/// Copy `size` bytes of `from` to the new file `temp`, flushed to disk; their id.
-fn copy_out(from: &mut dyn Read, size: u64, temp: &Path) -> Result<BlobId, BlobError> {
+/// How long ago a file was last written (none when the clock says it is in the future).
+fn age(meta: &fs::Metadata) -> Duration {
+    meta.modified()
+        .ok()
+        .and_then(|m| SystemTime::now().duration_since(m).ok())
+        .unwrap_or_default()
+}
+
+/// Whether the temporary file at `path` was left by a writer that is gone: nobody holds
+/// its lock (a killed process's lock goes with it), or, where locks are not supported,
+/// it has not been written for [`STALE_PARTIAL`].
+fn abandoned(path: &Path) -> bool {
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    match file.try_lock() {
+        Ok(()) => true,
+        Err(TryLockError::WouldBlock) => false,
+        Err(TryLockError::Error(_)) => file.metadata().is_ok_and(|m| age(&m) >= STALE_PARTIAL),
+    }
+}
+
+/// Copy `size` bytes of `from` to the new file `temp`, flushed to disk: the file, still
+/// open and locked (so that no other process's store takes it for a crash's leftover),
+/// and the bytes' id.
+fn copy_out(from: &mut dyn Read, size: u64, temp: &Path) -> Result<(File, BlobId), BlobError> {
     let mut out = File::create(temp)?;
+    // Where the file system has no locks, a writer is told apart by its file's age.
+    let _ = out.try_lock();
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 256 << 10];
     let mut read = 0u64;
@@ -284,7 +312,7 @@ fn copy_out(from: &mut dyn Read, size: u64, temp: &Path) -> Result<BlobId, BlobE
         return Err(BlobError::Changed);
     }
     out.sync_all()?;
-    Ok(BlobId::from_digest(&hasher.finalize()))
+    Ok((out, BlobId::from_digest(&hasher.finalize())))
 }
 
 /// Bytes written beside the store and not yet in it ([`BlobStore::stage`]).
@@ -292,6 +320,8 @@ fn copy_out(from: &mut dyn Read, size: u64, temp: &Path) -> Result<BlobId, BlobE
 pub struct Staged<'a> {
     store: &'a BlobStore,
     temp: PathBuf,
+    /// The temporary file, open and locked until it is in place or removed.
+    file: Option<File>,
     id: BlobId,
     committed: bool,
 }
@@ -325,6 +355,7 @@ impl Staged<'_> {
 
 impl Drop for Staged<'_> {
     fn drop(&mut self) {
+        drop(self.file.take());
         if !self.committed {
             let _ = fs::remove_file(&self.temp);
         }

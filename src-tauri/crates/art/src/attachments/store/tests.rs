@@ -1,5 +1,5 @@
 use std::collections::HashSet;
-use std::fs;
+use std::fs::{self, File};
 use std::time::Duration;
 
 use super::{BlobError, BlobId, BlobStore, PARTIAL};
@@ -73,10 +73,30 @@ fn a_crash_mid_write_leaves_nothing_half_stored() {
     // What a process killed while copying leaves: a temporary file, never a blob.
     let partial = root.join(format!("incoming-4242-0{PARTIAL}"));
     fs::write(&partial, b"half of a pho").unwrap();
+    // What another process (the app, while `art` starts) is writing right now: it holds
+    // the file locked.
+    let writing = root.join(format!("incoming-4343-0{PARTIAL}"));
+    fs::write(&writing, b"the first hal").unwrap();
+    let writer = File::open(&writing).unwrap();
+    writer.lock().unwrap();
     assert_eq!(store.ids().unwrap(), vec![kept.clone()]);
     let reopened = BlobStore::open(&root, 1 << 20).unwrap();
     assert!(!partial.exists(), "removed when the store opens");
+    assert!(writing.exists(), "another writer's file is left to it");
     assert_eq!(reopened.get(&kept).unwrap(), b"kept");
+    drop(writer);
+    BlobStore::open(&root, 1 << 20).unwrap();
+    assert!(!writing.exists(), "its writer gone, removed too");
+}
+
+#[test]
+fn bytes_being_stored_survive_another_store_opening_on_the_same_folder() {
+    let (dir, store) = store(1 << 20);
+    // Written and hashed, still being checked (an image decoded) when `art` starts.
+    let staged = store.stage(b"a photo").unwrap();
+    let other = BlobStore::open(dir.path().join("attachments"), 1 << 20).unwrap();
+    let id = staged.commit().unwrap();
+    assert_eq!(other.get(&id).unwrap(), b"a photo");
 }
 
 #[test]
