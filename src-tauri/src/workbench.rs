@@ -67,6 +67,8 @@ fn pull_journal(art: &ArtInstance) -> Journal {
 impl Workbench {
     /// Open the database in `data_dir` and build the framework over it.
     pub fn open(data_dir: &DataDir) -> Result<Self, IpcError> {
+        // The trust store is read on another thread while the database opens.
+        art::net::warm();
         let standard = Standard::open(data_dir).map_err(|e| match e {
             OpenError::Storage(_) => IpcError::new(ErrorCode::Storage, e.to_string())
                 .with_details(serde_json::json!({ "path": data_dir.database_path() })),

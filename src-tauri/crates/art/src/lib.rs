@@ -18,6 +18,7 @@ pub mod export;
 pub mod fuzzing;
 pub mod instance;
 pub mod knowledge;
+pub mod net;
 pub mod observation;
 pub mod paths;
 pub mod providers;

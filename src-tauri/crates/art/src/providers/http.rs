@@ -43,7 +43,7 @@ impl Default for HttpOptions {
 
 /// A client for streaming calls (no gzip: compression defeats incremental delivery).
 pub fn client(options: &HttpOptions) -> Result<reqwest::Client, ProviderError> {
-    reqwest::Client::builder()
+    crate::net::client_builder()
         .connect_timeout(options.connect_timeout)
         .build()
         .map_err(|e| {

@@ -164,7 +164,7 @@ pub async fn fetch(
         }
     };
     std::fs::create_dir_all(dir).map_err(disk(dir))?;
-    let client = reqwest::Client::builder()
+    let client = crate::net::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_secs(15))
         .read_timeout(Duration::from_secs(30))

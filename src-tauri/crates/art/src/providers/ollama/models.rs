@@ -36,7 +36,7 @@ impl OllamaModels {
     /// The server at `base_url` (its native root: a `/v1` suffix is dropped).
     pub fn new(base_url: &str) -> Result<Self, ModelsProblem> {
         let base = root(base_url.trim());
-        let client = reqwest::Client::builder()
+        let client = crate::net::client_builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .build()
             .map_err(|e| ModelsProblem::Unreachable {

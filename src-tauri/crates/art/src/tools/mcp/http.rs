@@ -60,7 +60,7 @@ pub(super) async fn connect(
         value.set_sensitive(true);
         custom.insert(header, value);
     }
-    let http = reqwest::Client::builder()
+    let http = crate::net::client_builder()
         .connect_timeout(Duration::from_secs(10))
         .build()
         .map_err(|e| McpError::Protocol(e.to_string()))?;

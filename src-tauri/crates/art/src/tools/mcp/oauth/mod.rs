@@ -432,7 +432,7 @@ pub(crate) fn scope_keeper(
 /// The server's challenge: its `WWW-Authenticate` when an `initialize` without a token
 /// is refused (401, or 403 for more scope); `None` when it answers.
 async fn challenge(url: &str) -> Result<Option<String>, SignInError> {
-    let http = reqwest::Client::builder()
+    let http = crate::net::client_builder()
         .timeout(REQUEST_LIMIT)
         .build()
         .map_err(|e| SignInError::Other(e.to_string()))?;
