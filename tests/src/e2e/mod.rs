@@ -352,11 +352,21 @@ screenshot: {}",
 
     /// Wait until nothing matches `css`.
     pub async fn wait_gone(&self, css: &str) {
+        self.wait_for_count(css, 0).await;
+    }
+
+    /// Wait until exactly `n` elements match `css` (what the view shows once the events
+    /// and reloads in flight have arrived, in whatever order they do).
+    pub async fn wait_for_count(&self, css: &str, n: usize) {
         let deadline = tokio::time::Instant::now() + UI_TIMEOUT;
-        while self.count(css).await > 0 {
+        loop {
+            let found = self.count(css).await;
+            if found == n {
+                return;
+            }
             assert!(
                 tokio::time::Instant::now() < deadline,
-                "`{css}` is still there after {UI_TIMEOUT:?}"
+                "`{css}` matches {found}, not {n}, after {UI_TIMEOUT:?}"
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
