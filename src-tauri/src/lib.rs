@@ -22,6 +22,8 @@ pub fn run() {
     // Held for the life of the app: dropping it flushes the log file.
     let _log_guard = logging::init(data_dir.as_ref().ok());
     tracing::info!(version = art::VERSION, "starting {}", art::APP_NAME);
+    // A reader's panic on a damaged file is a refusal: into the log, not onto stderr.
+    art::panics::quiet_caught();
     if let Err(e) = &data_dir {
         tracing::error!("data directory unusable: {e}");
     }

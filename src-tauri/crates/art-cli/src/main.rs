@@ -319,6 +319,8 @@ async fn main_async(mut cli: Cli) -> anyhow::Result<ExitCode> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.verbose);
+    // A reader's panic on a damaged file is a refusal, logged, not a message on stderr.
+    art::panics::quiet_caught();
     // The trust store is read on the other core while the data directory opens.
     art::net::warm();
     let runtime = match tokio::runtime::Runtime::new() {

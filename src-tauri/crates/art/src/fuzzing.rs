@@ -1,7 +1,9 @@
 //! Entry points for the fuzz targets in `fuzz/` (feature `fuzzing`; `cargo xtask fuzz`).
 //! Each takes arbitrary bytes the way the app meets them — a provider's stream cut
 //! anywhere, a model's planning output, a tool call's arguments — and must return
-//! without panicking, whatever the input.
+//! without panicking, whatever the input. A panic a third-party reader raises inside
+//! [`crate::panics::catch`] is the app's refusal, not a crash: the entry points that reach
+//! one let it pass ([`crate::panics::quiet_caught`]), so a run stops on real crashes only.
 
 use std::sync::{Arc, LazyLock};
 
@@ -113,6 +115,7 @@ pub fn think_tags(bytes: &[u8]) {
 /// Check `bytes` as a tool call's arguments (JSON, else a JSON string of the text)
 /// against each built-in tool's schema, and run the calculator when they pass.
 pub fn tool_arguments(bytes: &[u8]) {
+    crate::panics::quiet_caught();
     let arguments: Value = serde_json::from_slice(bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(bytes).into_owned()));
     // Built once: compiling the schemas is not what is being fuzzed.
@@ -133,12 +136,14 @@ pub fn tool_arguments(bytes: &[u8]) {
 
 /// A PDF's text, as attaching one reads it: a refusal or text, never a panic.
 pub fn pdf(bytes: &[u8]) {
+    crate::panics::quiet_caught();
     use crate::attachments::{document, sniff::Format};
     let _ = document::extract("fuzz.pdf", Format::Pdf, bytes);
 }
 
 /// A Word document's text, as attaching one reads it (zip bombs bounded).
 pub fn docx(bytes: &[u8]) {
+    crate::panics::quiet_caught();
     use crate::attachments::{document, sniff::Format};
     let _ = document::extract("fuzz.docx", Format::Docx, bytes);
 }

@@ -20,6 +20,7 @@ pub mod instance;
 pub mod knowledge;
 pub mod net;
 pub mod observation;
+pub mod panics;
 pub mod paths;
 pub mod providers;
 pub mod reasoning;

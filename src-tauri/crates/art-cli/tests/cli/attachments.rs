@@ -10,11 +10,17 @@ use base64::Engine;
 
 use crate::commands::{art, stderr, stdout};
 
-fn pdf() -> String {
+/// The path of `name` in the test documents.
+fn fixture(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../tests/fixtures/documents/ghostscript-three-pages.pdf")
+        .join("../../../tests/fixtures/documents")
+        .join(name)
         .display()
         .to_string()
+}
+
+fn pdf() -> String {
+    fixture("ghostscript-three-pages.pdf")
 }
 
 /// A 1×1 GIF written into `dir` (sent as the PNG every provider takes).
@@ -201,6 +207,11 @@ async fn a_file_that_cannot_be_attached_stops_the_run_before_anything_is_created
             data.path().join("missing.png").display().to_string(),
             "missing.png could not be read: No such file",
         ),
+        // A PDF its reader panics on (found by fuzzing): refused, no panic message.
+        (
+            fixture("fuzzed-cut-utf8.pdf"),
+            "fuzzed-cut-utf8.pdf could not be read: its reader failed on it",
+        ),
     ] {
         let out = art(
             &store,
@@ -221,7 +232,9 @@ async fn a_file_that_cannot_be_attached_stops_the_run_before_anything_is_created
         )
         .await;
         assert!(!out.status.success());
-        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+        let said = stderr(&out);
+        assert!(said.contains(says), "{said}");
+        assert!(!said.contains("panicked"), "{said}");
     }
     let threads = art(&store, &["threads"]).await;
     assert!(!stdout(&threads).contains("Nope"), "no thread was created");

@@ -5,7 +5,6 @@
 //! crash.
 
 use std::io::Cursor;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use art_types::AttachmentProblem;
 
@@ -36,7 +35,7 @@ pub fn extract(name: &str, format: Format, bytes: &[u8]) -> Result<Extracted, At
         Format::Html => html(name, bytes),
         _ => text(name, bytes),
     };
-    match catch_unwind(AssertUnwindSafe(run)) {
+    match crate::panics::catch(run) {
         Ok(result) => result,
         Err(_) => Err(AttachmentProblem::Malformed {
             name: name.to_owned(),

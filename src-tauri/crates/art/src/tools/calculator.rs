@@ -72,7 +72,7 @@ pub fn evaluate(expression: &str, ans: Option<f64>) -> Result<f64, ToolError> {
     }
     // meval's tokenizer (on nom 1) panics where its input ends too soon (whitespace
     // only, a number cut short); the parse is pure, so a panic is only a refusal.
-    let parsed = std::panic::catch_unwind(|| meval::Expr::from_str(trimmed))
+    let parsed = crate::panics::catch(|| meval::Expr::from_str(trimmed))
         .map_err(|_| unreadable("it ends too soon".into()))?;
     let expr = parsed.map_err(|e| unreadable(e.to_string()))?;
     let mut context = meval::Context::new();

@@ -119,6 +119,19 @@ fn a_damaged_pdf_is_refused_not_a_crash() {
 }
 
 #[test]
+fn a_pdf_the_reader_panics_on_is_refused_as_damaged() {
+    // Found by `cargo xtask fuzz attach_pdf`: pdf_oxide 0.3.78 slices an object header
+    // inside a UTF-8 character (`has_standalone_obj_keyword`) and panics.
+    crate::panics::quiet_caught();
+    let refused = extract("odd.pdf", Format::Pdf, &fixture("fuzzed-cut-utf8.pdf")).unwrap_err();
+    assert!(
+        matches!(&refused, AttachmentProblem::Malformed { name, .. } if name == "odd.pdf"),
+        "{refused:?}"
+    );
+    assert!(!crate::panics::catching());
+}
+
+#[test]
 fn a_word_document_keeps_headings_paragraphs_and_spaces_between_runs() {
     let body = format!(
         "<w:p><w:pPr><w:pStyle w:val=\"Heading1\"/></w:pPr><w:r><w:t>Harvest</w:t></w:r></w:p>\
