@@ -45,6 +45,8 @@ pub struct Workbench {
     runs: Mutex<HashMap<String, (String, CancellationToken)>>,
     /// MCP sign-ins waiting for the browser, by server: what cancels them.
     sign_ins: Mutex<HashMap<String, CancellationToken>>,
+    /// MCP servers' questions waiting on their tool cards for the user's answer.
+    pub answers: Arc<art::tools::mcp::Answers>,
 }
 
 /// Keeps the pulls still to finish in the app's settings as they change (the latest
@@ -89,6 +91,9 @@ impl Workbench {
             embedder,
         } = standard;
         let knowledge_files = data_dir.knowledge_files_dir();
+        // A server's question mid-call is asked on the call's card.
+        let answers = Arc::new(art::tools::mcp::Answers::default());
+        art.mcp.set_elicitor(Arc::clone(&answers) as _);
         // The server the Models page was last pointed at, else the Ollama provider's.
         // (Opened before any async runtime runs this thread: blocking on it is safe.)
         let saved = tauri::async_runtime::block_on(art.settings.get()).map_err(storage_error)?;
@@ -129,6 +134,7 @@ impl Workbench {
             ollama: std::sync::RwLock::new(pulls),
             runs: Mutex::new(HashMap::new()),
             sign_ins: Mutex::new(HashMap::new()),
+            answers,
         })
     }
 

@@ -8,8 +8,8 @@ use art::secrets::Secret;
 use art::tools::mcp::McpError;
 use art_types::IpcError;
 use art_types::commands::{
-    CancelMcpSignIn, ImportMcpServers, ListMcpServers, ListMcpTools, RemoveMcpServer,
-    RestartMcpServer, SaveMcpServer, SignInMcpServer, SignOutMcpServer,
+    AnswerQuestion, CancelMcpSignIn, ImportMcpServers, ListMcpServers, ListMcpTools,
+    RemoveMcpServer, RestartMcpServer, SaveMcpServer, SignInMcpServer, SignOutMcpServer,
 };
 use art_types::events;
 use art_types::mcp::{McpImportReport, McpServerStatus, McpSignInPage, McpToolInfo};
@@ -166,5 +166,23 @@ impl Handler for SignOutMcpServer {
             .sign_out(&self.name)
             .await
             .map_err(mcp_error)
+    }
+}
+
+/// The user's answer to a server's question on a tool card: the waiting call goes on
+/// with it. Values that do not fit the question are refused (`INVALID_INPUT`, the
+/// question still waits); a question that no longer waits is `NOT_FOUND`.
+impl Handler for AnswerQuestion {
+    async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
+        use art::tools::mcp::AnswerError;
+        use art_types::ErrorCode;
+        let wb = workbench(&app)?;
+        wb.answers
+            .answer(&self.question_id, self.answer)
+            .map_err(|e| match e {
+                AnswerError::NotWaiting => IpcError::new(ErrorCode::NotFound, e.to_string()),
+                AnswerError::Invalid(why) => IpcError::new(ErrorCode::InvalidInput, why)
+                    .with_details(serde_json::json!({ "field": "answer" })),
+            })
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod approval;
 pub mod error_card;
+pub mod question;
 pub mod run_card;
 pub mod sidebar;
 pub mod sources;

@@ -10,6 +10,7 @@ use art_types::record::{PlanUpdateContent, StepStatus};
 
 use crate::components::approval::{ApprovalCard, PlanReviewCard};
 use crate::components::error_card::FailureCard;
+use crate::components::question::QuestionForm;
 use crate::components::sources::{Sources, search_of};
 use crate::failure::Failure;
 use crate::run_view::{RunView, ToolState, result_images, returned_files};
@@ -131,8 +132,10 @@ pub fn RunCard(run: RunView) -> impl IntoView {
         .iter()
         .map(|tool| {
             let waits = run.waiting.as_ref().is_some_and(|w| w.call_id == tool.call_id);
+            let asks = tool.question.as_ref().is_some_and(|q| q.outcome.is_none()) && !run.finished;
             let (class, label) = match tool.state {
                 ToolState::Running if waits => ("waiting", "waiting for approval"),
+                ToolState::Running if asks => ("waiting", "waiting for your answer"),
                 ToolState::Running => ("running", "running"),
                 ToolState::Ok => ("ok", "ok"),
                 ToolState::Error => ("error", "error"),
@@ -158,6 +161,7 @@ pub fn RunCard(run: RunView) -> impl IntoView {
                     </header>
                     {tool.approval.as_ref().map(|a| view! { <p class="muted small tool-approval">{approval_note(a)}</p> })}
                     <pre class="tool-args">{pretty(&tool.arguments)}</pre>
+                    {tool.question.clone().map(|card| view! { <QuestionForm card live=!run.finished /> })}
                     {result}
                     {tool.result.as_ref().map(result_images).unwrap_or_default().into_iter().map(|(mime, data)| view! {
                         <img class="tool-image" alt=format!("{mime} from {}", tool.tool_name) src=format!("data:{mime};base64,{data}") />

@@ -6,6 +6,7 @@
 
 use art::tools::mcp::Elicitor;
 use art_types::mcp::elicit::{ElicitAnswer, ElicitField, ElicitQuestion, FieldKind};
+use art_types::mcp::question::QuestionContent;
 use serde_json::{Map, Value};
 
 use crate::out::{note, noteln};
@@ -21,8 +22,9 @@ pub struct Terminal {
 
 #[async_trait::async_trait]
 impl Elicitor for Terminal {
-    async fn ask(&self, question: ElicitQuestion) -> ElicitAnswer {
+    async fn ask(&self, asked: QuestionContent) -> ElicitAnswer {
         let _turn = self.one_at_a_time.lock().await;
+        let question = asked.question;
         tokio::task::spawn_blocking(move || ask_on_terminal(&question))
             .await
             .unwrap_or(ElicitAnswer::Decline)

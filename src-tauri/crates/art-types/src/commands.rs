@@ -17,6 +17,7 @@ mod knowledge;
 mod models;
 mod signin;
 
+pub use crate::mcp::question::AnswerQuestion;
 pub use attachments::{AttachBytes, AttachmentContent, PickAttachments, Picked, ReadAttachment};
 pub use defaults::{ChooseModel, GetAppSettings, SetNewThreadDefaults};
 pub use knowledge::{
@@ -97,6 +98,7 @@ macro_rules! for_each_command {
             $crate::commands::SignInMcpServer,
             $crate::commands::CancelMcpSignIn,
             $crate::commands::SignOutMcpServer,
+            $crate::commands::AnswerQuestion,
             $crate::commands::GetUsage,
             $crate::commands::GetThreadUsage,
             $crate::commands::ListPrices,
@@ -201,6 +203,7 @@ commands! {
     SignInMcpServer = "sign_in_mcp_server" -> McpServerStatus;
     CancelMcpSignIn = "cancel_mcp_sign_in" -> ();
     SignOutMcpServer = "sign_out_mcp_server" -> McpServerStatus;
+    AnswerQuestion = "answer_question" -> ();
     GetUsage = "get_usage" -> UsageReport;
     GetThreadUsage = "get_thread_usage" -> UsageTotals;
     ListPrices = "list_prices" -> Vec<ModelPrice>;

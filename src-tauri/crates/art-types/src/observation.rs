@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 /// Kind of observation: the ART v0.3 list, and the step agent's STEP, PLAN_UPDATE,
-/// SUSPENSION, APPROVAL and PLAN_REVIEW.
+/// SUSPENSION, APPROVAL and PLAN_REVIEW, and an MCP server's question (ELICITATION,
+/// ELICITATION_ANSWER).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ObservationType {
@@ -47,11 +48,16 @@ pub enum ObservationType {
     Approval,
     /// The run waits for the user's word on its plan (`approval::PlanReviewContent`).
     PlanReview,
+    /// An MCP server asked the user something during a tool call
+    /// (`mcp::question::QuestionContent`).
+    Elicitation,
+    /// What became of a server's question (`mcp::question::AnsweredContent`).
+    ElicitationAnswer,
 }
 
 impl ObservationType {
     /// Every type, in ART's order.
-    pub const ALL: [Self; 19] = [
+    pub const ALL: [Self; 21] = [
         Self::Intent,
         Self::Title,
         Self::Plan,
@@ -71,6 +77,8 @@ impl ObservationType {
         Self::Suspension,
         Self::Approval,
         Self::PlanReview,
+        Self::Elicitation,
+        Self::ElicitationAnswer,
     ];
 
     /// The wire / storage form, e.g. `TOOL_EXECUTION`.
@@ -95,6 +103,8 @@ impl ObservationType {
             Self::Suspension => "SUSPENSION",
             Self::Approval => "APPROVAL",
             Self::PlanReview => "PLAN_REVIEW",
+            Self::Elicitation => "ELICITATION",
+            Self::ElicitationAnswer => "ELICITATION_ANSWER",
         }
     }
 

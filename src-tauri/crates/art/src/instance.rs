@@ -389,10 +389,13 @@ impl ArtInstanceBuilder {
             Arc::clone(&self.storage),
             Arc::clone(&conversation),
         ));
-        let mcp = Arc::new(McpManager::new(
-            McpStore::new(Arc::clone(&self.storage), self.mcp_secrets),
-            Arc::clone(&registry),
-        ));
+        let mcp = Arc::new(
+            McpManager::new(
+                McpStore::new(Arc::clone(&self.storage), self.mcp_secrets),
+                Arc::clone(&registry),
+            )
+            .recording_questions(Arc::clone(&observations)),
+        );
         let settings = Arc::new(SettingsStore::new(Arc::clone(&self.storage)));
         Ok(ArtInstance {
             attachments: self.attachments,

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 mod auth;
 pub mod elicit;
+pub mod question;
 
 pub use auth::{McpAccount, McpOAuth, McpSignInPage};
 

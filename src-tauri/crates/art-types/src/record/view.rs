@@ -14,6 +14,7 @@ use super::{
 };
 use crate::approval::{ApprovalContent, PLAN_REVIEW, PlanReviewContent, SuspensionContent};
 use crate::mcp::McpOrigin;
+use crate::mcp::question::{AnsweredContent, QuestionCard, QuestionContent};
 use crate::{
     ExecutionMetadata, FailureCode, Observation, ObservationType, StreamEventKind, TokenType,
     ToolStatus,
@@ -82,6 +83,8 @@ pub struct ToolCard {
     pub step_id: Option<String>,
     /// The decision taken on it, when it was asked about or refused by policy.
     pub approval: Option<ApprovalContent>,
+    /// The question its MCP server asked the user while it ran, the last one if several.
+    pub question: Option<QuestionCard>,
 }
 
 impl ToolCard {
@@ -247,6 +250,12 @@ impl RunView {
             return "Waiting for your word on the plan…".into();
         }
         if let Some(tool) = self.tools.iter().find(|t| t.state == ToolState::Running) {
+            if let Some(question) = tool.question.as_ref().filter(|q| q.outcome.is_none()) {
+                return format!(
+                    "The {} server asks you something (on the {} card)…",
+                    question.asked.question.server, tool.tool_name
+                );
+            }
             return format!("Running the {} tool…", tool.tool_name);
         }
         if let Some((number, step)) = self.current_step() {
@@ -278,6 +287,7 @@ impl RunView {
                     mcp: None,
                     step_id: None,
                     approval: None,
+                    question: None,
                 });
                 self.tools.len() - 1
             }
@@ -396,6 +406,33 @@ impl RunView {
                 let i = self.tool(&decided.call_id, &decided.tool_name, &decided.proposed);
                 self.tools[i].approval = Some(decided);
                 Change::Decided(i)
+            }
+            ObservationType::Elicitation => match read::<QuestionContent>(c) {
+                Some(asked) => {
+                    let i = self.tool(&asked.call_id, &asked.tool_name, &Value::Null);
+                    self.tools[i].question = Some(QuestionCard {
+                        asked,
+                        outcome: None,
+                    });
+                    Change::Tool(i)
+                }
+                None => Change::Nothing,
+            },
+            ObservationType::ElicitationAnswer => {
+                let Some(answered) = read::<AnsweredContent>(c) else {
+                    return Change::Nothing;
+                };
+                let Some(i) = self.tools.iter().position(|t| {
+                    t.question
+                        .as_ref()
+                        .is_some_and(|q| q.asked.question_id == answered.question_id)
+                }) else {
+                    return Change::Nothing;
+                };
+                if let Some(question) = &mut self.tools[i].question {
+                    question.outcome = Some(answered.outcome);
+                }
+                Change::Tool(i)
             }
             ObservationType::Error | ObservationType::LlmStreamError => {
                 if o.kind == ObservationType::Error {

@@ -86,6 +86,8 @@ pub fn default_title(kind: ObservationType) -> &'static str {
         ObservationType::Suspension => "Waiting for approval",
         ObservationType::Approval => "Approval",
         ObservationType::PlanReview => "Waiting for the plan's review",
+        ObservationType::Elicitation => "A server asks",
+        ObservationType::ElicitationAnswer => "The server's question answered",
     }
 }
 

@@ -10,6 +10,7 @@ pub mod mcp;
 mod registry;
 pub mod search_knowledge;
 mod system;
+pub mod user_time;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,7 +27,7 @@ pub use system::ToolSystem;
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What a tool may see and change while it runs.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct ExecutionContext {
     /// Thread of the run.
     pub thread_id: String,
@@ -42,6 +43,11 @@ pub struct ExecutionContext {
     pub save_asked: Arc<AtomicBool>,
     /// The knowledge collections (ids) the thread searches; empty: all.
     pub knowledge: Vec<String>,
+    /// The call being run (set per call by the tool system; empty outside a run).
+    pub call_id: String,
+    /// The time this call waited for the user (an MCP server's question), which its
+    /// time limit does not count ([`user_time::run_within`]).
+    pub user_time: Arc<user_time::UserTime>,
 }
 
 impl ExecutionContext {

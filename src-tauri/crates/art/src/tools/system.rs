@@ -124,18 +124,12 @@ impl ToolSystem {
             .ok_or_else(|| not_found(&call.tool_name))?;
         self.registry
             .check_arguments(&call.tool_name, &call.arguments)?;
-        let timeout = entry.tool.timeout();
-        match tokio::time::timeout(timeout, entry.tool.execute(&call.arguments, context)).await {
-            Ok(outcome) => outcome,
-            Err(_) => Err(ToolError::new(
-                "TOOL_TIMEOUT",
-                format!(
-                    "`{}` did not finish within {} ms",
-                    call.tool_name,
-                    timeout.as_millis()
-                ),
-            )),
-        }
+        let context = ExecutionContext {
+            call_id: call.call_id.clone(),
+            user_time: Arc::default(),
+            ..context.clone()
+        };
+        super::user_time::run_within(&*entry.tool, &call.tool_name, &call.arguments, &context).await
     }
 
     async fn record(

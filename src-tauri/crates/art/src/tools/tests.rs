@@ -56,8 +56,7 @@ fn setup() -> (ToolSystem, Arc<ObservationManager>, ExecutionContext) {
         trace_id: "r".into(),
         state: Arc::new(Mutex::new(AgentState::default())),
         step_id: None,
-        save_asked: Default::default(),
-        knowledge: Vec::new(),
+        ..ExecutionContext::default()
     };
     (
         ToolSystem::new(registry, Arc::clone(&observations)),

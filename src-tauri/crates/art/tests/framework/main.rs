@@ -30,6 +30,7 @@ mod keychain;
 mod mcp;
 mod mcp_faults;
 mod mcp_oauth;
+mod mcp_questions;
 mod migration;
 mod properties;
 mod retrieval;

@@ -332,3 +332,51 @@ fn a_plan_in_review_waits_and_the_users_word_is_kept() {
     assert!(run.tools.is_empty(), "the plan is no tool");
     assert!(run.plan.unwrap().review.unwrap().edited());
 }
+
+#[test]
+fn a_servers_question_sits_on_its_call_card_until_it_is_answered() {
+    let mut run = RunView::new("t", "r");
+    let call = obs(
+        ObservationType::ToolCall,
+        json!({ "callId": "c1", "toolName": "everything__ask", "arguments": {} }),
+    );
+    run.apply_observation(&call);
+    let asked = obs(
+        ObservationType::Elicitation,
+        json!({ "questionId": "q1", "callId": "c1", "toolName": "everything__ask",
+                "question": { "server": "everything", "message": "Your name?",
+                              "fields": [{ "name": "name", "required": true, "kind": { "type": "text" } }] } }),
+    );
+    assert_eq!(run.apply_observation(&asked), Change::Tool(0));
+    let card = run.tools[0]
+        .question
+        .as_ref()
+        .expect("the question on the card");
+    assert_eq!(card.asked.question.message, "Your name?");
+    assert!(card.outcome.is_none());
+    assert_eq!(
+        run.progress(),
+        "The everything server asks you something (on the everything__ask card)…"
+    );
+    // An answer to another question changes nothing; this one's is kept.
+    let other = obs(
+        ObservationType::ElicitationAnswer,
+        json!({ "questionId": "q0", "callId": "c1", "outcome": { "kind": "answered", "answer": { "action": "decline" } } }),
+    );
+    assert_eq!(run.apply_observation(&other), Change::Nothing);
+    let answered = obs(
+        ObservationType::ElicitationAnswer,
+        json!({ "questionId": "q1", "callId": "c1",
+                "outcome": { "kind": "answered", "answer": { "action": "accept", "values": { "name": "Ada" } } } }),
+    );
+    assert_eq!(run.apply_observation(&answered), Change::Tool(0));
+    let outcome = run.tools[0].question.as_ref().unwrap().outcome.clone();
+    let Some(crate::mcp::question::QuestionOutcome::Answered {
+        answer: crate::mcp::elicit::ElicitAnswer::Accept(values),
+    }) = outcome
+    else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(values["name"], "Ada");
+    assert_eq!(run.progress(), "Running the everything__ask tool…");
+}

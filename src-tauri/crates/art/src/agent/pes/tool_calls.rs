@@ -148,5 +148,6 @@ pub(super) fn execution_context(
         step_id: step_id.map(str::to_owned),
         save_asked: Arc::clone(&run.state_save_asked),
         knowledge: setup.config.knowledge.clone(),
+        ..ExecutionContext::default()
     }
 }

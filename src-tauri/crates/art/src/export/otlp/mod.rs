@@ -646,8 +646,15 @@ fn event<'r>(o: &'r Obs<'_>) -> Event<'r> {
             attributes.push(text("exception.message", message));
         }
     }
-    // The audit trail: a decision on a tool call, and the step a status belongs to.
-    if o.kind == ObservationType::Approval || o.kind == ObservationType::Suspension {
+    // The audit trail: a decision on a tool call, a server's question during one, and
+    // the step a status belongs to.
+    if matches!(
+        o.kind,
+        ObservationType::Approval
+            | ObservationType::Suspension
+            | ObservationType::Elicitation
+            | ObservationType::ElicitationAnswer
+    ) {
         if let Some(tool) = o.content.tool_name.as_deref() {
             attributes.push(text("gen_ai.tool.name", tool));
         }

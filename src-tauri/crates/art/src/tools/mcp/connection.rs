@@ -25,7 +25,7 @@ use tokio::process::{ChildStderr, Command};
 use tokio::sync::Notify;
 
 use super::McpError;
-use super::elicit::Elicitor;
+use super::asking::Asking;
 use super::stdout::{Watch, Watched};
 use super::store::ServerSecrets;
 use super::tasks::TaskTools;
@@ -76,8 +76,8 @@ pub(crate) struct Client {
     tools_changed: Arc<Notify>,
     /// The server's name.
     server: String,
-    /// Who asks the user a server's question, if anyone can.
-    elicitor: Option<Arc<dyn Elicitor>>,
+    /// Where a server's question goes.
+    asking: Arc<Asking>,
 }
 
 impl ClientHandler for Client {
@@ -94,7 +94,7 @@ impl ClientHandler for Client {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        Ok(super::elicit::answer(&self.server, self.elicitor.as_ref(), request).await)
+        Ok(super::elicit::answer(&self.server, &self.asking, request).await)
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -107,7 +107,7 @@ impl ClientHandler for Client {
         // Questions are asked when someone can answer them (form mode; a question
         // answered on a web page is not offered).
         let mut capabilities = ClientCapabilities::default();
-        if self.elicitor.is_some() {
+        if self.asking.can_ask() {
             capabilities.elicitation =
                 Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
         }
@@ -137,13 +137,13 @@ impl Connection {
         secrets: ServerSecrets,
         handshake: Duration,
         stderr: StderrTail,
-        elicitor: Option<Arc<dyn Elicitor>>,
+        asking: Arc<Asking>,
     ) -> Result<Self, McpError> {
         let tools_changed = Arc::new(Notify::new());
         let client = Client {
             tools_changed: Arc::clone(&tools_changed),
             server: config.name.clone(),
-            elicitor,
+            asking,
         };
         let tasks = TaskTools::default();
         let (service, tree) = match &config.transport {

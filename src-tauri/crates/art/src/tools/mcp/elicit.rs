@@ -1,25 +1,28 @@
 //! Questions servers ask the user mid-call (elicitation): the [`Elicitor`] a front end
-//! gives the manager asks them (the CLI on the terminal), and the client answers the
-//! server with what it said — checked against the question first. With no one to ask,
-//! or a question that is not a flat form of simple fields, the server is told no
-//! (`decline`), and why is logged.
+//! gives the manager asks them (the CLI on the terminal, the app on the call's card),
+//! and the client answers the server with what it said — checked against the question
+//! first ([`super::asking`]). With no one to ask, or a question that is not a flat form
+//! of simple fields, the server is told no (`decline`), and why is logged.
 
-use std::sync::Arc;
-
-use art_types::mcp::elicit::{ElicitAnswer, ElicitQuestion, check_answer, fields_of};
+use art_types::mcp::elicit::{ElicitAnswer, ElicitQuestion, fields_of};
+use art_types::mcp::question::QuestionContent;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+
+use super::asking::Asking;
 
 /// Asks the user a server's question.
 #[async_trait::async_trait]
 pub trait Elicitor: Send + Sync {
-    /// The user's answer to `question` (its fields checked by the caller afterwards).
-    async fn ask(&self, question: ElicitQuestion) -> ElicitAnswer;
+    /// The user's answer to `asked` (its fields checked by the caller afterwards). The
+    /// future is polled once before the question is recorded and shown: an elicitor
+    /// that waits for an answer from elsewhere is ready for it from that first poll.
+    async fn ask(&self, asked: QuestionContent) -> ElicitAnswer;
 }
 
 /// What the client sends back to `server`'s request.
 pub(super) async fn answer(
     server: &str,
-    elicitor: Option<&Arc<dyn Elicitor>>,
+    asking: &Asking,
     request: ElicitRequestParams,
 ) -> ElicitResult {
     let decline = |why: &str| {
@@ -44,21 +47,16 @@ pub(super) async fn answer(
         Ok(fields) => fields,
         Err(why) => return decline(&why),
     };
-    let Some(elicitor) = elicitor else {
-        return decline("no one to ask here (no terminal, no window)");
-    };
     let question = ElicitQuestion {
         server: server.to_owned(),
         message,
-        fields: fields.clone(),
+        fields,
     };
-    match elicitor.ask(question).await {
-        ElicitAnswer::Accept(values) => match check_answer(&fields, &values) {
-            Ok(values) => ElicitResult::new(ElicitationAction::Accept)
-                .with_content(serde_json::Value::Object(values)),
-            Err(why) => decline(&format!("the answer did not fit the question: {why}")),
-        },
-        ElicitAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
-        ElicitAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+    match asking.ask(server, question).await {
+        Ok(ElicitAnswer::Accept(values)) => ElicitResult::new(ElicitationAction::Accept)
+            .with_content(serde_json::Value::Object(values)),
+        Ok(ElicitAnswer::Decline) => ElicitResult::new(ElicitationAction::Decline),
+        Ok(ElicitAnswer::Cancel) => ElicitResult::new(ElicitationAction::Cancel),
+        Err(why) => decline(&why),
     }
 }

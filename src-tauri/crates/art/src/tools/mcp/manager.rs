@@ -13,6 +13,7 @@ use art_types::mcp::{
 };
 use serde_json::Value;
 
+use super::asking::Asking;
 use super::connection::{Connection, HANDSHAKE_TIMEOUT, StderrTail};
 use super::elicit::Elicitor;
 use super::store::McpStore;
@@ -43,7 +44,7 @@ pub struct McpManager {
     running: Mutex<HashMap<String, Running>>,
     known: Arc<Mutex<HashMap<String, Known>>>,
     handshake: Duration,
-    elicitor: std::sync::RwLock<Option<Arc<dyn Elicitor>>>,
+    asking: Arc<Asking>,
 }
 
 impl McpManager {
@@ -55,14 +56,24 @@ impl McpManager {
             running: Mutex::new(HashMap::new()),
             known: Arc::new(Mutex::new(HashMap::new())),
             handshake: HANDSHAKE_TIMEOUT,
-            elicitor: std::sync::RwLock::new(None),
+            asking: Arc::new(Asking::default()),
         }
     }
 
-    /// Have servers started from now on ask the user their questions through
-    /// `elicitor` (without one, every question is declined).
+    /// Record the servers' questions on the runs of the calls they come in.
+    #[must_use]
+    pub fn recording_questions(
+        mut self,
+        observations: Arc<crate::observation::ObservationManager>,
+    ) -> Self {
+        self.asking = Arc::new(Asking::recording(observations));
+        self
+    }
+
+    /// Have servers ask the user their questions through `elicitor` (without one,
+    /// every question is declined, and servers started are told the client takes none).
     pub fn set_elicitor(&self, elicitor: Arc<dyn Elicitor>) {
-        *self.elicitor.write().unwrap_or_else(|p| p.into_inner()) = Some(elicitor);
+        self.asking.set_elicitor(elicitor);
     }
 
     /// Wait at most `limit` for a server's handshake and tool list (default 30 s).
@@ -204,17 +215,13 @@ impl McpManager {
                 Some(oauth::scope_keeper(self.store.secrets(), &config.name, url));
         }
         let stderr = StderrTail::default();
-        let elicitor = self
-            .elicitor
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let connection =
-            Connection::open(config, secrets, self.handshake, stderr.clone(), elicitor)
-                .await
-                .map_err(|e| (e, stderr))?;
+        let asking = Arc::clone(&self.asking);
+        let connection = Connection::open(config, secrets, self.handshake, stderr.clone(), asking)
+            .await
+            .map_err(|e| (e, stderr))?;
         let listed = list_and_register(
             &self.registry,
+            &self.asking,
             config,
             &connection.service,
             &connection.tasks,
@@ -240,12 +247,21 @@ impl McpManager {
         let peer = connection.service.peer().clone();
         let tasks = connection.tasks.clone();
         let registry = Arc::clone(&self.registry);
+        let asking = Arc::clone(&self.asking);
         let known = Arc::clone(&self.known);
         let config = config.clone();
         tokio::spawn(async move {
             loop {
                 changed.notified().await;
-                match list_and_register(&registry, &config, &peer, &tasks, HANDSHAKE_TIMEOUT).await
+                match list_and_register(
+                    &registry,
+                    &asking,
+                    &config,
+                    &peer,
+                    &tasks,
+                    HANDSHAKE_TIMEOUT,
+                )
+                .await
                 {
                     Ok(tools) => {
                         let mut known = known.lock().unwrap_or_else(|p| p.into_inner());
@@ -572,23 +588,8 @@ impl McpManager {
             .registry
             .entry(&name)
             .ok_or_else(|| ToolError::new("TOOL_UNAVAILABLE", format!("`{name}` is not usable")))?;
-        let context = crate::tools::ExecutionContext {
-            thread_id: String::new(),
-            trace_id: String::new(),
-            state: Default::default(),
-            step_id: None,
-            save_asked: Default::default(),
-            knowledge: Vec::new(),
-        };
-        let limit = entry.tool.timeout();
-        tokio::time::timeout(limit, entry.tool.execute(arguments, &context))
-            .await
-            .unwrap_or_else(|_| {
-                Err(ToolError::new(
-                    "TOOL_TIMEOUT",
-                    format!("`{name}` did not finish within {} s", limit.as_secs()),
-                ))
-            })
+        let context = crate::tools::ExecutionContext::default();
+        crate::tools::user_time::run_within(&*entry.tool, &name, arguments, &context).await
     }
 
     /// Stop every server (before the process exits).
@@ -618,6 +619,7 @@ fn ready_state(connection: &Connection, tools: usize) -> McpServerState {
 /// taken, a tool that runs only as a task) listed with the reason.
 async fn list_and_register(
     registry: &ToolRegistry,
+    asking: &Arc<Asking>,
     config: &McpServerConfig,
     peer: &rmcp::Peer<rmcp::RoleClient>,
     tasks: &TaskTools,
@@ -691,7 +693,8 @@ async fn list_and_register(
                 config.result_limit as usize,
             )
             .with_protocol_version(protocol_version.clone())
-            .with_policy(config.tool_policy);
+            .with_policy(config.tool_policy)
+            .with_asking(Arc::clone(asking));
             executors.push(Arc::new(executor));
         }
         infos.push(info);

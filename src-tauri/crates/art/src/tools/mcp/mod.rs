@@ -7,8 +7,10 @@
 //!   with everything it started when the connection goes), or a streamable HTTP session
 //!   (`http`: resumption, and the SDK's transport errors in plain words); handshake,
 //!   tool list, stderr tail.
-//! - [`Elicitor`]: who asks the user a server's question mid-call (elicitation); the
-//!   client declines when no one can.
+//! - [`Elicitor`]: who asks the user a server's question mid-call (elicitation): the
+//!   CLI's terminal, or the app's tool cards through [`Answers`]; `asking` ties the
+//!   question to the call it came in, records it on the run and stops the call's clock
+//!   meanwhile. The client declines when no one can ask.
 //! - [`oauth`] signs in to a remote server that asks for it (OAuth 2.1) and keeps the
 //!   tokens in the OS keychain; `http` sends them and renews them.
 //! - [`McpTool`] is one server tool as a [`ToolExecutor`](super::ToolExecutor): called
@@ -17,6 +19,7 @@
 //! - [`McpManager`] starts, stops and refreshes servers and keeps the
 //!   [`ToolRegistry`](super::ToolRegistry) in step with what they offer.
 
+mod asking;
 mod connection;
 mod elicit;
 mod errors;
@@ -31,6 +34,7 @@ mod tasks;
 mod tool;
 mod tree;
 
+pub use asking::{AnswerError, Answers};
 pub use elicit::Elicitor;
 pub use errors::McpError;
 pub use manager::McpManager;

@@ -1,5 +1,6 @@
 //! One tool of an MCP server, callable like a built-in.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use art_types::ToolSchema;
@@ -8,6 +9,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::{Value, json};
 
+use super::asking::Asking;
 use super::result;
 use crate::tools::{ExecutionContext, ToolError, ToolExecutor};
 
@@ -22,6 +24,7 @@ pub struct McpTool {
     limit: usize,
     protocol_version: Option<String>,
     policy: art_types::approval::ToolPolicy,
+    asking: Arc<Asking>,
 }
 
 impl McpTool {
@@ -47,7 +50,15 @@ impl McpTool {
             limit,
             protocol_version: None,
             policy: art_types::approval::ToolPolicy::Ask,
+            asking: Arc::default(),
         }
+    }
+
+    /// Its server's questions during a call go through `asking`.
+    #[must_use]
+    pub(super) fn with_asking(mut self, asking: Arc<Asking>) -> Self {
+        self.asking = asking;
+        self
     }
 
     /// Its server's policy for its tools.
@@ -116,7 +127,11 @@ impl ToolExecutor for McpTool {
     /// The result as the server sent it (`content`, `structuredContent`); a result
     /// with `isError` is a tool error whose message is what the server said. Dropping
     /// the call (timeout, stopped run) sends `notifications/cancelled`.
-    async fn execute(&self, arguments: &Value, _: &ExecutionContext) -> Result<Value, ToolError> {
+    async fn execute(
+        &self,
+        arguments: &Value,
+        context: &ExecutionContext,
+    ) -> Result<Value, ToolError> {
         let mut params = CallToolRequestParams::new(self.remote_name.clone());
         params.arguments = match arguments {
             Value::Object(map) => Some(map.clone()),
@@ -128,6 +143,8 @@ impl ToolExecutor for McpTool {
                 ));
             }
         };
+        // A question the server asks meanwhile belongs to this call.
+        let _in_flight = self.asking.enter(&self.server, &self.schema.name, context);
         let outcome = self
             .peer
             .call_tool(params)

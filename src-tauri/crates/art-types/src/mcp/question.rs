@@ -1,0 +1,76 @@
+//! A server's question on a tool card: what the run records when an MCP server asks the
+//! user something in the middle of a tool call ([`QuestionContent`], observation
+//! `Elicitation`), and what became of it ([`AnsweredContent`], observation
+//! `ElicitationAnswer`). The app shows the question as a form on the call's card while
+//! the call waits (its time limit stands still meanwhile); `art run` asks it on the
+//! terminal. Both are in the trace and its exports like an approval.
+
+use serde::{Deserialize, Serialize};
+
+use super::elicit::{ElicitAnswer, ElicitQuestion};
+
+/// A question asked during a tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionContent {
+    /// Its id (what an answer names).
+    pub question_id: String,
+    /// The tool call it came in.
+    pub call_id: String,
+    /// That call's tool.
+    pub tool_name: String,
+    /// What the server asks.
+    pub question: ElicitQuestion,
+}
+
+/// What became of a question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnsweredContent {
+    /// The question.
+    pub question_id: String,
+    /// The tool call it came in.
+    pub call_id: String,
+    /// The answer, or why there was none.
+    pub outcome: QuestionOutcome,
+}
+
+/// How a question ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum QuestionOutcome {
+    /// The user answered (accept with values, decline, or cancel).
+    Answered {
+        /// The answer sent to the server.
+        answer: ElicitAnswer,
+    },
+    /// The call ended before anyone answered (the run stopped, the server gave up or
+    /// went away); the server was told `cancel`.
+    Ended {
+        /// Why, in plain words.
+        why: String,
+    },
+}
+
+/// A question on a tool card, with its outcome once there is one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionCard {
+    /// The question.
+    pub asked: QuestionContent,
+    /// What became of it; `None` while it waits (or, in a run that is over, never
+    /// answered: the app closed while it waited).
+    pub outcome: Option<QuestionOutcome>,
+}
+
+/// Answer the question an MCP server asked during a thread's tool call; the call goes on
+/// with it. Fails with `NOT_FOUND` when the question no longer waits (answered
+/// elsewhere, or its call ended).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AnswerQuestion {
+    /// The question ([`QuestionContent::question_id`]).
+    pub question_id: String,
+    /// The answer; values are checked against the question's fields before they go.
+    pub answer: ElicitAnswer,
+}

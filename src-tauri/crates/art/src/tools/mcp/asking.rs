@@ -1,0 +1,283 @@
+//! Where a server's question goes: which tool call it came in ([`Asking::calls`] — a
+//! server's request names no call, so the newest call in flight on that server is the
+//! one), who asks it (the [`Elicitor`]: the CLI's terminal, the app's cards through
+//! [`Answers`]), the run's record of it, and the call's time limit standing still while
+//! the user answers.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use art_types::ObservationType;
+use art_types::mcp::elicit::{ElicitAnswer, ElicitField, check_answer};
+use art_types::mcp::question::{AnsweredContent, QuestionContent, QuestionOutcome};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::elicit::Elicitor;
+use crate::observation::{NewObservation, ObservationManager};
+use crate::tools::ExecutionContext;
+use crate::tools::user_time::UserTime;
+
+/// A tool call in flight on a server.
+#[derive(Clone)]
+pub(super) struct CallRef {
+    server: String,
+    tool_name: String,
+    thread_id: String,
+    trace_id: String,
+    call_id: String,
+    user_time: Arc<UserTime>,
+    /// Cancelled when the call ends (its answer came, it timed out, the run stopped).
+    ended: CancellationToken,
+}
+
+/// A call's place in [`Asking`] while it lasts.
+pub(super) struct InFlight<'a> {
+    asking: &'a Asking,
+    ended: CancellationToken,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.ended.cancel();
+        let mut calls = self.asking.calls.lock().unwrap_or_else(|p| p.into_inner());
+        calls.retain(|c| !c.ended.is_cancelled());
+    }
+}
+
+/// The questions of an instance's MCP servers: who asks them, and where they are
+/// recorded.
+#[derive(Default)]
+pub struct Asking {
+    calls: Mutex<Vec<CallRef>>,
+    elicitor: RwLock<Option<Arc<dyn Elicitor>>>,
+    observations: Option<Arc<ObservationManager>>,
+}
+
+impl Asking {
+    /// Questions recorded into `observations` (on the run of the call they came in).
+    pub fn recording(observations: Arc<ObservationManager>) -> Self {
+        Self {
+            observations: Some(observations),
+            ..Self::default()
+        }
+    }
+
+    /// Have `elicitor` ask the questions from now on.
+    pub fn set_elicitor(&self, elicitor: Arc<dyn Elicitor>) {
+        *self.elicitor.write().unwrap_or_else(|p| p.into_inner()) = Some(elicitor);
+    }
+
+    /// Whether anyone can ask (servers are told the client takes questions only then).
+    pub fn can_ask(&self) -> bool {
+        self.elicitor().is_some()
+    }
+
+    fn elicitor(&self) -> Option<Arc<dyn Elicitor>> {
+        self.elicitor
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Note a call of `tool_name` on `server` in flight until the guard goes.
+    pub(super) fn enter(
+        &self,
+        server: &str,
+        tool_name: &str,
+        context: &ExecutionContext,
+    ) -> InFlight<'_> {
+        let ended = CancellationToken::new();
+        self.calls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(CallRef {
+                server: server.to_owned(),
+                tool_name: tool_name.to_owned(),
+                thread_id: context.thread_id.clone(),
+                trace_id: context.trace_id.clone(),
+                call_id: context.call_id.clone(),
+                user_time: Arc::clone(&context.user_time),
+                ended: ended.clone(),
+            });
+        InFlight {
+            asking: self,
+            ended,
+        }
+    }
+
+    /// The newest call in flight on `server`.
+    fn call_on(&self, server: &str) -> Option<CallRef> {
+        let calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        calls.iter().rev().find(|c| c.server == server).cloned()
+    }
+
+    /// Ask `question` (fields already read from a form-mode request) for `server`; the
+    /// answer, checked against the fields, or why there is none (for the server:
+    /// declined). Recorded on the run of the call it came in, if any.
+    pub(super) async fn ask(
+        &self,
+        server: &str,
+        question: art_types::mcp::elicit::ElicitQuestion,
+    ) -> Result<ElicitAnswer, String> {
+        let Some(elicitor) = self.elicitor() else {
+            return Err("no one to ask here (no terminal, no window)".into());
+        };
+        let call = self.call_on(server);
+        let fields = question.fields.clone();
+        let asked = QuestionContent {
+            question_id: crate::clock::new_id(),
+            call_id: call.as_ref().map(|c| c.call_id.clone()).unwrap_or_default(),
+            tool_name: call
+                .as_ref()
+                .map(|c| c.tool_name.clone())
+                .unwrap_or_default(),
+            question,
+        };
+        let on_run = call.as_ref().filter(|c| !c.trace_id.is_empty());
+        let answer = {
+            let _paused = call.as_ref().map(|c| c.user_time.pause());
+            let ended = call.as_ref().map(|c| c.ended.clone()).unwrap_or_default();
+            // Polled once before the question is shown, so it is already waiting for
+            // an answer when the card appears.
+            let asking = elicitor.ask(asked.clone());
+            tokio::pin!(asking);
+            let first = futures::poll!(&mut asking);
+            if let Some(call) = on_run {
+                self.record(call, ObservationType::Elicitation, &asked)
+                    .await;
+            }
+            match first {
+                std::task::Poll::Ready(answer) => Some(answer),
+                std::task::Poll::Pending => {
+                    tokio::select! {
+                        answer = &mut asking => Some(answer),
+                        () = ended.cancelled() => None,
+                    }
+                }
+            }
+        };
+        let (outcome, result) = match answer {
+            Some(ElicitAnswer::Accept(values)) => match check_answer(&fields, &values) {
+                Ok(values) => {
+                    let answer = ElicitAnswer::Accept(values);
+                    (
+                        QuestionOutcome::Answered {
+                            answer: answer.clone(),
+                        },
+                        Ok(answer),
+                    )
+                }
+                Err(why) => {
+                    let why = format!("the answer did not fit the question: {why}");
+                    (QuestionOutcome::Ended { why: why.clone() }, Err(why))
+                }
+            },
+            Some(answer) => (
+                QuestionOutcome::Answered {
+                    answer: answer.clone(),
+                },
+                Ok(answer),
+            ),
+            None => {
+                let why = "the call ended before the question was answered".to_owned();
+                (QuestionOutcome::Ended { why: why.clone() }, Err(why))
+            }
+        };
+        if let Some(call) = on_run {
+            let answered = AnsweredContent {
+                question_id: asked.question_id.clone(),
+                call_id: asked.call_id.clone(),
+                outcome,
+            };
+            self.record(call, ObservationType::ElicitationAnswer, &answered)
+                .await;
+        }
+        result
+    }
+
+    async fn record(&self, call: &CallRef, kind: ObservationType, content: &impl serde::Serialize) {
+        let Some(observations) = &self.observations else {
+            return;
+        };
+        let content = serde_json::to_value(content).unwrap_or_default();
+        let mut new = NewObservation::new(&call.thread_id, &call.trace_id, kind, content);
+        new.metadata = serde_json::json!({ "server": call.server });
+        if let Err(e) = observations.record(new).await {
+            tracing::warn!(server = %call.server, "could not record a server's question: {e}");
+        }
+    }
+}
+
+/// The app's [`Elicitor`]: a question waits on its tool card until [`Answers::answer`]
+/// brings the user's answer (or its call ends).
+#[derive(Default)]
+pub struct Answers {
+    waiting: Mutex<HashMap<String, (Vec<ElicitField>, oneshot::Sender<ElicitAnswer>)>>,
+}
+
+/// Why an answer was not taken.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AnswerError {
+    /// No such question waits (answered already, or its call ended).
+    #[error("this question no longer waits for an answer (answered, or its call ended)")]
+    NotWaiting,
+    /// The values do not fit the question's fields; it still waits.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Answers {
+    /// Give the question `question_id` its answer.
+    pub fn answer(&self, question_id: &str, answer: ElicitAnswer) -> Result<(), AnswerError> {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((fields, _)) = waiting.get(question_id) else {
+            return Err(AnswerError::NotWaiting);
+        };
+        if let ElicitAnswer::Accept(values) = &answer {
+            check_answer(fields, values).map_err(AnswerError::Invalid)?;
+        }
+        let (_, reply) = waiting.remove(question_id).ok_or(AnswerError::NotWaiting)?;
+        reply.send(answer).map_err(|_| AnswerError::NotWaiting)
+    }
+
+    /// The questions waiting now (their ids).
+    pub fn waiting(&self) -> Vec<String> {
+        let waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        waiting.keys().cloned().collect()
+    }
+}
+
+/// Removes a question from [`Answers`] when its wait ends either way.
+struct Unlisted<'a>(&'a Answers, &'a str);
+
+impl Drop for Unlisted<'_> {
+    fn drop(&mut self) {
+        let mut waiting = self.0.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        waiting.remove(self.1);
+    }
+}
+
+#[async_trait::async_trait]
+impl Elicitor for Answers {
+    async fn ask(&self, asked: QuestionContent) -> ElicitAnswer {
+        // A question outside a tool call has no card to be shown on.
+        if asked.call_id.is_empty() {
+            tracing::info!(
+                server = %asked.question.server,
+                "declined a question asked outside a tool call"
+            );
+            return ElicitAnswer::Decline;
+        }
+        let (reply, answer) = oneshot::channel();
+        self.waiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(
+                asked.question_id.clone(),
+                (asked.question.fields.clone(), reply),
+            );
+        let _unlisted = Unlisted(self, &asked.question_id);
+        answer.await.unwrap_or(ElicitAnswer::Cancel)
+    }
+}
