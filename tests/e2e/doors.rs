@@ -173,6 +173,9 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["sign_in_mcp_server", {}],
         ["cancel_mcp_sign_in", { "name": 5 }],
         ["sign_out_mcp_server", { "name": "no-such-server" }],
+        ["answer_question", { "questionId": "no-such-question", "answer": { "action": "decline" } }],
+        ["answer_question", { "questionId": "q", "answer": { "action": "maybe" } }],
+        ["answer_question", {}],
     ]);
     let ghost = json!({ "id": "e".repeat(64), "name": "ghost.png", "mime": "image/png", "size": 3,
         "kind": { "type": "image", "width": 1, "height": 1 } });

@@ -18,7 +18,7 @@ const PLAN: &str = r#"{"title": "Show the logo", "intent": "Show the MCP logo", 
 
 /// Paste the `mcpServers` JSON for server-everything (marked `mark`) on the Tools page,
 /// and wait until it is ready.
-async fn paste_everything(app: &AppSession, mark: &str) {
+pub(crate) async fn paste_everything(app: &AppSession, mark: &str) {
     app.click("#paste-mcp-json").await;
     let json = serde_json::json!({ "mcpServers": { "Everything": {
         "command": "node",

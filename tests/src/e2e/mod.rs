@@ -286,8 +286,22 @@ screenshot: {}",
         )
     }
 
-    /// Click the element matching `css`.
+    /// Click the element matching `css`. An element at the edge of a scrolled list
+    /// (under the composer) is brought to the middle of its list first and clicked
+    /// again, as a user would scroll to it.
     pub async fn click(&self, css: &str) {
+        let element = self.wait_for(css).await;
+        if element.click().await.is_ok() {
+            return;
+        }
+        let centre = "arguments[0].scrollIntoView({block: 'center'});";
+        let _ = self
+            .client
+            .execute(
+                centre,
+                vec![serde_json::to_value(&element).unwrap_or_default()],
+            )
+            .await;
         if let Err(e) = self.wait_for(css).await.click().await {
             let shot = self.screenshot("failure").await;
             panic!("cannot click `{css}`: {e}\nscreenshot: {}", shot.display());

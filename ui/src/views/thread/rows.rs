@@ -154,8 +154,15 @@ pub(super) fn live_key(r: &RunView) -> String {
             .map(|s| format!("{}:{};", s.id, s.status.label()))
             .collect()
     });
+    // A server's question: its form appears, then what became of it.
+    let questions: String = r
+        .tools
+        .iter()
+        .filter_map(|t| t.question.as_ref())
+        .map(|q| format!("{}:{};", q.asked.question_id, q.outcome.is_some()))
+        .collect();
     format!(
-        "{}|{}|{}|{steps}|{}|{done}|{}|{}|{}",
+        "{}|{}|{}|{steps}|{}|{done}|{}|{}|{}|{questions}",
         r.trace_id,
         r.waiting.is_some() || r.waits_for_review(),
         r.plan.is_some(),

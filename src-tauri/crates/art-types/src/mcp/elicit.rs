@@ -18,7 +18,7 @@ pub struct ElicitQuestion {
     pub server: String,
     /// What it says it needs (its words).
     pub message: String,
-    /// The fields to fill, in the order the server gave them.
+    /// The fields to fill: the required ones first, then the others, each by name.
     pub fields: Vec<ElicitField>,
 }
 
@@ -108,8 +108,12 @@ pub fn fields_of(schema: &Value) -> Result<Vec<ElicitField>, String> {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Ok(Vec::new());
     };
-    properties
-        .iter()
+    // The order a server wrote its fields in is not kept by the JSON reader: the
+    // required ones come first, then the others, each by name.
+    let mut fields: Vec<(&String, &Value)> = properties.iter().collect();
+    fields.sort_by_key(|(name, _)| !required.contains(&name.as_str()));
+    fields
+        .into_iter()
         .map(|(name, field)| {
             let text = |key: &str| field.get(key).and_then(Value::as_str).map(str::to_owned);
             Ok(ElicitField {
