@@ -7,7 +7,7 @@
 
 use art_types::commands as cmd;
 use art_types::mcp::elicit::{ElicitAnswer, ElicitField, FieldKind};
-use art_types::mcp::question::{QuestionCard, QuestionOutcome};
+use art_types::mcp::question::QuestionCard;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde_json::{Map, Value};
@@ -41,31 +41,6 @@ fn default_text(field: &ElicitField) -> String {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) => n.to_string(),
         _ => String::new(),
-    }
-}
-
-/// What the card says of an outcome.
-pub fn outcome_note(outcome: &QuestionOutcome) -> String {
-    match outcome {
-        QuestionOutcome::Answered {
-            answer: ElicitAnswer::Accept(values),
-        } => {
-            let said: Vec<String> = values
-                .iter()
-                .map(|(k, v)| match v {
-                    Value::String(s) => format!("{k}: {s}"),
-                    other => format!("{k}: {other}"),
-                })
-                .collect();
-            format!("You answered — {}", said.join(", "))
-        }
-        QuestionOutcome::Answered {
-            answer: ElicitAnswer::Decline,
-        } => "You declined to answer.".into(),
-        QuestionOutcome::Answered {
-            answer: ElicitAnswer::Cancel,
-        } => "You dismissed the question.".into(),
-        QuestionOutcome::Ended { why } => format!("Not answered: {why}."),
     }
 }
 
@@ -212,7 +187,7 @@ pub fn QuestionForm(card: QuestionCard, live: bool) -> impl IntoView {
         <p class="question-message">{asked.question.message.clone()}</p>
     };
     let outcome = match (card.outcome, live) {
-        (Some(outcome), _) => Some(outcome_note(&outcome)),
+        (Some(outcome), _) => Some(outcome.to_string()),
         (None, false) => Some("Not answered: the run ended while it waited.".to_owned()),
         (None, true) => None,
     };
@@ -308,23 +283,5 @@ mod tests {
         assert!(value_of(&any, "pi").is_err());
         assert_eq!(value_of(&text, "  "), Ok(None), "empty: left out");
         assert_eq!(value_of(&text, "Ada"), Ok(Some(Value::from("Ada"))));
-    }
-
-    #[test]
-    fn the_card_says_what_was_answered() {
-        let mut values = Map::new();
-        values.insert("name".into(), Value::from("Ada"));
-        values.insert("agree".into(), Value::Bool(true));
-        let note = outcome_note(&QuestionOutcome::Answered {
-            answer: ElicitAnswer::Accept(values),
-        });
-        assert!(
-            note.contains("name: Ada") && note.contains("agree: true"),
-            "{note}"
-        );
-        let ended = outcome_note(&QuestionOutcome::Ended {
-            why: "the call ended".into(),
-        });
-        assert_eq!(ended, "Not answered: the call ended.");
     }
 }

@@ -52,6 +52,33 @@ pub enum QuestionOutcome {
     },
 }
 
+impl std::fmt::Display for QuestionOutcome {
+    /// What the tool card (and the Markdown export) says of it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Answered {
+                answer: ElicitAnswer::Accept(values),
+            } => {
+                let said: Vec<String> = values
+                    .iter()
+                    .map(|(k, v)| match v {
+                        serde_json::Value::String(s) => format!("{k}: {s}"),
+                        other => format!("{k}: {other}"),
+                    })
+                    .collect();
+                write!(f, "You answered — {}", said.join(", "))
+            }
+            Self::Answered {
+                answer: ElicitAnswer::Decline,
+            } => f.write_str("You declined to answer."),
+            Self::Answered {
+                answer: ElicitAnswer::Cancel,
+            } => f.write_str("You dismissed the question."),
+            Self::Ended { why } => write!(f, "Not answered: {why}."),
+        }
+    }
+}
+
 /// A question on a tool card, with its outcome once there is one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -73,4 +100,25 @@ pub struct AnswerQuestion {
     pub question_id: String,
     /// The answer; values are checked against the question's fields before they go.
     pub answer: ElicitAnswer,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outcome_says_what_was_answered() {
+        let mut values = serde_json::Map::new();
+        values.insert("name".into(), "Ada".into());
+        values.insert("agree".into(), true.into());
+        let note = QuestionOutcome::Answered {
+            answer: ElicitAnswer::Accept(values),
+        }
+        .to_string();
+        assert_eq!(note, "You answered — agree: true, name: Ada");
+        let ended = QuestionOutcome::Ended {
+            why: "the call ended".into(),
+        };
+        assert_eq!(ended.to_string(), "Not answered: the call ended.");
+    }
 }

@@ -182,6 +182,18 @@ fn write_run(out: &mut String, run: &RunView, thinking: bool) {
                 fenced(out, "json", &json_text(&tool.arguments));
             }
         }
+        if let Some(question) = &tool.question {
+            let _ = writeln!(
+                out,
+                "\n> MCP server `{}` asked the user: {}\n>\n> {}",
+                question.asked.question.server,
+                question.asked.question.message.replace('\n', " "),
+                question.outcome.as_ref().map_or_else(
+                    || "Not answered: the run ended while it waited.".to_owned(),
+                    ToString::to_string
+                )
+            );
+        }
         if let Some(result) = &tool.output {
             out.push_str("\nResult:\n\n");
             fenced(out, "json", &json_text(result));

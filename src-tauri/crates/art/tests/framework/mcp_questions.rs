@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use art::ArtInstance;
 use art::agent::CancellationToken;
+use art::export::{self, Format, Options, Redactor, Scope};
 use art::observation::ObservationQuery;
 use art::storage::sqlite::SqliteStorage;
 use art::tools::mcp::{AnswerError, Answers};
@@ -207,6 +208,42 @@ async fn a_question_waits_on_its_call_is_answered_and_recorded_on_the_run() {
         panic!("{answered:?}");
     };
     assert_eq!(sent["name"], "Ada Lovelace");
+    // In the exports: the question and its answer on the call (Markdown), as events
+    // naming the call (OTLP).
+    let exported = |format| {
+        let art = Arc::clone(&art);
+        let trace = trace.clone();
+        async move {
+            let mut bytes = Vec::new();
+            export::export(
+                &art,
+                &Scope::Trace(trace),
+                format,
+                Options::default(),
+                &Redactor::new(Vec::new()),
+                &mut bytes,
+                &mut |_| {},
+            )
+            .await
+            .unwrap();
+            String::from_utf8(bytes).unwrap()
+        }
+    };
+    let markdown = exported(Format::Markdown).await;
+    assert!(
+        markdown.contains("> MCP server `everything` asked the user: Please provide inputs")
+            && markdown.contains("> You answered — ")
+            && markdown.contains("name: Ada Lovelace"),
+        "{markdown}"
+    );
+    let otlp = exported(Format::Otlp).await;
+    for event in ["ELICITATION", "ELICITATION_ANSWER"] {
+        assert!(
+            otlp.contains(&format!(r#""name":"{event}""#)),
+            "{event} in {otlp}"
+        );
+    }
+    assert!(otlp.contains(r#""key":"gen_ai.tool.call.id","value":{"stringValue":"c1"}"#));
     art.mcp.shutdown().await;
     assert_eq!(settle(&mark, 5).await, 0);
 }
