@@ -170,19 +170,27 @@ impl Handler for SignOutMcpServer {
 }
 
 /// The user's answer to a server's question on a tool card: the waiting call goes on
-/// with it. Values that do not fit the question are refused (`INVALID_INPUT`, the
+/// with it; a page the user agreed to open opens in the browser. Values that do not fit the question are refused (`INVALID_INPUT`, the
 /// question still waits); a question that no longer waits is `NOT_FOUND`.
 impl Handler for AnswerQuestion {
     async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
         use art::tools::mcp::AnswerError;
         use art_types::ErrorCode;
         let wb = workbench(&app)?;
-        wb.answers
+        let open = wb
+            .answers
             .answer(&self.question_id, self.answer)
             .map_err(|e| match e {
                 AnswerError::NotWaiting => IpcError::new(ErrorCode::NotFound, e.to_string()),
                 AnswerError::Invalid(why) => IpcError::new(ErrorCode::InvalidInput, why)
                     .with_details(serde_json::json!({ "field": "answer" })),
-            })
+            })?;
+        // A page the user agreed to open (its address stays on the card to copy).
+        if let Some(page) = open
+            && let Err(why) = art::tools::mcp::oauth::open_in_browser(&page)
+        {
+            tracing::warn!("the page a server asked to open was not opened: {why}");
+        }
+        Ok(())
     }
 }

@@ -1,9 +1,10 @@
 //! A server's question on its tool card (MCP elicitation): the server's message as text
 //! (its words are untrusted: shown, never run), each field as a form control — text
 //! (email, URL and date inputs where the server says so), number, yes/no, one choice,
-//! several — with Send, Decline and Cancel. The call waits meanwhile; values the backend
-//! finds do not fit are said under the form and the question keeps waiting. Once
-//! answered, the card says what was sent.
+//! several — with Send, Decline and Cancel; a page to open (URL mode) as its whole
+//! address and host, with Open in browser, Decline and Cancel. The call waits
+//! meanwhile; values the backend finds do not fit are said under the form and the
+//! question keeps waiting. Once answered, the card says what was sent.
 
 use art_types::commands as cmd;
 use art_types::mcp::elicit::{ElicitAnswer, ElicitField, FieldKind};
@@ -219,6 +220,29 @@ pub fn QuestionForm(card: QuestionCard, live: bool) -> impl IntoView {
             busy.try_set(false);
         });
     };
+    // A page to open: its address whole, its host plain to see; opening is accepting.
+    if let Some(url) = asked.question.url.clone() {
+        let host = art_types::mcp::elicit::page_host(&url)
+            .unwrap_or(&url)
+            .to_owned();
+        return view! {
+            <div class="question waiting page" data-question=asked.question_id.clone()>
+                {header}
+                <p class="small">"It asks you to open a page on "<strong class="question-host">{host}</strong>":"</p>
+                <code class="question-url">{url}</code>
+                {move || problem.get().map(|p| view! { <p class="run-error question-problem">{p}</p> })}
+                <div class="question-actions">
+                    <button class="primary question-open" disabled=move || busy.get()
+                        on:click=move |_| send(Some(ElicitAnswer::Accept(Map::new())))>"Open in browser"</button>
+                    <button class="question-decline" disabled=move || busy.get()
+                        on:click=move |_| send(Some(ElicitAnswer::Decline))>"Decline"</button>
+                    <button class="ghost question-cancel" disabled=move || busy.get()
+                        on:click=move |_| send(Some(ElicitAnswer::Cancel))>"Cancel"</button>
+                </div>
+            </div>
+        }
+        .into_any();
+    }
     let fields = asked
         .question
         .fields
@@ -279,7 +303,7 @@ mod tests {
                 .unwrap_err()
                 .contains("whole number")
         );
-        assert_eq!(value_of(&any, "3.14"), Ok(Some(serde_json::json!(3.14))));
+        assert_eq!(value_of(&any, "2.5"), Ok(Some(serde_json::json!(2.5))));
         assert!(value_of(&any, "pi").is_err());
         assert_eq!(value_of(&text, "  "), Ok(None), "empty: left out");
         assert_eq!(value_of(&text, "Ada"), Ok(Some(Value::from("Ada"))));

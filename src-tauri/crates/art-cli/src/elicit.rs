@@ -2,7 +2,9 @@
 //! then each field with its kind and default (an empty line keeps the default, or
 //! leaves an optional field out), then whether to send the answers. Read from standard
 //! input line by line, so answers can be piped too; at its end the question is
-//! declined. The server's words are shown as they are: untrusted text.
+//! declined. A page the server asks to open (URL mode) is shown whole, with its host,
+//! and opened in the browser only when the user says yes. The server's words are shown
+//! as they are: untrusted text.
 
 use art::tools::mcp::Elicitor;
 use art_types::mcp::elicit::{ElicitAnswer, ElicitField, ElicitQuestion, FieldKind};
@@ -47,6 +49,9 @@ fn ask_on_terminal(question: &ElicitQuestion) -> ElicitAnswer {
         question.server,
         question.message
     );
+    if let Some(url) = &question.url {
+        return ask_to_open(&question.server, url);
+    }
     let mut values = Map::new();
     for field in &question.fields {
         match ask_field(field) {
@@ -70,6 +75,31 @@ fn ask_on_terminal(question: &ElicitQuestion) -> ElicitAnswer {
         match said.to_ascii_lowercase().as_str() {
             "" | "y" | "yes" => return ElicitAnswer::Accept(values),
             "n" | "no" => return ElicitAnswer::Decline,
+            "c" | "cancel" => return ElicitAnswer::Cancel,
+            _ => noteln!("Answer y, n or c."),
+        }
+    }
+}
+
+/// A page the server asks the user to open: its address in full and its host, then
+/// whether to open it (in the browser, else the address is there to copy).
+fn ask_to_open(server: &str, url: &str) -> ElicitAnswer {
+    let host = art_types::mcp::elicit::page_host(url).unwrap_or(url);
+    noteln!("  It asks you to open a page on {host}:\n  {url}");
+    loop {
+        let Some(said) = line(&format!(
+            "Open it? [y]es, [N]o (decline), [c]ancel (`{server}` learns only your choice): "
+        )) else {
+            return ElicitAnswer::Decline;
+        };
+        match said.to_ascii_lowercase().as_str() {
+            "y" | "yes" => {
+                if let Err(why) = art::tools::mcp::oauth::open_in_browser(url) {
+                    noteln!("  {why}: open the address above yourself.");
+                }
+                return ElicitAnswer::Accept(Map::new());
+            }
+            "" | "n" | "no" => return ElicitAnswer::Decline,
             "c" | "cancel" => return ElicitAnswer::Cancel,
             _ => noteln!("Answer y, n or c."),
         }

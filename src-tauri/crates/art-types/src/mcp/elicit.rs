@@ -20,6 +20,50 @@ pub struct ElicitQuestion {
     pub message: String,
     /// The fields to fill: the required ones first, then the others, each by name.
     pub fields: Vec<ElicitField>,
+    /// A page to open instead (URL mode: a sign-in, a payment — what a form must not
+    /// carry). Accepting says the user agrees to open it; what happens there the server
+    /// learns by itself. Always an `http(s)` address ([`page_address`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// Most characters of a page address a server may ask to open.
+pub const MAX_PAGE_ADDRESS: usize = 2048;
+
+/// `url` if it can be offered to open: `https://` (or `http://`), a host, no
+/// credentials in it, no spaces or control characters, at most
+/// [`MAX_PAGE_ADDRESS`] characters; else why not.
+pub fn page_address(url: &str) -> Result<&str, String> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or("the page is not a web address (http or https)")?;
+    if url.chars().count() > MAX_PAGE_ADDRESS {
+        return Err(format!(
+            "the address is longer than {MAX_PAGE_ADDRESS} characters"
+        ));
+    }
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("the address has spaces or control characters".into());
+    }
+    let host = page_host(url).unwrap_or_default();
+    if host.is_empty() || rest.starts_with('/') {
+        return Err("the address names no host".into());
+    }
+    if host.contains('@') {
+        return Err("the address carries a user name or password".into());
+    }
+    Ok(url)
+}
+
+/// The host (with its port) of an `http(s)` address: what the user is told they will
+/// open, the part that cannot be dressed up.
+pub fn page_host(url: &str) -> Option<&str> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    Some(&rest[..end])
 }
 
 /// One field of a question.
@@ -289,6 +333,30 @@ fn check_value(kind: &FieldKind, value: &Value) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_a_plain_web_address_is_offered_to_open() {
+        assert_eq!(
+            page_address("https://example.com/verify?x=1"),
+            Ok("https://example.com/verify?x=1")
+        );
+        assert_eq!(
+            page_host("https://example.com:8443/a#b"),
+            Some("example.com:8443")
+        );
+        for (bad, why) in [
+            ("file:///etc/passwd", "not a web address"),
+            ("javascript:alert(1)", "not a web address"),
+            ("https://user:pw@bank.example/", "user name or password"),
+            ("https:///path", "no host"),
+            ("https://a.example/x y", "spaces"),
+        ] {
+            let said = page_address(bad).unwrap_err();
+            assert!(said.contains(why), "{bad}: {said}");
+        }
+        let long = format!("https://a.example/{}", "x".repeat(MAX_PAGE_ADDRESS));
+        assert!(page_address(&long).unwrap_err().contains("longer"));
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -58,6 +58,9 @@ impl std::fmt::Display for QuestionOutcome {
         match self {
             Self::Answered {
                 answer: ElicitAnswer::Accept(values),
+            } if values.is_empty() => f.write_str("You accepted."),
+            Self::Answered {
+                answer: ElicitAnswer::Accept(values),
             } => {
                 let said: Vec<String> = values
                     .iter()
@@ -91,7 +94,7 @@ pub struct QuestionCard {
 }
 
 /// Answer the question an MCP server asked during a thread's tool call; the call goes on
-/// with it. Fails with `NOT_FOUND` when the question no longer waits (answered
+/// with it (a page to open is opened in the browser when accepted). Fails with `NOT_FOUND` when the question no longer waits (answered
 /// elsewhere, or its call ended).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -38,11 +38,20 @@ type Asking = (
 /// and then answers; the server's calls may take `timeout_secs`; questions go to the
 /// returned [`Answers`].
 async fn asking_run(timeout_secs: u32, runs: usize) -> Asking {
+    asking_runs(timeout_secs, &vec![(TOOL, json!({})); runs]).await
+}
+
+/// An instance whose model, in one run per entry of `calls`, calls that tool with those
+/// arguments and then answers.
+async fn asking_runs(timeout_secs: u32, calls: &[(&str, Value)]) -> Asking {
     let dir = tempfile::tempdir().unwrap();
     let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
-    let plan = plan_json("Ask", &[("c1", TOOL, json!({}))]);
-    let scripts = (0..runs)
-        .flat_map(|_| [Script::text(&plan), Script::text("Thanks.")])
+    let scripts = calls
+        .iter()
+        .flat_map(|(tool, arguments)| {
+            let plan = plan_json("Ask", &[("c1", tool, arguments.clone())]);
+            [Script::text(&plan), Script::text("Thanks.")]
+        })
         .collect();
     let source = Arc::new(ScriptedSource::new(scripts));
     let art = Arc::new(ArtInstance::builder(storage, source).build().unwrap());
@@ -57,24 +66,30 @@ async fn asking_run(timeout_secs: u32, runs: usize) -> Asking {
         .await
         .unwrap();
     art.mcp.start("everything").await.unwrap();
-    // The server adds the tool once it knows the client takes questions.
+    // The server adds the tools once it knows the client takes questions.
+    let tools: Vec<&str> = calls.iter().map(|(tool, _)| *tool).collect();
     for _ in 0..100 {
-        if art.tools.contains(TOOL) {
+        if tools.iter().all(|t| art.tools.contains(t)) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(art.tools.contains(TOOL), "the asking tool is offered");
+    assert!(
+        tools.iter().all(|t| art.tools.contains(t)),
+        "the asking tools are offered"
+    );
     let thread = art
         .conversation
         .create_thread(None)
         .await
         .unwrap()
         .thread_id;
-    let mut thread_config = scripted::thread_config("m", &[TOOL]);
-    thread_config
-        .tool_policies
-        .insert(TOOL.into(), art_types::approval::ToolPolicy::Auto);
+    let mut thread_config = scripted::thread_config("m", &tools);
+    for tool in &tools {
+        thread_config
+            .tool_policies
+            .insert((*tool).into(), art_types::approval::ToolPolicy::Auto);
+    }
     art.state
         .set_thread_config(&thread, &thread_config)
         .await
@@ -289,6 +304,64 @@ async fn a_declined_question_and_a_stopped_run_are_recorded_as_such() {
         "{ended:?}"
     );
     assert!(answers.waiting().is_empty(), "nothing left waiting");
+    art.mcp.shutdown().await;
+    assert_eq!(settle(&mark, 5).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_to_open_is_offered_whole_and_a_page_not_on_the_web_is_declined() {
+    const PAGE: &str = "everything__trigger-url-elicitation";
+    let verify = "https://example.com/verify?session=42";
+    let (_dir, art, answers, thread, mark) = asking_runs(
+        60,
+        &[
+            (
+                PAGE,
+                json!({ "url": verify, "message": "Confirm your account" }),
+            ),
+            (PAGE, json!({ "url": "file:///etc/passwd" })),
+        ],
+    )
+    .await;
+    let opening = props(&thread);
+    let trace = opening.trace_id.clone().unwrap();
+    let run = {
+        let art = Arc::clone(&art);
+        tokio::spawn(async move { art.process(opening, CancellationToken::new()).await })
+    };
+    let id = waiting_question(&answers).await;
+    let asked: QuestionContent = serde_json::from_value(
+        observed(&art, &trace, ObservationType::Elicitation).await[0].clone(),
+    )
+    .unwrap();
+    assert_eq!(asked.question.url.as_deref(), Some(verify));
+    assert_eq!(asked.question.message, "Confirm your account");
+    assert!(asked.question.fields.is_empty());
+    // Accepting is agreeing to open it: the page comes back for the caller to open.
+    let open = answers
+        .answer(&id, ElicitAnswer::Accept(Map::new()))
+        .unwrap();
+    assert_eq!(open.as_deref(), Some(verify));
+    run.await.unwrap().unwrap();
+    let executed = observed(&art, &trace, ObservationType::ToolExecution).await;
+    let said = executed[0]["output"].as_str().unwrap();
+    assert!(
+        said.contains("User completed the URL elicitation flow"),
+        "{said}"
+    );
+
+    // A page that is not on the web is declined without asking anyone.
+    let local = props(&thread);
+    let trace = local.trace_id.clone().unwrap();
+    art.process(local, CancellationToken::new()).await.unwrap();
+    let executed = observed(&art, &trace, ObservationType::ToolExecution).await;
+    let said = executed[0]["output"].as_str().unwrap();
+    assert!(said.contains("User declined to open the URL"), "{said}");
+    assert!(
+        observed(&art, &trace, ObservationType::Elicitation)
+            .await
+            .is_empty()
+    );
     art.mcp.shutdown().await;
     assert_eq!(settle(&mark, 5).await, 0);
 }

@@ -213,7 +213,15 @@ impl Asking {
 /// brings the user's answer (or its call ends).
 #[derive(Default)]
 pub struct Answers {
-    waiting: Mutex<HashMap<String, (Vec<ElicitField>, oneshot::Sender<ElicitAnswer>)>>,
+    waiting: Mutex<HashMap<String, Waiting>>,
+}
+
+/// A question waiting in [`Answers`].
+struct Waiting {
+    fields: Vec<ElicitField>,
+    /// The page it asks to open (URL mode).
+    url: Option<String>,
+    reply: oneshot::Sender<ElicitAnswer>,
 }
 
 /// Why an answer was not taken.
@@ -228,17 +236,29 @@ pub enum AnswerError {
 }
 
 impl Answers {
-    /// Give the question `question_id` its answer.
-    pub fn answer(&self, question_id: &str, answer: ElicitAnswer) -> Result<(), AnswerError> {
+    /// Give the question `question_id` its answer. Returns the page the user agreed to
+    /// open (a URL-mode question accepted), for the caller to open.
+    pub fn answer(
+        &self,
+        question_id: &str,
+        answer: ElicitAnswer,
+    ) -> Result<Option<String>, AnswerError> {
         let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
-        let Some((fields, _)) = waiting.get(question_id) else {
+        let Some(question) = waiting.get(question_id) else {
             return Err(AnswerError::NotWaiting);
         };
         if let ElicitAnswer::Accept(values) = &answer {
-            check_answer(fields, values).map_err(AnswerError::Invalid)?;
+            check_answer(&question.fields, values).map_err(AnswerError::Invalid)?;
         }
-        let (_, reply) = waiting.remove(question_id).ok_or(AnswerError::NotWaiting)?;
-        reply.send(answer).map_err(|_| AnswerError::NotWaiting)
+        let question = waiting.remove(question_id).ok_or(AnswerError::NotWaiting)?;
+        let open = matches!(answer, ElicitAnswer::Accept(_))
+            .then_some(question.url)
+            .flatten();
+        question
+            .reply
+            .send(answer)
+            .map_err(|_| AnswerError::NotWaiting)?;
+        Ok(open)
     }
 
     /// The questions waiting now (their ids).
@@ -275,7 +295,11 @@ impl Elicitor for Answers {
             .unwrap_or_else(|p| p.into_inner())
             .insert(
                 asked.question_id.clone(),
-                (asked.question.fields.clone(), reply),
+                Waiting {
+                    fields: asked.question.fields.clone(),
+                    url: asked.question.url.clone(),
+                    reply,
+                },
             );
         let _unlisted = Unlisted(self, &asked.question_id);
         answer.await.unwrap_or(ElicitAnswer::Cancel)

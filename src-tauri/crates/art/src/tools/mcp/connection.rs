@@ -15,7 +15,7 @@ use art_types::mcp::{McpServerConfig, McpTransport};
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
-    FormElicitationCapability, Implementation, ProtocolVersion,
+    FormElicitationCapability, Implementation, ProtocolVersion, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -104,12 +104,14 @@ impl ClientHandler for Client {
         env!("CARGO_PKG_VERSION").clone_into(&mut me.version);
         // The newest revision that still has `initialize` (the latest has none, so
         // naming it in one is a contradiction servers refuse).
-        // Questions are asked when someone can answer them (form mode; a question
-        // answered on a web page is not offered).
+        // Questions are asked when someone can answer them: a form, or a page to open.
         let mut capabilities = ClientCapabilities::default();
         if self.asking.can_ask() {
-            capabilities.elicitation =
-                Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
+            capabilities.elicitation = Some(
+                ElicitationCapability::new()
+                    .with_form(FormElicitationCapability::default())
+                    .with_url(UrlElicitationCapability::default()),
+            );
         }
         ClientConfig::new(capabilities, me)
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)

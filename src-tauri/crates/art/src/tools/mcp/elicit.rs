@@ -1,10 +1,11 @@
-//! Questions servers ask the user mid-call (elicitation): the [`Elicitor`] a front end
+//! Questions servers ask the user mid-call (elicitation: a form, or a page to open —
+//! only an `http(s)` address, shown whole): the [`Elicitor`] a front end
 //! gives the manager asks them (the CLI on the terminal, the app on the call's card),
 //! and the client answers the server with what it said — checked against the question
 //! first ([`super::asking`]). With no one to ask, or a question that is not a flat form
 //! of simple fields, the server is told no (`decline`), and why is logged.
 
-use art_types::mcp::elicit::{ElicitAnswer, ElicitQuestion, fields_of};
+use art_types::mcp::elicit::{ElicitAnswer, ElicitQuestion, fields_of, page_address};
 use art_types::mcp::question::QuestionContent;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 
@@ -29,28 +30,35 @@ pub(super) async fn answer(
         tracing::info!(server, "declined a question of the server: {why}");
         ElicitResult::new(ElicitationAction::Decline)
     };
-    let (message, schema) = match request {
+    let question = match request {
         ElicitRequestParams::FormElicitationParams {
             message,
             requested_schema,
             ..
-        } => (
-            message,
-            serde_json::to_value(&requested_schema).unwrap_or_default(),
-        ),
-        ElicitRequestParams::UrlElicitationParams { .. } => {
-            return decline("questions answered on a web page are not supported yet");
+        } => {
+            let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+            match fields_of(&schema) {
+                Ok(fields) => ElicitQuestion {
+                    server: server.to_owned(),
+                    message,
+                    fields,
+                    url: None,
+                },
+                Err(why) => return decline(&why),
+            }
+        }
+        ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+            match page_address(&url) {
+                Ok(_) => ElicitQuestion {
+                    server: server.to_owned(),
+                    message,
+                    fields: Vec::new(),
+                    url: Some(url),
+                },
+                Err(why) => return decline(&format!("a page it asked to open: {why}")),
+            }
         }
         _ => return decline("a kind of question this version does not know"),
-    };
-    let fields = match fields_of(&schema) {
-        Ok(fields) => fields,
-        Err(why) => return decline(&why),
-    };
-    let question = ElicitQuestion {
-        server: server.to_owned(),
-        message,
-        fields,
     };
     match asking.ask(server, question).await {
         Ok(ElicitAnswer::Accept(values)) => ElicitResult::new(ElicitationAction::Accept)
