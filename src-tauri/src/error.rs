@@ -96,6 +96,16 @@ pub fn mcp_error(err: McpError) -> IpcError {
             IpcError::new(ErrorCode::McpSignIn, sign_in.to_string())
         }
         McpError::Storage(e) => storage_error(e),
+        e @ (McpError::Refused { .. }
+        | McpError::NotRunning(_)
+        | McpError::Timeout { .. }
+        | McpError::Gone { .. }) => {
+            let error = IpcError::new(ErrorCode::Mcp, e.to_string());
+            match e.hint() {
+                Some(hint) => error.with_details(serde_json::json!({ "hint": hint })),
+                None => error,
+            }
+        }
         other => IpcError::new(ErrorCode::Internal, other.to_string()),
     }
 }

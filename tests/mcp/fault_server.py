@@ -10,6 +10,7 @@ MODE is what goes wrong:
   hang-on-call   never answers a tool call (and records `notifications/cancelled`
                  to stderr when it arrives)
   big-result     answers a call with a 50 MB text result
+  big-resource   offers one resource, `file:///big.txt`, of 50 MB of text
   spawn-child    starts a grandchild (`sleep 600`) in its process group, then works
   bad-schema     also lists `broken`, a tool whose input schema is not a JSON Schema
   paged          lists its tools one per page (`nextCursor`): `echo`, then `echo2`
@@ -52,6 +53,8 @@ def answer(request_id, result):
     send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
+BIG = 50 * 1024 * 1024
+
 ECHO2 = dict(ECHO, name="echo2", description="Echoes its message, again.")
 grown = False
 
@@ -84,7 +87,7 @@ def main():
                 sys.exit(3)
             answer(request_id, {
                 "protocolVersion": "1999-01-01" if MODE == "old-version" else message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
+                "capabilities": {"tools": {}, "resources": {}} if MODE == "big-resource" else {"tools": {}},
                 "serverInfo": {"name": "fault-server", "version": "1.0"},
             })
         elif method == "tools/list" and MODE == "paged":
@@ -99,6 +102,13 @@ def main():
                 tools.append({"name": "broken", "description": "Cannot be validated.",
                               "inputSchema": {"type": "object", "properties": {"x": {"type": "nonsense"}}}})
             answer(request_id, {"tools": tools})
+        elif method == "resources/list":
+            answer(request_id, {"resources": [{"uri": "file:///big.txt", "name": "big.txt",
+                                               "mimeType": "text/plain", "size": BIG}]})
+        elif method == "resources/read":
+            uri = message["params"]["uri"]
+            answer(request_id, {"contents": [{"uri": uri, "mimeType": "text/plain",
+                                              "text": "word " * (BIG // 5)}]})
         elif method == "tools/call":
             if MODE == "crash-on-call":
                 sys.stderr.write("fault server: crashing mid-call\n")

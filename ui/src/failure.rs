@@ -66,6 +66,10 @@ impl Failure {
                 "The sign-in did not complete",
                 Some("Nothing was kept from it; sign in again when ready."),
             ),
+            ErrorCode::Mcp => (
+                "The MCP server could not do that",
+                Some("Its state and last output are on the Tools page."),
+            ),
             ErrorCode::IpcFailure | ErrorCode::Internal => (
                 "Something went wrong inside the app",
                 Some(

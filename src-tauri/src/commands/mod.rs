@@ -21,6 +21,7 @@ use crate::workbench::Workbench;
 
 pub mod app;
 pub mod attachments;
+pub mod catalog;
 pub mod defaults;
 pub mod knowledge;
 pub mod mcp;

@@ -18,6 +18,7 @@
 //! ```
 
 mod branches;
+mod catalog;
 mod config;
 mod elicit;
 mod export;

@@ -71,6 +71,39 @@ pub enum Command {
         /// The server's name.
         name: String,
     },
+    /// Start a server and list its prompts (`/name`, its arguments; optional ones in
+    /// brackets).
+    Prompts {
+        /// The server's name.
+        name: String,
+    },
+    /// Fill in a server's prompt and print its messages: `art mcp prompt everything
+    /// args-prompt city=Lyon`.
+    Prompt {
+        /// The server's name.
+        name: String,
+        /// The prompt's name.
+        prompt: String,
+        /// Its arguments, `NAME=VALUE`.
+        #[arg(value_name = "NAME=VALUE")]
+        arguments: Vec<String>,
+    },
+    /// Start a server and list its resources (address, name, type, size).
+    Resources {
+        /// The server's name.
+        name: String,
+    },
+    /// Read a server's resource: its text on standard output, or its bytes into a file
+    /// (to attach with `art run --attach FILE`).
+    Read {
+        /// The server's name.
+        name: String,
+        /// The resource's address.
+        uri: String,
+        /// Write it to this file.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// Start a server and call one of its tools: `art mcp call time get_current_time
     /// '{"timezone": "UTC"}'`. Prints what the model would read (`--json`: the whole
     /// result).
@@ -218,6 +251,16 @@ async fn dispatch(stack: &Standard, command: Command) -> anyhow::Result<ExitCode
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Prompts { name } => crate::catalog::prompts(stack, &name).await,
+        Command::Prompt {
+            name,
+            prompt,
+            arguments,
+        } => crate::catalog::prompt(stack, &name, &prompt, &arguments).await,
+        Command::Resources { name } => crate::catalog::resources(stack, &name).await,
+        Command::Read { name, uri, out } => {
+            crate::catalog::read(stack, &name, &uri, out.as_ref()).await
+        }
         Command::Call {
             name,
             tool,
@@ -334,7 +377,7 @@ fn signed_in_as(account: &art_types::mcp::McpAccount) -> String {
 }
 
 /// Say how a start went; failure is exit status 1.
-fn report(status: &McpServerStatus) -> anyhow::Result<ExitCode> {
+pub(crate) fn report(status: &McpServerStatus) -> anyhow::Result<ExitCode> {
     sayln!("{}", line(status));
     if let McpServerState::SignInNeeded { .. } = &status.state {
         noteln!("  sign in: art mcp login {}", status.config.name);

@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 mod attachments;
+mod catalog;
 mod defaults;
 mod knowledge;
 mod models;
@@ -19,6 +20,7 @@ mod signin;
 
 pub use crate::mcp::question::AnswerQuestion;
 pub use attachments::{AttachBytes, AttachmentContent, PickAttachments, Picked, ReadAttachment};
+pub use catalog::{AttachMcpResource, ListMcpPrompts, ListMcpResources, UseMcpPrompt};
 pub use defaults::{ChooseModel, GetAppSettings, SetNewThreadDefaults};
 pub use knowledge::{
     AddAttachedToKnowledge, AddToCollection, CancelIndexing, CreateCollection, DeleteCollection,
@@ -35,6 +37,7 @@ pub use signin::{CancelMcpSignIn, SignInMcpServer, SignOutMcpServer};
 use crate::knowledge::{
     Added, AddedAttached, Collection, Document, IndexProgress, Passages, Searched,
 };
+use crate::mcp::catalog::{FilledPrompt, McpPrompt, McpResource};
 use crate::mcp::{McpImportReport, McpServerConfig, McpServerStatus, McpToolInfo};
 use crate::models::{LocalModel, PullState};
 use crate::usage::{ModelPrice, UsageBy, UsageReport, UsageTotals};
@@ -99,6 +102,10 @@ macro_rules! for_each_command {
             $crate::commands::CancelMcpSignIn,
             $crate::commands::SignOutMcpServer,
             $crate::commands::AnswerQuestion,
+            $crate::commands::ListMcpPrompts,
+            $crate::commands::UseMcpPrompt,
+            $crate::commands::ListMcpResources,
+            $crate::commands::AttachMcpResource,
             $crate::commands::GetUsage,
             $crate::commands::GetThreadUsage,
             $crate::commands::ListPrices,
@@ -204,6 +211,10 @@ commands! {
     CancelMcpSignIn = "cancel_mcp_sign_in" -> ();
     SignOutMcpServer = "sign_out_mcp_server" -> McpServerStatus;
     AnswerQuestion = "answer_question" -> ();
+    ListMcpPrompts = "list_mcp_prompts" -> Vec<McpPrompt>;
+    UseMcpPrompt = "use_mcp_prompt" -> FilledPrompt;
+    ListMcpResources = "list_mcp_resources" -> Vec<McpResource>;
+    AttachMcpResource = "attach_mcp_resource" -> Picked;
     GetUsage = "get_usage" -> UsageReport;
     GetThreadUsage = "get_thread_usage" -> UsageTotals;
     ListPrices = "list_prices" -> Vec<ModelPrice>;

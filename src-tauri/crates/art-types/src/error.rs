@@ -38,6 +38,9 @@ pub enum ErrorCode {
     /// did not come back, the authorization server refused or could not be reached);
     /// the message says which and what to do. Nothing was kept from it.
     McpSignIn,
+    /// An MCP server could not do what was asked of it (it is not running, it answered
+    /// with an error, it did not answer in time); the message says which, in its words.
+    Mcp,
     /// Anything else; `details` carries what is known.
     Internal,
 }
@@ -57,6 +60,7 @@ impl ErrorCode {
         Self::Knowledge,
         Self::Models,
         Self::McpSignIn,
+        Self::Mcp,
         Self::Internal,
     ];
 
@@ -75,6 +79,7 @@ impl ErrorCode {
             Self::Knowledge => "KNOWLEDGE",
             Self::Models => "MODELS",
             Self::McpSignIn => "MCP_SIGN_IN",
+            Self::Mcp => "MCP",
             Self::Internal => "INTERNAL",
         }
     }
@@ -160,13 +165,14 @@ mod tests {
                 | ErrorCode::Knowledge
                 | ErrorCode::Models
                 | ErrorCode::McpSignIn
+                | ErrorCode::Mcp
                 | ErrorCode::Internal => {}
             }
             let wire = serde_json::to_value(code).unwrap();
             assert_eq!(wire, serde_json::Value::String(code.as_str().to_owned()));
             assert_eq!(serde_json::from_value::<ErrorCode>(wire).unwrap(), code);
         }
-        assert_eq!(ErrorCode::ALL.len(), 13);
+        assert_eq!(ErrorCode::ALL.len(), 14);
     }
 
     #[test]

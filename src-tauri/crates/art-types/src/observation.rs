@@ -53,11 +53,14 @@ pub enum ObservationType {
     Elicitation,
     /// What became of a server's question (`mcp::question::AnsweredContent`).
     ElicitationAnswer,
+    /// How far a running tool call has got, as its MCP server said
+    /// (`mcp::catalog::ToolProgress`; at most a few a second are recorded).
+    ToolProgress,
 }
 
 impl ObservationType {
     /// Every type, in ART's order.
-    pub const ALL: [Self; 21] = [
+    pub const ALL: [Self; 22] = [
         Self::Intent,
         Self::Title,
         Self::Plan,
@@ -79,6 +82,7 @@ impl ObservationType {
         Self::PlanReview,
         Self::Elicitation,
         Self::ElicitationAnswer,
+        Self::ToolProgress,
     ];
 
     /// The wire / storage form, e.g. `TOOL_EXECUTION`.
@@ -105,6 +109,7 @@ impl ObservationType {
             Self::PlanReview => "PLAN_REVIEW",
             Self::Elicitation => "ELICITATION",
             Self::ElicitationAnswer => "ELICITATION_ANSWER",
+            Self::ToolProgress => "TOOL_PROGRESS",
         }
     }
 

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 mod auth;
+pub mod catalog;
 pub mod elicit;
 pub mod question;
 

@@ -14,6 +14,7 @@ use super::{
 };
 use crate::approval::{ApprovalContent, PLAN_REVIEW, PlanReviewContent, SuspensionContent};
 use crate::mcp::McpOrigin;
+use crate::mcp::catalog::ToolProgress;
 use crate::mcp::question::{AnsweredContent, QuestionCard, QuestionContent};
 use crate::{
     ExecutionMetadata, FailureCode, Observation, ObservationType, StreamEventKind, TokenType,
@@ -85,6 +86,8 @@ pub struct ToolCard {
     pub approval: Option<ApprovalContent>,
     /// The question its MCP server asked the user while it ran, the last one if several.
     pub question: Option<QuestionCard>,
+    /// How far it had got, as its MCP server last said while it ran.
+    pub progress: Option<ToolProgress>,
 }
 
 impl ToolCard {
@@ -288,6 +291,7 @@ impl RunView {
                     step_id: None,
                     approval: None,
                     question: None,
+                    progress: None,
                 });
                 self.tools.len() - 1
             }
@@ -418,6 +422,20 @@ impl RunView {
                 }
                 None => Change::Nothing,
             },
+            ObservationType::ToolProgress => {
+                let Some(progress) = read::<ToolProgress>(c) else {
+                    return Change::Nothing;
+                };
+                let Some(i) = self
+                    .tools
+                    .iter()
+                    .position(|t| t.call_id == progress.call_id)
+                else {
+                    return Change::Nothing;
+                };
+                self.tools[i].progress = Some(progress);
+                Change::Tool(i)
+            }
             ObservationType::ElicitationAnswer => {
                 let Some(answered) = read::<AnsweredContent>(c) else {
                     return Change::Nothing;

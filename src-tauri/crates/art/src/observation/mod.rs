@@ -88,6 +88,7 @@ pub fn default_title(kind: ObservationType) -> &'static str {
         ObservationType::PlanReview => "Waiting for the plan's review",
         ObservationType::Elicitation => "A server asks",
         ObservationType::ElicitationAnswer => "The server's question answered",
+        ObservationType::ToolProgress => "Progress of a tool call",
     }
 }
 

@@ -28,6 +28,7 @@ mod export;
 #[cfg(feature = "keychain-tests")]
 mod keychain;
 mod mcp;
+mod mcp_catalog;
 mod mcp_faults;
 mod mcp_oauth;
 mod mcp_questions;

@@ -654,6 +654,7 @@ fn event<'r>(o: &'r Obs<'_>) -> Event<'r> {
             | ObservationType::Suspension
             | ObservationType::Elicitation
             | ObservationType::ElicitationAnswer
+            | ObservationType::ToolProgress
     ) {
         if let Some(tool) = o.content.tool_name.as_deref() {
             attributes.push(text("gen_ai.tool.name", tool));

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use art_types::ObservationType;
+use art_types::mcp::catalog::ToolProgress;
 use art_types::mcp::elicit::{ElicitAnswer, ElicitField, check_answer};
 use art_types::mcp::question::{AnsweredContent, QuestionContent, QuestionOutcome};
 use tokio::sync::oneshot;
@@ -29,12 +30,36 @@ pub(super) struct CallRef {
     user_time: Arc<UserTime>,
     /// Cancelled when the call ends (its answer came, it timed out, the run stopped).
     ended: CancellationToken,
+    /// Its request's progress token, and when its progress was last recorded.
+    progress: Arc<Mutex<Progress>>,
 }
+
+/// What [`Asking::progress`] knows of a call's progress.
+#[derive(Default)]
+struct Progress {
+    /// The request's progress token (JSON), once the request is sent.
+    token: Option<String>,
+    /// When progress was last recorded.
+    recorded: Option<std::time::Instant>,
+}
+
+/// Progress is recorded at most this often per call (a server may report on every
+/// byte); the last report before the result may be left out, the result says the rest.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// A call's place in [`Asking`] while it lasts.
 pub(super) struct InFlight<'a> {
     asking: &'a Asking,
     ended: CancellationToken,
+    progress: Arc<Mutex<Progress>>,
+}
+
+impl InFlight<'_> {
+    /// The call's request went with `token`: its server's progress reports name it.
+    pub(super) fn progress_token(&self, token: &rmcp::model::ProgressToken) {
+        let mut progress = self.progress.lock().unwrap_or_else(|p| p.into_inner());
+        progress.token = serde_json::to_string(token).ok();
+    }
 }
 
 impl Drop for InFlight<'_> {
@@ -88,6 +113,7 @@ impl Asking {
         context: &ExecutionContext,
     ) -> InFlight<'_> {
         let ended = CancellationToken::new();
+        let progress = Arc::default();
         self.calls
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -99,11 +125,65 @@ impl Asking {
                 call_id: context.call_id.clone(),
                 user_time: Arc::clone(&context.user_time),
                 ended: ended.clone(),
+                progress: Arc::clone(&progress),
             });
         InFlight {
             asking: self,
             ended,
+            progress,
         }
+    }
+
+    /// A progress report from `server`: recorded on the run of the call whose request
+    /// it names (at most one every [`PROGRESS_EVERY`] per call, and always the one
+    /// that says the work is done); a report naming no call in flight is ignored.
+    pub(super) async fn progress(
+        &self,
+        server: &str,
+        report: rmcp::model::ProgressNotificationParam,
+    ) {
+        let Ok(token) = serde_json::to_string(&report.progress_token) else {
+            return;
+        };
+        let call = {
+            let calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+            calls
+                .iter()
+                .find(|c| {
+                    c.server == server
+                        && c.progress
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .token
+                            .as_ref()
+                            == Some(&token)
+                })
+                .cloned()
+        };
+        let Some(call) = call.filter(|c| !c.trace_id.is_empty()) else {
+            return;
+        };
+        let done = report.total.is_some_and(|t| report.progress >= t);
+        {
+            let mut progress = call.progress.lock().unwrap_or_else(|p| p.into_inner());
+            let now = std::time::Instant::now();
+            if !done
+                && progress
+                    .recorded
+                    .is_some_and(|at| now - at < PROGRESS_EVERY)
+            {
+                return;
+            }
+            progress.recorded = Some(now);
+        }
+        let content = ToolProgress {
+            call_id: call.call_id.clone(),
+            progress: report.progress,
+            total: report.total,
+            message: report.message,
+        };
+        self.record(&call, ObservationType::ToolProgress, &content)
+            .await;
     }
 
     /// The newest call in flight on `server`.

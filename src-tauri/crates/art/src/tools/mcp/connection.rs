@@ -15,7 +15,8 @@ use art_types::mcp::{McpServerConfig, McpTransport};
 use rmcp::ErrorData;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
-    FormElicitationCapability, Implementation, ProtocolVersion, UrlElicitationCapability,
+    FormElicitationCapability, Implementation, ProgressNotificationParam, ProtocolVersion,
+    UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -87,6 +88,14 @@ impl ClientHandler for Client {
     ) -> impl Future<Output = ()> + Send + '_ {
         self.tools_changed.notify_one();
         std::future::ready(())
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.asking.progress(&self.server, params).await;
     }
 
     async fn create_elicitation(

@@ -101,6 +101,14 @@ pub enum McpError {
     /// The connection or the protocol failed (closed stream, malformed JSON-RPC…).
     #[error("{0}")]
     Protocol(String),
+    /// The server answered a request (a prompt, a resource) with an error.
+    #[error("{what}: the server answered with an error: {message}")]
+    Refused {
+        /// What was asked (`prompt \`x\` of \`server\``).
+        what: String,
+        /// What it said.
+        message: String,
+    },
     /// The server is not running (disabled, failed or stopped).
     #[error("MCP server `{0}` is not running")]
     NotRunning(String),

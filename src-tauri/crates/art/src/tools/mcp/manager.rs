@@ -83,6 +83,11 @@ impl McpManager {
         self
     }
 
+    /// How long a handshake (and a list) may take.
+    pub(super) fn handshake_limit(&self) -> Duration {
+        self.handshake
+    }
+
     /// The configurations.
     pub fn store(&self) -> &McpStore {
         &self.store
@@ -518,6 +523,31 @@ impl McpManager {
             stderr_tail: stderr,
             account: None,
         }
+    }
+
+    /// The session with `name`, while it runs.
+    pub(super) fn peer(&self, name: &str) -> Result<rmcp::Peer<rmcp::RoleClient>, McpError> {
+        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        match running.get(name) {
+            Some(r) => Ok(r.connection.service.peer().clone()),
+            None if self
+                .known
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains_key(name) =>
+            {
+                Err(McpError::NotRunning(name.to_owned()))
+            }
+            None => Err(McpError::UnknownServer(name.to_owned())),
+        }
+    }
+
+    /// The servers running now, by name.
+    pub(super) fn running_names(&self) -> Vec<String> {
+        let running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        let mut names: Vec<String> = running.keys().cloned().collect();
+        names.sort();
+        names
     }
 
     /// The tools `name` offers (listed at its last start or change).

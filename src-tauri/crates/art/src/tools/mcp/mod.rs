@@ -16,10 +16,13 @@
 //! - [`McpTool`] is one server tool as a [`ToolExecutor`](super::ToolExecutor): called
 //!   with the server's timeout (a dropped call sends `notifications/cancelled`), its
 //!   result kept whole for the trace and shortened for the model.
+//! - [`catalog`]: a server's prompts (filled in for the composer) and resources (read
+//!   and attached), through the manager.
 //! - [`McpManager`] starts, stops and refreshes servers and keeps the
 //!   [`ToolRegistry`](super::ToolRegistry) in step with what they offer.
 
 mod asking;
+pub mod catalog;
 mod connection;
 mod elicit;
 mod errors;

@@ -5,7 +5,11 @@ use std::time::Duration;
 
 use art_types::ToolSchema;
 use art_types::mcp::{McpOrigin, McpTransportKind};
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, ProgressToken, ServerResult,
+};
+use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::{Value, json};
 
@@ -114,6 +118,50 @@ impl McpTool {
     }
 }
 
+/// `tools/call` with `params` on `peer`, `sent` told the request's progress token; a call
+/// dropped before its answer (timeout, stopped run) sends `notifications/cancelled`.
+async fn call(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    sent: impl FnOnce(&ProgressToken),
+) -> Result<CallToolResult, ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    sent(&handle.progress_token);
+    let mut abandoned = Abandoned(Some((peer.clone(), handle.id.clone())));
+    let answer = handle.await_response().await;
+    abandoned.0 = None;
+    match answer? {
+        ServerResult::CallToolResult(result) => Ok(result),
+        // `{}`: a result with nothing in it.
+        ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// Tells the server a request was given up, unless disarmed (set to `None`).
+struct Abandoned(Option<(Peer<RoleClient>, rmcp::model::RequestId)>);
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some((peer, id)) = self.0.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            let notice = CancelledNotificationParam::new(
+                Some(id),
+                Some("the call was given up (timed out, or its run stopped)".to_owned()),
+            );
+            let _ = peer.notify_cancelled(notice).await;
+        });
+    }
+}
+
 #[async_trait::async_trait]
 impl ToolExecutor for McpTool {
     fn schema(&self) -> &ToolSchema {
@@ -143,11 +191,10 @@ impl ToolExecutor for McpTool {
                 ));
             }
         };
-        // A question the server asks meanwhile belongs to this call.
-        let _in_flight = self.asking.enter(&self.server, &self.schema.name, context);
-        let outcome = self
-            .peer
-            .call_tool(params)
+        // A question the server asks meanwhile belongs to this call, and so does the
+        // progress it reports for this request.
+        let in_flight = self.asking.enter(&self.server, &self.schema.name, context);
+        let outcome = call(&self.peer, params, |token| in_flight.progress_token(token))
             .await
             .map_err(|e| self.call_failed(&e))?;
         let value =
