@@ -8,6 +8,7 @@ mod first_run;
 mod knowledge;
 mod long;
 mod models;
+mod prompts;
 mod questions;
 mod secrets;
 mod shell;

@@ -161,6 +161,15 @@ pub fn RunCard(run: RunView) -> impl IntoView {
                     </header>
                     {tool.approval.as_ref().map(|a| view! { <p class="muted small tool-approval">{approval_note(a)}</p> })}
                     <pre class="tool-args">{pretty(&tool.arguments)}</pre>
+                    {tool.progress.clone().filter(|_| tool.state == ToolState::Running && !run.finished).map(|p| {
+                        let said = p.to_string();
+                        match p.fraction() {
+                            Some(done) => view! {
+                                <p class="tool-progress"><progress max="1" value=done.to_string()></progress>" "<span class="muted small">{said}</span></p>
+                            }.into_any(),
+                            None => view! { <p class="tool-progress"><progress></progress>" "<span class="muted small">{said}</span></p> }.into_any(),
+                        }
+                    })}
                     {tool.question.clone().map(|card| view! { <QuestionForm card live=!run.finished /> })}
                     {result}
                     {tool.result.as_ref().map(result_images).unwrap_or_default().into_iter().map(|(mime, data)| view! {

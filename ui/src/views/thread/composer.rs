@@ -2,7 +2,8 @@
 //! question being written (Enter sends, Shift+Enter is a new line; a pasted image or file
 //! is attached), Send — or Stop while a run of the thread is at work — and, above it,
 //! why the last action did not happen, or why the next one would not (an image for a
-//! model known not to see images, said when it is attached).
+//! model known not to see images, said when it is attached); `/` lists the MCP
+//! servers' prompts (`slash`).
 
 use art_types::models::Capability;
 use art_types::{Attachment, IpcError};
@@ -10,6 +11,7 @@ use leptos::prelude::*;
 
 use super::attachments::{self, Chip};
 use super::picker::CurrentModel;
+use super::slash::{PromptMenu, Slash};
 use crate::components::error_card::ErrorCard;
 
 /// The composer. `running` is the trace id of the thread's run at work, if any.
@@ -24,7 +26,12 @@ pub fn Composer(
 ) -> impl IntoView {
     let send = move || on_send.run(());
     let stop = move |_| on_stop.run(());
+    let slash = Slash::new(draft, tray, problem);
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        if !ev.is_composing() && !ev.shift_key() && slash.key(&ev.key()) {
+            ev.prevent_default();
+            return;
+        }
         if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
             ev.prevent_default();
             send();
@@ -45,6 +52,7 @@ pub fn Composer(
         <footer class="composer">
             {move || problem.get().map(|error| view! { <div class="composer-problem"><ErrorCard error id="composer-problem" /></div> })}
             {move || blind().map(|note| view! { <p id="vision-note" class="warning small">{note}</p> })}
+            <PromptMenu slash />
             <div id="attachment-tray" class="attachments tray" class:empty=move || tray.with(Vec::is_empty)>
                 <For each=move || tray.get() key=|a| a.id.clone() let:attachment>
                     <Chip attachment remove />
@@ -52,7 +60,7 @@ pub fn Composer(
             </div>
             <button id="attach-button" class="ghost" title="Attach images or documents (or paste them, or drop them on the window)"
                 on:click=move |_| attachments::pick(tray, problem)>"Attach"</button>
-            <textarea id="composer-input" rows="3" placeholder="Message (Enter to send, Shift+Enter for a new line)"
+            <textarea id="composer-input" rows="3" placeholder="Message (Enter to send, Shift+Enter for a new line, / for an MCP server's prompts)"
                 prop:value=move || draft.get()
                 on:input=move |ev| draft.set(event_target_value(&ev))
                 on:paste=move |ev| attachments::pasted(ev.into(), tray, problem)

@@ -13,6 +13,7 @@ mod offer;
 pub(crate) mod picker;
 mod rows;
 mod scroll;
+mod slash;
 mod window;
 
 use art_types::IpcError;

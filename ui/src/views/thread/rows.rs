@@ -161,8 +161,15 @@ pub(super) fn live_key(r: &RunView) -> String {
         .filter_map(|t| t.question.as_ref())
         .map(|q| format!("{}:{};", q.asked.question_id, q.outcome.is_some()))
         .collect();
+    // A long call's progress, as its server last said.
+    let progress: String = r
+        .tools
+        .iter()
+        .filter_map(|t| t.progress.as_ref())
+        .map(|p| format!("{}:{};", p.call_id, p.progress))
+        .collect();
     format!(
-        "{}|{}|{}|{steps}|{}|{done}|{}|{}|{}|{questions}",
+        "{}|{}|{}|{steps}|{}|{done}|{}|{}|{}|{questions}|{progress}",
         r.trace_id,
         r.waiting.is_some() || r.waits_for_review(),
         r.plan.is_some(),

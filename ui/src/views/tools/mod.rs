@@ -4,11 +4,13 @@
 //! and its tools with their descriptions and schemas. Everything a server says is shown
 //! as text. Here the page's state and what its buttons do, and the list of servers;
 //! `editor` the form of one server, `paste` the JSON import, `state` how a server is
-//! shown, `signin` signing in to one that asks, `form` the form's model.
+//! shown, `signin` signing in to one that asks, `resources` what a server offers to
+//! attach, `form` the form's model.
 
 mod editor;
 mod form;
 mod paste;
+mod resources;
 mod signin;
 mod state;
 

@@ -1,8 +1,11 @@
 //! How a server is shown: its state in a few words with a coloured dot, and, for the
-//! open one, what it said (its last stderr lines) and its tools with their schemas.
+//! open one, what it said (its last stderr lines), its resources and its tools with
+//! their schemas.
 
 use art_types::mcp::{McpServerState, McpServerStatus, McpToolInfo};
 use leptos::prelude::*;
+
+use super::resources::ServerResources;
 
 /// A server's state in a few words, and the class of its dot.
 pub fn state_line(state: &McpServerState) -> (String, &'static str) {
@@ -34,6 +37,8 @@ pub fn ServerState(status: McpServerStatus, tools: RwSignal<Vec<McpToolInfo>>) -
         _ => None,
     };
     let stderr = status.stderr_tail.join("\n");
+    let ready = matches!(status.state, McpServerState::Ready { .. });
+    let name = status.config.name.clone();
     view! {
         <div class="server-state card" id="mcp-server-state" data-state=dot>
             <p><span class=format!("dot {dot}")></span>" "<strong id="mcp-state-line">{line}</strong></p>
@@ -41,6 +46,7 @@ pub fn ServerState(status: McpServerStatus, tools: RwSignal<Vec<McpToolInfo>>) -
             {(!stderr.is_empty()).then(|| view! {
                 <details><summary class="muted small">"Its last output (stderr)"</summary><pre class="stderr" id="mcp-stderr">{stderr}</pre></details>
             })}
+            {ready.then(|| view! { <ServerResources server=name /> })}
             <div class="tools" id="mcp-tool-list">
                 {move || tools.get().into_iter().map(|tool| {
                     let schema = serde_json::to_string_pretty(&tool.input_schema).unwrap_or_default();
