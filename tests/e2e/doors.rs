@@ -176,6 +176,14 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["answer_question", { "questionId": "no-such-question", "answer": { "action": "decline" } }],
         ["answer_question", { "questionId": "q", "answer": { "action": "maybe" } }],
         ["answer_question", {}],
+        ["list_mcp_prompts", { "bogus": 1 }],
+        ["use_mcp_prompt", { "server": "no-such-server", "name": "p" }],
+        ["use_mcp_prompt", { "server": "s" }],
+        ["use_mcp_prompt", { "server": "s", "name": "p", "arguments": { "city": 5 } }],
+        ["list_mcp_resources", { "server": "no-such-server" }],
+        ["list_mcp_resources", {}],
+        ["attach_mcp_resource", { "server": "no-such-server", "uri": "demo://x" }],
+        ["attach_mcp_resource", { "server": "s", "uri": 5 }],
     ]);
     let ghost = json!({ "id": "e".repeat(64), "name": "ghost.png", "mime": "image/png", "size": 3,
         "kind": { "type": "image", "width": 1, "height": 1 } });

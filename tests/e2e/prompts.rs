@@ -76,6 +76,7 @@ async fn a_prompt_fills_the_composer_a_resource_is_attached_and_progress_shows()
     app.wait_for_text("#prompt-problem", "needs city").await;
     app.type_into("#prompt-form input[data-argument=\"city\"]", "Lyon")
         .await;
+    app.wait_gone("#prompt-problem").await;
     app.screenshot("mcp-prompt").await;
     app.click("#prompt-insert").await;
     composer_reads(&app, "What's weather in Lyon?").await;

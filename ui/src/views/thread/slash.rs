@@ -222,6 +222,8 @@ pub fn PromptMenu(slash: Slash) -> impl IntoView {
 /// The arguments of `prompt`, each a text box (required ones marked), with Insert.
 #[component]
 fn PromptForm(slash: Slash, prompt: McpPrompt) -> impl IntoView {
+    // What is wrong with the values, said before the server is asked.
+    let local = RwSignal::new(None::<String>);
     let fields = prompt
         .arguments
         .iter()
@@ -232,6 +234,8 @@ fn PromptForm(slash: Slash, prompt: McpPrompt) -> impl IntoView {
                 let name = name.clone();
                 move |ev| {
                     let value = event_target_value(&ev);
+                    slash.error.set(None);
+                    local.set(None);
                     slash.values.update(|v| {
                         v.insert(name.clone(), value);
                     });
@@ -247,13 +251,17 @@ fn PromptForm(slash: Slash, prompt: McpPrompt) -> impl IntoView {
         .collect_view();
     let insert = {
         let prompt = prompt.clone();
-        move |_| slash.fill(prompt.clone())
+        move |_| match slash.values.with_untracked(|v| prompt.check(v)) {
+            Ok(()) => slash.fill(prompt.clone()),
+            Err(why) => local.set(Some(why)),
+        }
     };
     view! {
         <div id="prompt-form" class="prompt-form card" data-prompt=prompt.name.clone()>
             <p><strong>"/"{prompt.name.clone()}</strong>" "<span class="badge server-badge">{prompt.server.clone()}</span></p>
             {(!prompt.description.is_empty()).then(|| view! { <p class="muted small">{prompt.description.clone()}</p> })}
             {fields}
+            {move || local.get().map(|why| view! { <p class="field-problem" id="prompt-problem">{why}</p> })}
             {move || slash.error.get().map(|error| view! { <ErrorCard error id="prompt-problem" /> })}
             <div class="form-actions">
                 <button id="prompt-insert" class="primary" disabled=move || slash.busy.get() on:click=insert>"Insert"</button>

@@ -650,3 +650,103 @@ async fn the_cli_logs_like_the_app() {
     assert!(from_env.contains("INFO art::mcp"), "{from_env}");
     assert_eq!(settle(&mark, 10).await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_and_resources_on_the_terminal() {
+    let data = tempfile::tempdir().unwrap();
+    let mark = marker();
+    let out = art_owned(data.path(), &add_everything(&mark, &[])).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let out = art(data.path(), &["mcp", "prompts", "everything"]).await;
+    assert!(
+        stdout(&out).contains("/args-prompt city [state]  A prompt with two arguments"),
+        "{}",
+        stdout(&out)
+    );
+    let out = art(
+        data.path(),
+        &["mcp", "prompt", "everything", "args-prompt", "city=Lyon"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "What's weather in Lyon?");
+    // An embedded resource is framed with its name, as a question's document.
+    let out = art(
+        data.path(),
+        &[
+            "mcp",
+            "prompt",
+            "everything",
+            "resource-prompt",
+            "resourceType=Text",
+            "resourceId=2",
+        ],
+    )
+    .await;
+    assert!(
+        stdout(&out).contains("<document name=\"2.txt\">\nResource 2"),
+        "{}",
+        stdout(&out)
+    );
+    // A required argument left out, and an argument that is not NAME=VALUE.
+    let out = art(data.path(), &["mcp", "prompt", "everything", "args-prompt"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("`args-prompt` needs city"),
+        "{}",
+        stderr(&out)
+    );
+    let out = art(
+        data.path(),
+        &["mcp", "prompt", "everything", "args-prompt", "Lyon"],
+    )
+    .await;
+    assert!(
+        stderr(&out).contains("`Lyon` is not NAME=VALUE"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = art(data.path(), &["mcp", "resources", "everything"]).await;
+    let listed = stdout(&out);
+    let uri = listed
+        .lines()
+        .find_map(|l| {
+            l.split_whitespace()
+                .find(|w| w.ends_with("architecture.md"))
+        })
+        .unwrap_or_else(|| panic!("{listed}"))
+        .to_owned();
+    assert!(listed.contains("(text/markdown)"), "{listed}");
+    let out = art(data.path(), &["mcp", "read", "everything", &uri]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with('#'), "{}", stdout(&out));
+    let file = data.path().join("architecture.md");
+    let out = art(
+        data.path(),
+        &[
+            "mcp",
+            "read",
+            "everything",
+            &uri,
+            "--out",
+            file.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert!(stdout(&out).starts_with("Wrote "), "{}", stdout(&out));
+    assert!(std::fs::read_to_string(&file).unwrap().starts_with('#'));
+    let out = art(
+        data.path(),
+        &["mcp", "read", "everything", "demo://nowhere"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("the server answered with an error"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(settle(&mark, 5).await, 0, "processes left behind");
+}

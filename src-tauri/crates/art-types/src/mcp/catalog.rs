@@ -35,6 +35,20 @@ pub struct McpPrompt {
 }
 
 impl McpPrompt {
+    /// Whether `values` can fill the prompt in: every required argument given, none it
+    /// does not take; else what is wrong, in the words the form and `art` show.
+    pub fn check(&self, values: &BTreeMap<String, String>) -> Result<(), String> {
+        let missing = self.missing(values);
+        if !missing.is_empty() {
+            return Err(format!("`{}` needs {}", self.name, missing.join(", ")));
+        }
+        let unknown = self.unknown(values);
+        if !unknown.is_empty() {
+            return Err(format!("`{}` takes no {}", self.name, unknown.join(", ")));
+        }
+        Ok(())
+    }
+
     /// The required arguments `values` leaves out or empty, by name.
     pub fn missing<'a>(&'a self, values: &BTreeMap<String, String>) -> Vec<&'a str> {
         self.arguments
@@ -185,6 +199,12 @@ mod tests {
         assert!(p.missing(&values).is_empty());
         values.insert("country".to_owned(), "FR".to_owned());
         assert_eq!(p.unknown(&values), ["country"]);
+        assert_eq!(
+            p.check(&values).unwrap_err(),
+            "`args-prompt` takes no country"
+        );
+        values.clear();
+        assert_eq!(p.check(&values).unwrap_err(), "`args-prompt` needs city");
     }
 
     #[test]

@@ -112,20 +112,12 @@ impl McpManager {
                 },
             });
         };
-        let missing = prompt.missing(arguments);
-        if !missing.is_empty() {
-            return Err(McpError::InvalidConfig {
+        prompt
+            .check(arguments)
+            .map_err(|message| McpError::InvalidConfig {
                 field: "arguments",
-                message: format!("`{name}` needs {}", missing.join(", ")),
-            });
-        }
-        let unknown = prompt.unknown(arguments);
-        if !unknown.is_empty() {
-            return Err(McpError::InvalidConfig {
-                field: "arguments",
-                message: format!("`{name}` takes no {}", unknown.join(", ")),
-            });
-        }
+                message,
+            })?;
         let mut params = GetPromptRequestParams::new(name);
         let given: serde_json::Map<String, Value> = arguments
             .iter()
