@@ -10,6 +10,9 @@ MODE is what goes wrong:
   hang-on-call   never answers a tool call (and records `notifications/cancelled`
                  to stderr when it arrives)
   big-result     answers a call with a 50 MB text result
+  input-required answers a call with an `input_required` result (MCP 2026-07-28): a
+                 question for a name; the call sent again with the answer and the
+                 `requestState` greets that name (a wrong state is an error)
   big-resource   offers one resource, `file:///big.txt`, of 50 MB of text
   spawn-child    starts a grandchild (`sleep 600`) in its process group, then works
   bad-schema     also lists `broken`, a tool whose input schema is not a JSON Schema
@@ -115,6 +118,25 @@ def main():
                 sys.stderr.flush()
                 sys.exit(1)
             if MODE == "hang-on-call":
+                continue
+            params = message["params"]
+            if MODE == "input-required" and "inputResponses" not in params:
+                answer(request_id, {"resultType": "input_required", "requestState": "round-1",
+                                    "inputRequests": {"who": {"method": "elicitation/create", "params": {
+                                        "mode": "form", "message": "Who is asking?",
+                                        "requestedSchema": {"type": "object",
+                                                            "properties": {"name": {"type": "string"}},
+                                                            "required": ["name"]}}}}})
+                continue
+            if MODE == "input-required":
+                if params.get("requestState") != "round-1":
+                    send({"jsonrpc": "2.0", "id": request_id,
+                          "error": {"code": -32602, "message": "requestState was not echoed"}})
+                    continue
+                said = params["inputResponses"]["who"]
+                text = ("Hello, " + said["content"]["name"]) if said["action"] == "accept" \
+                    else "No name (" + said["action"] + ")"
+                answer(request_id, {"content": [{"type": "text", "text": text}]})
                 continue
             if MODE == "big-result":
                 text = "x" * (50 * 1024 * 1024)

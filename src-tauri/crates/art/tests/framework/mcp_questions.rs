@@ -44,6 +44,23 @@ async fn asking_run(timeout_secs: u32, runs: usize) -> Asking {
 /// An instance whose model, in one run per entry of `calls`, calls that tool with those
 /// arguments and then answers.
 async fn asking_runs(timeout_secs: u32, calls: &[(&str, Value)]) -> Asking {
+    let mark = marker();
+    asking_runs_on(
+        servers::everything("everything", &mark),
+        mark,
+        timeout_secs,
+        calls,
+    )
+    .await
+}
+
+/// [`asking_runs`] with `config`'s server (marked `mark`).
+async fn asking_runs_on(
+    mut config: art_types::mcp::McpServerConfig,
+    mark: String,
+    timeout_secs: u32,
+    calls: &[(&str, Value)],
+) -> Asking {
     let dir = tempfile::tempdir().unwrap();
     let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
     let scripts = calls
@@ -57,15 +74,13 @@ async fn asking_runs(timeout_secs: u32, calls: &[(&str, Value)]) -> Asking {
     let art = Arc::new(ArtInstance::builder(storage, source).build().unwrap());
     let answers = Arc::new(Answers::default());
     art.mcp.set_elicitor(Arc::clone(&answers) as _);
-    let mark = marker();
-    let mut config = servers::everything("everything", &mark);
     config.timeout_secs = timeout_secs;
     art.mcp
         .store()
         .save(&config, &BTreeMap::new())
         .await
         .unwrap();
-    art.mcp.start("everything").await.unwrap();
+    art.mcp.start(&config.name).await.unwrap();
     // The server adds the tools once it knows the client takes questions.
     let tools: Vec<&str> = calls.iter().map(|(tool, _)| *tool).collect();
     for _ in 0..100 {
@@ -361,6 +376,72 @@ async fn a_page_to_open_is_offered_whole_and_a_page_not_on_the_web_is_declined()
         observed(&art, &trace, ObservationType::Elicitation)
             .await
             .is_empty()
+    );
+    art.mcp.shutdown().await;
+    assert_eq!(settle(&mark, 5).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_that_asks_for_input_is_answered_and_the_call_sent_again() {
+    // The 2026-07-28 revision's form: the question comes in the call's result, and the
+    // call goes again with the answer and the server's `requestState`.
+    const ECHO: &str = "fault__echo";
+    let mark = marker();
+    let calls = [
+        (ECHO, json!({ "message": "hi" })),
+        (ECHO, json!({ "message": "hi" })),
+    ];
+    let config = servers::fault("fault", "input-required", &mark);
+    let (_dir, art, answers, thread, mark) = asking_runs_on(config, mark, 60, &calls).await;
+    let answered = props(&thread);
+    let trace = answered.trace_id.clone().unwrap();
+    let run = {
+        let art = Arc::clone(&art);
+        tokio::spawn(async move { art.process(answered, CancellationToken::new()).await })
+    };
+    let id = waiting_question(&answers).await;
+    let asked: QuestionContent = serde_json::from_value(
+        observed(&art, &trace, ObservationType::Elicitation).await[0].clone(),
+    )
+    .unwrap();
+    assert_eq!(
+        (asked.call_id.as_str(), asked.tool_name.as_str()),
+        ("c1", ECHO)
+    );
+    assert_eq!(asked.question.message, "Who is asking?");
+    let refused = answers.answer(&id, ElicitAnswer::Accept(Map::new()));
+    assert!(
+        matches!(refused, Err(AnswerError::Invalid(_))),
+        "{refused:?}"
+    );
+    let mut values = Map::new();
+    values.insert("name".into(), json!("Ada"));
+    answers.answer(&id, ElicitAnswer::Accept(values)).unwrap();
+    let out = run.await.unwrap().unwrap();
+    assert_eq!(
+        out.metadata.status,
+        RunStatus::Success,
+        "{:?}",
+        out.metadata.error
+    );
+    let executed = observed(&art, &trace, ObservationType::ToolExecution).await;
+    assert_eq!(executed[0]["output"], "Hello, Ada", "{}", executed[0]);
+
+    // Declined: the server hears it on the second round.
+    let declined = props(&thread);
+    let trace = declined.trace_id.clone().unwrap();
+    let run = {
+        let art = Arc::clone(&art);
+        tokio::spawn(async move { art.process(declined, CancellationToken::new()).await })
+    };
+    let id = waiting_question(&answers).await;
+    answers.answer(&id, ElicitAnswer::Decline).unwrap();
+    run.await.unwrap().unwrap();
+    let executed = observed(&art, &trace, ObservationType::ToolExecution).await;
+    assert_eq!(
+        executed[0]["output"], "No name (decline)",
+        "{}",
+        executed[0]
     );
     art.mcp.shutdown().await;
     assert_eq!(settle(&mark, 5).await, 0);

@@ -7,7 +7,7 @@ use art_types::ToolSchema;
 use art_types::mcp::{McpOrigin, McpTransportKind};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, ProgressToken, ServerResult,
+    ClientRequest, InputRequest, InputResponses, ProgressToken, ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleClient, ServiceError};
@@ -118,13 +118,83 @@ impl McpTool {
     }
 }
 
-/// `tools/call` with `params` on `peer`, `sent` told the request's progress token; a call
-/// dropped before its answer (timeout, stopped run) sends `notifications/cancelled`.
-async fn call(
+/// Rounds of questions one call may take (MCP 2026-07-28 `input_required` results)
+/// before it is given up.
+const INPUT_ROUNDS: usize = 8;
+
+/// What a call came to: its result, or what went wrong.
+enum Called {
+    Done(CallToolResult),
+    Failed(ServiceError),
+    /// The server asked for something this client does not give.
+    Refused(String),
+}
+
+impl McpTool {
+    /// `tools/call` with `params`, `sent` told each request's progress token. A result
+    /// that asks for input (the 2026-07-28 revision's `input_required`: questions in
+    /// the result instead of requests to the client) has its questions asked like any
+    /// other of this server's — on the call's card — and the call sent again with the
+    /// answers and the server's `requestState`, round after round.
+    async fn call(
+        &self,
+        mut params: CallToolRequestParams,
+        mut sent: impl FnMut(&ProgressToken),
+    ) -> Called {
+        for _ in 0..INPUT_ROUNDS {
+            let answer = match send(&self.peer, params.clone(), &mut sent).await {
+                Ok(answer) => answer,
+                Err(e) => return Called::Failed(e),
+            };
+            let asks = match answer {
+                ServerResult::CallToolResult(result) => return Called::Done(result),
+                // `{}`: a result with nothing in it.
+                ServerResult::EmptyResult(_) => {
+                    return Called::Done(CallToolResult::success(Vec::new()));
+                }
+                ServerResult::InputRequiredResult(asks) => asks,
+                _ => return Called::Failed(ServiceError::UnexpectedResponse),
+            };
+            let requests = asks.input_requests.unwrap_or_default();
+            if requests.is_empty() && asks.request_state.is_none() {
+                return Called::Failed(ServiceError::UnexpectedResponse);
+            }
+            let mut responses = InputResponses::new();
+            for (key, request) in requests {
+                let response = match request {
+                    InputRequest::Elicitation(request) => {
+                        let answer =
+                            super::elicit::answer(&self.server, &self.asking, request.params).await;
+                        serde_json::to_value(answer).unwrap_or_default()
+                    }
+                    // This client offers no roots: an empty list.
+                    InputRequest::ListRoots(_) => json!({ "roots": [] }),
+                    _ => {
+                        return Called::Refused(
+                            "it asked for a model's completion (sampling), which this app \
+                             does not give servers"
+                                .to_owned(),
+                        );
+                    }
+                };
+                responses.insert(key, response);
+            }
+            params.input_responses = (!responses.is_empty()).then_some(responses);
+            params.request_state = asks.request_state;
+        }
+        Called::Refused(format!(
+            "it still asked for input after {INPUT_ROUNDS} rounds of answers"
+        ))
+    }
+}
+
+/// One `tools/call` request on `peer`, `sent` told its progress token; dropped before
+/// its answer (timeout, stopped run), it sends `notifications/cancelled`.
+async fn send(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
-    sent: impl FnOnce(&ProgressToken),
-) -> Result<CallToolResult, ServiceError> {
+    sent: &mut impl FnMut(&ProgressToken),
+) -> Result<ServerResult, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
@@ -133,12 +203,7 @@ async fn call(
     let mut abandoned = Abandoned(Some((peer.clone(), handle.id.clone())));
     let answer = handle.await_response().await;
     abandoned.0 = None;
-    match answer? {
-        ServerResult::CallToolResult(result) => Ok(result),
-        // `{}`: a result with nothing in it.
-        ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
-        _ => Err(ServiceError::UnexpectedResponse),
-    }
+    answer
 }
 
 /// Tells the server a request was given up, unless disarmed (set to `None`).
@@ -194,9 +259,22 @@ impl ToolExecutor for McpTool {
         // A question the server asks meanwhile belongs to this call, and so does the
         // progress it reports for this request.
         let in_flight = self.asking.enter(&self.server, &self.schema.name, context);
-        let outcome = call(&self.peer, params, |token| in_flight.progress_token(token))
+        let outcome = match self
+            .call(params, |token| in_flight.progress_token(token))
             .await
-            .map_err(|e| self.call_failed(&e))?;
+        {
+            Called::Done(outcome) => outcome,
+            Called::Failed(e) => return Err(self.call_failed(&e)),
+            Called::Refused(why) => {
+                return Err(ToolError::new(
+                    "MCP_CALL_FAILED",
+                    format!(
+                        "`{}` on MCP server `{}` failed: {why}",
+                        self.remote_name, self.server
+                    ),
+                ));
+            }
+        };
         let value =
             serde_json::to_value(&outcome).unwrap_or_else(|e| json!({ "error": e.to_string() }));
         if outcome.is_error == Some(true) {
