@@ -1,8 +1,8 @@
 //! A server's question mid-call (MCP elicitation), asked on the terminal: its message,
 //! then each field with its kind and default (an empty line keeps the default, or
 //! leaves an optional field out), then whether to send the answers. Read from standard
-//! input line by line, so answers can be piped too; at its end the question is
-//! declined. A page the server asks to open (URL mode) is shown whole, with its host,
+//! input line by line, so answers can be piped too. At its end, a question of a run
+//! waits for `art answer` from another terminal (one outside a run is declined). A page the server asks to open (URL mode) is shown whole, with its host,
 //! and opened in the browser only when the user says yes. The server's words are shown
 //! as they are: untrusted text.
 
@@ -27,9 +27,23 @@ impl Elicitor for Terminal {
     async fn ask(&self, asked: QuestionContent) -> ElicitAnswer {
         let _turn = self.one_at_a_time.lock().await;
         let question = asked.question;
-        tokio::task::spawn_blocking(move || ask_on_terminal(&question))
-            .await
-            .unwrap_or(ElicitAnswer::Decline)
+        let said = tokio::task::spawn_blocking(move || ask_on_terminal(&question)).await;
+        match said {
+            Ok(Some(answer)) => answer,
+            // No more input: a run's question can be answered from elsewhere (the run
+            // takes an answer posted there), any other is declined.
+            Ok(None) if !asked.call_id.is_empty() => {
+                noteln!(
+                    "No answer here (end of input): answer it from another terminal with \
+                     `art answer accept NAME=VALUE… | decline | cancel`; the run waits."
+                );
+                std::future::pending().await
+            }
+            Ok(None) | Err(_) => {
+                noteln!("No answer: the question is declined.");
+                ElicitAnswer::Decline
+            }
+        }
     }
 }
 
@@ -43,7 +57,8 @@ fn line(prompt: &str) -> Option<String> {
     }
 }
 
-fn ask_on_terminal(question: &ElicitQuestion) -> ElicitAnswer {
+/// The user's answer, or `None` when the input ends first.
+fn ask_on_terminal(question: &ElicitQuestion) -> Option<ElicitAnswer> {
     noteln!(
         "MCP server `{}` asks: {}",
         question.server,
@@ -59,23 +74,22 @@ fn ask_on_terminal(question: &ElicitQuestion) -> ElicitAnswer {
                 values.insert(field.name.clone(), value);
             }
             Asked::Skipped => {}
+            Asked::Ended => return None,
             Asked::GaveUp => {
                 noteln!("No answer: the question is declined.");
-                return ElicitAnswer::Decline;
+                return Some(ElicitAnswer::Decline);
             }
         }
     }
     loop {
-        let Some(said) = line(&format!(
+        let said = line(&format!(
             "Send this to `{}`? [Y]es, [n]o (decline), [c]ancel: ",
             question.server
-        )) else {
-            return ElicitAnswer::Decline;
-        };
+        ))?;
         match said.to_ascii_lowercase().as_str() {
-            "" | "y" | "yes" => return ElicitAnswer::Accept(values),
-            "n" | "no" => return ElicitAnswer::Decline,
-            "c" | "cancel" => return ElicitAnswer::Cancel,
+            "" | "y" | "yes" => return Some(ElicitAnswer::Accept(values)),
+            "n" | "no" => return Some(ElicitAnswer::Decline),
+            "c" | "cancel" => return Some(ElicitAnswer::Cancel),
             _ => noteln!("Answer y, n or c."),
         }
     }
@@ -83,24 +97,22 @@ fn ask_on_terminal(question: &ElicitQuestion) -> ElicitAnswer {
 
 /// A page the server asks the user to open: its address in full and its host, then
 /// whether to open it (in the browser, else the address is there to copy).
-fn ask_to_open(server: &str, url: &str) -> ElicitAnswer {
+fn ask_to_open(server: &str, url: &str) -> Option<ElicitAnswer> {
     let host = art_types::mcp::elicit::page_host(url).unwrap_or(url);
     noteln!("  It asks you to open a page on {host}:\n  {url}");
     loop {
-        let Some(said) = line(&format!(
+        let said = line(&format!(
             "Open it? [y]es, [N]o (decline), [c]ancel (`{server}` learns only your choice): "
-        )) else {
-            return ElicitAnswer::Decline;
-        };
+        ))?;
         match said.to_ascii_lowercase().as_str() {
             "y" | "yes" => {
                 if let Err(why) = art::tools::mcp::oauth::open_in_browser(url) {
                     noteln!("  {why}: open the address above yourself.");
                 }
-                return ElicitAnswer::Accept(Map::new());
+                return Some(ElicitAnswer::Accept(Map::new()));
             }
-            "" | "n" | "no" => return ElicitAnswer::Decline,
-            "c" | "cancel" => return ElicitAnswer::Cancel,
+            "" | "n" | "no" => return Some(ElicitAnswer::Decline),
+            "c" | "cancel" => return Some(ElicitAnswer::Cancel),
             _ => noteln!("Answer y, n or c."),
         }
     }
@@ -109,7 +121,10 @@ fn ask_to_open(server: &str, url: &str) -> ElicitAnswer {
 enum Asked {
     Value(Value),
     Skipped,
+    /// Wrong answers, too many times.
     GaveUp,
+    /// The input ended.
+    Ended,
 }
 
 fn ask_field(field: &ElicitField) -> Asked {
@@ -141,7 +156,7 @@ fn ask_field(field: &ElicitField) -> Asked {
     let needed = if field.required { "" } else { ", optional" };
     for _ in 0..TRIES {
         let Some(said) = line(&format!("  {label} ({hint}{needed}{default}): ")) else {
-            return Asked::GaveUp;
+            return Asked::Ended;
         };
         if said.is_empty() {
             match &field.default {
@@ -163,7 +178,7 @@ fn ask_field(field: &ElicitField) -> Asked {
 
 /// What `said` means for a field of `kind` (checked against bounds later, with the
 /// whole answer).
-fn parse(kind: &FieldKind, said: &str) -> Option<Value> {
+pub(crate) fn parse(kind: &FieldKind, said: &str) -> Option<Value> {
     match kind {
         FieldKind::Text { .. } => Some(Value::String(said.to_owned())),
         FieldKind::Number { integer: true, .. } => said.parse::<i64>().ok().map(Value::from),

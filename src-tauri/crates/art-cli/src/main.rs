@@ -17,6 +17,7 @@
 //!                                               MCP servers and their tools
 //! ```
 
+mod answer;
 mod branches;
 mod catalog;
 mod config;
@@ -111,6 +112,11 @@ enum Command {
         #[arg(long, value_name = "TEXT")]
         reason: Option<String>,
     },
+    /// Answer an MCP server's question that a run waits on in another process (the
+    /// app, or `art run` without a terminal): `art answer accept name=Ada age=36`,
+    /// `art answer decline`, `art answer cancel`. Values are checked against the
+    /// question first; prints what the server was sent.
+    Answer(answer::Args),
     /// End a thread's run that waits for a decision.
     Stop {
         /// The thread (see `art threads`).
@@ -258,6 +264,7 @@ async fn main_async(mut cli: Cli) -> anyhow::Result<ExitCode> {
             .await
             .map(|()| ExitCode::SUCCESS),
         Command::Mcp(command) => mcp::mcp(&stack, command).await,
+        Command::Answer(args) => answer::answer(&stack, args).await,
         Command::Kb(command) => {
             let providers = stack.provider_models();
             let models = kb::Models {

@@ -394,7 +394,7 @@ impl ArtInstanceBuilder {
                 McpStore::new(Arc::clone(&self.storage), self.mcp_secrets),
                 Arc::clone(&registry),
             )
-            .recording_questions(Arc::clone(&observations)),
+            .recording_questions(Arc::clone(&observations), Arc::clone(&self.storage)),
         );
         let settings = Arc::new(SettingsStore::new(Arc::clone(&self.storage)));
         Ok(ArtInstance {

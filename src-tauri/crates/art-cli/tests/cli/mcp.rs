@@ -750,3 +750,98 @@ async fn prompts_and_resources_on_the_terminal() {
     );
     assert_eq!(settle(&mark, 5).await, 0, "processes left behind");
 }
+
+/// A run whose input has ended waits on a server's question for `art answer` from
+/// another process; a value the question does not take is refused there (the run still
+/// waits), the answer that fits reaches the server and the run goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_without_a_terminal_waits_for_art_answer() {
+    let plan = r#"{"title": "Sign up", "intent": "Fill the form", "plan": ["Ask"], "toolCalls": [{"callId": "c1", "toolName": "everything__trigger-elicitation-request", "arguments": {}}]}"#;
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, plan, 16),
+            text_reply(Protocol::Ollama, "You are signed up.", 4),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mark = marker();
+    let out = art_owned(data.path(), &add_everything(&mark, &[])).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let url = ollama.url();
+    let mut args = ask_new("Sign up", &url, "Sign me up");
+    args.splice(
+        1..1,
+        [
+            "--tools",
+            "everything__trigger-elicitation-request",
+            "--approve",
+            "all",
+        ],
+    );
+    // No answer yet: nothing waits.
+    let early = art(data.path(), &["answer", "decline"]).await;
+    assert_eq!(early.status.code(), Some(1));
+    assert!(
+        stderr(&early).contains("no question of an MCP server waits"),
+        "{}",
+        stderr(&early)
+    );
+
+    let err_file = data.path().join("run.stderr");
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_art"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(&args)
+        .env("HF_ENDPOINT", art_testkit::embedder::NO_HUB)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&err_file).unwrap())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    for _ in 0..400 {
+        said = std::fs::read_to_string(&err_file).unwrap_or_default();
+        if said.contains("art answer") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(said.contains("answer it from another terminal"), "{said}");
+
+    let wrong = art(data.path(), &["answer", "accept", "nickname=Ada"]).await;
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(
+        stderr(&wrong).contains("has no field `nickname`"),
+        "{}",
+        stderr(&wrong)
+    );
+    let out = art(
+        data.path(),
+        &["answer", "accept", "name=Ada Lovelace", "integer=7"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = stdout(&out);
+    assert!(
+        printed.contains("asked: Please provide inputs") && printed.contains("You answered"),
+        "{printed}"
+    );
+    let done = run.wait_with_output().await.unwrap();
+    let printed = String::from_utf8_lossy(&done.stdout).into_owned();
+    assert!(
+        done.status.success(),
+        "{printed}\n{}",
+        std::fs::read_to_string(&err_file).unwrap()
+    );
+    assert!(printed.contains("Name: Ada Lovelace"), "{printed}");
+    assert!(printed.contains("You are signed up."), "{printed}");
+    // Answered: nothing waits any more.
+    let late = art(data.path(), &["answer", "decline"]).await;
+    assert_eq!(late.status.code(), Some(1));
+    assert_eq!(settle(&mark, 5).await, 0, "processes left behind");
+}

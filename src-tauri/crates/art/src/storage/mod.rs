@@ -39,11 +39,14 @@ pub enum Collection {
     Prices,
     /// The app's settings (`art_types::AppSettings`), one record (id `app`).
     Settings,
+    /// Answers to MCP servers' questions given from another process (`art answer`),
+    /// until the process whose call waits takes them (id = question id).
+    Answers,
 }
 
 impl Collection {
     /// Every collection.
-    pub const ALL: [Self; 11] = [
+    pub const ALL: [Self; 12] = [
         Self::Threads,
         Self::Messages,
         Self::Observations,
@@ -55,6 +58,7 @@ impl Collection {
         Self::ActiveRuns,
         Self::Prices,
         Self::Settings,
+        Self::Answers,
     ];
 
     /// Storage name.
@@ -71,6 +75,7 @@ impl Collection {
             Self::ActiveRuns => "active_runs",
             Self::Prices => "prices",
             Self::Settings => "settings",
+            Self::Answers => "answers",
         }
     }
 }

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::elicit::Elicitor;
 use crate::observation::{NewObservation, ObservationManager};
+use crate::storage::StorageAdapter;
 use crate::tools::ExecutionContext;
 use crate::tools::user_time::UserTime;
 
@@ -77,15 +78,30 @@ pub struct Asking {
     calls: Mutex<Vec<CallRef>>,
     elicitor: RwLock<Option<Arc<dyn Elicitor>>>,
     observations: Option<Arc<ObservationManager>>,
+    /// Where answers posted by another process arrive (`art answer`).
+    posted: Option<Arc<dyn StorageAdapter>>,
 }
 
 impl Asking {
-    /// Questions recorded into `observations` (on the run of the call they came in).
-    pub fn recording(observations: Arc<ObservationManager>) -> Self {
+    /// Questions recorded into `observations` (on the run of the call they came in),
+    /// their answers also taken from `storage` when another process posts one there.
+    pub fn recording(
+        observations: Arc<ObservationManager>,
+        storage: Arc<dyn StorageAdapter>,
+    ) -> Self {
         Self {
             observations: Some(observations),
+            posted: Some(storage),
             ..Self::default()
         }
+    }
+
+    /// Answers from another process to the questions recorded here (`None` when they
+    /// are not recorded).
+    pub(super) fn posting(&self) -> Option<super::Posting> {
+        let observations = Arc::clone(self.observations.as_ref()?);
+        let storage = Arc::clone(self.posted.as_ref()?);
+        Some(super::Posting::new(storage, observations))
     }
 
     /// Have `elicitor` ask the questions from now on.
@@ -219,8 +235,23 @@ impl Asking {
             let _paused = call.as_ref().map(|c| c.user_time.pause());
             let ended = call.as_ref().map(|c| c.ended.clone()).unwrap_or_default();
             // Polled once before the question is shown, so it is already waiting for
-            // an answer when the card appears.
-            let asking = elicitor.ask(asked.clone());
+            // an answer when the card appears. A question on a run may also be answered
+            // from another process.
+            let posted = self.posted.clone().filter(|_| on_run.is_some());
+            let id = asked.question_id.clone();
+            let elsewhere = async move {
+                match posted {
+                    Some(storage) => super::posted::taken(&*storage, &id).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let by_elicitor = elicitor.ask(asked.clone());
+            let asking = async move {
+                tokio::select! {
+                    answer = by_elicitor => answer,
+                    answer = elsewhere => answer,
+                }
+            };
             tokio::pin!(asking);
             let first = futures::poll!(&mut asking);
             if let Some(call) = on_run {

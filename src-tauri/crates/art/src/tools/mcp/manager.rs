@@ -60,14 +60,22 @@ impl McpManager {
         }
     }
 
-    /// Record the servers' questions on the runs of the calls they come in.
+    /// Record the servers' questions on the runs of the calls they come in, and take
+    /// their answers from `storage` too (posted by another process: `art answer`).
     #[must_use]
     pub fn recording_questions(
         mut self,
         observations: Arc<crate::observation::ObservationManager>,
+        storage: Arc<dyn crate::storage::StorageAdapter>,
     ) -> Self {
-        self.asking = Arc::new(Asking::recording(observations));
+        self.asking = Arc::new(Asking::recording(observations, storage));
         self
+    }
+
+    /// Answering, from this process, a question that waits in another (`art answer`);
+    /// `None` when the manager does not record questions.
+    pub fn posting(&self) -> Option<super::Posting> {
+        self.asking.posting()
     }
 
     /// Have servers ask the user their questions through `elicitor` (without one,

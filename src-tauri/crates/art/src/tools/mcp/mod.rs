@@ -10,7 +10,8 @@
 //! - [`Elicitor`]: who asks the user a server's question mid-call (elicitation): the
 //!   CLI's terminal, or the app's tool cards through [`Answers`]; `asking` ties the
 //!   question to the call it came in, records it on the run and stops the call's clock
-//!   meanwhile. The client declines when no one can ask.
+//!   meanwhile; [`Posting`] answers it from another process (`art answer`). The client
+//!   declines when no one can ask.
 //! - [`oauth`] signs in to a remote server that asks for it (OAuth 2.1) and keeps the
 //!   tokens in the OS keychain; `http` sends them and renews them.
 //! - [`McpTool`] is one server tool as a [`ToolExecutor`](super::ToolExecutor): called
@@ -30,6 +31,7 @@ mod http;
 pub mod import;
 mod manager;
 pub mod oauth;
+mod posted;
 mod result;
 mod stdout;
 mod store;
@@ -41,5 +43,6 @@ pub use asking::{AnswerError, Answers};
 pub use elicit::Elicitor;
 pub use errors::McpError;
 pub use manager::McpManager;
+pub use posted::{PostError, Posting};
 pub use store::McpStore;
 pub use tool::McpTool;
