@@ -2,26 +2,23 @@
 //! ready server's tools are registered under `<server>__<tool>`, re-listed when the
 //! server says they changed, and removed when it stops.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use art_types::ToolSchema;
 use art_types::mcp::{
     McpImportReport, McpServerConfig, McpServerState, McpServerStatus, McpToolInfo, McpTransport,
-    TOOL_SEPARATOR, server_of, tool_name,
+    server_of,
 };
 use serde_json::Value;
 
 use super::asking::Asking;
 use super::connection::{Connection, HANDSHAKE_TIMEOUT, StderrTail};
 use super::elicit::Elicitor;
+use super::registration::{list_and_register, ready_state};
 use super::store::McpStore;
-use super::tasks::TaskTools;
-use super::tool::McpTool;
 use super::{McpError, oauth};
 use crate::tools::{ToolError, ToolRegistry};
-use tokio_util::sync::CancellationToken;
 
 /// A server's live parts.
 struct Running {
@@ -412,86 +409,7 @@ impl McpManager {
             .await)
     }
 
-    /// `status` with the account the app is signed in with there (read from the
-    /// keychain; none when it cannot be read).
-    async fn with_account(&self, mut status: McpServerStatus) -> McpServerStatus {
-        if let McpTransport::Http { url, .. } = &status.config.transport {
-            status.account = oauth::signed_in(self.store.secrets(), &status.config.name, url)
-                .await
-                .ok()
-                .flatten();
-        }
-        status
-    }
-
-    /// Sign in to `name` (an HTTP server that asks for it) — for the scope it last
-    /// asked for too, if it asked for more — and restart it with the new sign-in.
-    /// `show` gets the address to open in the browser; the wait for the browser ends
-    /// after `wait` or on `cancel`.
-    pub async fn sign_in(
-        &self,
-        name: &str,
-        show: impl FnOnce(&str),
-        wait: Duration,
-        cancel: CancellationToken,
-    ) -> Result<McpServerStatus, McpError> {
-        let config = self.store.get(name).await?;
-        let McpTransport::Http { url, .. } = &config.transport else {
-            return Err(McpError::InvalidConfig {
-                field: "transport",
-                message: "only HTTP servers are signed in to; a stdio server runs as you".into(),
-            });
-        };
-        let more_scope = match self.status_of(config.clone()).state {
-            McpServerState::SignInNeeded { scope, .. } => scope,
-            _ => None,
-        };
-        let request = oauth::SignIn {
-            server: name,
-            url,
-            oauth: &config.oauth,
-            more_scope: more_scope.as_deref(),
-        };
-        oauth::sign_in(request, self.store.secrets(), show, wait, cancel)
-            .await
-            .map_err(|e| McpError::SignIn {
-                url: url.clone(),
-                reason: e.to_string(),
-            })?;
-        self.start(name).await
-    }
-
-    /// The tokens and client secrets of every server's sign-in, for exports to redact
-    /// (none when the keychain cannot be read: the key patterns still apply).
-    pub async fn sign_in_secrets(&self) -> Vec<String> {
-        let Ok(configs) = self.store.list().await else {
-            return Vec::new();
-        };
-        let mut found = Vec::new();
-        for config in configs {
-            if matches!(config.transport, McpTransport::Http { .. }) {
-                found.extend(oauth::secrets_of(self.store.secrets(), &config.name).await);
-            }
-        }
-        found
-    }
-
-    /// Forget the sign-in to `name` and restart it (it then asks to sign in again).
-    pub async fn sign_out(&self, name: &str) -> Result<McpServerStatus, McpError> {
-        let config = self.store.get(name).await?;
-        oauth::sign_out(self.store.secrets(), &config.name)
-            .await
-            .map_err(|e| McpError::SignIn {
-                url: match &config.transport {
-                    McpTransport::Http { url, .. } => url.clone(),
-                    McpTransport::Stdio { command, .. } => command.clone(),
-                },
-                reason: e.to_string(),
-            })?;
-        self.start(name).await
-    }
-
-    fn status_of(&self, config: McpServerConfig) -> McpServerStatus {
+    pub(super) fn status_of(&self, config: McpServerConfig) -> McpServerStatus {
         let name = config.name.clone();
         let exited = self
             .running
@@ -641,112 +559,4 @@ impl McpManager {
             .collect();
         futures::future::join_all(names.iter().map(|n| self.stop(n))).await;
     }
-}
-
-fn ready_state(connection: &Connection, tools: usize) -> McpServerState {
-    let (protocol_version, server_info) = connection.handshake();
-    McpServerState::Ready {
-        tools,
-        protocol_version,
-        server_info,
-    }
-}
-
-/// `tools/list` (every page) and the registry updated: the server's old tools go, the
-/// new ones come, each usable one registered, each unusable one (a name too long or
-/// taken, a tool that runs only as a task) listed with the reason.
-async fn list_and_register(
-    registry: &ToolRegistry,
-    asking: &Arc<Asking>,
-    config: &McpServerConfig,
-    peer: &rmcp::Peer<rmcp::RoleClient>,
-    tasks: &TaskTools,
-    limit: Duration,
-) -> Result<Vec<McpToolInfo>, McpError> {
-    let listed = tokio::time::timeout(limit, peer.list_all_tools())
-        .await
-        .map_err(|_| McpError::Timeout {
-            what: "tools/list".into(),
-            secs: limit.as_secs(),
-        })?
-        .map_err(|e| McpError::Protocol(format!("tools/list failed: {e}")))?;
-    let protocol_version = peer.peer_info().map(|i| i.protocol_version.to_string());
-    let mut infos: Vec<McpToolInfo> = Vec::with_capacity(listed.len());
-    let mut executors: Vec<Arc<dyn crate::tools::ToolExecutor>> = Vec::new();
-    let mut taken = BTreeSet::new();
-    for tool in listed {
-        let local: String = tool
-            .name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let namespaced = tool_name(&config.name, &local);
-        let input_schema = Value::Object((*tool.input_schema).clone());
-        let mut info = McpToolInfo {
-            server: config.name.clone(),
-            name: tool.name.to_string(),
-            tool_name: namespaced.clone(),
-            title: tool
-                .title
-                .clone()
-                .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone())),
-            description: tool.description.as_deref().unwrap_or_default().to_owned(),
-            input_schema: input_schema.clone(),
-            unusable: None,
-        };
-        if namespaced.len() > 64 {
-            info.unusable = Some(format!(
-                "its name `{namespaced}` is longer than the 64 characters providers accept; give the server a shorter name"
-            ));
-        } else if !taken.insert(namespaced.clone()) {
-            info.unusable = Some(format!(
-                "another tool of this server is also called `{namespaced}`"
-            ));
-        } else if tasks.required(&tool.name) {
-            info.unusable = Some(super::tasks::REASON.to_owned());
-        } else {
-            let schema = ToolSchema {
-                name: namespaced.clone(),
-                description: info.description.clone(),
-                input_schema,
-                output_schema: tool
-                    .output_schema
-                    .as_ref()
-                    .map(|s| Value::Object((**s).clone())),
-                examples: Vec::new(),
-            };
-            let executor = McpTool::new(
-                schema,
-                &config.name,
-                config.transport.kind(),
-                &tool.name,
-                peer.clone(),
-                Duration::from_secs(u64::from(config.timeout_secs)),
-                config.result_limit as usize,
-            )
-            .with_protocol_version(protocol_version.clone())
-            .with_policy(config.tool_policy)
-            .with_asking(Arc::clone(asking));
-            executors.push(Arc::new(executor));
-        }
-        infos.push(info);
-    }
-    // The old tools go and the new come in one step: a run never finds none.
-    let refused = registry.replace_where(
-        |tool| server_of(tool) == Some(config.name.as_str()),
-        executors,
-    );
-    for error in refused {
-        if let Some(info) = infos.iter_mut().find(|i| i.tool_name == error.tool_name()) {
-            info.unusable = Some(error.to_string());
-        }
-    }
-    debug_assert!(infos.iter().all(|t| t.tool_name.contains(TOOL_SEPARATOR)));
-    Ok(infos)
 }

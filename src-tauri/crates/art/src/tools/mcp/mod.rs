@@ -22,6 +22,7 @@
 //! - [`McpManager`] starts, stops and refreshes servers and keeps the
 //!   [`ToolRegistry`](super::ToolRegistry) in step with what they offer.
 
+mod account;
 mod asking;
 pub mod catalog;
 mod connection;
@@ -32,6 +33,7 @@ pub mod import;
 mod manager;
 pub mod oauth;
 mod posted;
+mod registration;
 mod result;
 mod stdout;
 mod store;
