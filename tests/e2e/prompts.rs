@@ -62,6 +62,14 @@ async fn a_prompt_fills_the_composer_a_resource_is_attached_and_progress_shows()
     app.wait_for("#attachment-tray .attachment-chip[title^=\"architecture.md\"]")
         .await;
 
+    // `/` lists the prompts; the arrow keys move the mark.
+    app.type_into("#composer-input", "/").await;
+    app.wait_for("#prompt-menu .prompt-option.current:nth-child(1)")
+        .await;
+    app.press("#composer-input", "\u{E015}").await;
+    app.wait_for("#prompt-menu .prompt-option.current:nth-child(2)")
+        .await;
+
     // `/args`: the server's prompt; Enter opens its form.
     app.type_into("#composer-input", "/args").await;
     app.wait_for_text(

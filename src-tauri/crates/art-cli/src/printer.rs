@@ -1,5 +1,6 @@
 //! What `art run` prints as a run goes: the plan with its steps, each step as it starts
-//! and ends, plan changes, tool calls with their outcome, errors, and the answer as it
+//! and ends, plan changes, tool calls with their outcome (and a long call's progress,
+//! on stderr), errors, and the answer as it
 //! streams (thinking too, on request). Observations go through the shared fold
 //! (`art_types::record::view`), so the terminal says what the app's run card shows.
 
@@ -23,7 +24,7 @@ pub struct Printer {
 
 impl Printer {
     /// The observations the printer reads.
-    pub const TYPES: [ObservationType; 9] = [
+    pub const TYPES: [ObservationType; 10] = [
         ObservationType::PlanReview,
         ObservationType::Suspension,
         ObservationType::Approval,
@@ -32,6 +33,7 @@ impl Printer {
         ObservationType::PlanUpdate,
         ObservationType::ToolCall,
         ObservationType::ToolExecution,
+        ObservationType::ToolProgress,
         ObservationType::Error,
     ];
 
@@ -125,6 +127,13 @@ impl Printer {
                 let tool = &self.run.tools[i];
                 let args = tool.arguments.to_string();
                 let outcome = match tool.state {
+                    // A long call's progress, as its server says (on stderr).
+                    ToolState::Running if o.kind == ObservationType::ToolProgress => {
+                        if let Some(progress) = &tool.progress {
+                            noteln!("  {} … {progress}", tool.tool_name);
+                        }
+                        return;
+                    }
                     ToolState::Running => return,
                     ToolState::Ok => format!(
                         "ok → {}",

@@ -1,5 +1,6 @@
 //! MCP prompts in the composer: typing `/` lists the prompts of the running servers
-//! (narrowed as the name is typed; Enter or a click picks one, Escape closes the list);
+//! (narrowed as the name is typed; the arrow keys move through it, Enter or a click
+//! picks one, Escape closes it);
 //! a prompt with arguments asks them in a small form; the server's messages then fill
 //! the composer — text in the box, images and embedded files in the tray — for the user
 //! to read, change and send.
@@ -33,6 +34,8 @@ pub struct Slash {
     dismissed: RwSignal<bool>,
     /// The prompts were asked for, for this `/`.
     asked: StoredValue<bool>,
+    /// The prompt Enter picks (arrow keys move it).
+    selected: RwSignal<usize>,
 }
 
 impl Slash {
@@ -53,15 +56,19 @@ impl Slash {
             busy: RwSignal::new(false),
             dismissed: RwSignal::new(false),
             asked: StoredValue::new(false),
+            selected: RwSignal::new(0),
         };
         // Listed afresh each time a `/` starts the text (servers come and go).
-        Effect::new(move |_| match query(&draft.get()) {
-            Some(_) if !slash.asked.get_value() => slash.load(),
-            Some(_) => {}
-            None => {
+        Effect::new(move |_| {
+            let typed = query(&draft.get()).is_some();
+            // Typing narrows the list: its first prompt is marked again.
+            slash.selected.set(0);
+            if !typed {
                 slash.asked.set_value(false);
                 slash.prompts.set(None);
                 slash.dismissed.set(false);
+            } else if !slash.asked.get_value() {
+                slash.load();
             }
         });
         slash
@@ -102,20 +109,33 @@ impl Slash {
         query(&self.draft.get()).is_some() && !self.dismissed.get() && self.chosen.get().is_none()
     }
 
-    /// A key pressed in the box: Enter picks the first prompt listed, Escape closes the
-    /// list. Returns whether the key was taken (Enter then does not send).
+    /// A key pressed in the box: the arrows move through the list, Enter picks the
+    /// prompt marked (the first unless moved), Escape closes the list. Returns whether
+    /// the key was taken (Enter then does not send, the arrows do not move the caret).
     pub fn key(self, key: &str) -> bool {
         if !self.open() {
             return false;
         }
+        let found = self.matches();
         match key {
-            "Enter" => match self.matches().into_iter().next() {
-                Some(prompt) => {
-                    self.choose(prompt);
-                    true
+            "ArrowDown" if !found.is_empty() => {
+                self.selected.update(|i| *i = (*i + 1).min(found.len() - 1));
+                true
+            }
+            "ArrowUp" if !found.is_empty() => {
+                self.selected.update(|i| *i = i.saturating_sub(1));
+                true
+            }
+            "Enter" => {
+                let at = self.selected.get_untracked().min(found.len().saturating_sub(1));
+                match found.into_iter().nth(at) {
+                    Some(prompt) => {
+                        self.choose(prompt);
+                        true
+                    }
+                    None => false,
                 }
-                None => false,
-            },
+            }
             "Escape" => {
                 self.dismissed.set(true);
                 true
@@ -188,14 +208,15 @@ pub fn PromptMenu(slash: Slash) -> impl IntoView {
                     if found.is_empty() {
                         view! { <p class="muted small">"No prompt by that name."</p> }.into_any()
                     } else {
-                        found.into_iter().map(|p| {
+                        let selected = slash.selected.get().min(found.len() - 1);
+                        found.into_iter().enumerate().map(|(i, p)| {
                             let title = p.title.clone().filter(|t| *t != p.name);
                             let name = p.name.clone();
                             let shown = format!("/{name}");
                             let server = p.server.clone();
                             let about = p.description.clone();
                             view! {
-                                <button class="model-choice prompt-option" data-prompt=name
+                                <button class="model-choice prompt-option" class:current=i == selected data-prompt=name
                                     on:click=move |_| slash.choose(p.clone())>
                                     <strong>{shown}</strong>
                                     {title.map(|t| view! { <span class="small">{t}</span> })}

@@ -845,3 +845,43 @@ async fn a_question_without_a_terminal_waits_for_art_answer() {
     assert_eq!(late.status.code(), Some(1));
     assert_eq!(settle(&mark, 5).await, 0, "processes left behind");
 }
+
+/// A long call's progress, as its server reports it, is printed on stderr as it comes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_calls_progress_is_printed() {
+    let plan = r#"{"title": "Wait", "intent": "Wait a little", "plan": ["Wait"], "toolCalls": [{"callId": "c1", "toolName": "everything__trigger-long-running-operation", "arguments": {"duration": 1, "steps": 2}}]}"#;
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, plan, 16),
+            text_reply(Protocol::Ollama, "Done waiting.", 4),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mark = marker();
+    let out = art_owned(data.path(), &add_everything(&mark, &[])).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let url = ollama.url();
+    let mut args = ask_new("Wait", &url, "Wait a little");
+    args.splice(
+        1..1,
+        [
+            "--tools",
+            "everything__trigger-long-running-operation",
+            "--approve",
+            "all",
+        ],
+    );
+    let out = art(data.path(), &args).await;
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stderr(&out).contains("everything__trigger-long-running-operation … 2 of 2"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("Done waiting."), "{}", stdout(&out));
+    assert_eq!(settle(&mark, 5).await, 0, "processes left behind");
+}
