@@ -3,7 +3,7 @@
 //! denied, a redirect with a forged `state` or another issuer, a token endpoint that
 //! answers garbage, a refresh token revoked, access tokens that expire, metadata
 //! naming another origin, an authorization server that is down, a browser that never
-//! comes back. The two listen on ports of their own (the authorization server can go
+//! comes back. Its revocation endpoint (RFC 7009) records what a sign-out revokes. The two listen on ports of their own (the authorization server can go
 //! down while the MCP server stays up). The MCP server answers `initialize`,
 //! `tools/list` (one tool, `whoami`) and `tools/call` in plain JSON, only with a valid
 //! access token.
@@ -53,6 +53,8 @@ struct State {
     grants: Vec<String>,
     /// The `resource` parameter of each authorization request.
     resources: Vec<String>,
+    /// Tokens revoked at the revocation endpoint (RFC 7009), with their client ids.
+    revoked: Vec<(String, String)>,
     next: u64,
 }
 
@@ -144,6 +146,11 @@ impl OAuthServers {
     /// The `resource` of each authorization request.
     pub fn resources(&self) -> Vec<String> {
         self.state.lock().unwrap().resources.clone()
+    }
+
+    /// The tokens revoked (RFC 7009), each with the client id that asked, in order.
+    pub fn revoked(&self) -> Vec<(String, String)> {
+        self.state.lock().unwrap().revoked.clone()
     }
 }
 
@@ -301,6 +308,7 @@ impl Routes {
                     "authorization_endpoint": format!("{issuer}/authorize"),
                     "token_endpoint": format!("{issuer}/token"),
                     "registration_endpoint": format!("{issuer}/register"),
+                    "revocation_endpoint": format!("{issuer}/revoke"),
                     "response_types_supported": ["code"],
                     "grant_types_supported": ["authorization_code", "refresh_token"],
                     "code_challenge_methods_supported": ["S256"],
@@ -325,6 +333,17 @@ impl Routes {
             }
             ("GET", "/authorize") => self.authorize(&request.query),
             ("POST", "/token") => self.token(&form(&request.body)),
+            ("POST", "/revoke") => {
+                // RFC 7009: the token stops working; 200 whether or not it was known.
+                let form = form(&request.body);
+                let token = form.get("token").cloned().unwrap_or_default();
+                let client = form.get("client_id").cloned().unwrap_or_default();
+                let mut state = self.state.lock().unwrap();
+                state.access.remove(&token);
+                state.refresh.remove(&token);
+                state.revoked.push((token, client));
+                (200, Vec::new(), String::new())
+            }
             _ => (404, Vec::new(), String::new()),
         }
     }

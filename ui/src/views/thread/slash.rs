@@ -127,7 +127,10 @@ impl Slash {
                 true
             }
             "Enter" => {
-                let at = self.selected.get_untracked().min(found.len().saturating_sub(1));
+                let at = self
+                    .selected
+                    .get_untracked()
+                    .min(found.len().saturating_sub(1));
                 match found.into_iter().nth(at) {
                     Some(prompt) => {
                         self.choose(prompt);

@@ -194,6 +194,48 @@ async fn a_revoked_refresh_token_asks_to_sign_in_again_and_loses_nothing_else() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signing_out_revokes_the_tokens_at_the_authorization_server() {
+    let servers = OAuthServers::start().await;
+    let h = Harness::new();
+    let mcp = h.manager();
+    h.add(&mcp, &servers.url()).await;
+    sign_in(&mcp, Duration::from_secs(20)).await.unwrap();
+    let client = mcp
+        .status("remote")
+        .await
+        .unwrap()
+        .account
+        .unwrap()
+        .client_id;
+    let issued = servers.issued();
+
+    let status = mcp.sign_out("remote").await.unwrap();
+    assert!(
+        matches!(status.state, McpServerState::SignInNeeded { .. }),
+        "{:?}",
+        status.state
+    );
+    // Both tokens, by this app's client id: they no longer work
+    // anywhere a copy of them is left.
+    let revoked: Vec<String> = servers.revoked().into_iter().map(|(t, _)| t).collect();
+    assert_eq!(revoked.len(), 2, "{revoked:?}");
+    assert!(revoked.iter().all(|t| issued.contains(t)));
+    assert!(servers.revoked().iter().all(|(_, c)| *c == client));
+    assert!(
+        h.secrets.get("mcp:remote:oauth").unwrap().is_none(),
+        "nothing kept"
+    );
+
+    // An authorization server that is down: signed out all the same.
+    sign_in(&mcp, Duration::from_secs(20)).await.unwrap();
+    servers.stop_authorization_server();
+    let status = mcp.sign_out("remote").await.unwrap();
+    assert!(status.account.is_none());
+    assert!(h.secrets.get("mcp:remote:oauth").unwrap().is_none());
+    mcp.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_failed_sign_in_says_why_and_keeps_nothing() {
     let servers = OAuthServers::start().await;
     let h = Harness::new();

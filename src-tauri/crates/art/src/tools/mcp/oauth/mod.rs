@@ -14,6 +14,7 @@
 
 mod keychain;
 mod loopback;
+mod revoke;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -298,13 +299,19 @@ pub async fn sign_in(
         .ok_or_else(|| SignInError::Token("no token was kept".into()))
 }
 
-/// Forget the sign-in to `server` (its tokens and registration; a client secret the
+/// Sign out of `server`: its tokens are revoked at the authorization server where it
+/// says how (best effort), and the sign-in is forgotten (its tokens and registration; a client secret the
 /// user gave stays with the server's settings).
 pub async fn sign_out(secrets: Arc<dyn SecretStore>, server: &str) -> Result<(), SignInError> {
-    Keychain::new(secrets, server)
-        .remove()
-        .await
-        .map_err(keychain_error)
+    let keychain = Keychain::new(secrets, server);
+    // The authorization server is told first (best effort): the tokens stop working.
+    if let Ok(saved) = keychain.read().await {
+        match revoke::revoke(&saved).await {
+            Ok(n) => tracing::info!(server, "signed out: {n} token(s) revoked"),
+            Err(why) => tracing::info!(server, "signed out without revoking: {why}"),
+        }
+    }
+    keychain.remove().await.map_err(keychain_error)
 }
 
 /// The account the app holds for `server`, if it is signed in (read from the keychain,
