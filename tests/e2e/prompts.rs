@@ -94,7 +94,8 @@ async fn a_prompt_fills_the_composer_a_resource_is_attached_and_progress_shows()
     app.click("#send-button").await;
     let approval = format!(".approval-card[data-tool=\"{TOOL}\"]");
     app.wait_for_text(&approval, "Approval needed").await;
-    app.click(&format!("{approval} button.approve")).await;
+    app.click_until_gone(&format!("{approval} button.approve"), &approval)
+        .await;
     let card = format!(".tool-card[data-tool=\"{TOOL}\"]");
     let said = app
         .wait_for_text(&format!("{card} .tool-progress"), " of 4")

@@ -308,6 +308,23 @@ screenshot: {}",
         }
     }
 
+    /// Click `css` until `gone` matches nothing (at most three clicks, 5 s apart): for a
+    /// button whose card may be built again just as it is clicked (the run's page
+    /// reloading under it), where a user would click again.
+    pub async fn click_until_gone(&self, css: &str, gone: &str) {
+        for _ in 0..3 {
+            self.click(css).await;
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+            while tokio::time::Instant::now() < deadline {
+                if self.count(gone).await == 0 {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        self.wait_gone(gone).await;
+    }
+
     /// Replace the text of the input or textarea matching `css` with `text`.
     pub async fn type_into(&self, css: &str, text: &str) {
         // The UI may re-render the field between finding and typing: find it again.

@@ -36,6 +36,13 @@ pub fn value_of(kind: &FieldKind, text: &str) -> Result<Option<Value>, String> {
     }
 }
 
+thread_local! {
+    /// The values typed into each waiting question's form, by question id (the page
+    /// runs on one thread).
+    static DRAFTS: std::cell::RefCell<std::collections::HashMap<String, Map<String, Value>>> =
+        std::cell::RefCell::default();
+}
+
 /// A field's default as its text box shows it.
 fn default_text(field: &ElicitField) -> String {
     match &field.default {
@@ -205,6 +212,13 @@ pub fn QuestionForm(card: QuestionCard, live: bool) -> impl IntoView {
     let problem = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let id = StoredValue::new(asked.question_id.clone());
+    // What the user typed so far outlives this form: the card is built again when the
+    // run changes (a progress report, another call), and the form takes it back.
+    let typed = DRAFTS.with(|d| d.borrow().get(&asked.question_id).cloned());
+    Effect::new(move |_| {
+        let now = values.get();
+        DRAFTS.with(|d| d.borrow_mut().insert(id.get_value(), now));
+    });
     let send = move |answer: Option<ElicitAnswer>| {
         problem.set(None);
         let answer = answer.unwrap_or_else(|| ElicitAnswer::Accept(values.get_untracked()));
@@ -213,10 +227,15 @@ pub fn QuestionForm(card: QuestionCard, live: bool) -> impl IntoView {
             question_id: id.get_value(),
             answer,
         };
+        let args_id = id.get_value();
         spawn_local(async move {
-            if let Err(e) = ipc::call(&args).await {
-                problem.try_set(Some(e.message));
-            }
+            match ipc::call(&args).await {
+                Ok(()) => DRAFTS.with(|d| d.borrow_mut().remove(&args_id)),
+                Err(e) => {
+                    problem.try_set(Some(e.message));
+                    None
+                }
+            };
             busy.try_set(false);
         });
     };
@@ -249,10 +268,15 @@ pub fn QuestionForm(card: QuestionCard, live: bool) -> impl IntoView {
         .iter()
         .map(|field| {
             let label = field.title.clone().unwrap_or_else(|| field.name.clone());
+            // Starts from what was typed before the card was rebuilt, else the default.
+            let mut start = field.clone();
+            if let Some(typed) = &typed {
+                start.default = typed.get(&field.name).cloned();
+            }
             view! {
                 <label class="question-field">
                     <span class="question-label">{label}{field.required.then_some(" *")}</span>
-                    {control(field, values, problem)}
+                    {control(&start, values, problem)}
                     {field.description.clone().map(|d| view! { <span class="muted small">{d}</span> })}
                 </label>
             }
