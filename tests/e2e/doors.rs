@@ -182,6 +182,7 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["use_mcp_prompt", { "server": "s", "name": "p", "arguments": { "city": 5 } }],
         ["list_mcp_resources", { "server": "no-such-server" }],
         ["list_mcp_resources", {}],
+        ["list_mcp_resource_templates", { "server": "no-such-server" }],
         ["attach_mcp_resource", { "server": "no-such-server", "uri": "demo://x" }],
         ["attach_mcp_resource", { "server": "s", "uri": 5 }],
     ]);

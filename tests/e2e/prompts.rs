@@ -1,5 +1,6 @@
 //! A server's prompts, resources and progress in the real app, with server-everything:
-//! a resource attached from the Tools page waits in the next thread's composer; `/args`
+//! a resource and one named by a template, attached from the Tools page, wait in the
+//! next thread's composer; `/args`
 //! in the composer lists the server's prompt, Enter opens its form, a required argument
 //! left out is refused on the form, the filled prompt's message fills the composer; sent
 //! with a plan that calls a long operation, the call's progress shows on its tool card.
@@ -57,9 +58,25 @@ async fn a_prompt_fills_the_composer_a_resource_is_attached_and_progress_shows()
     app.wait_for_text("#resource-attached", "Attached architecture.md")
         .await;
 
+    // And one named by a template, its variable filled in (asked for when left empty).
+    let template = ".resource-template[data-template$=\"text/{resourceId}\"]";
+    app.click(&format!("{template} .attach-resource")).await;
+    app.wait_for_text(&format!("{template} .template-problem"), "needs resourceId")
+        .await;
+    app.type_into(
+        &format!("{template} input[data-variable=\"resourceId\"]"),
+        "5",
+    )
+    .await;
+    app.click(&format!("{template} .attach-resource")).await;
+    app.wait_for_text("#resource-attached", "Attached 5.txt")
+        .await;
+
     // It waits in the next thread's composer.
     thread_with_tool(&app, &ollama.url(), TOOL).await;
     app.wait_for("#attachment-tray .attachment-chip[title^=\"architecture.md\"]")
+        .await;
+    app.wait_for("#attachment-tray .attachment-chip[title^=\"5.txt\"]")
         .await;
 
     // `/` lists the prompts; the arrow keys move the mark.
@@ -85,6 +102,13 @@ async fn a_prompt_fills_the_composer_a_resource_is_attached_and_progress_shows()
     app.type_into("#prompt-form input[data-argument=\"city\"]", "Lyon")
         .await;
     app.wait_gone("#prompt-problem").await;
+    // The typed value painted before the picture: two frames after it is there.
+    app.eval_async(
+        "const done = arguments[0]; const box = document.querySelector('#prompt-form input[data-argument=\"city\"]'); \
+         const wait = () => box.value === 'Lyon' ? requestAnimationFrame(() => requestAnimationFrame(() => done(true))) : setTimeout(wait, 50); wait();",
+        Vec::new(),
+    )
+    .await;
     app.screenshot("mcp-prompt").await;
     app.click("#prompt-insert").await;
     composer_reads(&app, "What's weather in Lyon?").await;

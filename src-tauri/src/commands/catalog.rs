@@ -4,9 +4,10 @@
 
 use art::tools::mcp::catalog;
 use art_types::commands::{
-    AttachMcpResource, ListMcpPrompts, ListMcpResources, Picked, UseMcpPrompt,
+    AttachMcpResource, ListMcpPrompts, ListMcpResourceTemplates, ListMcpResources, Picked,
+    UseMcpPrompt,
 };
-use art_types::mcp::catalog::{FilledPrompt, McpPrompt, McpResource};
+use art_types::mcp::catalog::{FilledPrompt, McpPrompt, McpResource, McpResourceTemplate};
 use art_types::{ErrorCode, IpcError};
 use tauri::AppHandle;
 
@@ -40,6 +41,17 @@ impl Handler for ListMcpResources {
             .art
             .mcp
             .resources(&self.server)
+            .await
+            .map_err(mcp_error)
+    }
+}
+
+impl Handler for ListMcpResourceTemplates {
+    async fn handle(self, app: AppHandle) -> Result<Vec<McpResourceTemplate>, IpcError> {
+        workbench(&app)?
+            .art
+            .mcp
+            .resource_templates(&self.server)
             .await
             .map_err(mcp_error)
     }

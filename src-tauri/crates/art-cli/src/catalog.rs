@@ -95,13 +95,15 @@ pub async fn prompt(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `art mcp resources NAME`: each resource's address, name, type and size.
+/// `art mcp resources NAME`: each resource's address, name, type and size, then each
+/// address template (to fill in and read).
 pub async fn resources(stack: &Standard, name: &str) -> anyhow::Result<ExitCode> {
     if !started(stack, name).await? {
         return Ok(ExitCode::FAILURE);
     }
     let resources = stack.art.mcp.resources(name).await?;
-    if resources.is_empty() {
+    let templates = stack.art.mcp.resource_templates(name).await?;
+    if resources.is_empty() && templates.is_empty() {
         sayln!("{name} offers no resources.");
     }
     for r in resources {
@@ -117,6 +119,12 @@ pub async fn resources(stack: &Standard, name: &str) -> anyhow::Result<ExitCode>
             r.uri,
             r.title.as_deref().unwrap_or(&r.name)
         );
+    }
+    // A template's address is read once filled in: `art mcp read NAME <address>`.
+    for t in templates {
+        let kind = t.mime_type.map(|m| format!(", {m}")).unwrap_or_default();
+        let title = t.title.as_deref().unwrap_or(&t.name);
+        sayln!("{}  {title}  (template{kind})", t.uri_template);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -20,7 +20,9 @@ mod signin;
 
 pub use crate::mcp::question::AnswerQuestion;
 pub use attachments::{AttachBytes, AttachmentContent, PickAttachments, Picked, ReadAttachment};
-pub use catalog::{AttachMcpResource, ListMcpPrompts, ListMcpResources, UseMcpPrompt};
+pub use catalog::{
+    AttachMcpResource, ListMcpPrompts, ListMcpResourceTemplates, ListMcpResources, UseMcpPrompt,
+};
 pub use defaults::{ChooseModel, GetAppSettings, SetNewThreadDefaults};
 pub use knowledge::{
     AddAttachedToKnowledge, AddToCollection, CancelIndexing, CreateCollection, DeleteCollection,
@@ -37,7 +39,7 @@ pub use signin::{CancelMcpSignIn, SignInMcpServer, SignOutMcpServer};
 use crate::knowledge::{
     Added, AddedAttached, Collection, Document, IndexProgress, Passages, Searched,
 };
-use crate::mcp::catalog::{FilledPrompt, McpPrompt, McpResource};
+use crate::mcp::catalog::{FilledPrompt, McpPrompt, McpResource, McpResourceTemplate};
 use crate::mcp::{McpImportReport, McpServerConfig, McpServerStatus, McpToolInfo};
 use crate::models::{LocalModel, PullState};
 use crate::usage::{ModelPrice, UsageBy, UsageReport, UsageTotals};
@@ -105,6 +107,7 @@ macro_rules! for_each_command {
             $crate::commands::ListMcpPrompts,
             $crate::commands::UseMcpPrompt,
             $crate::commands::ListMcpResources,
+            $crate::commands::ListMcpResourceTemplates,
             $crate::commands::AttachMcpResource,
             $crate::commands::GetUsage,
             $crate::commands::GetThreadUsage,
@@ -214,6 +217,7 @@ commands! {
     ListMcpPrompts = "list_mcp_prompts" -> Vec<McpPrompt>;
     UseMcpPrompt = "use_mcp_prompt" -> FilledPrompt;
     ListMcpResources = "list_mcp_resources" -> Vec<McpResource>;
+    ListMcpResourceTemplates = "list_mcp_resource_templates" -> Vec<McpResourceTemplate>;
     AttachMcpResource = "attach_mcp_resource" -> Picked;
     GetUsage = "get_usage" -> UsageReport;
     GetThreadUsage = "get_thread_usage" -> UsageTotals;

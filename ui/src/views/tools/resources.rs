@@ -1,10 +1,12 @@
 //! A server's resources on the Tools page: listed when opened (address, name, type,
 //! size), each attachable to the next message — it waits in the composer of the thread
-//! opened next, as a dropped file does.
+//! opened next, as a dropped file does; its address templates with a box per variable.
 
 use art_types::IpcError;
-use art_types::commands::{AttachMcpResource, ListMcpResources, Picked};
-use art_types::mcp::catalog::McpResource;
+use std::collections::BTreeMap;
+
+use art_types::commands::{AttachMcpResource, ListMcpResourceTemplates, ListMcpResources, Picked};
+use art_types::mcp::catalog::{McpResource, McpResourceTemplate};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -17,6 +19,7 @@ use crate::store::Store;
 pub fn ServerResources(server: String) -> impl IntoView {
     let store = expect_context::<Store>();
     let listed = RwSignal::new(None::<Result<Vec<McpResource>, IpcError>>);
+    let templates = RwSignal::new(Vec::<McpResourceTemplate>::new());
     let note = RwSignal::new(None::<Result<String, IpcError>>);
     let server = StoredValue::new(server);
     let load = move || {
@@ -28,14 +31,20 @@ pub fn ServerResources(server: String) -> impl IntoView {
                 server: server.get_value(),
             };
             listed.try_set(Some(ipc::call(&asked).await));
+            let asked = ListMcpResourceTemplates {
+                server: server.get_value(),
+            };
+            if let Ok(found) = ipc::call(&asked).await {
+                templates.try_set(found);
+            }
         });
     };
-    let attach = move |resource: McpResource| {
+    let attach = move |uri: String| {
         note.set(None);
         spawn_local(async move {
             let asked = AttachMcpResource {
-                server: resource.server.clone(),
-                uri: resource.uri.clone(),
+                server: server.get_value(),
+                uri,
             };
             let done = ipc::call(&asked).await.map(|picked: Picked| {
                 let said = attached_note(&picked);
@@ -68,7 +77,7 @@ pub fn ServerResources(server: String) -> impl IntoView {
                         <code class="muted small">{shown}</code>
                         <span class="muted small">{facts}</span>
                         <button class="ghost attach-resource" title="Attach it to your next message"
-                            on:click=move |_| attach(r.clone())>"Attach"</button>
+                            on:click=move |_| attach(r.uri.clone())>"Attach"</button>
                     </div>
                 }
             })
@@ -83,7 +92,63 @@ pub fn ServerResources(server: String) -> impl IntoView {
                 Err(error) => view! { <ErrorCard error id="resource-problem" /> }.into_any(),
             })}
             <div class="resource-list">{rows}</div>
+            <div class="resource-list" id="mcp-resource-templates">
+                {move || templates.get().into_iter().map(|t| view! {
+                    <TemplateRow template=t note on_attach=Callback::new(attach) />
+                }).collect_view()}
+            </div>
         </details>
+    }
+}
+
+/// A resource template: a box per variable, and Attach with the address filled in.
+#[component]
+fn TemplateRow(
+    template: McpResourceTemplate,
+    note: RwSignal<Option<Result<String, IpcError>>>,
+    on_attach: Callback<String>,
+) -> impl IntoView {
+    let values = RwSignal::new(BTreeMap::<String, String>::new());
+    let wrong = RwSignal::new(None::<String>);
+    let title = template
+        .title
+        .clone()
+        .unwrap_or_else(|| template.name.clone());
+    let boxes = template
+        .variables()
+        .into_iter()
+        .map(|name| {
+            let key = name.clone();
+            let set = name.clone();
+            view! {
+                <input type="text" class="template-variable" data-variable=key.clone() placeholder=name
+                    on:input=move |ev| {
+                        wrong.set(None);
+                        let value = event_target_value(&ev);
+                        values.update(|v| { v.insert(set.clone(), value); });
+                    } />
+            }
+        })
+        .collect_view();
+    let shown = template.uri_template.clone();
+    let marked = template.uri_template.clone();
+    let about = template.description.clone();
+    let template = StoredValue::new(template);
+    let attach = move |_| match template.with_value(|t| values.with_untracked(|v| t.fill(v))) {
+        Ok(uri) => {
+            note.set(None);
+            on_attach.run(uri);
+        }
+        Err(why) => wrong.set(Some(why)),
+    };
+    view! {
+        <div class="resource-item resource-template" data-template=marked>
+            <strong>{title}</strong>
+            <code class="muted small">{shown}</code>
+            {boxes}
+            <button class="ghost attach-resource" title=about on:click=attach>"Attach"</button>
+            {move || wrong.get().map(|w| view! { <p class="field-problem template-problem">{w}</p> })}
+        </div>
     }
 }
 

@@ -719,6 +719,10 @@ async fn prompts_and_resources_on_the_terminal() {
         .unwrap_or_else(|| panic!("{listed}"))
         .to_owned();
     assert!(listed.contains("(text/markdown)"), "{listed}");
+    assert!(
+        listed.contains("demo://resource/dynamic/text/{resourceId}  Dynamic Text Resource  (template, text/plain)"),
+        "{listed}"
+    );
     let out = art(data.path(), &["mcp", "read", "everything", &uri]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).starts_with('#'), "{}", stdout(&out));

@@ -34,6 +34,15 @@ pub struct ListMcpResources {
     pub server: String,
 }
 
+/// The resource templates a running server offers (addresses with variables to fill
+/// in, read with [`AttachMcpResource`] once filled).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListMcpResourceTemplates {
+    /// The server's name.
+    pub server: String,
+}
+
 /// Read a server's resource and attach it to the next question, as an image or a
 /// document like a picked file: what was attached, and what was refused and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,6 +6,8 @@
 //!   image or an embedded file as an attachment — for the user to read, change and send.
 //! - A server's **resources** ([`McpResource`]) are files it can hand over; the Tools
 //!   page lists them and attaches one to the next question, through the attachment store.
+//!   A template ([`McpResourceTemplate`]) names a family of them by address: its
+//!   variables are asked and the address filled in.
 //! - A call's **progress** ([`ToolProgress`], observation `ToolProgress`) is what its
 //!   server reports while it runs (`notifications/progress`), shown on its tool card.
 
@@ -123,6 +125,152 @@ pub struct McpResource {
     pub size: Option<u64>,
 }
 
+/// A family of resources a server offers by address template (RFC 6570, e.g.
+/// `demo://resource/dynamic/text/{resourceId}`): its variables are asked, the address
+/// filled in and read like a listed resource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpResourceTemplate {
+    /// The server's name.
+    pub server: String,
+    /// The address template.
+    pub uri_template: String,
+    /// Its name.
+    pub name: String,
+    /// A title for people.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// What it is (often what a variable must be).
+    #[serde(default)]
+    pub description: String,
+    /// The media type of what it names, when the server says.
+    #[serde(default)]
+    pub mime_type: Option<String>,
+}
+
+impl McpResourceTemplate {
+    /// Its variables, in the order they appear.
+    pub fn variables(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for (_, names_in) in expressions(&self.uri_template) {
+            for name in names_in {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        names
+    }
+
+    /// The address with `values` filled in (RFC 6570 levels 1–3: `{x}`, `{+x}`,
+    /// `{#x}`, `{.x}`, `{/x}`, `{;x}`, `{?x,y}`, `{&x}`), each value percent-encoded;
+    /// a variable without a value is what is wrong.
+    pub fn fill(&self, values: &BTreeMap<String, String>) -> Result<String, String> {
+        let missing: Vec<String> = self
+            .variables()
+            .into_iter()
+            .filter(|v| values.get(v).is_none_or(|x| x.trim().is_empty()))
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!("the address needs {}", missing.join(", ")));
+        }
+        let mut out = String::new();
+        let mut rest = self.uri_template.as_str();
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let Some(close) = rest[open..].find('}') else {
+                return Err(format!("`{}` is not a valid template", self.uri_template));
+            };
+            let inside = &rest[open + 1..open + close];
+            let (operator, list) = split_operator(inside);
+            let parts: Vec<(String, String)> = list
+                .iter()
+                .map(|name| {
+                    let value = &values[name];
+                    (
+                        name.clone(),
+                        encode(value, matches!(operator, Some('+' | '#'))),
+                    )
+                })
+                .collect();
+            let joined = |sep: &str, named: bool| {
+                parts
+                    .iter()
+                    .map(|(n, v)| if named { format!("{n}={v}") } else { v.clone() })
+                    .collect::<Vec<_>>()
+                    .join(sep)
+            };
+            out.push_str(&match operator {
+                None | Some('+') => joined(",", false),
+                Some('#') => format!("#{}", joined(",", false)),
+                Some('.') => format!(".{}", joined(".", false)),
+                Some('/') => format!("/{}", joined("/", false)),
+                Some(';') => format!(";{}", joined(";", true)),
+                Some('?') => format!("?{}", joined("&", true)),
+                Some('&') => format!("&{}", joined("&", true)),
+                Some(_) => joined(",", false),
+            });
+            rest = &rest[open + close + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+}
+
+/// The `{…}` expressions of a template: each one's operator and variable names.
+fn expressions(template: &str) -> Vec<(Option<char>, Vec<String>)> {
+    let mut found = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        found.push(split_operator(&rest[open + 1..open + close]));
+        rest = &rest[open + close + 1..];
+    }
+    found
+}
+
+fn split_operator(inside: &str) -> (Option<char>, Vec<String>) {
+    let operator = inside
+        .chars()
+        .next()
+        .filter(|c| matches!(c, '+' | '#' | '.' | '/' | ';' | '?' | '&'));
+    let names = &inside[operator.map_or(0, char::len_utf8)..];
+    let names = names
+        .split(',')
+        // An explode or prefix modifier names the same variable.
+        .map(|n| {
+            n.trim_end_matches('*')
+                .split(':')
+                .next()
+                .unwrap_or_default()
+                .trim()
+        })
+        .filter(|n| !n.is_empty())
+        .map(str::to_owned)
+        .collect();
+    (operator, names)
+}
+
+/// `value` percent-encoded: unreserved characters kept (and reserved ones too when
+/// `reserved` is allowed, as `{+x}` and `{#x}` say).
+fn encode(value: &str, reserved: bool) -> String {
+    let mut out = String::new();
+    for byte in value.bytes() {
+        let c = byte as char;
+        let keep = c.is_ascii_alphanumeric()
+            || matches!(c, '-' | '.' | '_' | '~')
+            || (reserved && ":/?#[]@!$&'()*+,;=".contains(c));
+        if keep {
+            out.push(c);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
 /// How far a running call has got, as its server last said.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -205,6 +353,46 @@ mod tests {
         );
         values.clear();
         assert_eq!(p.check(&values).unwrap_err(), "`args-prompt` needs city");
+    }
+
+    #[test]
+    fn a_template_names_its_variables_and_fills_them_in_encoded() {
+        let t = |template: &str| McpResourceTemplate {
+            server: "s".into(),
+            uri_template: template.into(),
+            name: "n".into(),
+            title: None,
+            description: String::new(),
+            mime_type: None,
+        };
+        let text = t("demo://resource/dynamic/text/{resourceId}");
+        assert_eq!(text.variables(), ["resourceId"]);
+        let mut values = BTreeMap::new();
+        assert_eq!(
+            text.fill(&values).unwrap_err(),
+            "the address needs resourceId"
+        );
+        values.insert("resourceId".to_owned(), "3".to_owned());
+        assert_eq!(
+            text.fill(&values).unwrap(),
+            "demo://resource/dynamic/text/3"
+        );
+        values.insert("resourceId".to_owned(), "a b/c".to_owned());
+        assert_eq!(
+            text.fill(&values).unwrap(),
+            "demo://resource/dynamic/text/a%20b%2Fc"
+        );
+        let query = t("file:///{+path}{?lines,raw}");
+        assert_eq!(query.variables(), ["path", "lines", "raw"]);
+        let values: BTreeMap<String, String> =
+            [("path", "docs/a b.md"), ("lines", "1-5"), ("raw", "y")]
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect();
+        assert_eq!(
+            query.fill(&values).unwrap(),
+            "file:///docs/a%20b.md?lines=1-5&raw=y"
+        );
     }
 
     #[test]

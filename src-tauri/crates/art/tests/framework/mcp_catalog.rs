@@ -210,6 +210,25 @@ async fn resources_are_listed_read_and_attached() {
             .starts_with("Resource 2")
     );
 
+    // A template: its variable filled in, read like a listed resource.
+    let templates = art.mcp.resource_templates("everything").await.unwrap();
+    let text = templates
+        .iter()
+        .find(|t| t.uri_template == "demo://resource/dynamic/text/{resourceId}")
+        .unwrap_or_else(|| panic!("{templates:?}"));
+    assert_eq!(text.variables(), ["resourceId"]);
+    let uri = text.fill(&values(&[("resourceId", "4")])).unwrap();
+    let pieces = art.mcp.read_resource("everything", &uri).await.unwrap();
+    let (attached, _) = catalog::attach(pieces, &store);
+    assert_eq!(attached[0].name, "4.txt");
+    assert!(
+        store
+            .text(&attached[0])
+            .unwrap()
+            .unwrap()
+            .starts_with("Resource 4")
+    );
+
     // An address it does not know: the server's words.
     let unknown = art
         .mcp

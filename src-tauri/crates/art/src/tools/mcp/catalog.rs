@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use art_types::mcp::catalog::{FilledPrompt, McpPrompt, McpPromptArgument, McpResource};
+use art_types::mcp::catalog::{
+    FilledPrompt, McpPrompt, McpPromptArgument, McpResource, McpResourceTemplate,
+};
 use art_types::{Attachment, AttachmentProblem};
 use base64::Engine;
 use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
@@ -172,6 +174,41 @@ impl McpManager {
                     description: text("description").unwrap_or_default(),
                     mime_type: text("mimeType"),
                     size: r["size"].as_u64(),
+                }
+            })
+            .collect())
+    }
+
+    /// The resource templates `server` offers (none when it has no resources).
+    pub async fn resource_templates(
+        &self,
+        server: &str,
+    ) -> Result<Vec<McpResourceTemplate>, McpError> {
+        let peer = self.peer(server)?;
+        if peer
+            .peer_info()
+            .is_none_or(|i| i.capabilities.resources.is_none())
+        {
+            return Ok(Vec::new());
+        }
+        let listed = within(
+            self.list_limit(),
+            "resources/templates/list",
+            peer.list_all_resource_templates(),
+        )
+        .await?;
+        Ok(listed
+            .iter()
+            .map(|t| {
+                let t = serde_json::to_value(t).unwrap_or_default();
+                let text = |key: &str| t[key].as_str().map(str::to_owned);
+                McpResourceTemplate {
+                    server: server.to_owned(),
+                    uri_template: text("uriTemplate").unwrap_or_default(),
+                    name: text("name").unwrap_or_default(),
+                    title: text("title"),
+                    description: text("description").unwrap_or_default(),
+                    mime_type: text("mimeType"),
                 }
             })
             .collect())
