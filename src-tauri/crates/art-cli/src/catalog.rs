@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use art::standard::Standard;
-use art::tools::mcp::catalog::Piece;
+use art::tools::mcp::catalog::{self, Piece};
 use art_types::mcp::McpServerState;
 
 use crate::out::sayln;
@@ -67,30 +67,18 @@ pub async fn prompt(
         return Ok(ExitCode::FAILURE);
     }
     let pieces = stack.art.mcp.prompt(name, prompt, &values).await?;
-    let dialogue = pieces.iter().any(|p| {
-        matches!(
-            p,
-            Piece::Text {
-                assistant: true,
-                ..
-            }
-        )
-    });
-    let mut blocks = Vec::new();
-    for piece in pieces {
-        blocks.push(match piece {
-            Piece::Text { assistant, text } if dialogue => {
-                format!("{}: {text}", if assistant { "Assistant" } else { "User" })
-            }
-            Piece::Text { text, .. } => text,
-            Piece::Link { uri } => uri,
-            Piece::File { name, bytes } => match std::str::from_utf8(&bytes) {
-                Ok(text) => art::attachments::prompt::framed(&name, text),
+    let dialogue = catalog::dialogue(&pieces);
+    let blocks: Vec<String> = pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::File { name, bytes } => match std::str::from_utf8(bytes) {
+                Ok(text) => art::attachments::prompt::framed(name, text),
                 Err(_) => format!("[{name}: {} bytes]", bytes.len()),
             },
             Piece::Broken { name } => format!("[{name}: not readable (not base64)]"),
-        });
-    }
+            said => said.said(dialogue).unwrap_or_default(),
+        })
+        .collect();
     sayln!("{}", blocks.join("\n\n"));
     Ok(ExitCode::SUCCESS)
 }

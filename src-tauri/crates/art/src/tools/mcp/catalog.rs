@@ -46,16 +46,41 @@ pub enum Piece {
     },
 }
 
+impl Piece {
+    /// What a text or a link puts in the composer's box: the text, preceded by who
+    /// says it when `dialogue` (the assistant speaks too); a link as its address.
+    pub fn said(&self, dialogue: bool) -> Option<String> {
+        match self {
+            Self::Text { assistant, text } if dialogue => {
+                let who = if *assistant { "Assistant" } else { "User" };
+                Some(format!("{who}: {text}"))
+            }
+            Self::Text { text, .. } => Some(text.clone()),
+            Self::Link { uri } => Some(uri.clone()),
+            Self::File { .. } | Self::Broken { .. } => None,
+        }
+    }
+}
+
+/// Whether the assistant speaks in `pieces` too (then each text says who speaks).
+pub fn dialogue(pieces: &[Piece]) -> bool {
+    pieces.iter().any(|p| {
+        matches!(
+            p,
+            Piece::Text {
+                assistant: true,
+                ..
+            }
+        )
+    })
+}
+
 impl McpManager {
     /// The prompts `server` offers (none when it says it has no prompts).
     pub async fn prompts(&self, server: &str) -> Result<Vec<McpPrompt>, McpError> {
-        let peer = self.peer(server)?;
-        if peer
-            .peer_info()
-            .is_none_or(|i| i.capabilities.prompts.is_none())
-        {
+        let Some(peer) = self.offering(server, |c| c.prompts.is_some())? else {
             return Ok(Vec::new());
-        }
+        };
         let listed = within(self.list_limit(), "prompts/list", peer.list_all_prompts()).await?;
         Ok(listed
             .into_iter()
@@ -148,35 +173,16 @@ impl McpManager {
 
     /// The resources `server` offers (none when it says it has no resources).
     pub async fn resources(&self, server: &str) -> Result<Vec<McpResource>, McpError> {
-        let peer = self.peer(server)?;
-        if peer
-            .peer_info()
-            .is_none_or(|i| i.capabilities.resources.is_none())
-        {
+        let Some(peer) = self.offering(server, |c| c.resources.is_some())? else {
             return Ok(Vec::new());
-        }
+        };
         let listed = within(
             self.list_limit(),
             "resources/list",
             peer.list_all_resources(),
         )
         .await?;
-        Ok(listed
-            .iter()
-            .map(|r| {
-                let r = serde_json::to_value(r).unwrap_or_default();
-                let text = |key: &str| r[key].as_str().map(str::to_owned);
-                McpResource {
-                    server: server.to_owned(),
-                    uri: text("uri").unwrap_or_default(),
-                    name: text("name").unwrap_or_default(),
-                    title: text("title"),
-                    description: text("description").unwrap_or_default(),
-                    mime_type: text("mimeType"),
-                    size: r["size"].as_u64(),
-                }
-            })
-            .collect())
+        Ok(listed.iter().filter_map(|r| naming(server, r)).collect())
     }
 
     /// The resource templates `server` offers (none when it has no resources).
@@ -184,34 +190,23 @@ impl McpManager {
         &self,
         server: &str,
     ) -> Result<Vec<McpResourceTemplate>, McpError> {
-        let peer = self.peer(server)?;
-        if peer
-            .peer_info()
-            .is_none_or(|i| i.capabilities.resources.is_none())
-        {
+        let Some(peer) = self.offering(server, |c| c.resources.is_some())? else {
             return Ok(Vec::new());
-        }
-        let listed = within(
-            self.list_limit(),
-            "resources/templates/list",
-            peer.list_all_resource_templates(),
-        )
-        .await?;
-        Ok(listed
-            .iter()
-            .map(|t| {
-                let t = serde_json::to_value(t).unwrap_or_default();
-                let text = |key: &str| t[key].as_str().map(str::to_owned);
-                McpResourceTemplate {
-                    server: server.to_owned(),
-                    uri_template: text("uriTemplate").unwrap_or_default(),
-                    name: text("name").unwrap_or_default(),
-                    title: text("title"),
-                    description: text("description").unwrap_or_default(),
-                    mime_type: text("mimeType"),
-                }
-            })
-            .collect())
+        };
+        let what = "resources/templates/list";
+        let listed = within(self.list_limit(), what, peer.list_all_resource_templates()).await?;
+        Ok(listed.iter().filter_map(|t| naming(server, t)).collect())
+    }
+
+    /// The session with `server`, unless it says (`offers`) it has none of what is asked.
+    fn offering(
+        &self,
+        server: &str,
+        offers: impl FnOnce(&rmcp::model::ServerCapabilities) -> bool,
+    ) -> Result<Option<rmcp::Peer<rmcp::RoleClient>>, McpError> {
+        let peer = self.peer(server)?;
+        let offered = peer.peer_info().is_some_and(|i| offers(&i.capabilities));
+        Ok(offered.then_some(peer))
     }
 
     /// Read `server`'s resource `uri`: its contents, each a file (text or bytes).
@@ -246,6 +241,18 @@ impl McpManager {
             Err(_) => self.handshake_limit(),
         }
     }
+}
+
+/// A listed item as ours, naming `server` (our types read the protocol's field names);
+/// one that does not read is logged and left out of the list.
+fn naming<T: serde::de::DeserializeOwned>(server: &str, item: &impl serde::Serialize) -> Option<T> {
+    let mut value = serde_json::to_value(item).ok()?;
+    value
+        .as_object_mut()?
+        .insert("server".to_owned(), Value::String(server.to_owned()));
+    serde_json::from_value(value)
+        .map_err(|e| tracing::warn!(%server, "a listed item that does not read: {e}"))
+        .ok()
 }
 
 /// `future`, or a timeout error naming `what` after `limit`.
@@ -370,34 +377,14 @@ fn named(base: &str, mime: &str) -> String {
 /// `pieces` as the composer takes them: text in the box (each message's speaker said
 /// when the assistant speaks too; a link as its address), files attached in `store`.
 pub fn fill(pieces: Vec<Piece>, store: &Attachments) -> FilledPrompt {
-    let dialogue = pieces.iter().any(|p| {
-        matches!(
-            p,
-            Piece::Text {
-                assistant: true,
-                ..
-            }
-        )
-    });
-    let mut filled = FilledPrompt::default();
-    let mut texts: Vec<String> = Vec::new();
-    for piece in pieces {
-        match piece {
-            Piece::Text { assistant, text } if dialogue => {
-                let who = if assistant { "Assistant" } else { "User" };
-                texts.push(format!("{who}: {text}"));
-            }
-            Piece::Text { text, .. } => texts.push(text),
-            Piece::Link { uri } => texts.push(uri),
-            Piece::File { name, bytes } => match store.add_bytes(&name, &bytes) {
-                Ok(attachment) => filled.attached.push(attachment),
-                Err(problem) => filled.refused.push(problem),
-            },
-            Piece::Broken { name } => filled.refused.push(broken(name)),
-        }
+    let dialogue = dialogue(&pieces);
+    let texts: Vec<String> = pieces.iter().filter_map(|p| p.said(dialogue)).collect();
+    let (attached, refused) = attach(pieces, store);
+    FilledPrompt {
+        text: texts.join("\n\n"),
+        attached,
+        refused,
     }
-    filled.text = texts.join("\n\n");
-    filled
 }
 
 /// Attach each file of a resource read; what was attached, and what was refused.
