@@ -18,6 +18,10 @@ pub const TARGET_TOKENS: u64 = 256;
 /// at a boundary is whole in one of them.
 pub const OVERLAP_TOKENS: u64 = 48;
 
+/// A passage cut where a sentence ends has at least this many tokens (three quarters of
+/// [`TARGET_TOKENS`]).
+const SOFT_FROM: u64 = TARGET_TOKENS * 3 / 4;
+
 /// A passage shorter than this is not closed by a heading: a heading right after a few
 /// lines joins them instead of leaving a scrap.
 const MIN_TOKENS: u64 = 32;
@@ -93,7 +97,7 @@ struct Cutter<'a> {
 impl<'a> Cutter<'a> {
     fn push(&mut self, line: Line<'a>) {
         if self.tokens + line.tokens > TARGET_TOKENS && self.opened_under.is_some() {
-            self.close(true);
+            self.cut();
         }
         if self.opened_under.is_none() && !line.text.trim().is_empty() {
             self.opened_under = Some(self.headings.iter().map(|(_, h)| h.clone()).collect());
@@ -105,27 +109,56 @@ impl<'a> Cutter<'a> {
         self.lines.push(line);
     }
 
+    /// Close the passage because the next line does not fit. Where one of its lines in
+    /// the last quarter of [`TARGET_TOKENS`] ends a paragraph or a sentence, it ends at
+    /// the last such line and the lines after it start the next passage: nothing is cut
+    /// in the middle of a sentence, so nothing needs repeating (and embedding twice).
+    /// Otherwise it ends here and the next passage starts with its end.
+    fn cut(&mut self) {
+        let mut through = self.tokens;
+        for (i, line) in self.lines.iter().enumerate().rev() {
+            if through < SOFT_FROM {
+                break;
+            }
+            if ends_sentence(line.text) {
+                self.close_at(i + 1, false);
+                return;
+            }
+            through -= line.tokens;
+        }
+        self.close(true);
+    }
+
     /// Close the passage; with `overlap`, the next starts with the end of this one.
     fn close(&mut self, overlap: bool) {
+        self.close_at(self.lines.len(), overlap);
+    }
+
+    /// Close the passage with its first `end` lines; the lines after them (if any) start
+    /// the next one, else with `overlap` it starts with the end of this one.
+    fn close_at(&mut self, end: usize, overlap: bool) {
         let Some(headings) = self.opened_under.take() else {
             self.lines.clear();
             self.tokens = 0;
             return;
         };
-        while self.lines.last().is_some_and(|l| l.text.trim().is_empty()) {
-            self.lines.pop();
+        let mut last = end;
+        while last > 0 && self.lines[last - 1].text.trim().is_empty() {
+            last -= 1;
         }
-        let (Some(first), Some(last)) = (self.lines.first(), self.lines.last()) else {
+        let passage = &self.lines[..last];
+        let (Some(first), Some(final_line)) = (passage.first(), passage.last()) else {
+            self.lines.drain(..end);
+            self.tokens = self.lines.iter().map(|l| l.tokens).sum();
             return;
         };
-        let text = self
-            .lines
+        let text = passage
             .iter()
             .map(|l| l.text)
             .collect::<Vec<_>>()
             .join("\n");
         let pages =
-            self.lines
+            passage
                 .iter()
                 .filter_map(|l| l.page)
                 .fold(None, |range: Option<(u32, u32)>, p| {
@@ -135,25 +168,44 @@ impl<'a> Cutter<'a> {
             ord: self.chunks.len() as u32,
             tokens: estimated_tokens(&text),
             text,
-            headings,
+            headings: headings.clone(),
             pages,
-            lines: (first.number, last.number),
+            lines: (first.number, final_line.number),
         });
-        let mut kept = 0;
-        if overlap {
-            let mut carried = 0;
-            for line in self.lines.iter().rev() {
-                if carried + line.tokens > OVERLAP_TOKENS {
-                    break;
-                }
-                carried += line.tokens;
-                kept += 1;
+        if end < self.lines.len() {
+            // The rest is new: under the same headings (a heading closes a passage).
+            self.lines.drain(..end);
+            while self.lines.first().is_some_and(|l| l.text.trim().is_empty()) {
+                self.lines.remove(0);
             }
+            if !self.lines.is_empty() {
+                self.opened_under = Some(headings);
+            }
+        } else {
+            let mut kept = 0;
+            if overlap {
+                let mut carried = 0;
+                for line in passage.iter().rev() {
+                    if carried + line.tokens > OVERLAP_TOKENS {
+                        break;
+                    }
+                    carried += line.tokens;
+                    kept += 1;
+                }
+            }
+            let from = last - kept;
+            self.lines.drain(..from);
+            self.lines.truncate(kept);
         }
-        let from = self.lines.len() - kept;
-        self.lines.drain(..from);
         self.tokens = self.lines.iter().map(|l| l.tokens).sum();
     }
+}
+
+/// Whether a passage may end after `line` without cutting a sentence: it is blank (a
+/// paragraph ends) or ends like a sentence.
+fn ends_sentence(line: &str) -> bool {
+    let line = line.trim_end();
+    line.is_empty() || line.ends_with(['.', '!', '?', ':', ';'])
 }
 
 /// The page number of a page marker line (`--- page 12 ---`).

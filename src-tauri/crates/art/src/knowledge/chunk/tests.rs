@@ -5,6 +5,11 @@ fn sentence(n: usize) -> String {
     format!("Sentence {n} says something about apples and the orchard.")
 }
 
+/// A line of about 20 tokens cut in the middle of a sentence (as a PDF's lines are).
+fn wrapped(n: usize) -> String {
+    format!("line {n} goes on about apples and the orchard and then")
+}
+
 /// Every line of `text` that is not a marker or blank is in some chunk, in order.
 fn assert_covers(text: &str, chunks: &[Chunk]) {
     let all: Vec<&str> = chunks.iter().flat_map(|c| c.text.lines()).collect();
@@ -65,7 +70,7 @@ fn long_text_overlaps_within_a_page_and_a_passage_stays_on_its_page() {
     for page in 1..=4 {
         text.push_str(&format!("--- page {page} ---\n"));
         for n in 0..25 {
-            text.push_str(&sentence(page * 100 + n));
+            text.push_str(&wrapped(page * 100 + n));
             text.push('\n');
         }
     }
@@ -111,6 +116,38 @@ fn long_text_overlaps_within_a_page_and_a_passage_stays_on_its_page() {
             .map(|l| l.len().div_ceil(3) + 1)
             .sum();
         assert!(repeated as u64 <= OVERLAP_TOKENS, "{repeated}");
+    }
+}
+
+#[test]
+fn a_passage_ends_where_a_sentence_or_paragraph_does_and_then_repeats_nothing() {
+    let mut text = String::new();
+    for n in 0..60 {
+        // Paragraphs of three lines, the last ending a sentence.
+        text.push_str(&wrapped(n));
+        text.push('\n');
+        if n % 3 == 2 {
+            text.push_str("which ends here.\n\n");
+        }
+    }
+    let chunks = chunk(&text, Layout::Plain);
+    assert_covers(&text, &chunks);
+    assert!(chunks.len() >= 4, "{} chunks", chunks.len());
+    for pair in chunks.windows(2) {
+        assert!(
+            pair[0].text.ends_with("which ends here."),
+            "{:?}",
+            pair[0].text
+        );
+        // Near the target, not a scrap: the cut is made in its last quarter.
+        assert!(pair[0].tokens > TARGET_TOKENS * 2 / 3, "{}", pair[0].tokens);
+        assert!(pair[1].text.starts_with("line "), "{:?}", pair[1].text);
+        assert!(
+            pair[1].lines.0 > pair[0].lines.1,
+            "nothing repeated: {:?} then {:?}",
+            pair[0].lines,
+            pair[1].lines
+        );
     }
 }
 

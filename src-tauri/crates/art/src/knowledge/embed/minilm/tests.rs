@@ -167,9 +167,9 @@ fn texts_are_run_in_batches_of_at_most_the_token_budget_in_order() {
         "exactly the budget fits"
     );
     assert!(runs(&[], 250).is_empty());
-    // 256-token passages: 16 a batch, the largest intermediate 4,096 × 1,536 floats.
+    // 256-token passages: 8 a batch, the largest intermediate 2,048 × 1,536 floats.
     let passages = runs(&[256; 40], BATCH_TOKENS);
-    assert_eq!(passages, vec![0..16, 16..32, 32..40]);
+    assert_eq!(passages, vec![0..8, 8..16, 16..24, 24..32, 32..40]);
 }
 
 #[test]
