@@ -70,19 +70,30 @@ pub fn ApprovalCard(run: RunView) -> impl IntoView {
     let proposed = StoredValue::new(proposed);
     let run = StoredValue::new(run);
     let act = move |choice: Choice| {
-        problem.set(None);
+        // The card may be built again under the click (the thread's page reloaded as the
+        // run changed): this one's values are then gone, and the new card takes the click.
+        let (Some(run), Some(thread_id), Some(text), Some(why)) = (
+            run.try_get_value(),
+            thread_id.try_get_value(),
+            args.try_get_untracked(),
+            reason.try_get_untracked(),
+        ) else {
+            return;
+        };
+        problem.try_set(None);
         let decided = match choice {
             Choice::Stop => None,
-            _ => match proposed
-                .with_value(|p| decision(choice, p, &args.get_untracked(), &reason.get_untracked()))
-            {
-                Ok(d) => Some(d),
-                Err(e) => return problem.set(Some(e)),
+            _ => match proposed.try_with_value(|p| decision(choice, p, &text, &why)) {
+                Some(Ok(d)) => Some(d),
+                Some(Err(e)) => {
+                    problem.try_set(Some(e));
+                    return;
+                }
+                None => return,
             },
         };
-        busy.set(true);
-        let thread_id = thread_id.get_value();
-        store.resume(run.get_value());
+        busy.try_set(true);
+        store.resume(run.clone());
         spawn_local(async move {
             let outcome = match decided {
                 None => ipc::call(&cmd::StopWaiting { thread_id }).await,
@@ -97,7 +108,7 @@ pub fn ApprovalCard(run: RunView) -> impl IntoView {
             busy.try_set(false);
             if let Err(e) = outcome {
                 // Still waiting: the card comes back (a new one), the banner says why.
-                store.show(run.get_value());
+                store.show(run);
                 store.banner.set(Some(e));
             }
         });
@@ -171,28 +182,40 @@ pub fn PlanReviewCard(run: RunView) -> impl IntoView {
     let proposed = StoredValue::new(proposed);
     let run = StoredValue::new(run);
     let act = move |go: bool| {
-        problem.set(None);
+        // As for a tool call: a card built again under the click leaves it to the new one.
+        let (Some(run), Some(thread_id), Some(lines)) = (
+            run.try_get_value(),
+            thread_id.try_get_value(),
+            text.try_get_untracked(),
+        ) else {
+            return;
+        };
+        problem.try_set(None);
         let decision = if go {
-            match proposed.with_value(|p| plan_edit(p, &text.get_untracked())) {
-                Ok(arguments) => ApprovalDecision::Approve {
+            match proposed.try_with_value(|p| plan_edit(p, &lines)) {
+                Some(Ok(arguments)) => ApprovalDecision::Approve {
                     arguments,
                     always: false,
                 },
-                Err(e) => return problem.set(Some(e)),
+                Some(Err(e)) => {
+                    problem.try_set(Some(e));
+                    return;
+                }
+                None => return,
             }
         } else {
             ApprovalDecision::Deny { reason: None }
         };
-        busy.set(true);
+        busy.try_set(true);
         let args = cmd::DecideApproval {
-            thread_id: thread_id.get_value(),
+            thread_id,
             decision,
         };
         // The run goes on (or ends, cancelled) in the card the user sees.
-        store.resume(run.get_value());
+        store.resume(run.clone());
         spawn_local(async move {
             if let Err(e) = ipc::call(&args).await {
-                store.show(run.get_value());
+                store.show(run);
                 store.banner.set(Some(e));
             }
             busy.try_set(false);
