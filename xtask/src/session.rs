@@ -5,7 +5,7 @@
 //! when the [`Session`] is dropped, so helpers they spawn (WebKit processes, the app
 //! under test, D-Bus-activated services) go too.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
 #[cfg(unix)]
 use std::os::unix::process::CommandExt;
@@ -15,6 +15,8 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::cmd;
+
+mod keyring;
 
 /// Password of the throw-away test keyring (it lives in a temp folder).
 const KEYRING_PASSWORD: &str = "art-workbench-test-session";
@@ -128,11 +130,19 @@ impl Drop for Sidecar {
     }
 }
 
+/// A helper the session runs: a process, or the keyring and its watcher. Dropping it
+/// stops it.
+#[expect(dead_code, reason = "only held, to be dropped: that stops it")]
+enum Helper {
+    Process(Sidecar),
+    Keyring(keyring::Keyring),
+}
+
 /// The running helpers and the environment that points at them.
 pub struct Session {
     env: Vec<(String, String)>,
     // Dropped in reverse order of start: driver, keyring, bus, display.
-    sidecars: Vec<Sidecar>,
+    helpers: Vec<Helper>,
     runtime_dir: Option<PathBuf>,
     webdriver_url: Option<String>,
 }
@@ -142,7 +152,7 @@ impl Session {
     pub fn start(wants: Wants) -> Result<Self, String> {
         let mut session = Self {
             env: vec![("NO_AT_BRIDGE".into(), "1".into())],
-            sidecars: Vec::new(),
+            helpers: Vec::new(),
             runtime_dir: None,
             webdriver_url: None,
         };
@@ -214,7 +224,7 @@ impl Session {
         )?;
         let socket = PathBuf::from(format!("/tmp/.X11-unix/X{display}"));
         wait_until("Xvfb", &mut xvfb, || socket.exists())?;
-        self.sidecars.push(xvfb);
+        self.helpers.push(Helper::Process(xvfb));
         self.set("DISPLAY", format!(":{display}"));
         Ok(())
     }
@@ -245,27 +255,12 @@ impl Session {
         if address.is_empty() {
             return Err("dbus-daemon did not print an address".into());
         }
-        self.sidecars.push(bus);
+        self.helpers.push(Helper::Process(bus));
         self.set("DBUS_SESSION_BUS_ADDRESS", address);
 
         cmd::say("Starting gnome-keyring (Secret Service), unlocked");
-        let mut keyring_cmd = Command::new("gnome-keyring-daemon");
-        keyring_cmd
-            .args(["--foreground", "--unlock", "--components=secrets"])
-            .env("XDG_DATA_HOME", runtime.join("data"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        self.apply(&mut keyring_cmd);
-        let mut keyring = Sidecar::spawn("gnome-keyring-daemon", &mut keyring_cmd)?;
-        if let Some(mut stdin) = keyring.child.stdin.take() {
-            stdin
-                .write_all(format!("{KEYRING_PASSWORD}\n").as_bytes())
-                .map_err(|e| format!("cannot unlock the keyring: {e}"))?;
-        }
-        let env = self.env.clone();
-        wait_until("gnome-keyring", &mut keyring, || secrets_on_bus(&env))?;
-        self.sidecars.push(keyring);
+        let keyring = keyring::Keyring::start(self.env.clone(), &runtime.join("data"))?;
+        self.helpers.push(Helper::Keyring(keyring));
         Ok(())
     }
 
@@ -304,7 +299,7 @@ impl Session {
         wait_until("tauri-driver", &mut sidecar, || {
             TcpStream::connect(("127.0.0.1", port)).is_ok()
         })?;
-        self.sidecars.push(sidecar);
+        self.helpers.push(Helper::Process(sidecar));
         self.webdriver_url = Some(format!("http://127.0.0.1:{port}"));
         Ok(())
     }
@@ -312,8 +307,8 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        while let Some(sidecar) = self.sidecars.pop() {
-            drop(sidecar);
+        while let Some(helper) = self.helpers.pop() {
+            drop(helper);
         }
         if let Some(dir) = self.runtime_dir.take() {
             let _ = std::fs::remove_dir_all(dir);
