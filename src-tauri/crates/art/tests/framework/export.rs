@@ -242,6 +242,15 @@ async fn otlp_is_a_span_tree_an_independent_decoder_reads() {
         .collect();
     assert_eq!(failed.len(), 1, "the second call failed");
     assert!(attr_str(failed[0], "error.type").is_some());
+    // …and as OpenTelemetry's standard `exception` event, which tracing tools list.
+    let exception = failed[0]
+        .events
+        .iter()
+        .find(|e| e.name == "exception")
+        .expect("an exception event on the failed call");
+    let has = |key: &str| exception.attributes.iter().any(|kv| kv.key == key);
+    assert!(has("exception.type") && has("exception.message"));
+    assert_eq!(exception.time_unix_nano, failed[0].end_time_unix_nano);
 
     // Points become events: the step's tool calls and status, the thinking.
     let step_events: Vec<&str> = step.events.iter().map(|e| e.name.as_str()).collect();
@@ -277,6 +286,41 @@ async fn otlp_is_a_span_tree_an_independent_decoder_reads() {
             .unwrap()
             .contains("It is 42.")
     );
+    // The messages follow the GenAI conventions' schemas (vendored with their version),
+    // every output message with why it ended; the plain question and answer are there
+    // for tools that read OpenInference's input and output.
+    let schema = |name: &str| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../tests/fixtures/semconv")
+            .join(name);
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        jsonschema::validator_for(&schema).unwrap()
+    };
+    let (inputs, outputs) = (
+        schema("gen-ai-input-messages.json"),
+        schema("gen-ai-output-messages.json"),
+    );
+    let parsed = |span: &Span, key: &str| -> Value {
+        serde_json::from_str(attr_str(span, key).unwrap()).unwrap()
+    };
+    let asked = parsed(root, "gen_ai.input.messages");
+    assert!(inputs.is_valid(&asked), "{asked}");
+    let answered = parsed(root, "gen_ai.output.messages");
+    assert!(outputs.is_valid(&answered), "{answered}");
+    assert_eq!(answered[0]["finish_reason"], "stop");
+    assert_eq!(attr_str(root, "input.value"), Some("What is 6*7?"));
+    assert_eq!(attr_str(root, "output.value"), Some("It is 42."));
+    let synthesis = spans
+        .iter()
+        .find(|s| s.name.starts_with("chat ") && attr_str(s, "gen_ai.output.messages").is_some())
+        .expect("the synthesis call carries the answer");
+    let said = parsed(synthesis, "gen_ai.output.messages");
+    assert!(outputs.is_valid(&said), "{said}");
+    assert!(said[0]["finish_reason"].is_string(), "{said}");
+    // Without `finish_reason` a message fails the schema (Phoenix drops it).
+    let mut bare = said.clone();
+    bare[0].as_object_mut().unwrap().remove("finish_reason");
+    assert!(!outputs.is_valid(&bare));
     let tool = spans
         .iter()
         .find(|s| s.name == "execute_tool calculator")

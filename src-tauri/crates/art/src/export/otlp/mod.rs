@@ -382,6 +382,15 @@ fn fail<'r>(span: &mut Span<'r>, code: &'r str, message: &'r str) {
     span.status_code = STATUS_ERROR;
     span.status_message = Cow::Borrowed(message);
     span.attributes.push(text("error.type", code));
+    // Also as OpenTelemetry's standard `exception` event, which tracing tools list.
+    span.events.push(Event {
+        time_ms: span.end_ms,
+        name: "exception",
+        attributes: vec![
+            text("exception.type", code),
+            text("exception.message", message),
+        ],
+    });
 }
 
 /// Name, kind, attributes and status of one span (`parent` is `None` for the root).
@@ -503,15 +512,31 @@ fn root_span<'r>(
         fail(span, code, message);
     }
     if context.include_content {
+        // The GenAI conventions' messages, and the plain text that OpenInference tools
+        // (Phoenix, Arize) show as the agent's input and output.
         if let Some(q) = context.question {
-            let messages = messages_json("user", q);
             span.attributes
-                .push(text("gen_ai.input.messages", messages));
+                .push(text("gen_ai.input.messages", input_messages_json(q)));
+            span.attributes.push(text("input.value", q));
+            span.attributes.push(text("input.mime_type", "text/plain"));
         }
         if let Some(a) = context.answer {
-            let messages = messages_json("assistant", a);
-            span.attributes
-                .push(text("gen_ai.output.messages", messages));
+            let last_stop = run
+                .iter()
+                .rev()
+                .filter(|o| o.kind == ObservationType::LlmStreamEnd)
+                .find_map(|o| o.call_tokens().and_then(|t| t.stop));
+            let finish = if error.is_some() {
+                "error"
+            } else {
+                last_stop.map_or("stop", finish_reason)
+            };
+            span.attributes.push(text(
+                "gen_ai.output.messages",
+                output_messages_json(a, finish),
+            ));
+            span.attributes.push(text("output.value", a));
+            span.attributes.push(text("output.mime_type", "text/plain"));
         }
     }
 }
@@ -551,7 +576,8 @@ fn llm_span<'r>(span: &mut Span<'r>, draft: &Draft<'r, '_>, context: &RunContext
             attributes.push(text("gen_ai.response.finish_reasons", reason));
         }
     }
-    if let Some(error) = closing.filter(|o| o.kind == ObservationType::LlmStreamError) {
+    let failed = closing.filter(|o| o.kind == ObservationType::LlmStreamError);
+    if let Some(error) = failed {
         let code = error.content.code.as_deref().unwrap_or("ERROR");
         let message = error.content.message.as_deref().unwrap_or("");
         fail(span, code, message);
@@ -560,9 +586,15 @@ fn llm_span<'r>(span: &mut Span<'r>, draft: &Draft<'r, '_>, context: &RunContext
         && stage == Some("synthesis")
         && let Some(a) = context.answer
     {
-        let messages = messages_json("assistant", a);
-        span.attributes
-            .push(text("gen_ai.output.messages", messages));
+        let finish = if failed.is_some() {
+            "error"
+        } else {
+            tokens.and_then(|t| t.stop).map_or("stop", finish_reason)
+        };
+        span.attributes.push(text(
+            "gen_ai.output.messages",
+            output_messages_json(a, finish),
+        ));
     }
 }
 
@@ -628,9 +660,34 @@ fn usage_attributes(attributes: &mut Vec<KeyValue<'_>>, tokens: Tokens<'_>) {
 }
 
 /// A GenAI-conventions message list with one text message.
-fn messages_json(role: &str, content: &str) -> String {
-    serde_json::json!([{ "role": role, "parts": [{ "type": "text", "content": content }] }])
+/// `gen_ai.input.messages`: the user's question as one text message.
+fn input_messages_json(content: &str) -> String {
+    serde_json::json!([{ "role": "user", "parts": [{ "type": "text", "content": content }] }])
         .to_string()
+}
+
+/// `gen_ai.output.messages`: the answer as one text message with why it ended (the
+/// conventions require `finish_reason`; Phoenix drops a message without one).
+fn output_messages_json(content: &str, finish: &str) -> String {
+    serde_json::json!([{
+        "role": "assistant",
+        "parts": [{ "type": "text", "content": content }],
+        "finish_reason": finish,
+    }])
+    .to_string()
+}
+
+/// A provider's stop reason in the GenAI conventions' words (`stop`, `length`,
+/// `content_filter`, `tool_call`, `error`); one they do not name is kept as it is.
+fn finish_reason(provider: &str) -> &str {
+    match provider {
+        "stop" | "end_turn" | "stop_sequence" | "STOP" | "FINISH_REASON_STOP" => "stop",
+        "length" | "max_tokens" | "MAX_TOKENS" | "model_length" => "length",
+        "tool_calls" | "tool_use" | "function_call" => "tool_call",
+        "content_filter" | "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT"
+        | "refusal" => "content_filter",
+        other => other,
+    }
 }
 
 /// A point observation as a span event.
