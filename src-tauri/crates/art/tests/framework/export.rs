@@ -317,6 +317,17 @@ async fn otlp_is_a_span_tree_an_independent_decoder_reads() {
     let said = parsed(synthesis, "gen_ai.output.messages");
     assert!(outputs.is_valid(&said), "{said}");
     assert!(said[0]["finish_reason"].is_string(), "{said}");
+    // A parent ends no earlier than any of its children.
+    for span in &spans {
+        if let Some(parent) = spans.iter().find(|p| p.span_id == span.parent_span_id) {
+            assert!(
+                parent.end_time_unix_nano >= span.end_time_unix_nano,
+                "{} ends before its child {}",
+                parent.name,
+                span.name
+            );
+        }
+    }
     // Without `finish_reason` a message fails the schema (Phoenix drops it).
     let mut bare = said.clone();
     bare[0].as_object_mut().unwrap().remove("finish_reason");

@@ -354,8 +354,70 @@ fn spans_of<'r, 'a>(run: &'r [Obs<'a>], context: &RunContext<'r>) -> Vec<Span<'r
         spans.push(span);
         spans.extend(retrieval);
     }
+    enclose_children(&mut spans);
     sort_spans(&mut spans);
     spans
+}
+
+/// Make every span end no earlier than its children (a failing model call was recorded
+/// ending up to seconds after its step), and give a span that has no status of its own
+/// the error of its child that ended last, when that child failed: the failure that
+/// ended the step shows on the step. Deepest spans first, so a grandparent sees its
+/// children's new ends.
+fn enclose_children(spans: &mut [Span<'_>]) {
+    let at: HashMap<SpanId, usize> = spans
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.span_id, i))
+        .collect();
+    let depth = |mut i: usize| {
+        let mut depth = 0;
+        while let Some(parent) = spans[i].parent.and_then(|p| at.get(&p).copied()) {
+            depth += 1;
+            i = parent;
+            if depth > spans.len() {
+                break;
+            }
+        }
+        depth
+    };
+    let depths: Vec<usize> = (0..spans.len()).map(depth).collect();
+    let deepest = depths.iter().copied().max().unwrap_or(0);
+    for level in (1..=deepest).rev() {
+        // Each parent's child that ends last (a failed one first among equals).
+        let mut last: HashMap<usize, usize> = HashMap::new();
+        for i in (0..spans.len()).filter(|&i| depths[i] == level) {
+            let Some(parent) = spans[i].parent.and_then(|p| at.get(&p).copied()) else {
+                continue;
+            };
+            let later = |c: usize| (spans[c].end_ms, spans[c].status_code == STATUS_ERROR);
+            if last.get(&parent).is_none_or(|&c| later(i) > later(c)) {
+                last.insert(parent, i);
+            }
+            spans[parent].end_ms = spans[parent].end_ms.max(spans[i].end_ms);
+        }
+        for (parent, child) in last {
+            if spans[child].status_code != STATUS_ERROR || spans[parent].status_code != STATUS_UNSET
+            {
+                continue;
+            }
+            let message = spans[child].status_message.clone();
+            let code = spans[child]
+                .attributes
+                .iter()
+                .find(|kv| kv.key == "error.type")
+                .map(|kv| kv.value.clone());
+            let parent = &mut spans[parent];
+            parent.status_code = STATUS_ERROR;
+            parent.status_message = message;
+            if let Some(value) = code {
+                parent.attributes.push(KeyValue {
+                    key: "error.type",
+                    value,
+                });
+            }
+        }
+    }
 }
 
 /// The one order spans are written in: by start; in the same millisecond a parent
@@ -811,5 +873,78 @@ mod tests {
             .find(|s| s.span_id == span_hex("orphan"))
             .unwrap();
         assert_eq!(orphan.events.len(), 1);
+    }
+
+    fn plain(id: &str, parent: Option<&str>, end_ms: i64) -> Span<'static> {
+        Span {
+            span_id: span_hex(id),
+            parent: parent.map(span_hex),
+            name: ("", ""),
+            kind: SPAN_KIND_INTERNAL,
+            start_ms: 0,
+            end_ms,
+            attributes: Vec::new(),
+            events: Vec::new(),
+            status_code: STATUS_UNSET,
+            status_message: Cow::Borrowed(""),
+        }
+    }
+
+    fn failed(id: &str, parent: Option<&str>, end_ms: i64) -> Span<'static> {
+        let mut span = plain(id, parent, end_ms);
+        fail(&mut span, "PROVIDER_ERROR", "the server closed the stream");
+        span
+    }
+
+    #[test]
+    fn a_parent_ends_after_its_children_and_carries_the_failure_that_ended_it() {
+        let mut spans = vec![
+            plain("root", None, 100),
+            plain("execute", Some("root"), 60),
+            plain("tool", Some("execute"), 40),
+            // A failing model call recorded as ending after its step, as seen in Phoenix.
+            failed("chat", Some("execute"), 90),
+            plain("plan", Some("root"), 20),
+            // A failed call the step went on from: not the step's failure.
+            failed("early", Some("plan"), 10),
+            plain("later", Some("plan"), 15),
+            plain("deep", Some("tool"), 130),
+        ];
+        enclose_children(&mut spans);
+        let get = |id: &str| spans.iter().find(|s| s.span_id == span_hex(id)).unwrap();
+        // Ends: the step covers its model call; a grandchild ending late pushes its
+        // parent, grandparent and the root.
+        assert_eq!(get("tool").end_ms, 130);
+        assert_eq!(get("execute").end_ms, 130);
+        assert_eq!(get("root").end_ms, 130);
+        assert_eq!(get("plan").end_ms, 20);
+        // The step's last child to end is now `tool` (130, fine), not the failed model
+        // call; and `plan` went on after `early` failed: neither step is marked failed.
+        assert_eq!(get("execute").status_code, STATUS_UNSET);
+        assert_eq!(get("plan").status_code, STATUS_UNSET);
+
+        let mut spans = vec![
+            plain("root", None, 100),
+            plain("execute", Some("root"), 60),
+            plain("tool", Some("execute"), 40),
+            failed("chat", Some("execute"), 90),
+        ];
+        enclose_children(&mut spans);
+        let get = |id: &str| spans.iter().find(|s| s.span_id == span_hex(id)).unwrap();
+        assert_eq!(get("execute").end_ms, 90);
+        assert_eq!(get("execute").status_code, STATUS_ERROR);
+        assert_eq!(
+            get("execute").status_message,
+            "the server closed the stream"
+        );
+        assert!(
+            get("execute")
+                .attributes
+                .iter()
+                .any(|kv| kv.key == "error.type")
+        );
+        // The root's last child is the failed step: the run shows failed too.
+        assert_eq!(get("root").status_code, STATUS_ERROR);
+        assert_eq!(get("root").end_ms, 100);
     }
 }

@@ -15,7 +15,7 @@ pub(super) const STATUS_ERROR: u8 = 2;
 pub(super) type SpanId = [u8; 16];
 
 /// An attribute value.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) enum AnyValue<'a> {
     /// `stringValue`.
     Str(Cow<'a, str>),
