@@ -42,10 +42,19 @@ struct Progress {
     token: Option<String>,
     /// When progress was last recorded.
     recorded: Option<std::time::Instant>,
+    /// The last report said how far of a known total the work was, short of it.
+    short: bool,
+    /// Reports being recorded now.
+    recording: usize,
 }
 
+/// How long a call that has its result waits for the rest of its progress: rmcp hands
+/// each notification to a task of its own but a result straight to the caller, so the
+/// report a server sent just before its result ("2 of 2") can be handled just after.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Progress is recorded at most this often per call (a server may report on every
-/// byte); the last report before the result may be left out, the result says the rest.
+/// byte); reports in between are left out, never the one that reaches its total.
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// A call's place in [`Asking`] while it lasts.
@@ -60,6 +69,26 @@ impl InFlight<'_> {
     pub(super) fn progress_token(&self, token: &rmcp::model::ProgressToken) {
         let mut progress = self.progress.lock().unwrap_or_else(|p| p.into_inner());
         progress.token = serde_json::to_string(token).ok();
+    }
+}
+
+impl InFlight<'_> {
+    /// The call has its result: wait (at most [`SETTLE`]) until the progress its server
+    /// reported before it is recorded — the last report short of its total is followed
+    /// by one that reaches it, and nothing is being written. A call without progress,
+    /// or whose last report reached its total or named none, does not wait.
+    pub(super) async fn settle(&self) {
+        let deadline = tokio::time::Instant::now() + SETTLE;
+        loop {
+            let pending = {
+                let p = self.progress.lock().unwrap_or_else(|p| p.into_inner());
+                p.short || p.recording > 0
+            };
+            if !pending || tokio::time::Instant::now() >= deadline {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
     }
 }
 
@@ -182,6 +211,7 @@ impl Asking {
         let done = report.total.is_some_and(|t| report.progress >= t);
         {
             let mut progress = call.progress.lock().unwrap_or_else(|p| p.into_inner());
+            progress.short = report.total.is_some() && !done;
             let now = std::time::Instant::now();
             if !done
                 && progress
@@ -191,6 +221,7 @@ impl Asking {
                 return;
             }
             progress.recorded = Some(now);
+            progress.recording += 1;
         }
         let content = ToolProgress {
             call_id: call.call_id.clone(),
@@ -200,6 +231,8 @@ impl Asking {
         };
         self.record(&call, ObservationType::ToolProgress, &content)
             .await;
+        let mut progress = call.progress.lock().unwrap_or_else(|p| p.into_inner());
+        progress.recording -= 1;
     }
 
     /// The newest call in flight on `server`.
@@ -414,5 +447,63 @@ impl Elicitor for Answers {
             );
         let _unlisted = Unlisted(self, &asked.question_id);
         answer.await.unwrap_or(ElicitAnswer::Cancel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(progress: u32, total: u32) -> rmcp::model::ProgressNotificationParam {
+        serde_json::from_value(serde_json::json!({
+            "progressToken": 7, "progress": progress, "total": total
+        }))
+        .unwrap()
+    }
+
+    fn context() -> ExecutionContext {
+        ExecutionContext {
+            thread_id: "t".into(),
+            trace_id: "r".into(),
+            call_id: "c".into(),
+            ..ExecutionContext::default()
+        }
+    }
+
+    /// rmcp runs each notification in a task of its own but hands a result straight to
+    /// the caller: the last report, sent before the result, may be handled after it.
+    #[tokio::test(start_paused = true)]
+    async fn a_call_with_its_result_waits_for_the_last_progress_its_server_sent() {
+        let asking = Arc::new(Asking::default());
+        let in_flight = asking.enter("s", "slow", &context());
+        in_flight.progress_token(&serde_json::from_value(serde_json::json!(7)).unwrap());
+        asking.progress("s", report(1, 2)).await;
+        let late = tokio::spawn({
+            let asking = Arc::clone(&asking);
+            async move {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                asking.progress("s", report(2, 2)).await;
+            }
+        });
+        in_flight.settle().await;
+        assert!(late.is_finished(), "settled before the last report came");
+        let progress = in_flight.progress.lock().unwrap();
+        assert!(!progress.short && progress.recording == 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_report_that_never_comes_is_waited_for_a_bounded_time_and_none_is_not_waited_for() {
+        let asking = Asking::default();
+        let in_flight = asking.enter("s", "slow", &context());
+        in_flight.progress_token(&serde_json::from_value(serde_json::json!(7)).unwrap());
+        // No progress at all: no wait.
+        let started = tokio::time::Instant::now();
+        in_flight.settle().await;
+        assert_eq!(started.elapsed(), std::time::Duration::ZERO);
+        // Short of its total and nothing more: at most SETTLE (virtual time).
+        asking.progress("s", report(1, 3)).await;
+        in_flight.settle().await;
+        assert!(started.elapsed() >= SETTLE);
+        assert!(started.elapsed() < SETTLE * 2);
     }
 }

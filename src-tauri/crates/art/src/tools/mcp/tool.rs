@@ -259,10 +259,11 @@ impl ToolExecutor for McpTool {
         // A question the server asks meanwhile belongs to this call, and so does the
         // progress it reports for this request.
         let in_flight = self.asking.enter(&self.server, &self.schema.name, context);
-        let outcome = match self
+        let called = self
             .call(params, |token| in_flight.progress_token(token))
-            .await
-        {
+            .await;
+        in_flight.settle().await;
+        let outcome = match called {
             Called::Done(outcome) => outcome,
             Called::Failed(e) => return Err(self.call_failed(&e)),
             Called::Refused(why) => {
