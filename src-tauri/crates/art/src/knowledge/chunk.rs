@@ -175,9 +175,12 @@ impl<'a> Cutter<'a> {
         if end < self.lines.len() {
             // The rest is new: under the same headings (a heading closes a passage).
             self.lines.drain(..end);
-            while self.lines.first().is_some_and(|l| l.text.trim().is_empty()) {
-                self.lines.remove(0);
-            }
+            let blank = self
+                .lines
+                .iter()
+                .take_while(|l| l.text.trim().is_empty())
+                .count();
+            self.lines.drain(..blank);
             if !self.lines.is_empty() {
                 self.opened_under = Some(headings);
             }

@@ -370,18 +370,7 @@ fn enclose_children(spans: &mut [Span<'_>]) {
         .enumerate()
         .map(|(i, s)| (s.span_id, i))
         .collect();
-    let depth = |mut i: usize| {
-        let mut depth = 0;
-        while let Some(parent) = spans[i].parent.and_then(|p| at.get(&p).copied()) {
-            depth += 1;
-            i = parent;
-            if depth > spans.len() {
-                break;
-            }
-        }
-        depth
-    };
-    let depths: Vec<usize> = (0..spans.len()).map(depth).collect();
+    let depths = depths(spans);
     let deepest = depths.iter().copied().max().unwrap_or(0);
     for level in (1..=deepest).rev() {
         // Each parent's child that ends last (a failed one first among equals).
@@ -424,19 +413,32 @@ fn enclose_children(spans: &mut [Span<'_>]) {
 /// before its children (the root first), then by name and id — so a reader that takes
 /// the first span for the root, or draws the tree as it reads, is right every time.
 fn sort_spans(spans: &mut [Span<'_>]) {
+    let depth: HashMap<SpanId, usize> = spans
+        .iter()
+        .zip(depths(spans))
+        .map(|(s, d)| (s.span_id, d))
+        .collect();
+    spans.sort_by_cached_key(|s| (s.start_ms, depth[&s.span_id], s.name, s.span_id));
+}
+
+/// Each span's depth in the tree (the root's 0), by index: the hops up its parents, a
+/// parent that is not among `spans` the last; bounded by the span count, so a cycle in
+/// damaged data cannot loop forever.
+fn depths(spans: &[Span<'_>]) -> Vec<usize> {
     let parents: HashMap<SpanId, Option<SpanId>> =
         spans.iter().map(|s| (s.span_id, s.parent)).collect();
-    let depth = |span: &Span<'_>| {
-        let mut depth = 0usize;
-        let mut at = span.parent;
-        // Bounded by the span count, so a cycle in damaged data cannot loop forever.
-        while let Some(parent) = at.filter(|_| depth < parents.len()) {
-            depth += 1;
-            at = parents.get(&parent).copied().flatten();
-        }
-        depth
-    };
-    spans.sort_by_cached_key(|s| (s.start_ms, depth(s), s.name, s.span_id));
+    spans
+        .iter()
+        .map(|span| {
+            let mut depth = 0usize;
+            let mut at = span.parent;
+            while let Some(parent) = at.filter(|_| depth < parents.len()) {
+                depth += 1;
+                at = parents.get(&parent).copied().flatten();
+            }
+            depth
+        })
+        .collect()
 }
 
 /// Mark a span failed with `code`.
