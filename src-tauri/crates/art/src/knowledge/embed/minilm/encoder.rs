@@ -2,20 +2,21 @@
 //! taken from `candle-transformers`: the texts of a batch are packed one after another
 //! instead of padded to the longest, so the dense layers (nearly all the arithmetic) run
 //! as one large matrix product over real tokens only; attention runs per text on both
-//! cores, with no mask to add; softmax, layer norm and GELU are single fused passes
-//! over the data, spread over the cores. The same results as the reference BERT
+//! cores, with no mask to add; what follows each product (bias, residual, layer norm,
+//! GELU, softmax) is one pass in place over it ([`fused`]). The same results as the reference BERT
 //! (`minilm::tests::the_packed_encoder_gives_the_reference_berts_vectors`).
 
 use candle_core::{Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_nn::ops::layer_norm;
 use rayon::prelude::*;
 use serde::Deserialize;
 
+mod fused;
 mod ops;
 mod short;
 
-use ops::{Gelu, Softmax};
+use fused::{AddBias, AddNorm, Normalise, Softmax};
+use ops::Norm;
 
 pub use short::SHORT_TOKENS;
 
@@ -50,10 +51,11 @@ fn default_act() -> String {
 
 /// A dense layer, its weight kept transposed (`in × out`) for the product (gemm reads the
 /// model's own `out × in` through strides, but packs it afresh on every call: measured
-/// slower), and again in column strips for the short path.
+/// slower), and again in column strips for the short path. The bias is added by the step
+/// after the product.
 struct Dense {
     weight: Tensor,
-    bias: Tensor,
+    bias: Vec<f32>,
     /// The weight in the short path's order ([`short::Strips`]); `None` where the outputs
     /// are not a whole number of strips.
     strips: Option<short::Strips>,
@@ -64,7 +66,7 @@ impl Dense {
         Ok(Self {
             strips: short::Strips::of(&weight)?,
             weight,
-            bias,
+            bias: bias.to_vec1()?,
         })
     }
 
@@ -92,17 +94,10 @@ impl Dense {
         Self::new(Tensor::cat(&weights, 1)?, Tensor::cat(&biases, 0)?)
     }
 
-    /// `x` (`tokens × in`) → `tokens × out`.
-    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        x.matmul(&self.weight)?.broadcast_add(&self.bias)
+    /// `x` (`tokens × in`) → `x · weight` (`tokens × out`), the bias not yet added.
+    fn product(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        x.matmul(&self.weight)
     }
-}
-
-/// Layer normalisation's scale, shift and epsilon.
-struct Norm {
-    weight: Tensor,
-    bias: Tensor,
-    eps: f32,
 }
 
 impl Norm {
@@ -114,14 +109,10 @@ impl Norm {
             ("gamma", "beta")
         };
         Ok(Self {
-            weight: vb.get(size, weight)?,
-            bias: vb.get(size, bias)?,
+            weight: vb.get(size, weight)?.to_vec1()?,
+            bias: vb.get(size, bias)?.to_vec1()?,
             eps: eps as f32,
         })
-    }
-
-    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        layer_norm(x, &self.weight, &self.bias, self.eps)
     }
 }
 
@@ -177,15 +168,19 @@ impl Encoder {
             (config.type_vocab_size, hidden),
             "token_type_embeddings.weight",
         )?;
+        // Attention's scores are the queries' dot products with the keys scaled by
+        // 1/√(head size): the queries' weights and bias are scaled once here instead.
+        let scale = 1.0 / ((hidden / config.num_attention_heads) as f64).sqrt();
         let mut layers = Vec::with_capacity(config.num_hidden_layers);
         for i in 0..config.num_hidden_layers {
             let layer = vb.pp(format!("encoder.layer.{i}"));
             let attention = layer.pp("attention");
             let projection =
                 |name: &str| Dense::tensors(&attention.pp("self").pp(name), hidden, hidden);
+            let (query, query_bias) = projection("query")?;
             layers.push(Layer {
                 query_key_value: Dense::joined(&[
-                    projection("query")?,
+                    (query.affine(scale, 0.0)?, query_bias.affine(scale, 0.0)?),
                     projection("key")?,
                     projection("value")?,
                 ])?,
@@ -238,10 +233,10 @@ impl Encoder {
         let count = ids.len();
         let ids = Tensor::from_vec(ids, count, &self.device)?;
         let positions = Tensor::from_vec(positions, count, &self.device)?;
-        let x = (self.words.index_select(&ids, 0)?
+        let mut x = (self.words.index_select(&ids, 0)?
             + self.positions.index_select(&positions, 0)?)?
         .broadcast_add(&self.token_type)?;
-        let mut x = self.embeddings_norm.forward(&x)?;
+        x.inplace_op1(&Normalise(&self.embeddings_norm))?;
         for layer in &self.layers {
             x = self.layer(layer, &x, &spans)?;
         }
@@ -258,23 +253,43 @@ impl Encoder {
         x: &Tensor,
         spans: &[(usize, usize)],
     ) -> candle_core::Result<Tensor> {
-        let qkv = layer.query_key_value.forward(x)?;
+        // Each product is a tensor of its own, changed in place by the step after it.
+        let qkv = layer.query_key_value.product(x)?;
+        qkv.inplace_op1(&AddBias {
+            bias: &layer.query_key_value.bias,
+            gelu: false,
+        })?;
         let attended = spans
             .par_iter()
             .map(|&(start, len)| self.attention(&qkv.narrow(0, start, len)?))
             .collect::<candle_core::Result<Vec<_>>>()?;
         let attended = Tensor::cat(&attended, 0)?;
-        let x = layer
-            .attention_norm
-            .forward(&(layer.attention_out.forward(&attended)? + x)?)?;
-        let inner = layer.intermediate.forward(&x)?.apply_op1_no_bwd(&Gelu)?;
-        layer
-            .output_norm
-            .forward(&(layer.output.forward(&inner)? + x)?)
+        let y = layer.attention_out.product(&attended)?;
+        y.inplace_op2(
+            x,
+            &AddNorm {
+                bias: &layer.attention_out.bias,
+                norm: &layer.attention_norm,
+            },
+        )?;
+        let inner = layer.intermediate.product(&y)?;
+        inner.inplace_op1(&AddBias {
+            bias: &layer.intermediate.bias,
+            gelu: true,
+        })?;
+        let out = layer.output.product(&inner)?;
+        out.inplace_op2(
+            &y,
+            &AddNorm {
+                bias: &layer.output.bias,
+                norm: &layer.output_norm,
+            },
+        )?;
+        Ok(out)
     }
 
-    /// Self-attention over one text's tokens (`len × 3·hidden`: queries, keys, values) →
-    /// `len × hidden`.
+    /// Self-attention over one text's tokens (`len × 3·hidden`: queries, already scaled,
+    /// keys, values) → `len × hidden`.
     fn attention(&self, qkv: &Tensor) -> candle_core::Result<Tensor> {
         let len = qkv.dim(0)?;
         let size = self.hidden / self.heads;
@@ -284,9 +299,9 @@ impl Encoder {
                 .transpose(0, 1)?
                 .contiguous()
         };
-        let scale = 1.0 / (size as f64).sqrt();
-        let (q, k, v) = (heads(0)?.affine(scale, 0.0)?, heads(1)?, heads(2)?);
-        let weights = q.matmul(&k.t()?)?.apply_op1_no_bwd(&Softmax)?;
+        let (q, k, v) = (heads(0)?, heads(1)?, heads(2)?);
+        let weights = q.matmul(&k.t()?)?;
+        weights.inplace_op1(&Softmax)?;
         weights
             .matmul(&v)?
             .transpose(0, 1)?

@@ -1,75 +1,12 @@
-//! The encoder's element-wise steps — GELU and softmax — as single passes over the data,
-//! compiled for the widest SIMD the CPU has (chosen at run time by `pulp`) with `erf` and
-//! `exp` written without branches or library calls, so that each loop vectorises.
-//! (candle's own softmax calls the C library's `expf` once per score: a tenth of the
-//! time of embedding a book, measured with `perf`.)
+//! The encoder's element-wise arithmetic — GELU, softmax, layer normalisation — as loops
+//! that vectorise, compiled for the widest SIMD the CPU has (chosen at run time by `pulp`):
+//! `erf` and `exp` without branches, library calls or float-to-integer conversions, sums
+//! and maxima kept in 16 lanes. (candle's own softmax calls the C library's `expf` once
+//! per score, and its layer norm sums one value at a time: measured with `perf`.)
 
-use candle_core::{CpuStorage, CustomOp1, Layout, Shape};
 use pulp::{Arch, Simd, WithSimd};
-use rayon::prelude::*;
 
-/// GELU (the erf form BERT was trained with), over the cores.
-pub struct Gelu;
-
-impl CustomOp1 for Gelu {
-    fn name(&self) -> &'static str {
-        "gelu-erf-parallel"
-    }
-
-    fn cpu_fwd(
-        &self,
-        storage: &CpuStorage,
-        layout: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        copied(storage, layout, "gelu", |out| {
-            out.par_chunks_mut(1 << 14).for_each(gelu)
-        })
-    }
-}
-
-/// Softmax over the last dimension, on the calling thread (attention runs one text per
-/// thread already).
-pub struct Softmax;
-
-impl CustomOp1 for Softmax {
-    fn name(&self) -> &'static str {
-        "softmax-last-dim"
-    }
-
-    fn cpu_fwd(
-        &self,
-        storage: &CpuStorage,
-        layout: &Layout,
-    ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let width = layout.shape().dims().last().copied().unwrap_or(1);
-        copied(storage, layout, "softmax", |out| {
-            if width > 0 {
-                softmax_rows(out, width);
-            }
-        })
-    }
-}
-
-/// A copy of a contiguous f32 tensor's values, changed in place by `step`: the op's
-/// output.
-fn copied(
-    storage: &CpuStorage,
-    layout: &Layout,
-    op: &str,
-    step: impl FnOnce(&mut [f32]),
-) -> candle_core::Result<(CpuStorage, Shape)> {
-    let CpuStorage::F32(values) = storage else {
-        candle_core::bail!("{op}: f32 only");
-    };
-    let Some((start, end)) = layout.contiguous_offsets() else {
-        candle_core::bail!("{op}: contiguous input only");
-    };
-    let mut out = values[start..end].to_vec();
-    step(&mut out);
-    Ok((CpuStorage::F32(out), layout.shape().clone()))
-}
-
-/// GELU of each value, in place.
+/// GELU (the erf form BERT was trained with) of each value, in place.
 pub fn gelu(values: &mut [f32]) {
     Arch::new().dispatch(Gelus(values));
 }
@@ -81,15 +18,49 @@ impl WithSimd for Gelus<'_> {
 
     #[inline(always)]
     fn with_simd<S: Simd>(self, _: S) {
-        for v in self.0 {
-            *v *= 0.5 * (1.0 + erf(*v * std::f32::consts::FRAC_1_SQRT_2));
+        self.0.iter_mut().for_each(|v| *v = gelu_of(*v));
+    }
+}
+
+/// GELU of one value.
+#[inline(always)]
+fn gelu_of(x: f32) -> f32 {
+    x * 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// Each `bias`-long row of `x` plus `bias`, then GELU if `gelu`, in place.
+pub fn add_bias(x: &mut [f32], bias: &[f32], gelu: bool) {
+    Arch::new().dispatch(AddBias { x, bias, gelu });
+}
+
+struct AddBias<'a> {
+    x: &'a mut [f32],
+    bias: &'a [f32],
+    gelu: bool,
+}
+
+impl WithSimd for AddBias<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        for row in self.x.chunks_exact_mut(self.bias.len()) {
+            if self.gelu {
+                row.iter_mut()
+                    .zip(self.bias)
+                    .for_each(|(v, b)| *v = gelu_of(*v + b));
+            } else {
+                row.iter_mut().zip(self.bias).for_each(|(v, b)| *v += b);
+            }
         }
     }
 }
 
 /// Softmax of each `width`-long row of `values`, in place.
 pub fn softmax_rows(values: &mut [f32], width: usize) {
-    Arch::new().dispatch(Softmaxes { values, width });
+    if width > 0 {
+        Arch::new().dispatch(Softmaxes { values, width });
+    }
 }
 
 struct Softmaxes<'a> {
@@ -103,22 +74,90 @@ impl WithSimd for Softmaxes<'_> {
     #[inline(always)]
     fn with_simd<S: Simd>(self, _: S) {
         for row in self.values.chunks_mut(self.width) {
-            let largest = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            for v in row.iter_mut() {
-                *v = exp(*v - largest);
-            }
-            // Summed in 16 lanes (the order of an exact sum does not matter to f32's
-            // precision here, and one running sum would not vectorise).
-            let mut lanes = [0f32; 16];
-            let mut chunks = row.chunks_exact(16);
-            for chunk in &mut chunks {
-                lanes.iter_mut().zip(chunk).for_each(|(l, v)| *l += v);
-            }
-            let total = lanes.iter().sum::<f32>() + chunks.remainder().iter().sum::<f32>();
-            let scale = 1.0 / total;
+            let largest = lanes_fold(row, f32::NEG_INFINITY, |v| v, larger);
+            row.iter_mut().for_each(|v| *v = exp(*v - largest));
+            let scale = 1.0 / lanes_fold(row, 0.0, |v| v, |a, b| a + b);
             row.iter_mut().for_each(|v| *v *= scale);
         }
     }
+}
+
+/// The larger of two scores (`f32::max`'s care for NaN does not vectorise, and a score is
+/// never NaN).
+#[inline(always)]
+fn larger(a: f32, b: f32) -> f32 {
+    if a > b { a } else { b }
+}
+
+/// Layer normalisation's scale, shift and epsilon, as plain values.
+pub struct Norm {
+    pub weight: Vec<f32>,
+    pub bias: Vec<f32>,
+    pub eps: f32,
+}
+
+/// Each `width`-long row of `x` plus `add`'s row (the residual, if any) and `bias` (if
+/// any), then normalised, in place.
+pub fn add_and_normalise(x: &mut [f32], add: Option<&[f32]>, bias: Option<&[f32]>, norm: &Norm) {
+    Arch::new().dispatch(AddNorm { x, add, bias, norm });
+}
+
+struct AddNorm<'a> {
+    x: &'a mut [f32],
+    add: Option<&'a [f32]>,
+    bias: Option<&'a [f32]>,
+    norm: &'a Norm,
+}
+
+impl WithSimd for AddNorm<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) {
+        let Self { x, add, bias, norm } = self;
+        let width = norm.weight.len();
+        for (i, row) in x.chunks_exact_mut(width).enumerate() {
+            if let Some(add) = add {
+                let add = &add[i * width..(i + 1) * width];
+                row.iter_mut().zip(add).for_each(|(v, a)| *v += a);
+            }
+            if let Some(bias) = bias {
+                row.iter_mut().zip(bias).for_each(|(v, b)| *v += b);
+            }
+            let mean = lanes_fold(row, 0.0, |v| v, |a, b| a + b) / width as f32;
+            let variance =
+                lanes_fold(row, 0.0, |v| (v - mean) * (v - mean), |a, b| a + b) / width as f32;
+            let scale = 1.0 / (variance + norm.eps).sqrt();
+            for ((v, w), b) in row.iter_mut().zip(&norm.weight).zip(&norm.bias) {
+                *v = (*v - mean) * scale * w + b;
+            }
+        }
+    }
+}
+
+/// `values`, each mapped by `map`, reduced by `join` (associative and commutative) in 16
+/// lanes, so that the loop vectorises: one running value would be a chain of dependent
+/// instructions, one value at a time.
+#[inline(always)]
+fn lanes_fold(
+    values: &[f32],
+    start: f32,
+    map: impl Fn(f32) -> f32,
+    join: impl Fn(f32, f32) -> f32,
+) -> f32 {
+    let mut lanes = [start; 16];
+    let mut chunks = values.chunks_exact(16);
+    for chunk in &mut chunks {
+        lanes
+            .iter_mut()
+            .zip(chunk)
+            .for_each(|(l, &v)| *l = join(*l, map(v)));
+    }
+    let lanes = lanes.into_iter().fold(start, &join);
+    chunks
+        .remainder()
+        .iter()
+        .fold(lanes, |a, &v| join(a, map(v)))
 }
 
 /// The error function in f32 as a rational function of `x` clamped to ±4 (where it is 1
@@ -164,7 +203,8 @@ pub fn exp(x: f32) -> f32 {
     // instruction set (SSE2 has no round instruction).
     const ROUND: f32 = 12_582_912.0;
     let x = x.clamp(-87.0, 88.0);
-    let n = (x * std::f32::consts::LOG2_E + ROUND) - ROUND;
+    let shifted = x * std::f32::consts::LOG2_E + ROUND;
+    let n = shifted - ROUND;
     let r = x - n * LN2_HIGH - n * LN2_LOW;
     let p = [
         1.987_569_1e-4,
@@ -177,5 +217,9 @@ pub fn exp(x: f32) -> f32 {
     .iter()
     .fold(0.0, |p, c| p * r + c);
     let er = p * r * r + r + 1.0;
-    er * f32::from_bits(((n as i32 + 127) as u32) << 23)
+    // `shifted` lies in [2²³, 2²⁴), where the floats are the integers, so its bits less
+    // ROUND's are n in two's complement: 2ⁿ without a float-to-integer conversion (Rust's
+    // `as i32` saturates, which does not vectorise).
+    let n_bits = shifted.to_bits().wrapping_sub(ROUND.to_bits());
+    er * f32::from_bits(n_bits.wrapping_add(127) << 23)
 }

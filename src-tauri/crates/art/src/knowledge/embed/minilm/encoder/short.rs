@@ -10,8 +10,8 @@ use candle_core::{Storage, Tensor};
 use pulp::{Arch, Simd, WithSimd};
 use rayon::prelude::*;
 
-use super::ops::{gelu, softmax_rows};
-use super::{Dense, Encoder, Layer, Norm};
+use super::ops::{add_and_normalise, gelu, softmax_rows};
+use super::{Dense, Encoder, Layer};
 
 /// Texts of at most this many tokens take this path.
 pub const SHORT_TOKENS: usize = 64;
@@ -97,7 +97,7 @@ impl Encoder {
                 *out = w + p + k;
             }
         }
-        normalise(&mut x[..n * hidden], hidden, &self.embeddings_norm)?;
+        add_and_normalise(&mut x[..n * hidden], None, None, &self.embeddings_norm);
         for layer in &self.layers {
             self.short_layer(layer, &mut x, n)?;
         }
@@ -116,21 +116,19 @@ impl Encoder {
         let mut attended = vec![0f32; x.len()];
         self.short_attention(&qkv, n, &mut attended);
         let mut y = dense(&layer.attention_out, &attended)?;
-        y.iter_mut().zip(x.iter()).for_each(|(y, x)| *y += x);
-        normalise(&mut y[..n * hidden], hidden, &layer.attention_norm)?;
+        add_and_normalise(&mut y[..n * hidden], Some(x), None, &layer.attention_norm);
         let mut inner = dense(&layer.intermediate, &y)?;
         gelu(&mut inner);
         let mut out = dense(&layer.output, &inner)?;
-        out.iter_mut().zip(&y).for_each(|(o, y)| *o += y);
-        normalise(&mut out[..n * hidden], hidden, &layer.output_norm)?;
+        add_and_normalise(&mut out[..n * hidden], Some(&y), None, &layer.output_norm);
         x.copy_from_slice(&out);
         Ok(())
     }
 
-    /// Self-attention of the first `n` rows of `qkv` (`rows × 3·hidden`) into `out`.
+    /// Self-attention of the first `n` rows of `qkv` (`rows × 3·hidden`, the queries
+    /// scaled already) into `out`.
     fn short_attention(&self, qkv: &[f32], n: usize, out: &mut [f32]) {
         let (hidden, size) = (self.hidden, self.hidden / self.heads);
-        let scale = 1.0 / (size as f32).sqrt();
         let row = |t: usize, part: usize, head: usize| {
             let start = t * 3 * hidden + part * hidden + head * size;
             &qkv[start..start + size]
@@ -144,8 +142,7 @@ impl Encoder {
                         .iter()
                         .zip(row(j, 1, head))
                         .map(|(a, b)| a * b)
-                        .sum::<f32>()
-                        * scale;
+                        .sum::<f32>();
                 }
                 softmax_rows(&mut weights, n);
                 let target = &mut out[i * hidden + head * size..i * hidden + (head + 1) * size];
@@ -159,21 +156,6 @@ impl Encoder {
             }
         }
     }
-}
-
-/// Layer normalisation of each `width`-long row of `x`, in place.
-fn normalise(x: &mut [f32], width: usize, norm: &Norm) -> candle_core::Result<()> {
-    let (weight, bias) = (Floats::of(&norm.weight)?, Floats::of(&norm.bias)?);
-    let (weight, bias) = (weight.get()?, bias.get()?);
-    for row in x.chunks_exact_mut(width) {
-        let mean = row.iter().sum::<f32>() / width as f32;
-        let variance = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / width as f32;
-        let scale = 1.0 / (variance + norm.eps).sqrt();
-        for ((v, w), b) in row.iter_mut().zip(weight).zip(bias) {
-            *v = (*v - mean) * scale * w + b;
-        }
-    }
-    Ok(())
 }
 
 /// A dense layer's weight (`in × out`) cut into strips of [`STRIP`] output columns, each
@@ -212,8 +194,7 @@ fn dense(layer: &Dense, x: &[f32]) -> candle_core::Result<Vec<f32>> {
     let Some(strips) = &layer.strips else {
         candle_core::bail!("short path: a layer's outputs are not whole strips");
     };
-    let bias = Floats::of(&layer.bias)?;
-    let bias = bias.get()?;
+    let bias = &layer.bias;
     let (inputs, outputs) = (strips.inputs, bias.len());
     if strips.floats.len() != inputs * outputs || !x.len().is_multiple_of(inputs * ROWS) {
         candle_core::bail!("short path: a dense layer's shapes do not agree");

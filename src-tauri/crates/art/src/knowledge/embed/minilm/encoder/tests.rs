@@ -40,7 +40,8 @@ fn softmax_gives_candles_softmax() {
             .chain(std::iter::repeat_n(2.5, width))
             .collect();
         let tensor = Tensor::from_vec(values, (4, width), &Device::Cpu).unwrap();
-        let ours = tensor.apply_op1_no_bwd(&super::ops::Softmax).unwrap();
+        let ours = tensor.copy().unwrap();
+        ours.inplace_op1(&super::fused::Softmax).unwrap();
         let theirs = candle_nn::ops::softmax_last_dim(&tensor).unwrap();
         let difference = (ours - theirs)
             .unwrap()
@@ -54,4 +55,48 @@ fn softmax_gives_candles_softmax() {
             .unwrap();
         assert!(difference < 1e-6, "width {width}: differs by {difference}");
     }
+}
+
+#[test]
+fn add_norm_gives_candles_layer_norm_of_the_sum() {
+    use candle_core::{Device, Tensor};
+    let (rows, width) = (37, 40);
+    let at = |i: usize, k: usize| ((i * k % 97) as f32 - 48.0) / 8.0;
+    let tensor = |k, shape: &[usize]| {
+        let count = shape.iter().product();
+        Tensor::from_vec((0..count).map(|i| at(i, k)).collect(), shape, &Device::Cpu).unwrap()
+    };
+    let (y, residual, bias) = (
+        tensor(3, &[rows, width]),
+        tensor(5, &[rows, width]),
+        tensor(7, &[width]),
+    );
+    let (weight, shift) = (tensor(11, &[width]), tensor(13, &[width]));
+    let norm = super::ops::Norm {
+        weight: weight.to_vec1().unwrap(),
+        bias: shift.to_vec1().unwrap(),
+        eps: 1e-12,
+    };
+    let ours = y.copy().unwrap();
+    ours.inplace_op2(
+        &residual,
+        &super::fused::AddNorm {
+            bias: &bias.to_vec1::<f32>().unwrap(),
+            norm: &norm,
+        },
+    )
+    .unwrap();
+    let sum = ((y + residual).unwrap().broadcast_add(&bias)).unwrap();
+    let theirs = candle_nn::ops::layer_norm(&sum, &weight, &shift, 1e-12).unwrap();
+    let difference = (ours - theirs)
+        .unwrap()
+        .abs()
+        .unwrap()
+        .flatten_all()
+        .unwrap()
+        .max(0)
+        .unwrap()
+        .to_scalar::<f32>()
+        .unwrap();
+    assert!(difference < 1e-4, "differs by {difference}");
 }
