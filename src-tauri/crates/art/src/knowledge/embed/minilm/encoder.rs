@@ -11,12 +11,14 @@ use candle_nn::VarBuilder;
 use rayon::prelude::*;
 use serde::Deserialize;
 
+mod attention;
 mod fused;
 mod ops;
 mod short;
 
-use fused::{AddBias, AddNorm, Normalise, Softmax};
+use fused::{AddBias, AddNorm, Normalise};
 use ops::Norm;
+use short::Floats;
 
 pub use short::SHORT_TOKENS;
 
@@ -147,14 +149,13 @@ impl Encoder {
             candle_core::bail!("activation {} is not supported", config.hidden_act);
         }
         if config.num_attention_heads == 0
-            || !config
-                .hidden_size
-                .is_multiple_of(config.num_attention_heads)
+            || config.hidden_size != config.num_attention_heads * attention::HEAD
         {
             candle_core::bail!(
-                "{} heads do not divide {}",
+                "{} dimensions in {} heads: the encoder's attention takes heads of {}",
+                config.hidden_size,
                 config.num_attention_heads,
-                config.hidden_size
+                attention::HEAD
             );
         }
         let vb = if vb.contains_tensor("bert.embeddings.word_embeddings.weight") {
@@ -259,11 +260,7 @@ impl Encoder {
             bias: &layer.query_key_value.bias,
             gelu: false,
         })?;
-        let attended = spans
-            .par_iter()
-            .map(|&(start, len)| self.attention(&qkv.narrow(0, start, len)?))
-            .collect::<candle_core::Result<Vec<_>>>()?;
-        let attended = Tensor::cat(&attended, 0)?;
+        let attended = self.attention(&qkv, spans)?;
         let y = layer.attention_out.product(&attended)?;
         y.inplace_op2(
             x,
@@ -288,24 +285,29 @@ impl Encoder {
         Ok(out)
     }
 
-    /// Self-attention over one text's tokens (`len × 3·hidden`: queries, already scaled,
-    /// keys, values) → `len × hidden`.
-    fn attention(&self, qkv: &Tensor) -> candle_core::Result<Tensor> {
-        let len = qkv.dim(0)?;
-        let size = self.hidden / self.heads;
-        let heads = |part: usize| {
-            qkv.narrow(1, part * self.hidden, self.hidden)?
-                .reshape((len, self.heads, size))?
-                .transpose(0, 1)?
-                .contiguous()
-        };
-        let (q, k, v) = (heads(0)?, heads(1)?, heads(2)?);
-        let weights = q.matmul(&k.t()?)?;
-        weights.inplace_op1(&Softmax)?;
-        weights
-            .matmul(&v)?
-            .transpose(0, 1)?
-            .reshape((len, self.hidden))
+    /// Self-attention over each text's tokens (`qkv`: `tokens × 3·hidden`, queries
+    /// scaled) → `tokens × hidden`, a text to a core at a time.
+    fn attention(&self, qkv: &Tensor, spans: &[(usize, usize)]) -> candle_core::Result<Tensor> {
+        let hidden = self.hidden;
+        let floats = Floats::of(qkv)?;
+        let qkv = floats.get()?;
+        let tokens = qkv.len() / (3 * hidden);
+        let mut attended = vec![0f32; tokens * hidden];
+        let mut regions = Vec::with_capacity(spans.len());
+        let mut rest = attended.as_mut_slice();
+        for &(start, len) in spans {
+            let (region, tail) = rest.split_at_mut(len * hidden);
+            let Some(rows) = qkv.get(start * 3 * hidden..(start + len) * 3 * hidden) else {
+                candle_core::bail!("attention: a text runs past the batch");
+            };
+            regions.push((rows, region));
+            rest = tail;
+        }
+        regions
+            .into_par_iter()
+            .for_each(|(rows, region)| attention::attend(rows, region, hidden));
+        drop(floats);
+        Tensor::from_vec(attended, (tokens, hidden), &self.device)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The steps between the packed encoder's matrix products, each one pass in place over
 //! the product it follows, its rows shared between the cores: a dense layer's bias added
 //! (then GELU, for the feed-forward layer), or its bias and the residual added and the sum
-//! normalised; softmax over attention scores. candle's own steps would each allocate a
+//! normalised. candle's own steps would each allocate a
 //! tensor and read and write all of it again — a bias, a residual, a norm, an activation:
 //! four passes where this makes one (measured with `perf`: a tenth of the time of
 //! embedding a book went to those passes and their allocations).
@@ -9,7 +9,7 @@
 use candle_core::{CpuStorage, InplaceOp1, InplaceOp2, Layout};
 use rayon::prelude::*;
 
-use super::ops::{Norm, add_and_normalise, add_bias, softmax_rows};
+use super::ops::{Norm, add_and_normalise, add_bias};
 
 /// Rows a core takes at a time.
 const ROWS_A_TASK: usize = 16;
@@ -112,22 +112,6 @@ impl InplaceOp1 for Normalise<'_> {
         }
         y.par_chunks_mut(width * ROWS_A_TASK)
             .for_each(|rows| add_and_normalise(rows, None, None, self.0));
-        Ok(())
-    }
-}
-
-/// Softmax over the last dimension, in place, on the calling thread (attention runs one
-/// text per thread already).
-pub struct Softmax;
-
-impl InplaceOp1 for Softmax {
-    fn name(&self) -> &'static str {
-        "softmax-last-dim"
-    }
-
-    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> candle_core::Result<()> {
-        let width = layout.shape().dims().last().copied().unwrap_or(1);
-        softmax_rows(floats_mut(storage, layout, self.name())?, width);
         Ok(())
     }
 }

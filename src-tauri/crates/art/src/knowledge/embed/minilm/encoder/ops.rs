@@ -73,13 +73,17 @@ impl WithSimd for Softmaxes<'_> {
 
     #[inline(always)]
     fn with_simd<S: Simd>(self, _: S) {
-        for row in self.values.chunks_mut(self.width) {
-            let largest = lanes_fold(row, f32::NEG_INFINITY, |v| v, larger);
-            row.iter_mut().for_each(|v| *v = exp(*v - largest));
-            let scale = 1.0 / lanes_fold(row, 0.0, |v| v, |a, b| a + b);
-            row.iter_mut().for_each(|v| *v *= scale);
-        }
+        self.values.chunks_mut(self.width).for_each(softmax);
     }
+}
+
+/// Softmax of `row`, in place (for a caller that has chosen its SIMD already).
+#[inline(always)]
+pub fn softmax(row: &mut [f32]) {
+    let largest = lanes_fold(row, f32::NEG_INFINITY, |v| v, larger);
+    row.iter_mut().for_each(|v| *v = exp(*v - largest));
+    let scale = 1.0 / lanes_fold(row, 0.0, |v| v, |a, b| a + b);
+    row.iter_mut().for_each(|v| *v *= scale);
 }
 
 /// The larger of two scores (`f32::max`'s care for NaN does not vectorise, and a score is

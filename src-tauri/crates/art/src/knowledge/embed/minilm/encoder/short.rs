@@ -24,14 +24,14 @@ const ROWS: usize = 4;
 const STRIP: usize = 64;
 
 /// A tensor's floats, borrowed for as long as the guard lives.
-struct Floats<'a> {
+pub struct Floats<'a> {
     storage: candle_core::StorageRef<'a>,
     start: usize,
     end: usize,
 }
 
 impl<'a> Floats<'a> {
-    fn of(tensor: &'a Tensor) -> candle_core::Result<Self> {
+    pub fn of(tensor: &'a Tensor) -> candle_core::Result<Self> {
         let (storage, layout) = tensor.storage_and_layout();
         let Some((start, end)) = layout.contiguous_offsets() else {
             candle_core::bail!("short path: weights must be contiguous");
@@ -43,7 +43,7 @@ impl<'a> Floats<'a> {
         })
     }
 
-    fn get(&self) -> candle_core::Result<&[f32]> {
+    pub fn get(&self) -> candle_core::Result<&[f32]> {
         match &*self.storage {
             Storage::Cpu(cpu) => Ok(&cpu.as_slice::<f32>()?[self.start..self.end]),
             _ => candle_core::bail!("short path: weights must be on the CPU"),

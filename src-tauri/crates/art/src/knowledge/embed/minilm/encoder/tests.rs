@@ -39,9 +39,10 @@ fn softmax_gives_candles_softmax() {
             .map(|i| ((i * 37 % 101) as f32 - 50.0) / 4.0)
             .chain(std::iter::repeat_n(2.5, width))
             .collect();
+        let mut ours = values.clone();
+        super::ops::softmax_rows(&mut ours, width);
+        let ours = Tensor::from_vec(ours, (4, width), &Device::Cpu).unwrap();
         let tensor = Tensor::from_vec(values, (4, width), &Device::Cpu).unwrap();
-        let ours = tensor.copy().unwrap();
-        ours.inplace_op1(&super::fused::Softmax).unwrap();
         let theirs = candle_nn::ops::softmax_last_dim(&tensor).unwrap();
         let difference = (ours - theirs)
             .unwrap()
@@ -99,4 +100,44 @@ fn add_norm_gives_candles_layer_norm_of_the_sum() {
         .to_scalar::<f32>()
         .unwrap();
     assert!(difference < 1e-4, "differs by {difference}");
+}
+
+#[test]
+fn attention_gives_the_plain_formula_for_texts_of_any_length() {
+    use super::attention::{HEAD, attend};
+    let (heads, hidden) = (2, 2 * HEAD);
+    for len in [1, 3, 4, 5, 17, 33, 100, 256] {
+        let qkv: Vec<f32> = (0..len * 3 * hidden)
+            .map(|i| ((i * 7919 % 211) as f32 - 105.0) / 60.0)
+            .collect();
+        let mut ours = vec![f32::NAN; len * hidden];
+        attend(&qkv, &mut ours, hidden);
+        let at = |row: usize, part: usize, head: usize, d: usize| {
+            qkv[row * 3 * hidden + part * hidden + head * HEAD + d]
+        };
+        for head in 0..heads {
+            for i in 0..len {
+                let scores: Vec<f64> = (0..len)
+                    .map(|j| {
+                        (0..HEAD)
+                            .map(|d| f64::from(at(i, 0, head, d) * at(j, 1, head, d)))
+                            .sum()
+                    })
+                    .collect();
+                let largest = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let weights: Vec<f64> = scores.iter().map(|s| (s - largest).exp()).collect();
+                let total: f64 = weights.iter().sum();
+                for d in 0..HEAD {
+                    let exact: f64 = (0..len)
+                        .map(|j| weights[j] / total * f64::from(at(j, 2, head, d)))
+                        .sum();
+                    let got = ours[i * hidden + head * HEAD + d];
+                    assert!(
+                        (f64::from(got) - exact).abs() < 1e-5,
+                        "len {len}, head {head}, row {i}, {d}: {got} not {exact}"
+                    );
+                }
+            }
+        }
+    }
 }
