@@ -80,13 +80,8 @@ impl KnowledgeStore {
                 .map(|c| c.id.as_str())
                 .collect::<Vec<_>>()
         });
-        let words = self.rank_words(query, within.as_deref(), candidates)?;
-        // Nearest passages per model: cosines of two models are not comparable, so each
-        // model's ranking is fused as a list of its own.
-        let mut meaning: HashMap<String, Vec<(i64, f32)>> = HashMap::new();
-        // The question's vector per model (`None`: it could not be embedded).
-        let mut query_vectors: HashMap<String, Option<Vec<f32>>> = HashMap::new();
-        let mut words_only = 0;
+        // Each collection's model, embedder and vectors.
+        let mut halves = Vec::with_capacity(collections.len());
         for c in &collections {
             let model = self.answering_model(&c.id, c.chunks)?;
             let embedder = self.embedder_for(&model);
@@ -94,22 +89,47 @@ impl KnowledgeStore {
                 Some(embedder) => self.vector_set(&c.id, &model, embedder.dimension())?,
                 None => Arc::default(),
             };
+            halves.push((c, model, embedder, set));
+        }
+        // The question's vector per model (`None`: it could not be embedded — it is still
+        // searched by its words), computed on another thread while the full-text index
+        // ranks the words on this one: the two take about as long.
+        let to_embed: HashMap<String, Arc<dyn Embedder>> = halves
+            .iter()
+            .filter(|(_, _, _, set)| !set.is_empty())
+            .filter_map(|(_, model, embedder, _)| {
+                Some((model.clone(), Arc::clone(embedder.as_ref()?)))
+            })
+            .collect();
+        let (words, query_vectors) = std::thread::scope(|scope| {
+            let embedding = scope.spawn(|| {
+                to_embed
+                    .iter()
+                    .map(|(model, embedder)| {
+                        let vector = embedder.embed(&[query]).ok().and_then(|mut v| v.pop());
+                        (model.clone(), vector)
+                    })
+                    .collect::<HashMap<String, Option<Vec<f32>>>>()
+            });
+            let words = self.rank_words(query, within.as_deref(), candidates);
+            (words, embedding.join().unwrap_or_default())
+        });
+        let words = words?;
+        // Nearest passages per model: cosines of two models are not comparable, so each
+        // model's ranking is fused as a list of its own.
+        let mut meaning: HashMap<String, Vec<(i64, f32)>> = HashMap::new();
+        let mut words_only = 0;
+        for (c, model, embedder, set) in halves {
             words_only += c.chunks.saturating_sub(set.len() as u64);
-            let Some(embedder) = embedder.filter(|_| !set.is_empty()) else {
+            let (Some(embedder), Some(Some(q))) = (embedder, query_vectors.get(&model)) else {
                 continue;
             };
-            // A question that cannot be embedded is still searched by its words.
-            let query_vector = query_vectors
-                .entry(model.clone())
-                .or_insert_with(|| embedder.embed(&[query]).ok().and_then(|mut v| v.pop()));
-            if let Some(q) = query_vector {
-                let bar = embedder.relevant_from();
-                meaning.entry(model).or_default().extend(
-                    set.nearest(q, candidates)
-                        .into_iter()
-                        .filter(|(_, cosine)| *cosine >= bar),
-                );
-            }
+            let bar = embedder.relevant_from();
+            meaning.entry(model).or_default().extend(
+                set.nearest(q, candidates)
+                    .into_iter()
+                    .filter(|(_, cosine)| *cosine >= bar),
+            );
         }
         // One ranking per half and model across collections (BM25 from one full-text
         // index over them all, the cosines of one model).
