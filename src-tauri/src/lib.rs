@@ -53,9 +53,10 @@ pub fn run() {
     };
     app.run(|app, event| {
         if let tauri::RunEvent::Exit = event {
-            // MCP servers end with the app: no process outlives it.
+            // MCP servers end with the app: no process outlives it. A run waiting on a
+            // server's question stays kept on it, to go on when it is answered.
             if let Ok(workbench) = app.state::<AppState>().workbench() {
-                tauri::async_runtime::block_on(workbench.art.mcp.shutdown());
+                tauri::async_runtime::block_on(workbench.art.close());
             }
         }
     });

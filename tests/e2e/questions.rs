@@ -72,3 +72,58 @@ async fn a_servers_question_is_answered_on_its_tool_card() {
     app.close().await;
     assert_eq!(settle(&mark, 10).await, 0, "no server left running");
 }
+
+/// Closed while a server's question waits, the app shows the same question after a
+/// restart, the run waiting on it; answered there, the call runs again, its server's same
+/// question gets the answer without asking, and the run ends with the answer.
+#[tokio::test(flavor = "current_thread")]
+async fn a_question_waiting_when_the_app_closed_is_answered_after_a_restart() {
+    let mark = marker();
+    let ollama = fake_ollama(vec![
+        text_reply(Protocol::Ollama, PLAN, 24),
+        text_reply(Protocol::Ollama, "Thanks, you are signed up.", 8),
+    ])
+    .await;
+    let app = AppSession::launch().await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+    app.click("#tools-button").await;
+    paste_everything(&app, &mark).await;
+    thread_with_tool(&app, &ollama.url(), TOOL).await;
+    app.type_into("#composer-input", "Sign me up").await;
+    app.click("#send-button").await;
+    let approval = format!(".approval-card[data-tool=\"{TOOL}\"]");
+    app.wait_for_text(&approval, "Approval needed").await;
+    app.click(&format!("{approval} button.approve")).await;
+    let card = format!(".tool-card[data-tool=\"{TOOL}\"]");
+    let form = format!("{card} .question.waiting");
+    app.wait_for_text(&form, "Please provide inputs for the following fields")
+        .await;
+
+    let data = app.close_keeping_data().await;
+    assert_eq!(settle(&mark, 10).await, 0, "the server went with the app");
+    let path = data.path().to_path_buf();
+    let app = AppSession::launch_with(data, &path).await;
+    app.wait_for_text("#backend-status.ready", "connected")
+        .await;
+    app.click(".thread-item .thread-title").await;
+    app.wait_for_text(&form, "Please provide inputs for the following fields")
+        .await;
+    app.wait_for_text(&format!("{card} .tool-status"), "waiting for your answer")
+        .await;
+    app.type_into(
+        &format!("{form} input[data-field=\"name\"]"),
+        "Ada Lovelace",
+    )
+    .await;
+    app.type_into(&format!("{form} input[data-field=\"integer\"]"), "7")
+        .await;
+    app.click(&format!("{form} .question-send")).await;
+    let done = app
+        .wait_for_text(&format!("{card}.ok"), "Name: Ada Lovelace")
+        .await;
+    assert!(done.contains("Favorite Integer: 7"), "{done}");
+    app.wait_for_text(".message.ai .answer", "signed up").await;
+    app.close().await;
+    assert_eq!(settle(&mark, 10).await, 0, "no server left running");
+}

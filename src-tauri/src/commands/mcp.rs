@@ -158,6 +158,21 @@ impl Handler for CancelMcpSignIn {
     }
 }
 
+/// The thread whose run was kept on question `question_id` when the app (or `art`) that
+/// asked it ended, and the question, if there is one.
+async fn kept_on(
+    wb: &crate::workbench::Workbench,
+    question_id: &str,
+) -> Option<(String, art_types::mcp::question::QuestionContent)> {
+    let posting = wb.art.mcp.posting()?;
+    let waiting = posting.waiting(None).await.ok()?;
+    let (thread, _) = waiting
+        .into_iter()
+        .find(|(_, q)| q.question_id == question_id)?;
+    let kept = wb.art.kept_on(&thread).await.ok().flatten()?;
+    (kept.question_id == question_id).then_some((thread, kept))
+}
+
 impl Handler for SignOutMcpServer {
     async fn handle(self, app: AppHandle) -> Result<McpServerStatus, IpcError> {
         workbench(&app)?
@@ -170,21 +185,43 @@ impl Handler for SignOutMcpServer {
 }
 
 /// The user's answer to a server's question on a tool card: the waiting call goes on
-/// with it; a page the user agreed to open opens in the browser. Values that do not fit the question are refused (`INVALID_INPUT`, the
-/// question still waits); a question that no longer waits is `NOT_FOUND`.
+/// with it; a page the user agreed to open opens in the browser. A question asked before
+/// the app last closed, whose run was kept on it, goes on in the background: its call
+/// runs again and the server's same question gets the answer. Values that do not fit the
+/// question are refused (`INVALID_INPUT`, the question still waits); a question that no
+/// longer waits is `NOT_FOUND`.
 impl Handler for AnswerQuestion {
     async fn handle(self, app: AppHandle) -> Result<(), IpcError> {
         use art::tools::mcp::AnswerError;
         use art_types::ErrorCode;
         let wb = workbench(&app)?;
-        let open = wb
-            .answers
-            .answer(&self.question_id, self.answer)
-            .map_err(|e| match e {
-                AnswerError::NotWaiting => IpcError::new(ErrorCode::NotFound, e.to_string()),
-                AnswerError::Invalid(why) => IpcError::new(ErrorCode::InvalidInput, why)
-                    .with_details(serde_json::json!({ "field": "answer" })),
-            })?;
+        let invalid = |why: String| {
+            IpcError::new(ErrorCode::InvalidInput, why)
+                .with_details(serde_json::json!({ "field": "answer" }))
+        };
+        let open = match wb.answers.answer(&self.question_id, self.answer.clone()) {
+            Ok(open) => open,
+            Err(AnswerError::Invalid(why)) => return Err(invalid(why)),
+            Err(not_waiting @ AnswerError::NotWaiting) => {
+                let Some((thread, asked)) = kept_on(&wb, &self.question_id).await else {
+                    return Err(IpcError::new(ErrorCode::NotFound, not_waiting.to_string()));
+                };
+                let trace = wb
+                    .art
+                    .waiting(&thread)
+                    .await
+                    .map_err(super::runs::agent_error)?
+                    .map(|w| w.trace_id)
+                    .unwrap_or_default();
+                if let art_types::mcp::elicit::ElicitAnswer::Accept(values) = &self.answer {
+                    art_types::mcp::elicit::check_answer(&asked.question.fields, values)
+                        .map_err(invalid)?;
+                }
+                let work = super::runs::Work::Answer(self.question_id, self.answer);
+                super::runs::spawn(app, &wb, thread, trace, work)?;
+                return Ok(());
+            }
+        };
         // A page the user agreed to open (its address stays on the card to copy).
         if let Some(page) = open
             && let Err(why) = art::tools::mcp::oauth::open_in_browser(&page)

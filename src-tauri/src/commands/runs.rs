@@ -64,6 +64,9 @@ pub(super) fn agent_error(e: AgentError) -> IpcError {
     match e {
         AgentError::Context(e) => context_error(e),
         AgentError::AwaitingApproval(tool) => awaiting(&tool),
+        AgentError::AwaitingAnswer(_) | AgentError::Closing => {
+            IpcError::new(ErrorCode::InvalidInput, e.to_string())
+        }
         AgentError::Busy(_) => busy(),
         AgentError::NotConfigured => IpcError::new(ErrorCode::InvalidInput, e.to_string())
             .with_details(serde_json::json!({ "field": "providerConfig" })),
@@ -72,10 +75,12 @@ pub(super) fn agent_error(e: AgentError) -> IpcError {
     }
 }
 
-/// What a run in the background does: answer a question, or go on after a decision.
-enum Work {
+/// What a run in the background does: answer a question, go on after a decision, or go
+/// on with a run kept on a server's question (its id) with the answer to it.
+pub(super) enum Work {
     Ask(AgentProps),
     Resume(ApprovalDecision),
+    Answer(String, art_types::mcp::elicit::ElicitAnswer),
 }
 
 /// Start a run of the thread's agent on `text` in the background; returns its trace id.
@@ -99,7 +104,7 @@ fn launch(
 
 /// Run `work` in the background as run `trace` of `thread_id`; its end is the
 /// `RunFinished` event.
-fn spawn(
+pub(super) fn spawn(
     app: AppHandle,
     wb: &Workbench,
     thread_id: String,
@@ -114,6 +119,11 @@ fn spawn(
         let outcome = match work {
             Work::Ask(props) => wb.art.process(props, cancel).await,
             Work::Resume(decision) => wb.art.resume(&thread_id, decision, cancel).await,
+            Work::Answer(question, answer) => {
+                wb.art
+                    .answer_held(&thread_id, &question, answer, cancel)
+                    .await
+            }
         };
         wb.finish_run(&trace);
         let finished = match outcome {

@@ -14,6 +14,8 @@ use leptos::task::spawn_local;
 use serde_json::{Map, Value};
 
 use crate::ipc;
+use crate::run_view::RunView;
+use crate::store::Store;
 
 /// What a text box holds, as the value a field of `kind` takes (`None`: left empty).
 pub fn value_of(kind: &FieldKind, text: &str) -> Result<Option<Value>, String> {
@@ -182,10 +184,17 @@ fn control(
     }
 }
 
-/// A tool card's question: the form while it waits (and the run is live), else what
+/// A tool card's question: the form while it waits (and the run is live, or `kept` on
+/// it: the app closed while it waited, and the answer makes that run go on), else what
 /// became of it.
 #[component]
-pub fn QuestionForm(card: QuestionCard, live: bool) -> impl IntoView {
+pub fn QuestionForm(
+    card: QuestionCard,
+    live: bool,
+    #[prop(optional)] kept: Option<RunView>,
+) -> impl IntoView {
+    let store = expect_context::<Store>();
+    let kept = StoredValue::new(kept);
     let asked = card.asked;
     let header = view! {
         <header class="card-title">
@@ -228,10 +237,18 @@ pub fn QuestionForm(card: QuestionCard, live: bool) -> impl IntoView {
             answer,
         };
         let args_id = id.get_value();
+        // A kept run is live again from here (its next part's events find it).
+        let kept = kept.try_get_value().flatten();
+        if let Some(run) = &kept {
+            store.resume(run.clone());
+        }
         spawn_local(async move {
             match ipc::call(&args).await {
                 Ok(()) => DRAFTS.with(|d| d.borrow_mut().remove(&args_id)),
                 Err(e) => {
+                    if let Some(run) = kept {
+                        store.show(run);
+                    }
                     problem.try_set(Some(e.message));
                     None
                 }

@@ -57,6 +57,14 @@ fn approval_note(approval: &ApprovalContent) -> String {
 }
 
 /// What the latest plan change did, in a line.
+/// Whether `run` is kept waiting on question `question_id` (after a restart, a run
+/// whose call's question waited goes on when it is answered).
+fn kept_on(run: &RunView, question_id: &str) -> bool {
+    run.waiting
+        .as_ref()
+        .is_some_and(|w| w.question_id.as_deref() == Some(question_id))
+}
+
 fn update_note(update: &PlanUpdateContent) -> String {
     let mut parts = Vec::new();
     for (count, what) in [
@@ -131,8 +139,13 @@ pub fn RunCard(run: RunView) -> impl IntoView {
         .tools
         .iter()
         .map(|tool| {
-            let waits = run.waiting.as_ref().is_some_and(|w| w.call_id == tool.call_id);
-            let asks = tool.question.as_ref().is_some_and(|q| q.outcome.is_none()) && !run.finished;
+            let waits = run
+                .waiting
+                .as_ref()
+                .is_some_and(|w| w.call_id == tool.call_id && w.question_id.is_none());
+            let asks = tool.question.as_ref().is_some_and(|q| {
+                q.outcome.is_none() && (!run.finished || kept_on(&run, &q.asked.question_id))
+            });
             let (class, label) = match tool.state {
                 ToolState::Running if waits => ("waiting", "waiting for approval"),
                 ToolState::Running if asks => ("waiting", "waiting for your answer"),
@@ -170,7 +183,15 @@ pub fn RunCard(run: RunView) -> impl IntoView {
                             None => view! { <p class="tool-progress"><progress></progress>" "<span class="muted small">{said}</span></p> }.into_any(),
                         }
                     })}
-                    {tool.question.clone().map(|card| view! { <QuestionForm card live=!run.finished /> })}
+                    {tool.question.clone().map(|card| {
+                        let kept = (run.finished && kept_on(&run, &card.asked.question_id))
+                            .then(|| run.clone());
+                        let live = !run.finished || kept.is_some();
+                        match kept {
+                            Some(kept) => view! { <QuestionForm card live kept /> }.into_any(),
+                            None => view! { <QuestionForm card live /> }.into_any(),
+                        }
+                    })}
                     {result}
                     {tool.result.as_ref().map(result_images).unwrap_or_default().into_iter().map(|(mime, data)| view! {
                         <img class="tool-image" alt=format!("{mime} from {}", tool.tool_name) src=format!("data:{mime};base64,{data}") />
@@ -202,7 +223,8 @@ pub fn RunCard(run: RunView) -> impl IntoView {
     });
     let approval = run
         .waiting
-        .is_some()
+        .as_ref()
+        .is_some_and(|w| w.question_id.is_none())
         .then(|| view! { <ApprovalCard run=run.clone() /> });
     let review = run
         .waits_for_review()

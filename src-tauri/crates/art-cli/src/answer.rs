@@ -1,7 +1,10 @@
 //! `art answer`: the answer to an MCP server's question that a run waits on in another
 //! process — the app's tool card, or `art run` whose input has ended. The answer is
 //! posted in the data directory and taken by the process whose call waits; this one
-//! waits (`--wait`) to print what became of it.
+//! waits (`--wait`) to print what became of it. When that process has ended (closed,
+//! killed, crashed) while the question waited, its run goes on here instead: the call
+//! runs again, its server's same question gets the answer, and the rest of the run is
+//! printed as `art approve` prints it.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -87,6 +90,20 @@ pub async fn answer(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
             ElicitAnswer::Accept(given)
         }
     };
+    if let Some(kept) = stack.art.kept_on(&thread).await?
+        && kept.question_id == question.question_id
+    {
+        sayln!(
+            "MCP server `{}` asked: {}\nThe process that asked it has ended: its run goes on here.",
+            question.question.server,
+            question.question.message
+        );
+        let waiting = stack.art.waiting(&thread).await?;
+        let trace = waiting.map(|w| w.trace_id).unwrap_or_default();
+        let printer = crate::printer::Printer::new(&thread, &trace, false);
+        let work = crate::follow::Work::Answer(thread, question.question_id, answer);
+        return crate::follow::follow(stack, printer, None, work).await;
+    }
     let outcome = posting
         .answer(&thread, &question, answer, Duration::from_secs(args.wait))
         .await?;

@@ -10,6 +10,7 @@ use art::agent::CancellationToken;
 use art::sockets::{ObservationFilter, StreamFilter};
 use art::standard::Standard;
 use art_types::approval::{ApprovalDecision, PLAN_REVIEW, SuspensionContent};
+use art_types::mcp::elicit::ElicitAnswer;
 use art_types::{AgentFinalResponse, AgentProps, RunStatus};
 use serde_json::Value;
 
@@ -51,6 +52,9 @@ pub enum Work {
     Ask(AgentProps),
     /// Go on after a decision on the thread's waiting call.
     Resume(String, ApprovalDecision),
+    /// Go on with a run kept on a server's question (thread, question id) whose process
+    /// ended, with the answer to it.
+    Answer(String, String, ElicitAnswer),
 }
 
 /// Run `work` to its end (deciding on waiting calls as `approve` says), printing as it
@@ -64,6 +68,9 @@ pub async fn follow(
     let (thread_id, mut work) = match work {
         Work::Ask(props) => (props.thread_id.clone(), Work::Ask(props)),
         Work::Resume(thread, decision) => (thread.clone(), Work::Resume(thread, decision)),
+        Work::Answer(thread, question, answer) => {
+            (thread.clone(), Work::Answer(thread, question, answer))
+        }
     };
     loop {
         let (out, stopped) = drive(stack, &mut printer, work).await?;
@@ -232,7 +239,7 @@ async fn drive(
     let art = &stack.art;
     let thread_id = match &work {
         Work::Ask(props) => props.thread_id.clone(),
-        Work::Resume(thread, _) => thread.clone(),
+        Work::Resume(thread, _) | Work::Answer(thread, ..) => thread.clone(),
     };
     let mut stream = art.sockets.stream.subscribe(StreamFilter {
         thread_id: Some(thread_id.clone()),
@@ -247,9 +254,15 @@ async fn drive(
         match work {
             Work::Ask(props) => art.process(props, cancel.clone()).await,
             Work::Resume(thread, decision) => art.resume(&thread, decision, cancel.clone()).await,
+            Work::Answer(thread, question, answer) => {
+                art.answer_held(&thread, &question, answer, cancel.clone())
+                    .await
+            }
         }
     };
     tokio::pin!(run);
+    let end = told_to_end();
+    tokio::pin!(end);
     let mut stopped = false;
     let outcome = loop {
         // In this order: an observation (a plan) is broadcast before the tokens that
@@ -264,6 +277,14 @@ async fn drive(
                 noteln!("\nStopping…");
                 cancel.cancel();
             }
+            () = &mut end, if !stopped => {
+                // The terminal closed (SIGHUP) or the system asks us to end (SIGTERM):
+                // servers stop, and a run waiting on a server's question stays kept on
+                // it for `art answer`; any other run is stopped.
+                stopped = true;
+                art.close().await;
+                cancel.cancel();
+            }
             out = &mut run => break out,
         }
     };
@@ -275,6 +296,25 @@ async fn drive(
     }
     printer.end_thinking();
     Ok((outcome?, stopped))
+}
+
+/// SIGHUP or SIGTERM (never elsewhere than on Unix).
+async fn told_to_end() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let (Ok(mut hangup), Ok(mut terminate)) = (
+            signal(SignalKind::hangup()),
+            signal(SignalKind::terminate()),
+        ) {
+            tokio::select! {
+                _ = hangup.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            return;
+        }
+    }
+    std::future::pending().await
 }
 
 /// The footer and the exit status of a run that ended (or waits).

@@ -224,7 +224,13 @@ async fn threads(stack: &Standard) -> anyhow::Result<()> {
             (name, model) => format!("{name}/{model}"),
         };
         let waits = match stack.art.waiting(&t.thread_id).await? {
-            Some(w) => format!("  [waits for your decision on {}]", w.call.tool_name),
+            Some(w) => match &w.asked {
+                Some(asked) => format!(
+                    "  [waits for your answer to {}'s question: art answer]",
+                    asked.question.server
+                ),
+                None => format!("  [waits for your decision on {}]", w.call.tool_name),
+            },
             None => String::new(),
         };
         sayln!(

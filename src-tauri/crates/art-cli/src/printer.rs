@@ -156,7 +156,13 @@ impl Printer {
                 sayln!("Tool {} {args}{edited}: {outcome}", tool.tool_name);
             }
             Change::Waiting => {
-                if let Some(waiting) = &self.run.waiting {
+                // (A wait on a server's question is said where the question is asked.)
+                if let Some(waiting) = self
+                    .run
+                    .waiting
+                    .as_ref()
+                    .filter(|w| w.question_id.is_none())
+                {
                     sayln!(
                         "Waiting for approval: {} {}",
                         waiting.tool_name,

@@ -116,6 +116,12 @@ pub struct SuspensionContent {
     /// The plan step it is made for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_id: Option<String>,
+    /// The MCP server question (its id) the call waits on, when it waits for an answer
+    /// rather than a decision: the run is kept while the question waits, so that it goes
+    /// on with the answer even after the process that asked ended. Its
+    /// `ELICITATION_ANSWER` ends the wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question_id: Option<String>,
 }
 
 /// Content of an `APPROVAL` observation: a decision on a call, and what ran.

@@ -41,7 +41,8 @@ pub enum ObservationType {
     Step,
     /// The plan was changed while it ran (`record::PlanUpdateContent`).
     PlanUpdate,
-    /// The run waits for a decision on a tool call (`approval::SuspensionContent`).
+    /// The run waits for a decision on a tool call, or for the answer to an MCP server's
+    /// question during one (`approval::SuspensionContent`).
     Suspension,
     /// A decision on a tool call: the user's, or the thread's policy
     /// (`approval::ApprovalContent`).

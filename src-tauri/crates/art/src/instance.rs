@@ -109,6 +109,47 @@ impl ArtInstance {
         self.agent.waiting(thread_id).await
     }
 
+    /// The process is closing: MCP servers stop (none outlives it), and a run waiting on
+    /// a server's question stays kept on it, to go on when it is answered after a
+    /// restart.
+    pub async fn close(&self) {
+        self.agent.close();
+        self.mcp.shutdown().await;
+    }
+
+    /// The MCP server question the thread's run was kept on when its process ended
+    /// (the app or `art` closed, killed or crashed while it waited), if any: answered
+    /// with [`Self::answer_held`], the run goes on here. `None` too while the process
+    /// that asked lives (it takes the answer itself).
+    pub async fn kept_on(
+        &self,
+        thread_id: &str,
+    ) -> Result<Option<art_types::mcp::question::QuestionContent>, AgentError> {
+        if matches!(self.agent.idle(thread_id).await, Err(AgentError::Busy(_))) {
+            return Ok(None);
+        }
+        Ok(self.agent.waiting(thread_id).await?.and_then(|w| w.asked))
+    }
+
+    /// Go on with the run kept on question `question_id` (see [`Self::kept_on`]),
+    /// `answer` given to it: its call runs again and the server's same question gets the
+    /// answer; then the run goes on to its end (or its next wait).
+    pub async fn answer_held(
+        &self,
+        thread_id: &str,
+        question_id: &str,
+        answer: art_types::mcp::elicit::ElicitAnswer,
+        cancel: CancellationToken,
+    ) -> Result<AgentFinalResponse, AgentError> {
+        self.mcp.start_for_thread(&self.state, thread_id).await;
+        let out = self
+            .agent
+            .answer_held(thread_id, question_id, answer, cancel)
+            .await?;
+        self.ledger(&out).await;
+        Ok(out)
+    }
+
     /// What the thread's waiting run waits on, if `decision` can be taken on it.
     pub async fn check_decision(
         &self,

@@ -850,6 +850,105 @@ async fn a_question_without_a_terminal_waits_for_art_answer() {
     assert_eq!(settle(&mark, 5).await, 0, "processes left behind");
 }
 
+/// The process whose run waits on a server's question ends (its terminal closed, as the
+/// app closes): the question is still there, and `art answer` goes on with the run itself —
+/// the call runs again, the server's same question gets the answer without asking, and
+/// the run ends with the answer that used it. Nothing waits afterwards, and no server
+/// process is left.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_outlives_the_process_that_asked_it() {
+    let plan = r#"{"title": "Sign up", "intent": "Fill the form", "plan": ["Ask"], "toolCalls": [{"callId": "c1", "toolName": "everything__trigger-elicitation-request", "arguments": {}}]}"#;
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, plan, 16),
+            text_reply(Protocol::Ollama, "You are signed up.", 4),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mark = marker();
+    let out = art_owned(data.path(), &add_everything(&mark, &[])).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let url = ollama.url();
+    let mut args = ask_new("Sign up", &url, "Sign me up");
+    args.splice(
+        1..1,
+        [
+            "--tools",
+            "everything__trigger-elicitation-request",
+            "--approve",
+            "all",
+        ],
+    );
+    let err_file = data.path().join("run.stderr");
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_art"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(&args)
+        .env("HF_ENDPOINT", art_testkit::embedder::NO_HUB)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&err_file).unwrap())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    for _ in 0..400 {
+        said = std::fs::read_to_string(&err_file).unwrap_or_default();
+        if said.contains("art answer") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(said.contains("answer it from another terminal"), "{said}");
+    // The terminal closes: `art` ends, its server with it, the run kept on the question.
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(run.id().unwrap()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    let closed = run.wait_with_output().await.unwrap();
+    assert!(!closed.status.success());
+    let said = std::fs::read_to_string(&err_file).unwrap();
+    assert!(said.contains("goes on when the question is answered"), "{said}");
+    assert_eq!(settle(&mark, 5).await, 0, "the server went with `art`");
+
+    // The run is kept on the question: nothing else may start in the thread.
+    let listed = stdout(&art(data.path(), &["threads"]).await);
+    assert!(
+        listed.contains("[waits for your answer to everything's question"),
+        "{listed}"
+    );
+    let thread = listed.split_whitespace().next().unwrap().to_owned();
+    let busy = art(data.path(), &["run", "--thread", &thread, "Something else"]).await;
+    assert_eq!(busy.status.code(), Some(1));
+    assert!(
+        stderr(&busy).contains("waits for your answer to MCP server `everything`"),
+        "{}",
+        stderr(&busy)
+    );
+    // A value the question does not take is refused, and it still waits.
+    let wrong = art(data.path(), &["answer", "accept", "name=Ada", "integer=x"]).await;
+    assert_eq!(wrong.status.code(), Some(1), "{}", stdout(&wrong));
+    let out = art(
+        data.path(),
+        &["answer", "accept", "name=Ada Lovelace", "integer=7"],
+    )
+    .await;
+    let printed = stdout(&out);
+    assert!(out.status.success(), "{printed}\n{}", stderr(&out));
+    assert!(printed.contains("its run goes on here"), "{printed}");
+    assert!(printed.contains("Name: Ada Lovelace"), "{printed}");
+    assert!(printed.contains("You are signed up."), "{printed}");
+    // Answered: nothing waits any more, and the thread takes questions again.
+    let late = art(data.path(), &["answer", "decline"]).await;
+    assert_eq!(late.status.code(), Some(1));
+    let waits = art(data.path(), &["threads"]).await;
+    assert!(!stdout(&waits).contains("waits"), "{}", stdout(&waits));
+    assert_eq!(settle(&mark, 5).await, 0, "processes left behind");
+}
+
 /// A long call's progress, as its server reports it, is printed on stderr as it comes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_calls_progress_is_printed() {

@@ -247,7 +247,16 @@ impl RunView {
     /// What the run is doing now, in a few words (shown while it runs).
     pub fn progress(&self) -> String {
         if let Some(waiting) = &self.waiting {
-            return format!("Waiting for your approval of {}…", waiting.tool_name);
+            return match (&waiting.question_id, &waiting.server) {
+                (Some(_), Some(server)) => {
+                    format!("Waiting for your answer to {server}'s question…")
+                }
+                (Some(_), None) => format!(
+                    "Waiting for your answer to {}'s question…",
+                    waiting.tool_name
+                ),
+                (None, _) => format!("Waiting for your approval of {}…", waiting.tool_name),
+            };
         }
         if self.waits_for_review() {
             return "Waiting for your word on the plan…".into();
@@ -440,6 +449,12 @@ impl RunView {
                 let Some(answered) = read::<AnsweredContent>(c) else {
                     return Change::Nothing;
                 };
+                // A run kept on this question waits no more.
+                if self.waiting.as_ref().is_some_and(|w| {
+                    w.question_id.as_deref() == Some(answered.question_id.as_str())
+                }) {
+                    self.waiting = None;
+                }
                 let Some(i) = self.tools.iter().position(|t| {
                     t.question
                         .as_ref()

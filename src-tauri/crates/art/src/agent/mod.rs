@@ -8,6 +8,8 @@ pub mod pes;
 mod streaming;
 
 use art_types::approval::{ApprovalDecision, SuspensionContent};
+use art_types::mcp::elicit::ElicitAnswer;
+use art_types::mcp::question::QuestionContent;
 
 /// The call a waiting run waits on, and the run.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +18,19 @@ pub struct WaitingCall {
     pub trace_id: String,
     /// The call, as its SUSPENSION observation shows it.
     pub call: SuspensionContent,
+    /// The server's question the call waits on, when it waits for an answer rather
+    /// than a decision (its process ended while the question waited).
+    pub asked: Option<QuestionContent>,
+}
+
+impl WaitingCall {
+    /// Why nothing else may happen in the thread meanwhile.
+    pub fn why(&self) -> AgentError {
+        match &self.asked {
+            Some(asked) => AgentError::AwaitingAnswer(asked.question.server.clone()),
+            None => AgentError::AwaitingApproval(self.call.tool_name.clone()),
+        }
+    }
 }
 use art_types::{AgentFinalResponse, AgentProps};
 pub use tokio_util::sync::CancellationToken;
@@ -35,6 +50,20 @@ pub enum AgentError {
     /// The thread's run waits for a decision on a tool call: decide, or stop it, first.
     #[error("this thread's run waits for your decision on `{0}`: approve, deny or stop it first")]
     AwaitingApproval(String),
+    /// The thread's run waits on an MCP server's question (named by the server).
+    #[error(
+        "this thread's run waits for your answer to MCP server `{0}`'s question: answer it \
+         (or stop the run) first"
+    )]
+    AwaitingAnswer(String),
+    /// The process closed while the run waited on an MCP server's question: the run is
+    /// kept as it was, and goes on when the question is answered (in the app, or `art
+    /// answer`).
+    #[error(
+        "closing while the run waits on an MCP server's question: it goes on when the \
+         question is answered (in the app, or with `art answer`)"
+    )]
+    Closing,
     /// Nothing in the thread waits for a decision.
     #[error("no run of thread {0} waits for a decision")]
     NothingWaiting(String),
@@ -109,6 +138,24 @@ pub trait AgentCore: Send + Sync {
         let _ = (decision, cancel);
         Err(AgentError::NothingWaiting(thread_id.to_owned()))
     }
+
+    /// Go on with the run of `thread_id` kept on MCP server question `question_id` when
+    /// its process ended, `answer` given to it: its call runs again, and the server's
+    /// same question gets the answer.
+    async fn answer_held(
+        &self,
+        thread_id: &str,
+        question_id: &str,
+        answer: ElicitAnswer,
+        cancel: CancellationToken,
+    ) -> Result<AgentFinalResponse, AgentError> {
+        let _ = (question_id, answer, cancel);
+        Err(AgentError::NothingWaiting(thread_id.to_owned()))
+    }
+
+    /// The process is closing: a run waiting on a server's question stays kept on it
+    /// while the servers stop (see [`AgentError::Closing`]).
+    fn close(&self) {}
 
     /// End the suspended run of `thread_id` as stopped; `None` if none waits.
     async fn stop_waiting(

@@ -48,6 +48,30 @@ pub struct ExecutionContext {
     /// The time this call waited for the user (an MCP server's question), which its
     /// time limit does not count ([`user_time::run_within`]).
     pub user_time: Arc<user_time::UserTime>,
+    /// The run's hold on the call while a server's question makes it wait (set per call
+    /// by the agent for tools that can ask; `None` outside a run).
+    pub hold: Option<Arc<dyn CallHold>>,
+}
+
+/// What keeps a run whose tool call waits on a server's question (MCP elicitation)
+/// beyond the process: while the question waits the run is stored as waiting on it, so
+/// that answering it after the app or `art` ended re-runs the call, and the server's
+/// same question, asked again, gets that answer.
+#[async_trait::async_trait]
+pub trait CallHold: Send + Sync {
+    /// The answer already given to `question` (the run went on after its process ended
+    /// while the same question waited), to give again without asking.
+    fn answered_before(
+        &self,
+        question: &art_types::mcp::elicit::ElicitQuestion,
+    ) -> Option<art_types::mcp::elicit::ElicitAnswer>;
+    /// The call waits on `asked`: keep the run, should this process end meanwhile.
+    async fn hold(&self, asked: &art_types::mcp::question::QuestionContent);
+    /// `asked` has its answer, or its call ended: the run no longer waits on it.
+    async fn release(&self, asked: &art_types::mcp::question::QuestionContent);
+    /// The process is closing: the run stays kept on the question it waits on, and
+    /// nothing more of the call is recorded (its server stopping ends it).
+    fn kept(&self) -> bool;
 }
 
 impl ExecutionContext {

@@ -3,13 +3,17 @@
 //! refuse, or wait for the user. A run that waits ends with status `suspended`: what it
 //! needs to go on (the run's bookkeeping, the step at work, the options it was started
 //! with) is stored, so a decision continues it in this process or after a restart.
-//! Every decision — the user's or a policy's refusal — is an APPROVAL observation.
+//! Every decision — the user's or a policy's refusal — is an APPROVAL observation. A
+//! run whose call waits on a server's question is stored the same way while it waits
+//! (`held.rs`), and goes on with the answer.
 
 use std::sync::Arc;
 
 use art_types::approval::{
     ApprovalContent, ApprovalDecision, Decider, PLAN_REVIEW, SuspensionContent, ToolPolicy,
 };
+use art_types::mcp::elicit::{ElicitAnswer, check_answer};
+use art_types::mcp::question::{AnsweredContent, QuestionContent, QuestionOutcome};
 use art_types::{
     AgentFinalResponse, AgentOptions, AgentProps, ConversationMessage, MessageRole, MessageStatus,
     ObservationType, ParsedToolCall, Phase, RunStatus,
@@ -20,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::super::{AgentError, WaitingCall};
 use super::calls::stopped;
+use super::held::HeldAnswer;
 use super::review::{edited_steps, plan_arguments};
 use super::run::{Run, Stop};
 use super::steps::{Start, StepState};
@@ -37,30 +42,70 @@ pub(super) enum Verdict {
 }
 
 /// A run that waits for a decision, as stored (one per thread).
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Waiting {
-    run: Run,
+pub(super) struct Waiting {
+    pub run: Run,
     /// The step whose call waits; none while the plan waits for review.
     #[serde(default)]
-    step: Option<StepState>,
+    pub step: Option<StepState>,
     /// The planner's calls of the first step (a plan in review).
     #[serde(default)]
-    calls: Vec<ParsedToolCall>,
-    intent: Option<String>,
-    options: AgentOptions,
-    question: ConversationMessage,
+    pub calls: Vec<ParsedToolCall>,
+    pub intent: Option<String>,
+    pub options: AgentOptions,
+    pub question: ConversationMessage,
+    /// The server's question the step's call waits on (the run is kept while it waits,
+    /// in case its process ends): its answer runs the call again.
+    #[serde(default)]
+    pub asked: Option<QuestionContent>,
+}
+
+/// How a waiting run goes on.
+pub(super) enum GoOn {
+    /// A decision on the call (or the plan) it waits on.
+    Decision(ApprovalDecision),
+    /// The answer to the server's question its call waits on.
+    Answer {
+        question_id: String,
+        answer: ElicitAnswer,
+    },
 }
 
 /// The stored runs that wait.
 pub struct WaitingRuns {
     storage: Arc<dyn StorageAdapter>,
+    /// The process is closing ([`Self::close`]).
+    closing: std::sync::atomic::AtomicBool,
 }
 
 impl WaitingRuns {
     /// Waiting runs kept in `storage`.
     pub fn new(storage: Arc<dyn StorageAdapter>) -> Self {
-        Self { storage }
+        Self {
+            storage,
+            closing: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The process is closing (the app quits, `art` was told to end): a run kept on a
+    /// server's question stays kept, whatever becomes of its call as the servers stop.
+    pub fn close(&self) {
+        self.closing
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether [`Self::close`] was called.
+    pub(super) fn closing(&self) -> bool {
+        self.closing.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether the thread's stored run is run `trace_id`, kept on a server's question.
+    pub(super) async fn kept(&self, thread_id: &str, trace_id: &str) -> bool {
+        matches!(
+            self.get(thread_id).await,
+            Ok(Some(w)) if w.asked.is_some() && w.run.trace_id == trace_id
+        )
     }
 
     async fn get(&self, thread_id: &str) -> Result<Option<Waiting>, AgentError> {
@@ -82,7 +127,7 @@ impl WaitingRuns {
         }
     }
 
-    async fn put(&self, waiting: &Waiting) -> Result<(), AgentError> {
+    pub(super) async fn put(&self, waiting: &Waiting) -> Result<(), AgentError> {
         let record = Record {
             id: waiting.run.thread_id.clone(),
             thread_id: Some(waiting.run.thread_id.clone()),
@@ -96,6 +141,32 @@ impl WaitingRuns {
         self.storage
             .set(Collection::SuspendedRuns, vec![record])
             .await?;
+        Ok(())
+    }
+
+    /// Delete the thread's stored run if it is run `trace_id` kept on a server's question
+    /// (`question_id`, when given): its process goes on with it, or it ended.
+    pub(super) async fn let_go(
+        &self,
+        thread_id: &str,
+        trace_id: &str,
+        question_id: Option<&str>,
+    ) -> Result<(), AgentError> {
+        if self.closing() {
+            return Ok(());
+        }
+        let Some(waiting) = self.get(thread_id).await? else {
+            return Ok(());
+        };
+        let held = waiting
+            .asked
+            .as_ref()
+            .is_some_and(|asked| question_id.is_none_or(|id| asked.question_id == id));
+        if held && waiting.run.trace_id == trace_id {
+            self.storage
+                .delete(Collection::SuspendedRuns, thread_id)
+                .await?;
+        }
         Ok(())
     }
 
@@ -170,6 +241,11 @@ impl PesAgent {
         // The call the run waited on has its decision, whatever the policy is now.
         if let Some(decision) = run.decisions.remove(&call.call_id) {
             return Some(self.decided(run, call, decision).await);
+        }
+        // It ran (allowed then) until its process ended under a server's question: it
+        // runs again, to be given the answer.
+        if run.held.as_ref().is_some_and(|h| h.call_id == call.call_id) {
+            return Some(Verdict::Run(call.clone()));
         }
         match self.policy_of(setup, &call.tool_name) {
             ToolPolicy::Auto => Some(Verdict::Run(call.clone())),
@@ -281,6 +357,7 @@ impl PesAgent {
             intent,
             options,
             question,
+            asked: None,
         };
         self.waiting_runs.put(&waiting).await?;
         self.record(why).await;
@@ -302,7 +379,7 @@ impl PesAgent {
 
     /// A call that waits, as the user sees it: its tool, its server, its arguments and
     /// the schema an edit must fit.
-    fn suspension_of(
+    pub(super) fn suspension_of(
         &self,
         run: &Run,
         step: &StepState,
@@ -319,6 +396,7 @@ impl PesAgent {
                 .unwrap_or_default(),
             server: entry.and_then(|e| e.tool.origin()).map(|o| o.server),
             step_id: run.steps.get(step.index).map(|s| s.id.clone()),
+            question_id: None,
         }
     }
 
@@ -334,9 +412,16 @@ impl PesAgent {
                 input_schema: json!({ "type": "object", "properties": { "steps": { "type": "array", "items": { "type": "string" } } }, "required": ["steps"] }),
                 server: None,
                 step_id: None,
+                question_id: None,
             },
         };
-        Some(WaitingCall { trace_id, call })
+        let mut call = call;
+        call.question_id = waiting.asked.as_ref().map(|a| a.question_id.clone());
+        Some(WaitingCall {
+            trace_id,
+            call,
+            asked: waiting.asked.clone(),
+        })
     }
 
     /// The call the thread's waiting run waits on.
@@ -348,12 +433,14 @@ impl PesAgent {
         Ok(waiting.as_ref().and_then(|w| self.waiting_of(w)))
     }
 
-    /// The thread's waiting run and what it waits on, `decision` checked against it:
-    /// edited arguments must fit the tool's schema (an edited plan must be a plan).
+    /// The thread's waiting run and what it waits on, `go_on` checked against it:
+    /// edited arguments must fit the tool's schema (an edited plan must be a plan); an
+    /// answer must be to the question the run waits on, and fit it. A run kept on a
+    /// question whose process still lives goes on there.
     async fn checked(
         &self,
         thread_id: &str,
-        decision: &ApprovalDecision,
+        go_on: &GoOn,
     ) -> Result<(Waiting, WaitingCall), AgentError> {
         let nothing = || AgentError::NothingWaiting(thread_id.to_owned());
         let waiting = self
@@ -362,6 +449,28 @@ impl PesAgent {
             .await?
             .ok_or_else(nothing)?;
         let call = self.waiting_of(&waiting).ok_or_else(nothing)?;
+        if let Some(asked) = &waiting.asked {
+            if self.claims.busy(thread_id).await? {
+                return Err(AgentError::Busy(thread_id.to_owned()));
+            }
+            let GoOn::Answer {
+                question_id,
+                answer,
+            } = go_on
+            else {
+                return Err(AgentError::AwaitingAnswer(asked.question.server.clone()));
+            };
+            if *question_id != asked.question_id {
+                return Err(nothing());
+            }
+            if let ElicitAnswer::Accept(values) = answer {
+                check_answer(&asked.question.fields, values).map_err(AgentError::InvalidInput)?;
+            }
+            return Ok((waiting, call));
+        }
+        let GoOn::Decision(decision) = go_on else {
+            return Err(nothing());
+        };
         if let ApprovalDecision::Approve {
             arguments: Some(arguments),
             ..
@@ -386,19 +495,20 @@ impl PesAgent {
         thread_id: &str,
         decision: &ApprovalDecision,
     ) -> Result<WaitingCall, AgentError> {
-        self.checked(thread_id, decision)
+        self.checked(thread_id, &GoOn::Decision(decision.clone()))
             .await
             .map(|(_, call)| call)
     }
 
-    /// Go on with the thread's waiting run, `decision` taken on its call.
+    /// Go on with the thread's waiting run, a decision taken on its call or the answer to
+    /// its call's question given.
     pub(super) async fn resume_waiting(
         &self,
         thread_id: &str,
-        decision: ApprovalDecision,
+        go_on: GoOn,
         cancel: CancellationToken,
     ) -> Result<AgentFinalResponse, AgentError> {
-        let (waiting, _) = self.checked(thread_id, &decision).await?;
+        let (waiting, _) = self.checked(thread_id, &go_on).await?;
         let call = waiting.step.as_ref().and_then(|s| s.calls.first().cloned());
         let claim = self.claims.claim(thread_id, &waiting.run.trace_id).await?;
         let Waiting {
@@ -408,6 +518,7 @@ impl PesAgent {
             intent,
             options,
             question,
+            asked,
         } = match self.waiting_runs.take(thread_id).await {
             Ok(waiting) => waiting,
             Err(e) => {
@@ -417,7 +528,9 @@ impl PesAgent {
         };
         let context = self.state.load_thread_context(thread_id).await?;
         let mut config = context.config;
-        if let (ApprovalDecision::Approve { always: true, .. }, Some(call)) = (&decision, &call) {
+        if let (GoOn::Decision(ApprovalDecision::Approve { always: true, .. }), Some(call)) =
+            (&go_on, &call)
+        {
             config
                 .tool_policies
                 .insert(call.tool_name.clone(), ToolPolicy::Auto);
@@ -442,13 +555,29 @@ impl PesAgent {
                 run.call_ids
                     .extend(super::super::history::call_ids(&setup.history));
                 super::search_first::told_found(&run, &mut setup);
-                let start = match (step, call) {
-                    (Some(step), Some(call)) => {
+                let start = match (step, call, go_on) {
+                    (Some(step), Some(call), GoOn::Decision(decision)) => {
                         run.decisions.insert(call.call_id, decision);
                         Ok(Start::Resumed(step))
                     }
-                    (Some(step), None) => Ok(Start::Resumed(step)),
-                    (None, _) => self.settle_review(&mut run, &setup, calls, decision).await,
+                    (Some(step), Some(call), GoOn::Answer { answer, .. }) => {
+                        if let Some(asked) = asked {
+                            self.answered_after(&run, &asked, &answer).await;
+                            run.held = Some(HeldAnswer {
+                                call_id: call.call_id,
+                                asked,
+                                answer,
+                            });
+                        }
+                        Ok(Start::Resumed(step))
+                    }
+                    (Some(step), None, _) => Ok(Start::Resumed(step)),
+                    (None, _, GoOn::Decision(decision)) => {
+                        self.settle_review(&mut run, &setup, calls, decision).await
+                    }
+                    (None, _, GoOn::Answer { .. }) => Err(Stop::Agent(AgentError::NothingWaiting(
+                        thread_id.to_owned(),
+                    ))),
                 };
                 match start {
                     Ok(start) => {
@@ -466,11 +595,38 @@ impl PesAgent {
         ended
     }
 
-    /// End the thread's waiting run as stopped.
+    /// The question a run's call waited on when its process ended has its answer: as
+    /// its ELICITATION_ANSWER says (the call runs again, and its server asks again).
+    async fn answered_after(&self, run: &Run, asked: &QuestionContent, answer: &ElicitAnswer) {
+        let content = AnsweredContent {
+            question_id: asked.question_id.clone(),
+            call_id: asked.call_id.clone(),
+            outcome: QuestionOutcome::Answered {
+                answer: answer.clone(),
+            },
+        };
+        let mut o = crate::observation::NewObservation::new(
+            &run.thread_id,
+            &run.trace_id,
+            ObservationType::ElicitationAnswer,
+            json!(content),
+        );
+        o.metadata = json!({ "server": asked.question.server, "afterRestart": true });
+        self.record(o).await;
+    }
+
+    /// End the thread's waiting run as stopped (a run kept on a question whose process
+    /// lives is that process's to stop).
     pub(super) async fn stop_waiting_run(
         &self,
         thread_id: &str,
     ) -> Result<Option<AgentFinalResponse>, AgentError> {
+        if let Some(waiting) = self.waiting_runs.get(thread_id).await?
+            && waiting.asked.is_some()
+            && self.claims.busy(thread_id).await?
+        {
+            return Ok(None);
+        }
         let Ok(waiting) = self.waiting_runs.take(thread_id).await else {
             return Ok(None);
         };

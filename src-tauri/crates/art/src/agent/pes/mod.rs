@@ -19,6 +19,7 @@
 mod approvals;
 mod calls;
 mod exchange;
+mod held;
 mod planning;
 mod replan;
 mod review;
@@ -32,6 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use art_types::approval::ApprovalDecision;
+use art_types::mcp::elicit::ElicitAnswer;
 use art_types::{
     AgentFinalResponse, AgentOptions, AgentProps, AgentState, AttachmentProblem,
     ConversationMessage, FailureCode, GenerationParams, ObservationType, Phase, ProviderConfig,
@@ -107,6 +109,10 @@ struct Setup {
     thread_title: String,
     /// The history's documents and images, loaded.
     attached: Attached,
+    /// The options the run was started with.
+    options: AgentOptions,
+    /// The plan's intent, once there is a plan.
+    intent: Option<String>,
 }
 
 impl PesAgent {
@@ -183,6 +189,8 @@ impl PesAgent {
             schemas,
             thread_title,
             attached,
+            options: props.options.clone(),
+            intent: None,
         })
     }
 
@@ -253,13 +261,14 @@ impl PesAgent {
     async fn after_plan(
         &self,
         run: &mut Run,
-        setup: Setup,
+        mut setup: Setup,
         intent: Option<String>,
         options: AgentOptions,
         start: Start,
         state: AgentState,
         cancel: &CancellationToken,
     ) -> Result<AgentFinalResponse, Stop> {
+        setup.intent.clone_from(&intent);
         let shared = Arc::new(Mutex::new(state.clone()));
         let waiting = self.execute(run, &setup, start, &shared, cancel).await?;
         let new_state: AgentState = shared.lock().await.clone();
@@ -303,6 +312,25 @@ impl PesAgent {
         run: &Run,
         outcome: Result<AgentFinalResponse, Stop>,
     ) -> Result<AgentFinalResponse, AgentError> {
+        // Closing while kept on a question: nothing more is recorded; it goes on later.
+        if self.waiting_runs.closing()
+            && outcome.is_err()
+            && self.waiting_runs.kept(&run.thread_id, &run.trace_id).await
+        {
+            return Err(AgentError::Closing);
+        }
+        let waits =
+            matches!(&outcome, Ok(r) if r.metadata.status == art_types::RunStatus::Suspended);
+        if !waits {
+            // Kept on a question that never had its answer (the run was stopped, say).
+            if let Err(e) = self
+                .waiting_runs
+                .let_go(&run.thread_id, &run.trace_id, None)
+                .await
+            {
+                tracing::warn!(thread = %run.thread_id, "a run's hold could not be let go: {e}");
+            }
+        }
         match outcome {
             Ok(response) => Ok(response),
             Err(Stop::Run(failed)) => {
@@ -336,7 +364,7 @@ impl AgentCore for PesAgent {
         }
         let thread = self.conversation.thread(&props.thread_id).await?;
         if let Some(waiting) = self.waiting_call(&props.thread_id).await? {
-            return Err(AgentError::AwaitingApproval(waiting.call.tool_name));
+            return Err(waiting.why());
         }
         let context = self.state.load_thread_context(&props.thread_id).await?;
         let trace_id = props.trace_id.clone().unwrap_or_else(crate::clock::new_id);
@@ -393,11 +421,12 @@ impl AgentCore for PesAgent {
     }
 
     async fn idle(&self, thread_id: &str) -> Result<(), AgentError> {
-        if let Some(waiting) = self.waiting_call(thread_id).await? {
-            return Err(AgentError::AwaitingApproval(waiting.call.tool_name));
-        }
+        // (A run kept on a server's question is at work while its process lives.)
         if self.claims.busy(thread_id).await? {
             return Err(AgentError::Busy(thread_id.to_owned()));
+        }
+        if let Some(waiting) = self.waiting_call(thread_id).await? {
+            return Err(waiting.why());
         }
         Ok(())
     }
@@ -420,7 +449,26 @@ impl AgentCore for PesAgent {
         decision: ApprovalDecision,
         cancel: CancellationToken,
     ) -> Result<AgentFinalResponse, AgentError> {
-        self.resume_waiting(thread_id, decision, cancel).await
+        self.resume_waiting(thread_id, approvals::GoOn::Decision(decision), cancel)
+            .await
+    }
+
+    async fn answer_held(
+        &self,
+        thread_id: &str,
+        question_id: &str,
+        answer: ElicitAnswer,
+        cancel: CancellationToken,
+    ) -> Result<AgentFinalResponse, AgentError> {
+        let go_on = approvals::GoOn::Answer {
+            question_id: question_id.to_owned(),
+            answer,
+        };
+        self.resume_waiting(thread_id, go_on, cancel).await
+    }
+
+    fn close(&self) {
+        self.waiting_runs.close();
     }
 
     async fn stop_waiting(

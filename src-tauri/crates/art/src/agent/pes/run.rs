@@ -113,6 +113,10 @@ pub(super) struct Run {
     /// Decisions taken on calls that waited, by call id (given when the run goes on).
     #[serde(skip)]
     pub decisions: HashMap<String, ApprovalDecision>,
+    /// The answer to the question a call waited on when the run's process ended (given
+    /// when the run goes on).
+    #[serde(skip)]
+    pub held: Option<super::held::HeldAnswer>,
     /// Set when a tool asks that the agent state be saved ([`ExecutionContext::save_state`]
     /// — handled, and cleared, when the steps end, before any wait).
     ///
@@ -150,6 +154,7 @@ impl Run {
             call_ids: HashSet::new(),
             worked_ms: 0,
             decisions: HashMap::new(),
+            held: None,
             state_save_asked: Arc::default(),
         }
     }

@@ -9,13 +9,14 @@ use serde_json::json;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use super::approvals::Verdict;
+use super::approvals::{Verdict, Waiting};
 use super::calls::{stopped, tool_message};
+use super::held::Hold;
 use super::run::{Run, Stop};
 use super::steps::StepState;
 use super::{PesAgent, Setup};
 use crate::clock;
-use crate::tools::{ExecutionContext, ToolError};
+use crate::tools::{CallHold, ExecutionContext, ToolError};
 
 impl PesAgent {
     /// Run the step's pending calls one by one, each as its policy says: `auto` runs,
@@ -58,11 +59,18 @@ impl PesAgent {
             };
             let (call, result) = match verdict {
                 Verdict::Run(call) => {
+                    let mut exec = exec.clone();
+                    exec.hold = self.hold(run, setup, st, &call);
                     let ran = tokio::select! {
                         biased;
                         () = cancel.cancelled() => return Err(Stop::run(stopped(), Phase::Execution, None)),
                         ran = self.tools.execute_tools(std::slice::from_ref(&call), &setup.config.enabled_tools, &exec, Some(&st.span)) => ran,
                     };
+                    // Cut by the process closing while a server's question waited: the
+                    // run stays kept as the call began, and records nothing more.
+                    if exec.hold.is_some() && self.waiting_runs.closing() {
+                        return Err(Stop::Agent(crate::agent::AgentError::Closing));
+                    }
                     run.tool_calls += 1;
                     match ran.into_iter().next() {
                         Some(result) => (call, result),
@@ -96,6 +104,44 @@ impl PesAgent {
         }
         run.results.extend(results.iter().cloned());
         Ok(Some((results, complete)))
+    }
+
+    /// The run's hold on `call` (an MCP tool's: its server may ask something): the run
+    /// as it is now, `call` first in its step, with the answer given before to its
+    /// question, if the run went on after its process ended under it.
+    fn hold(
+        &self,
+        run: &mut Run,
+        setup: &Setup,
+        st: &StepState,
+        call: &ParsedToolCall,
+    ) -> Option<Arc<dyn CallHold>> {
+        let before = run.held.take_if(|h| h.call_id == call.call_id);
+        let entry = self.tools.registry().entry(&call.tool_name)?;
+        entry.tool.origin()?;
+        let question = run.question.clone()?;
+        let mut step = st.clone();
+        if let Some(first) = step.calls.first_mut() {
+            first.clone_from(call);
+        }
+        let call_shown = self.suspension_of(run, &step, call);
+        let mut kept = run.clone();
+        kept.pause();
+        Some(Arc::new(Hold {
+            runs: Arc::clone(&self.waiting_runs),
+            observations: Arc::clone(&self.observations),
+            call: call_shown,
+            waiting: Waiting {
+                run: kept,
+                step: Some(step),
+                calls: Vec::new(),
+                intent: setup.intent.clone(),
+                options: setup.options.clone(),
+                question,
+                asked: None,
+            },
+            before,
+        }))
     }
 
     /// TOOL_CALL observations for a batch of calls about to be made in `phase` (by step

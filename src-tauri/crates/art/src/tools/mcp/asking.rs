@@ -33,6 +33,8 @@ pub(super) struct CallRef {
     ended: CancellationToken,
     /// Its request's progress token, and when its progress was last recorded.
     progress: Arc<Mutex<Progress>>,
+    /// The run's hold on it while a question waits.
+    hold: Option<Arc<dyn crate::tools::CallHold>>,
 }
 
 /// What [`Asking::progress`] knows of a call's progress.
@@ -171,6 +173,7 @@ impl Asking {
                 user_time: Arc::clone(&context.user_time),
                 ended: ended.clone(),
                 progress: Arc::clone(&progress),
+                hold: context.hold.clone(),
             });
         InFlight {
             asking: self,
@@ -249,10 +252,13 @@ impl Asking {
         server: &str,
         question: art_types::mcp::elicit::ElicitQuestion,
     ) -> Result<ElicitAnswer, String> {
-        let Some(elicitor) = self.elicitor() else {
-            return Err("no one to ask here (no terminal, no window)".into());
-        };
         let call = self.call_on(server);
+        let hold = call.as_ref().and_then(|c| c.hold.clone());
+        let before = hold.as_ref().and_then(|h| h.answered_before(&question));
+        let elicitor = self.elicitor();
+        if before.is_none() && elicitor.is_none() {
+            return Err("no one to ask here (no terminal, no window)".into());
+        }
         let fields = question.fields.clone();
         let asked = QuestionContent {
             question_id: crate::clock::new_id(),
@@ -264,7 +270,14 @@ impl Asking {
             question,
         };
         let on_run = call.as_ref().filter(|c| !c.trace_id.is_empty());
-        let answer = {
+        let answer = if let Some(before) = before {
+            // Asked again after a restart, and answered then: the same answer.
+            if let Some(call) = on_run {
+                self.record(call, ObservationType::Elicitation, &asked)
+                    .await;
+            }
+            Some(before)
+        } else if let Some(elicitor) = elicitor {
             let _paused = call.as_ref().map(|c| c.user_time.pause());
             let ended = call.as_ref().map(|c| c.ended.clone()).unwrap_or_default();
             // Polled once before the question is shown, so it is already waiting for
@@ -294,12 +307,27 @@ impl Asking {
             match first {
                 std::task::Poll::Ready(answer) => Some(answer),
                 std::task::Poll::Pending => {
-                    tokio::select! {
+                    // Kept while it waits: the run goes on after a restart.
+                    if let Some(hold) = hold.as_ref().filter(|_| on_run.is_some()) {
+                        hold.hold(&asked).await;
+                    }
+                    let answer = tokio::select! {
                         answer = &mut asking => Some(answer),
                         () = ended.cancelled() => None,
+                    };
+                    if let Some(hold) = hold.as_ref().filter(|_| on_run.is_some()) {
+                        if answer.is_none() && hold.kept() {
+                            // Closing: the question stays unanswered on record, its run
+                            // kept on it, for after the restart.
+                            return Err("the app is closing".into());
+                        }
+                        hold.release(&asked).await;
                     }
+                    answer
                 }
             }
+        } else {
+            None
         };
         let (outcome, result) = match answer {
             Some(ElicitAnswer::Accept(values)) => match check_answer(&fields, &values) {
