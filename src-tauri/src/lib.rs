@@ -15,6 +15,30 @@ mod workbench;
 use state::AppState;
 use tauri::Manager;
 
+/// Quit as if the window closed when the system asks the app to end (SIGTERM at logout
+/// or shutdown, SIGHUP from a closed terminal): MCP servers stop and a run waiting on a
+/// server's question stays kept on it, instead of dying with servers left running.
+fn quit_when_told(app: tauri::AppHandle) {
+    #[cfg(unix)]
+    tauri::async_runtime::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut terminate), Ok(mut hangup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) else {
+            tracing::warn!("cannot listen for SIGTERM/SIGHUP: the app ends abruptly on them");
+            return;
+        };
+        tokio::select! {
+            _ = terminate.recv() => tracing::info!("SIGTERM: quitting"),
+            _ = hangup.recv() => tracing::info!("SIGHUP: quitting"),
+        }
+        app.exit(0);
+    });
+    #[cfg(not(unix))]
+    let _ = app;
+}
+
 /// Build and run the app until its last window closes.
 pub fn run() {
     let started = std::time::Instant::now();
@@ -34,6 +58,7 @@ pub fn run() {
         .manage(app_state)
         .setup(|app| {
             state::start_background_probes(app.handle());
+            quit_when_told(app.handle().clone());
             Ok(())
         })
         .invoke_handler(commands::route)
@@ -57,6 +82,7 @@ pub fn run() {
             // server's question stays kept on it, to go on when it is answered.
             if let Ok(workbench) = app.state::<AppState>().workbench() {
                 tauri::async_runtime::block_on(workbench.art.close());
+                tracing::info!("MCP servers stopped; quitting");
             }
         }
     });

@@ -118,6 +118,8 @@ pub fn start_background_probes(app: &AppHandle) {
         // The enabled MCP servers start with the app, all at once, without holding it up.
         let mcp = Arc::clone(&workbench.art.mcp);
         tauri::async_runtime::spawn(async move {
+            // First, what a killed app left running ends.
+            mcp.end_leftovers().await;
             if let Err(e) = mcp.start_enabled().await {
                 tracing::warn!("could not start the MCP servers: {e}");
             }

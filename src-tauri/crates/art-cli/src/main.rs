@@ -251,7 +251,9 @@ async fn main_async(mut cli: Cli) -> anyhow::Result<ExitCode> {
         args.start_attaching(&attachments);
     }
     let stack = open(&dir, attachments)?;
-    // Answers a killed process left streaming are marked interrupted first.
+    // Answers a killed process left streaming are marked interrupted first, and the MCP
+    // servers it left running end.
+    stack.art.mcp.end_leftovers().await;
     let recovered = stack.art.conversation.recover_interrupted().await?;
     if recovered > 0 {
         noteln!("art: {recovered} answer(s) cut off by an earlier crash marked interrupted");

@@ -911,7 +911,10 @@ async fn a_question_outlives_the_process_that_asked_it() {
     let closed = run.wait_with_output().await.unwrap();
     assert!(!closed.status.success());
     let said = std::fs::read_to_string(&err_file).unwrap();
-    assert!(said.contains("goes on when the question is answered"), "{said}");
+    assert!(
+        said.contains("goes on when the question is answered"),
+        "{said}"
+    );
     assert_eq!(settle(&mark, 5).await, 0, "the server went with `art`");
 
     // The run is kept on the question: nothing else may start in the thread.

@@ -42,11 +42,15 @@ pub enum Collection {
     /// Answers to MCP servers' questions given from another process (`art answer`),
     /// until the process whose call waits takes them (id = question id).
     Answers,
+    /// The process groups of the stdio MCP servers running (id = group id), with the
+    /// process that started each: what a process that died left running is ended by
+    /// the next one.
+    McpProcesses,
 }
 
 impl Collection {
     /// Every collection.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::Threads,
         Self::Messages,
         Self::Observations,
@@ -59,6 +63,7 @@ impl Collection {
         Self::Prices,
         Self::Settings,
         Self::Answers,
+        Self::McpProcesses,
     ];
 
     /// Storage name.
@@ -76,6 +81,7 @@ impl Collection {
             Self::Prices => "prices",
             Self::Settings => "settings",
             Self::Answers => "answers",
+            Self::McpProcesses => "mcp_processes",
         }
     }
 }

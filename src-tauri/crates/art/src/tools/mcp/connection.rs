@@ -127,6 +127,13 @@ impl ClientHandler for Client {
     }
 }
 
+impl Connection {
+    /// The stdio server's process group (Unix).
+    pub(super) fn group(&self) -> Option<i32> {
+        self.tree.as_ref().and_then(Tree::group)
+    }
+}
+
 /// A started server.
 pub(super) struct Connection {
     pub(super) service: RunningService<RoleClient, Client>,

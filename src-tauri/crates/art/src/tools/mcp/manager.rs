@@ -42,12 +42,15 @@ pub struct McpManager {
     known: Arc<Mutex<HashMap<String, Known>>>,
     handshake: Duration,
     asking: Arc<Asking>,
+    /// The records of the stdio servers' process groups.
+    leftovers: super::leftovers::Leftovers,
 }
 
 impl McpManager {
     /// Servers from `store`, their tools registered in `registry`.
     pub fn new(store: McpStore, registry: Arc<ToolRegistry>) -> Self {
         Self {
+            leftovers: super::leftovers::Leftovers::new(store.storage()),
             store,
             registry,
             running: Mutex::new(HashMap::new()),
@@ -67,6 +70,13 @@ impl McpManager {
     ) -> Self {
         self.asking = Arc::new(Asking::recording(observations, storage));
         self
+    }
+
+    /// End the stdio servers that processes which died (killed, crashed) left running
+    /// on this data directory — the ones still the same processes; how many. Call it
+    /// when a process opens the data directory.
+    pub async fn end_leftovers(&self) -> usize {
+        self.leftovers.end().await
     }
 
     /// Answering, from this process, a question that waits in another (`art answer`);
@@ -229,6 +239,9 @@ impl McpManager {
         let connection = Connection::open(config, secrets, self.handshake, stderr.clone(), asking)
             .await
             .map_err(|e| (e, stderr))?;
+        if let Some(group) = connection.group() {
+            self.leftovers.started(group).await;
+        }
         let listed = list_and_register(
             &self.registry,
             &self.asking,
@@ -241,7 +254,11 @@ impl McpManager {
             Ok(tools) => Ok((connection, tools)),
             Err(e) => {
                 let stderr = connection.stderr.clone();
+                let group = connection.group();
                 connection.close().await;
+                if let Some(group) = group {
+                    self.leftovers.stopped(group).await;
+                }
                 Err((e, stderr))
             }
         }
@@ -301,7 +318,11 @@ impl McpManager {
             .remove(name);
         if let Some(running) = running {
             running.refresher.abort();
+            let group = running.connection.group();
             running.connection.close().await;
+            if let Some(group) = group {
+                self.leftovers.stopped(group).await;
+            }
         }
         if let Some(known) = self
             .known

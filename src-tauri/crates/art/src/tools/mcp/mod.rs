@@ -30,6 +30,7 @@ mod elicit;
 mod errors;
 mod http;
 pub mod import;
+mod leftovers;
 mod manager;
 pub mod oauth;
 mod posted;

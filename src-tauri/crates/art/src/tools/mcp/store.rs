@@ -302,6 +302,10 @@ impl McpStore {
     }
 
     /// The keychain, for the sign-ins kept in it.
+    pub(super) fn storage(&self) -> Arc<dyn StorageAdapter> {
+        Arc::clone(&self.storage)
+    }
+
     pub(super) fn secrets(&self) -> Arc<dyn SecretStore> {
         Arc::clone(&self.secrets)
     }

@@ -50,6 +50,14 @@ impl Tree {
         ))
     }
 
+    /// The process group the server leads (Unix).
+    pub(super) fn group(&self) -> Option<i32> {
+        #[cfg(unix)]
+        return self.group.map(nix::unistd::Pid::as_raw);
+        #[cfg(not(unix))]
+        None
+    }
+
     /// Whether the server has exited.
     pub(super) fn exited(&mut self) -> bool {
         !matches!(self.child.try_wait(), Ok(None))
