@@ -29,7 +29,12 @@ pub enum Script {
 }
 
 impl Script {
-    /// A complete answer in three chunks, with usage, then END.
+    /// The model a scripted text answer says answered (a dated version of the one asked
+    /// for, as providers name it).
+    pub const ANSWERED_BY: &'static str = "test-model-2026-11";
+
+    /// A complete answer in three chunks, with usage and the model that answered, then
+    /// END.
     pub fn text(text: &str) -> Self {
         let chars: Vec<char> = text.chars().collect();
         let third = chars.len().div_ceil(3).max(1);
@@ -43,6 +48,7 @@ impl Script {
         events.push(StreamEventKind::Metadata(LlmMetadata {
             input_tokens: Some(10),
             output_tokens: Some(5),
+            response_model: Some(Self::ANSWERED_BY.into()),
             ..Default::default()
         }));
         events.push(StreamEventKind::End);

@@ -70,6 +70,12 @@ pub struct LlmMetadata {
     /// Opaque signature of the thinking (Anthropic), needed to send that thinking back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_signature: Option<String>,
+    /// The model that answered, as the provider names it in its reply (OpenAI-compatible
+    /// `model`, Anthropic's `message.model`, Gemini's `modelVersion`, Ollama's `model`):
+    /// often more precise than the one asked for (a dated version, the model an
+    /// OpenRouter route chose). OpenTelemetry's `gen_ai.response.model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_model: Option<String>,
 }
 
 impl LlmMetadata {
@@ -88,6 +94,7 @@ impl LlmMetadata {
             cost_nanos,
             stop_reason,
             reasoning_signature,
+            response_model,
         } = later;
         self.input_tokens = input_tokens.or(self.input_tokens);
         self.cached_input_tokens = cached_input_tokens.or(self.cached_input_tokens);
@@ -99,6 +106,7 @@ impl LlmMetadata {
         self.cost_nanos = cost_nanos.or(self.cost_nanos);
         self.stop_reason = stop_reason.or(self.stop_reason.take());
         self.reasoning_signature = reasoning_signature.or(self.reasoning_signature.take());
+        self.response_model = response_model.or(self.response_model.take());
     }
 }
 

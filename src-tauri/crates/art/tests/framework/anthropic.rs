@@ -58,6 +58,7 @@ async fn text_is_identical_whatever_the_byte_splits_and_line_endings() {
             (Some(25), Some(15))
         );
         assert_eq!(meta.stop_reason.as_deref(), Some("end_turn"));
+        assert_eq!(meta.response_model.as_deref(), Some("claude-test"));
         assert_eq!(events.last(), Some(&StreamEventKind::End));
     }
 }

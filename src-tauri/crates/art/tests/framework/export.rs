@@ -211,6 +211,11 @@ async fn otlp_is_a_span_tree_an_independent_decoder_reads() {
         .iter()
         .find(|c| attr_str(c, "art.stage") == Some("synthesis"))
         .unwrap();
+    // The model that answered, as the provider named it, beside the one asked for.
+    assert_eq!(
+        attr_str(synthesis_chat, "gen_ai.response.model"),
+        Some(art_testkit::framework::scripted::Script::ANSWERED_BY)
+    );
     assert_eq!(
         attr(synthesis_chat, "gen_ai.usage.input_tokens"),
         Some(&Any::IntValue(10))

@@ -65,6 +65,7 @@ async fn text_and_thoughts_are_identical_whatever_the_byte_splits() {
             (Some(9), Some(4), Some(5))
         );
         assert_eq!(meta.stop_reason.as_deref(), Some("STOP"));
+        assert_eq!(meta.response_model.as_deref(), Some("gemini-test"));
         assert_eq!(events.last(), Some(&StreamEventKind::End));
     }
 }

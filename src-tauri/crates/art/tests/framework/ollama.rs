@@ -87,6 +87,7 @@ async fn chat_stream_is_identical_whatever_the_byte_splits() {
             ),
             (Some(26), Some(9), Some(1500))
         );
+        assert_eq!(meta.response_model.as_deref(), Some("llama3.2"));
         assert_eq!(events.last(), Some(&StreamEventKind::End));
     }
 }

@@ -57,6 +57,8 @@ async fn text_stream_is_identical_whatever_the_byte_splits_and_line_endings() {
         };
         assert_eq!((meta.input_tokens, meta.output_tokens), (Some(12), Some(4)));
         assert_eq!(meta.stop_reason.as_deref(), Some("stop"));
+        // The model as the server named it (gen_ai.response.model), read once.
+        assert_eq!(meta.response_model.as_deref(), Some("gpt-test"));
         assert_eq!(events.last(), Some(&StreamEventKind::End));
     }
 }

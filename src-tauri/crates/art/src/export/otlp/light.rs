@@ -33,6 +33,9 @@ pub(super) struct Usage<'a> {
     pub(super) output_tokens: Option<u64>,
     #[serde(borrow, deserialize_with = "text")]
     pub(super) stop_reason: Text<'a>,
+    /// LLM_STREAM_END: the model that answered.
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) response_model: Text<'a>,
     /// FINAL_RESPONSE: `metadata.usage`.
     #[serde(borrow)]
     pub(super) usage: Option<Box<Usage<'a>>>,
@@ -66,6 +69,9 @@ pub(super) struct Content<'a> {
     pub(super) output_tokens: Option<u64>,
     #[serde(borrow, deserialize_with = "text")]
     pub(super) stop_reason: Text<'a>,
+    /// LLM_STREAM_METADATA: the model that answered.
+    #[serde(borrow, deserialize_with = "text")]
+    pub(super) response_model: Text<'a>,
     /// LLM_STREAM_END: `metadata`; FINAL_RESPONSE: `metadata` (with `usage`).
     #[serde(borrow)]
     pub(super) metadata: Option<Usage<'a>>,
@@ -237,6 +243,15 @@ impl<'a> Obs<'a> {
             });
         }
         c.metadata.as_ref().map(Usage::tokens)
+    }
+
+    /// The model that answered an LLM call, as its provider named it, wherever its kind
+    /// keeps it (top level for LLM_STREAM_METADATA, `metadata` for LLM_STREAM_END).
+    pub(super) fn response_model(&self) -> Option<&str> {
+        let c = &self.content;
+        c.response_model
+            .as_deref()
+            .or_else(|| c.metadata.as_ref()?.response_model.as_deref())
     }
 
     /// A run's token totals (FINAL_RESPONSE: `metadata.usage`).

@@ -640,6 +640,15 @@ fn llm_span<'r>(span: &mut Span<'r>, draft: &Draft<'r, '_>, context: &RunContext
             attributes.push(text("gen_ai.response.finish_reasons", reason));
         }
     }
+    let answered_by = draft
+        .events
+        .iter()
+        .find(|o| o.kind == ObservationType::LlmStreamMetadata)
+        .and_then(|o| o.response_model())
+        .or_else(|| closing.and_then(|o| o.response_model()));
+    if let Some(model) = answered_by {
+        attributes.push(text("gen_ai.response.model", model));
+    }
     let failed = closing.filter(|o| o.kind == ObservationType::LlmStreamError);
     if let Some(error) = failed {
         let code = error.content.code.as_deref().unwrap_or("ERROR");

@@ -274,6 +274,10 @@ impl Decoder {
         {
             "message_start" => {
                 self.usage(event.pointer("/message/usage"));
+                self.metadata.response_model = event
+                    .pointer("/message/model")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
                 Vec::new()
             }
             "content_block_start" => {

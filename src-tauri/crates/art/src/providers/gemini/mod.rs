@@ -259,6 +259,9 @@ impl Decoder {
                 format!("Gemini refused the prompt ({reason})"),
             )];
         }
+        if let Some(model) = response.get("modelVersion").and_then(Value::as_str) {
+            self.metadata.response_model = Some(model.to_owned());
+        }
         if let Some(usage) = response.get("usageMetadata") {
             // Cumulative: each chunk's figures replace the previous ones.
             let get = |k: &str| usage.get(k).and_then(Value::as_u64);

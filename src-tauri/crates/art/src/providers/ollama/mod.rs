@@ -340,6 +340,10 @@ fn decode_full(line: &str, calls_seen: &mut usize) -> Vec<StreamEventKind> {
                 .get("done_reason")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
+            response_model: value
+                .get("model")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
             ..LlmMetadata::default()
         }));
         out.push(StreamEventKind::End);

@@ -13,6 +13,8 @@ use crate::providers::stream::{Text, borrowed_text as text};
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
+    #[serde(borrow, default, deserialize_with = "text")]
+    model: Text<'a>,
     #[serde(borrow, default)]
     error: Option<&'a RawValue>,
     #[serde(borrow, default)]
@@ -59,11 +61,12 @@ struct Delta<'a> {
     reasoning: Option<&'a RawValue>,
 }
 
-/// What a plain chunk says: its text (if any) and finish reason (if any).
+/// What a plain chunk says: its text, finish reason and model (each if any).
 #[derive(Debug, PartialEq)]
 pub(super) struct Plain<'a> {
     pub(super) text: Text<'a>,
     pub(super) finish_reason: Text<'a>,
+    pub(super) model: Text<'a>,
 }
 
 /// `data` as a plain chunk, or `None` when the full decoder must look at it.
@@ -76,6 +79,7 @@ pub(super) fn plain(data: &str) -> Option<Plain<'_>> {
         return Some(Plain {
             text: None,
             finish_reason: None,
+            model: chunk.model,
         });
     };
     let delta = choice.delta;
@@ -87,6 +91,7 @@ pub(super) fn plain(data: &str) -> Option<Plain<'_>> {
     Some(Plain {
         text: delta.and_then(|d| d.content),
         finish_reason: choice.finish_reason,
+        model: chunk.model,
     })
 }
 

@@ -154,6 +154,11 @@ impl Decoder {
             if let Some(reason) = plain.finish_reason {
                 self.metadata.stop_reason = Some(reason.into_owned());
             }
+            if self.metadata.response_model.is_none()
+                && let Some(model) = plain.model.filter(|m| !m.is_empty())
+            {
+                self.metadata.response_model = Some(model.into_owned());
+            }
             if let Some(text) = plain.text.filter(|t| !t.is_empty()) {
                 out.push(StreamEventKind::Token {
                     text: text.into_owned(),
@@ -181,6 +186,14 @@ impl Decoder {
                 message,
             ));
             return;
+        }
+        if self.metadata.response_model.is_none()
+            && let Some(model) = chunk
+                .get("model")
+                .and_then(Value::as_str)
+                .filter(|m| !m.is_empty())
+        {
+            self.metadata.response_model = Some(model.to_owned());
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             self.metadata.input_tokens = usage.get("prompt_tokens").and_then(Value::as_u64);
