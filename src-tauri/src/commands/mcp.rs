@@ -159,18 +159,19 @@ impl Handler for CancelMcpSignIn {
 }
 
 /// The thread whose run was kept on question `question_id` when the app (or `art`) that
-/// asked it ended, and the question, if there is one.
+/// asked it ended, its run (trace id) and the question, if there is one.
 async fn kept_on(
     wb: &crate::workbench::Workbench,
     question_id: &str,
-) -> Option<(String, art_types::mcp::question::QuestionContent)> {
+) -> Option<(String, String, art_types::mcp::question::QuestionContent)> {
     let posting = wb.art.mcp.posting()?;
     let waiting = posting.waiting(None).await.ok()?;
     let (thread, _) = waiting
         .into_iter()
         .find(|(_, q)| q.question_id == question_id)?;
     let kept = wb.art.kept_on(&thread).await.ok().flatten()?;
-    (kept.question_id == question_id).then_some((thread, kept))
+    let asked = kept.asked.filter(|a| a.question_id == question_id)?;
+    Some((thread, kept.trace_id, asked))
 }
 
 impl Handler for SignOutMcpServer {
@@ -203,16 +204,9 @@ impl Handler for AnswerQuestion {
             Ok(open) => open,
             Err(AnswerError::Invalid(why)) => return Err(invalid(why)),
             Err(not_waiting @ AnswerError::NotWaiting) => {
-                let Some((thread, asked)) = kept_on(&wb, &self.question_id).await else {
+                let Some((thread, trace, asked)) = kept_on(&wb, &self.question_id).await else {
                     return Err(IpcError::new(ErrorCode::NotFound, not_waiting.to_string()));
                 };
-                let trace = wb
-                    .art
-                    .waiting(&thread)
-                    .await
-                    .map_err(super::runs::agent_error)?
-                    .map(|w| w.trace_id)
-                    .unwrap_or_default();
                 if let art_types::mcp::elicit::ElicitAnswer::Accept(values) = &self.answer {
                     art_types::mcp::elicit::check_answer(&asked.question.fields, values)
                         .map_err(invalid)?;

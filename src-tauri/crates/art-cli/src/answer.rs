@@ -91,16 +91,14 @@ pub async fn answer(stack: &Standard, args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     if let Some(kept) = stack.art.kept_on(&thread).await?
-        && kept.question_id == question.question_id
+        && kept.asked.as_ref().map(|a| &a.question_id) == Some(&question.question_id)
     {
         sayln!(
             "MCP server `{}` asked: {}\nThe process that asked it has ended: its run goes on here.",
             question.question.server,
             question.question.message
         );
-        let waiting = stack.art.waiting(&thread).await?;
-        let trace = waiting.map(|w| w.trace_id).unwrap_or_default();
-        let printer = crate::printer::Printer::new(&thread, &trace, false);
+        let printer = crate::printer::Printer::new(&thread, &kept.trace_id, false);
         let work = crate::follow::Work::Answer(thread, question.question_id, answer);
         return crate::follow::follow(stack, printer, None, work).await;
     }

@@ -117,18 +117,19 @@ impl ArtInstance {
         self.mcp.shutdown().await;
     }
 
-    /// The MCP server question the thread's run was kept on when its process ended
-    /// (the app or `art` closed, killed or crashed while it waited), if any: answered
-    /// with [`Self::answer_held`], the run goes on here. `None` too while the process
-    /// that asked lives (it takes the answer itself).
-    pub async fn kept_on(
-        &self,
-        thread_id: &str,
-    ) -> Result<Option<art_types::mcp::question::QuestionContent>, AgentError> {
+    /// The thread's run kept on an MCP server's question when its process ended (the
+    /// app or `art` closed, killed or crashed while it waited), if any — its `asked` is
+    /// the question: answered with [`Self::answer_held`], the run goes on here. `None`
+    /// too while the process that asked lives (it takes the answer itself).
+    pub async fn kept_on(&self, thread_id: &str) -> Result<Option<WaitingCall>, AgentError> {
         if matches!(self.agent.idle(thread_id).await, Err(AgentError::Busy(_))) {
             return Ok(None);
         }
-        Ok(self.agent.waiting(thread_id).await?.and_then(|w| w.asked))
+        Ok(self
+            .agent
+            .waiting(thread_id)
+            .await?
+            .filter(|w| w.asked.is_some()))
     }
 
     /// Go on with the run kept on question `question_id` (see [`Self::kept_on`]),

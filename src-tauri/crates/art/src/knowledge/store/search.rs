@@ -101,19 +101,26 @@ impl KnowledgeStore {
                 Some((model.clone(), Arc::clone(embedder.as_ref()?)))
             })
             .collect();
-        let (words, query_vectors) = std::thread::scope(|scope| {
-            let embedding = scope.spawn(|| {
-                to_embed
-                    .iter()
-                    .map(|(model, embedder)| {
-                        let vector = embedder.embed(&[query]).ok().and_then(|mut v| v.pop());
-                        (model.clone(), vector)
-                    })
-                    .collect::<HashMap<String, Option<Vec<f32>>>>()
-            });
-            let words = self.rank_words(query, within.as_deref(), candidates);
-            (words, embedding.join().unwrap_or_default())
-        });
+        let embed_all = || {
+            to_embed
+                .iter()
+                .map(|(model, embedder)| {
+                    let vector = embedder.embed(&[query]).ok().and_then(|mut v| v.pop());
+                    (model.clone(), vector)
+                })
+                .collect::<HashMap<String, Option<Vec<f32>>>>()
+        };
+        let rank_words = || self.rank_words(query, within.as_deref(), candidates);
+        let (words, query_vectors) = if to_embed.is_empty() {
+            // Words alone (no vectors yet): no thread to start.
+            (rank_words(), HashMap::new())
+        } else {
+            std::thread::scope(|scope| {
+                let embedding = scope.spawn(embed_all);
+                let words = rank_words();
+                (words, embedding.join().unwrap_or_default())
+            })
+        };
         let words = words?;
         // Nearest passages per model: cosines of two models are not comparable, so each
         // model's ranking is fused as a list of its own.

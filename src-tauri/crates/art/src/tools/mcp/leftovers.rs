@@ -67,12 +67,13 @@ impl Leftovers {
 
     /// The server leading `group` stopped.
     pub(super) async fn stopped(&self, group: i32) {
-        if let Err(e) = self
-            .storage
-            .delete(Collection::McpProcesses, &group.to_string())
-            .await
-        {
-            tracing::warn!(group, "could not forget a server's process group: {e}");
+        self.forget(&group.to_string()).await;
+    }
+
+    /// Delete the record `id` (a group's).
+    async fn forget(&self, id: &str) {
+        if let Err(e) = self.storage.delete(Collection::McpProcesses, id).await {
+            tracing::warn!(group = id, "could not forget a server's process group: {e}");
         }
     }
 
@@ -105,13 +106,9 @@ impl Leftovers {
                 kill_group(group);
                 ended += 1;
             }
-            self.stopped_id(&record.id).await;
+            self.forget(&record.id).await;
         }
         ended
-    }
-
-    async fn stopped_id(&self, id: &str) {
-        let _ = self.storage.delete(Collection::McpProcesses, id).await;
     }
 }
 
