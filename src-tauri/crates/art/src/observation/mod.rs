@@ -9,6 +9,8 @@ use art_types::{Observation, ObservationType, SpanInfo};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod sent;
+
 use crate::clock;
 use crate::sockets::Sockets;
 use crate::storage::{

@@ -206,6 +206,10 @@ async fn otlp_is_a_span_tree_an_independent_decoder_reads() {
         assert_eq!(attr_str(chat, "gen_ai.operation.name"), Some("chat"));
         assert_eq!(attr_str(chat, "gen_ai.provider.name"), Some("scripted"));
         assert_eq!(attr_str(chat, "openinference.span.kind"), Some("LLM"));
+        assert!(
+            attr_str(chat, "gen_ai.input.messages").is_none(),
+            "content is opt-in"
+        );
     }
     let synthesis_chat = chats
         .iter()
@@ -322,6 +326,26 @@ async fn otlp_is_a_span_tree_an_independent_decoder_reads() {
     let said = parsed(synthesis, "gen_ai.output.messages");
     assert!(outputs.is_valid(&said), "{said}");
     assert!(said[0]["finish_reason"].is_string(), "{said}");
+    // Every model call says what it sent: the synthesis call the question, the tool
+    // calls the model asked for and their results (one of them the failure).
+    for chat in spans.iter().filter(|s| s.name.starts_with("chat ")) {
+        let sent = parsed(chat, "gen_ai.input.messages");
+        assert!(inputs.is_valid(&sent), "{sent}");
+        assert!(sent.to_string().contains("What is 6*7?"), "{sent}");
+    }
+    let sent = parsed(synthesis, "gen_ai.input.messages");
+    let parts: Vec<&Value> = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().unwrap())
+        .collect();
+    let calls = parts.iter().filter(|p| p["type"] == "tool_call").count();
+    let results = parts
+        .iter()
+        .filter(|p| p["type"] == "tool_call_response")
+        .count();
+    assert_eq!((calls, results), (2, 2), "{sent}");
     // A parent ends no earlier than any of its children.
     for span in &spans {
         if let Some(parent) = spans.iter().find(|p| p.span_id == span.parent_span_id) {

@@ -99,7 +99,10 @@ impl PesAgent {
             json!({ "provider": call.provider.provider_name, "model": call.provider.model_id });
         let mut start = run.obs(
             ObservationType::LlmStreamStart,
-            json!({ "stage": format!("{:?}", call.stage).to_lowercase() }),
+            json!({
+                "stage": format!("{:?}", call.stage).to_lowercase(),
+                "input": crate::observation::sent::messages(&call.prompt),
+            }),
             run.span(phase, &span_id, Some(parent), start_ms, false),
         );
         start.metadata = model.clone();

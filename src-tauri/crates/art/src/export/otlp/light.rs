@@ -63,6 +63,10 @@ pub(super) struct Content<'a> {
     pub(super) arguments: Option<&'a RawValue>,
     #[serde(borrow)]
     pub(super) output: Option<&'a RawValue>,
+    /// LLM_STREAM_START: what the call sent, as GenAI-convention messages
+    /// ([`crate::observation::sent`]).
+    #[serde(borrow)]
+    pub(super) input: Option<&'a RawValue>,
     /// LLM_STREAM_METADATA carries usage at the top.
     pub(super) input_tokens: Option<u64>,
     pub(super) cached_input_tokens: Option<u64>,

@@ -620,13 +620,18 @@ fn llm_span<'r>(span: &mut Span<'r>, draft: &Draft<'r, '_>, context: &RunContext
     if let Some(meta) = meta {
         provider_attributes(attributes, meta);
     }
-    let stage = draft
+    let start = draft
         .events
         .iter()
-        .find(|o| o.kind == ObservationType::LlmStreamStart)
-        .and_then(|o| o.content.stage.as_deref());
+        .find(|o| o.kind == ObservationType::LlmStreamStart);
+    let stage = start.and_then(|o| o.content.stage.as_deref());
     if let Some(stage) = stage {
         attributes.push(text("art.stage", stage));
+    }
+    if context.include_content
+        && let Some(sent) = start.and_then(|o| o.content.input)
+    {
+        attributes.push(text("gen_ai.input.messages", sent.get()));
     }
     let tokens = draft
         .events
