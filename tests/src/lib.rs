@@ -8,6 +8,7 @@
 //! - [`hub`]: a local stand-in of the Hugging Face hub's download API, with faults.
 //! - [`oauth`]: an OAuth authorization server and the MCP server it protects, with the
 //!   sign-in faults the conformance suite does not script.
+//! - [`otlp`]: an OTLP/HTTP trace receiver that decodes what it takes, with faults.
 //! - [`fixtures`]: each provider's wire transcripts as constants.
 //! - [`framework`] (feature `framework`): a scripted provider and the adapters' test
 //!   helpers, for code written against the `art` framework.
@@ -28,3 +29,4 @@ pub mod hub;
 #[cfg(any(feature = "framework", feature = "e2e"))]
 pub mod mcp;
 pub mod oauth;
+pub mod otlp;

@@ -23,6 +23,7 @@ pub mod models;
 pub mod observation;
 pub mod prompt;
 pub mod provider;
+pub mod push;
 pub mod record;
 pub mod settings;
 pub mod stream;

@@ -48,6 +48,9 @@ pub struct AppSettings {
     /// starts again were cut short by its closing (the Models page says so).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unfinished_pulls: Vec<String>,
+    /// "Send traces to": the OTLP collector runs are sent to as they end.
+    #[serde(default)]
+    pub trace_push: crate::push::PushSettings,
 }
 
 impl AppSettings {

@@ -23,6 +23,7 @@ pub mod observation;
 pub mod panics;
 pub mod paths;
 pub mod providers;
+pub mod push;
 pub mod reasoning;
 pub mod secrets;
 pub mod settings;

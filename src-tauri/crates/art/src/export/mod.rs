@@ -2,8 +2,9 @@
 //!
 //! - [`jsonl`]: the native format, one JSON object per line (`docs/trace-format.md`):
 //!   lossless, importable into another database;
-//! - [`otlp`]: OpenTelemetry's file-exporter shape (JSON Lines of `TracesData`), one span
-//!   tree per run with the GenAI semantic-convention attributes, for tracing tools;
+//! - [`otlp`]: OpenTelemetry's file-exporter shapes (JSON Lines of `TracesData`, or
+//!   protobuf `TracesData` each after its length), one span tree per run with the GenAI
+//!   semantic-convention attributes, for tracing tools;
 //! - [`markdown`]: the conversation as a person reads it, with each answer's plan and
 //!   tool calls.
 //!
@@ -48,19 +49,24 @@ pub enum Format {
     Jsonl,
     /// OpenTelemetry JSON Lines ([`otlp`]).
     Otlp,
+    /// OpenTelemetry protobuf, length-prefixed like the collector's file exporter
+    /// writes it ([`otlp`]).
+    OtlpProto,
     /// A Markdown transcript ([`markdown`]).
     Markdown,
 }
 
 impl Format {
     /// Every format.
-    pub const ALL: [Self; 3] = [Self::Jsonl, Self::Otlp, Self::Markdown];
+    pub const ALL: [Self; 4] = [Self::Jsonl, Self::Otlp, Self::OtlpProto, Self::Markdown];
 
-    /// Its name on the command line and in the app: `jsonl`, `otlp`, `markdown`.
+    /// Its name on the command line and in the app: `jsonl`, `otlp`, `otlp-proto`,
+    /// `markdown`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Jsonl => "jsonl",
             Self::Otlp => "otlp",
+            Self::OtlpProto => "otlp-proto",
             Self::Markdown => "markdown",
         }
     }
@@ -70,6 +76,7 @@ impl Format {
         match self {
             Self::Jsonl => "jsonl",
             Self::Otlp => "otlp.jsonl",
+            Self::OtlpProto => "otlp.pb",
             Self::Markdown => "md",
         }
     }
@@ -182,8 +189,13 @@ pub async fn export(
             let mut sink = jsonl::Writer::new(out, redactor, scope, art.attachments.clone())?;
             walk(art, scope, &mut sink, progress).await
         }
-        Format::Otlp => {
-            let mut sink = otlp::Writer::new(out, redactor, options.include_content);
+        Format::Otlp | Format::OtlpProto => {
+            let encoding = if format == Format::Otlp {
+                otlp::Encoding::JsonLines
+            } else {
+                otlp::Encoding::Protobuf
+            };
+            let mut sink = otlp::Writer::new(out, redactor, options.include_content, encoding);
             walk(art, scope, &mut sink, progress).await
         }
         Format::Markdown => {

@@ -35,7 +35,7 @@ fn empty_instance(dir: &Path) -> ArtInstance {
 
 /// A real PES run: thinking while planning, two calculator calls (the second fails),
 /// a synthesised answer. Returns the instance, thread and trace.
-async fn known_run(dir: &Path) -> (ArtInstance, String, String) {
+pub(crate) async fn known_run(dir: &Path) -> (ArtInstance, String, String) {
     let plan = plan_json(
         "Two sums",
         &[
@@ -815,4 +815,44 @@ async fn all_threads_export_whole_and_in_order() {
         );
         assert_eq!(spans[0].events.len(), PER_RUN);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn otlp_protobuf_file_holds_the_same_spans_as_the_json_lines() {
+    use prost::Message;
+    let dir = tempfile::tempdir().unwrap();
+    let (art, _thread, _trace) = known_run(dir.path()).await;
+    let redactor = Redactor::new(Vec::new());
+    let with = Options {
+        include_content: true,
+        ..Options::default()
+    };
+    let json = export_to_string(&art, &Scope::All, Format::Otlp, with, &redactor).await;
+    let mut pb = Vec::new();
+    export::export(
+        &art,
+        &Scope::All,
+        Format::OtlpProto,
+        with,
+        &redactor,
+        &mut pb,
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    // The collector's file exporter's proto form: each message after its length as 4
+    // bytes, big-endian.
+    let mut messages = Vec::new();
+    let mut rest = pb.as_slice();
+    while !rest.is_empty() {
+        let len = u32::from_be_bytes(rest[..4].try_into().unwrap()) as usize;
+        messages.push(TracesData::decode(&rest[4..4 + len]).unwrap());
+        rest = &rest[4 + len..];
+    }
+    let lines: Vec<TracesData> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(messages.len(), lines.len(), "one TracesData per run");
+    assert_eq!(messages, lines, "the same spans, attributes and events");
 }

@@ -34,6 +34,7 @@ mod mcp_oauth;
 mod mcp_questions;
 mod migration;
 mod properties;
+mod push;
 mod retrieval;
 mod storage;
 mod usage;

@@ -21,8 +21,11 @@ use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 mod light;
+mod proto;
 mod retrieval;
 mod wire;
+
+pub use proto::entry;
 
 use super::{ExportError, Redactor, Sink, Summary, ThreadData, emit};
 use crate::observation::StoredObservation;
@@ -111,11 +114,21 @@ struct RunContext<'a> {
     include_content: bool,
 }
 
-/// Writes OTLP JSON Lines: one `TracesData` per run.
+/// How the `TracesData` of each run is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// OTLP/JSON, one per line.
+    JsonLines,
+    /// Protobuf, each after its length (4 bytes, big-endian).
+    Protobuf,
+}
+
+/// Writes one `TracesData` per run.
 pub(crate) struct Writer<'a> {
     out: &'a mut (dyn Write + Send),
     redactor: &'a Redactor,
     include_content: bool,
+    encoding: Encoding,
     /// Question and answer text per run of the current thread (only with content).
     texts: HashMap<String, (Option<String>, Option<String>)>,
     /// Per run of the current thread: its question's id and the message it follows.
@@ -128,6 +141,8 @@ pub(crate) struct Writer<'a> {
     run: Vec<StoredObservation>,
     /// Lines not written out yet (the buffer is reused).
     lines: Lines,
+    /// Protobuf not written out yet.
+    bytes: Vec<u8>,
 }
 
 impl<'a> Writer<'a> {
@@ -135,17 +150,20 @@ impl<'a> Writer<'a> {
         out: &'a mut (dyn Write + Send),
         redactor: &'a Redactor,
         include_content: bool,
+        encoding: Encoding,
     ) -> Self {
         Self {
             out,
             redactor,
             include_content,
+            encoding,
             texts: HashMap::new(),
             places: HashMap::new(),
             attachments: HashMap::new(),
             thread_id: String::new(),
             run: Vec::new(),
             lines: Lines::default(),
+            bytes: Vec::new(),
         }
     }
 
@@ -175,24 +193,41 @@ impl<'a> Writer<'a> {
             include_content: self.include_content,
         };
         let spans = spans_of(&observations, &context);
-        self.lines.begin(SERVICE_NAME, crate::VERSION);
-        for (i, span) in spans.iter().enumerate() {
-            self.lines.span(&trace, span, i == 0);
+        match self.encoding {
+            Encoding::JsonLines => {
+                self.lines.begin(SERVICE_NAME, crate::VERSION);
+                for (i, span) in spans.iter().enumerate() {
+                    self.lines.span(&trace, span, i == 0);
+                }
+                self.lines.end();
+            }
+            Encoding::Protobuf => {
+                let resource = proto::resource_spans(
+                    &trace,
+                    &spans,
+                    SERVICE_NAME,
+                    crate::VERSION,
+                    self.redactor,
+                );
+                // A `TracesData` of one run is that run's entry.
+                proto::append_framed(&mut self.bytes, &entry(&resource));
+            }
         }
-        self.lines.end();
         drop(spans);
         drop(observations);
         self.run.clear();
-        if self.lines.text().len() >= CHUNK {
-            self.write_lines()?;
+        if self.lines.text().len() >= CHUNK || self.bytes.len() >= CHUNK {
+            self.write_out()?;
         }
         Ok(())
     }
 
-    /// Write out the lines gathered so far.
-    fn write_lines(&mut self) -> Result<(), ExportError> {
+    /// Write out what was gathered so far.
+    fn write_out(&mut self) -> Result<(), ExportError> {
         emit(self.out, self.redactor, self.lines.text())?;
         self.lines.clear();
+        self.out.write_all(&self.bytes)?;
+        self.bytes.clear();
         Ok(())
     }
 }
@@ -252,7 +287,7 @@ impl Sink for Writer<'_> {
     }
 
     fn finish(&mut self, _summary: &Summary) -> Result<(), ExportError> {
-        self.write_lines()?;
+        self.write_out()?;
         self.out.flush()?;
         Ok(())
     }

@@ -1,0 +1,437 @@
+//! Traces pushed to an OTLP collector as runs end ("Send traces to"): each finished run
+//! is exported as OTLP protobuf — the same code as `art export --format otlp-proto` —
+//! into a durable queue ([`outbox`]), and a sender ([`TracePush::run`]) sends the queue
+//! oldest first in batches ([`send`]), retrying with backoff while the collector is
+//! away, so nothing is lost when it is down or the app quits: what is queued is sent
+//! after a restart. A [`PushStatus`] says how it goes.
+
+pub mod outbox;
+pub mod send;
+
+use std::hash::{BuildHasher, Hasher};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use art_types::push::{PushSettings, PushState, PushStatus};
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans};
+use prost::Message;
+use tokio::sync::{Notify, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::clock;
+use crate::export::{self, ExportError, Format, Options, Redactor, Scope};
+use crate::instance::ArtInstance;
+pub use outbox::{Counts, Outbox, OutboxError, Row, Tally};
+pub use send::{Endpoint, EndpointError, SendError, Taken};
+
+/// Bytes of spans (before compression) sent in one request at most; halved for the
+/// rest of the session when a collector answers 413.
+pub const BATCH_BYTES: usize = 4 << 20;
+/// The first wait after a failure; doubled each time, to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+/// The longest wait between tries (unless the collector asks for longer).
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// Why a run could not be queued.
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    /// Its spans could not be read.
+    #[error(transparent)]
+    Export(#[from] ExportError),
+    /// The queue could not be written.
+    #[error(transparent)]
+    Outbox(#[from] OutboxError),
+    /// The queue's thread stopped.
+    #[error("the trace queue stopped: {0}")]
+    Stopped(String),
+}
+
+/// What one go at the queue did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Nothing was waiting.
+    Empty,
+    /// A batch was taken.
+    Sent {
+        /// Spans in it.
+        spans: u64,
+        /// Of those, the collector rejected (partial success), and what it said.
+        rejected: Option<(u64, String)>,
+    },
+    /// The collector could not take it now: wait this long and try again.
+    Wait(Duration, String),
+    /// Too large: split, to be sent again at once.
+    Split,
+    /// Refused for good (or a single span too large): dropped and counted.
+    Refused(u64, String),
+}
+
+/// Sends a queue's batches to one endpoint.
+pub struct Sender {
+    outbox: Arc<Outbox>,
+    endpoint: Endpoint,
+    batch: usize,
+    backoff: Duration,
+}
+
+impl Sender {
+    /// A sender of `outbox` to `endpoint`.
+    pub fn new(outbox: Arc<Outbox>, endpoint: Endpoint) -> Self {
+        Self {
+            outbox,
+            endpoint,
+            batch: BATCH_BYTES,
+            backoff: FIRST_BACKOFF,
+        }
+    }
+
+    /// The endpoint.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// Send the oldest batch.
+    pub async fn step(&mut self) -> Result<Step, PushError> {
+        let (outbox, batch) = (Arc::clone(&self.outbox), self.batch);
+        let rows = blocking(move || outbox.take(batch)).await?;
+        if rows.is_empty() {
+            return Ok(Step::Empty);
+        }
+        let spans: u64 = rows.iter().map(|r| r.spans).sum();
+        let bytes = rows
+            .iter()
+            .flat_map(|r| r.bytes.iter().copied())
+            .collect::<Vec<u8>>();
+        let sent = self.endpoint.send(&bytes).await;
+        let outbox = Arc::clone(&self.outbox);
+        match sent {
+            Ok(taken) => {
+                self.backoff = FIRST_BACKOFF;
+                let rejected = taken.rejected.min(spans);
+                blocking(move || outbox.remove_taken(&rows, rejected)).await?;
+                Ok(Step::Sent {
+                    spans,
+                    rejected: (rejected > 0).then_some((rejected, taken.message)),
+                })
+            }
+            Err(SendError::Retry { after, reason }) => {
+                let wait = after.unwrap_or_else(|| jitter(self.backoff));
+                self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+                Ok(Step::Wait(wait, reason))
+            }
+            Err(SendError::TooLarge(reason)) => {
+                if rows.len() > 1 {
+                    self.batch = (bytes.len() / 2).max(1);
+                    return Ok(Step::Split);
+                }
+                let row = rows.into_iter().next().unwrap_or_else(|| unreachable!());
+                match halves(&row) {
+                    Some(parts) => {
+                        blocking(move || outbox.split(&row, &parts)).await?;
+                        Ok(Step::Split)
+                    }
+                    None => {
+                        blocking(move || outbox.remove(&[row], Tally::Refused)).await?;
+                        Ok(Step::Refused(spans, reason))
+                    }
+                }
+            }
+            Err(SendError::Refused(reason)) => {
+                blocking(move || outbox.remove(&rows, Tally::Refused)).await?;
+                Ok(Step::Refused(spans, reason))
+            }
+        }
+    }
+}
+
+/// Run `work` on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, OutboxError> + Send + 'static,
+) -> Result<T, PushError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| PushError::Stopped(e.to_string()))?
+        .map_err(PushError::from)
+}
+
+/// `wait` give or take a fifth, so that many senders do not come back at once.
+fn jitter(wait: Duration) -> Duration {
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    let fifth = wait.as_millis() as u64 / 5;
+    let spread = if fifth == 0 { 0 } else { random % (2 * fifth) };
+    Duration::from_millis(wait.as_millis() as u64 - fifth + spread)
+}
+
+/// A row's spans in two rows (the collector said one request of it is too large);
+/// `None` for a single span.
+fn halves(row: &Row) -> Option<Vec<(String, u64, Vec<u8>)>> {
+    let request = ExportTraceServiceRequest::decode(row.bytes.as_slice()).ok()?;
+    let mut spans = Vec::new();
+    let mut template = None;
+    for resource in request.resource_spans {
+        for scope in resource.scope_spans {
+            template.get_or_insert_with(|| (resource.resource.clone(), scope.scope.clone()));
+            spans.extend(scope.spans);
+        }
+    }
+    if spans.len() < 2 {
+        return None;
+    }
+    let (resource, scope) = template?;
+    let second = spans.split_off(spans.len() / 2);
+    let part = |spans: Vec<_>| {
+        let count = spans.len() as u64;
+        let entry = export::otlp::entry(&ResourceSpans {
+            resource: resource.clone(),
+            scope_spans: vec![ScopeSpans {
+                scope: scope.clone(),
+                spans,
+                schema_url: String::new(),
+            }],
+            schema_url: String::new(),
+        });
+        (row.trace_id.clone(), count, entry)
+    };
+    Some(vec![part(spans), part(second)])
+}
+
+/// A run's spans as OTLP protobuf: its trace id, span count and `resource_spans` entry.
+pub async fn encode_run(
+    art: &ArtInstance,
+    trace_id: &str,
+    include_content: bool,
+    redactor: &Redactor,
+) -> Result<(u64, Vec<u8>), ExportError> {
+    let mut out = Vec::new();
+    let options = Options {
+        include_content,
+        ..Options::default()
+    };
+    let scope = Scope::Trace(trace_id.to_owned());
+    export::export(
+        art,
+        &scope,
+        Format::OtlpProto,
+        options,
+        redactor,
+        &mut out,
+        &mut |_| {},
+    )
+    .await?;
+    let entries = unframe(&out);
+    let spans = entries
+        .iter()
+        .filter_map(|e| ExportTraceServiceRequest::decode(*e).ok())
+        .flat_map(|r| r.resource_spans)
+        .flat_map(|r| r.scope_spans)
+        .map(|s| s.spans.len() as u64)
+        .sum();
+    Ok((spans, entries.concat()))
+}
+
+/// The messages of a `.pb` export (each after its length as 4 bytes, big-endian).
+pub fn unframe(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    while rest.len() >= 4 {
+        let len = u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
+        let Some(message) = rest.get(4..4 + len) else {
+            break;
+        };
+        out.push(message);
+        rest = &rest[4 + len..];
+    }
+    out
+}
+
+/// The app's (or `art`'s) push: the settings in force, the queue and its sender.
+pub struct TracePush {
+    outbox: Arc<Outbox>,
+    settings: watch::Sender<Option<(PushSettings, Endpoint)>>,
+    status: watch::Sender<PushStatus>,
+    wake: Notify,
+    /// The last failure, kept for the status line until a batch goes through.
+    failure: Mutex<Option<(String, Option<i64>)>>,
+}
+
+impl TracePush {
+    /// The push over the queue at `path` (created if needed), off until configured.
+    pub fn open(path: &Path) -> Result<Arc<Self>, OutboxError> {
+        let outbox = Arc::new(Outbox::open(path)?);
+        let push = Arc::new(Self {
+            outbox,
+            settings: watch::channel(None).0,
+            status: watch::channel(PushStatus::default()).0,
+            wake: Notify::new(),
+            failure: Mutex::new(None),
+        });
+        push.publish(PushState::Off);
+        Ok(push)
+    }
+
+    /// Use `settings` (with the header values from the keychain) from now on: the
+    /// sender starts over with them, and the queue is sent at once.
+    pub fn configure(
+        &self,
+        settings: &PushSettings,
+        headers: &[(String, String)],
+    ) -> Result<(), EndpointError> {
+        let active = if settings.enabled {
+            let endpoint = Endpoint::new(&settings.endpoint, headers, settings.encoding)?;
+            Some((settings.clone(), endpoint))
+        } else {
+            None
+        };
+        if let Ok(mut failure) = self.failure.lock() {
+            *failure = None;
+        }
+        let on = active.is_some();
+        self.settings.send_replace(active);
+        self.publish(if on { PushState::Idle } else { PushState::Off });
+        Ok(())
+    }
+
+    /// The status line's facts, as they change.
+    pub fn status(&self) -> watch::Receiver<PushStatus> {
+        self.status.subscribe()
+    }
+
+    /// Queue the spans of run `trace_id` of `thread_id`, if sending is on for that
+    /// thread; returns the spans queued.
+    pub async fn run_ended(
+        &self,
+        art: &ArtInstance,
+        redactor: &Redactor,
+        thread_id: &str,
+        trace_id: &str,
+    ) -> Result<u64, PushError> {
+        let Some(settings) = self.settings.borrow().as_ref().map(|(s, _)| s.clone()) else {
+            return Ok(0);
+        };
+        if !settings.scope.includes(thread_id) {
+            return Ok(0);
+        }
+        let (spans, bytes) = encode_run(art, trace_id, settings.include_content, redactor).await?;
+        if spans == 0 {
+            return Ok(0);
+        }
+        let outbox = Arc::clone(&self.outbox);
+        let row = vec![(trace_id.to_owned(), spans, bytes)];
+        let limit = settings.queue_limit.max(1);
+        blocking(move || outbox.add(&row, limit)).await?;
+        self.publish(PushState::Idle);
+        self.wake.notify_one();
+        Ok(spans)
+    }
+
+    /// Send the queue for as long as `stop` is not cancelled: at once when a run is
+    /// queued or the settings change, again after a failure's wait.
+    pub async fn run(self: Arc<Self>, stop: CancellationToken) {
+        let mut settings = self.settings.subscribe();
+        'settings: loop {
+            let active = settings.borrow_and_update().clone();
+            let Some((_, endpoint)) = active else {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    changed = settings.changed() => if changed.is_err() { return } else { continue },
+                }
+            };
+            let mut sender = Sender::new(Arc::clone(&self.outbox), endpoint);
+            loop {
+                self.publish(PushState::Sending);
+                let step = tokio::select! {
+                    () = stop.cancelled() => return,
+                    step = sender.step() => step,
+                };
+                let pause = match step {
+                    Ok(Step::Empty) => None,
+                    Ok(Step::Sent { rejected, .. }) => {
+                        let said = rejected
+                            .map(|(n, said)| format!("the collector rejected {n} spans: {said}"));
+                        self.fail(said, None);
+                        continue;
+                    }
+                    Ok(Step::Split) => continue,
+                    Ok(Step::Refused(n, reason)) => {
+                        self.fail(Some(format!("{n} spans refused: {reason}")), None);
+                        continue;
+                    }
+                    Ok(Step::Wait(wait, reason)) => {
+                        let at = clock::now_ms() + wait.as_millis() as i64;
+                        self.fail(Some(reason), Some(at));
+                        Some(wait)
+                    }
+                    Err(e) => {
+                        self.fail(Some(e.to_string()), None);
+                        Some(MAX_BACKOFF)
+                    }
+                };
+                self.publish(if pause.is_some() {
+                    PushState::Failing
+                } else {
+                    PushState::Idle
+                });
+                let wait = async {
+                    match pause {
+                        Some(wait) => tokio::time::sleep(wait).await,
+                        None => self.wake.notified().await,
+                    }
+                };
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    changed = settings.changed() => if changed.is_err() { return } else { continue 'settings },
+                    () = wait => {}
+                }
+            }
+        }
+    }
+
+    /// Keep `error` (or clear it) for the status line.
+    fn fail(&self, error: Option<String>, retry_at: Option<i64>) {
+        if let Ok(mut failure) = self.failure.lock() {
+            *failure = error.map(|e| (e, retry_at));
+        }
+    }
+
+    /// Publish the status in `state` with the queue's counts.
+    fn publish(&self, state: PushState) {
+        let counts = self.outbox.counts().unwrap_or_default();
+        let endpoint = self
+            .settings
+            .borrow()
+            .as_ref()
+            .map(|(_, e)| e.url().to_string());
+        let failure = self.failure.lock().ok().and_then(|f| f.clone());
+        let (last_error, retry_at) = match failure {
+            Some((e, at)) => (Some(e), at),
+            None => (None, None),
+        };
+        let failing = state == PushState::Failing;
+        let hint = failing.then(|| {
+            "Check that the collector runs and takes OTLP/HTTP at this address; spans wait in \
+             the queue until it does"
+                .to_owned()
+        });
+        let status = PushStatus {
+            state: if endpoint.is_none() {
+                PushState::Off
+            } else {
+                state
+            },
+            endpoint,
+            queued_runs: counts.rows,
+            queued_spans: counts.spans,
+            sent_spans: counts.sent,
+            dropped_spans: counts.dropped,
+            refused_spans: counts.refused,
+            last_error,
+            hint,
+            retry_at: retry_at.filter(|_| failing),
+        };
+        self.status.send_replace(status);
+    }
+}
