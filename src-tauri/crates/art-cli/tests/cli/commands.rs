@@ -8,6 +8,7 @@ use std::process::Output;
 
 use art_testkit::fake::scripts::{MODEL, Protocol, router, text_reply};
 use art_testkit::fake::{FakeServer, Reply};
+use art_testkit::otlp::{Fault, OtlpReceiver};
 
 use crate::ask_new;
 
@@ -114,6 +115,68 @@ async fn run_threads_export_import() {
     }
     let markdown = std::fs::read_to_string(data.path().join("t.md")).unwrap();
     assert!(markdown.contains("**Tool `calculator`** (ok"), "{markdown}");
+    // Protobuf, as the collector's file exporter writes it: one length-prefixed
+    // message per run, the lengths adding up to the file.
+    let pb = data.path().join("t.otlp.pb");
+    let out = art(
+        data.path(),
+        &[
+            "export",
+            "--format",
+            "otlp-proto",
+            "--thread",
+            &thread,
+            "-o",
+            pb.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bytes = std::fs::read(&pb).unwrap();
+    let len = u32::from_be_bytes(bytes[..4].try_into().unwrap()) as usize;
+    assert_eq!(4 + len, bytes.len(), "one run, one message");
+
+    // Straight to a collector, with a header; then one that keeps failing.
+    let collector = OtlpReceiver::start().await;
+    let url = collector.url();
+    let push = |url: String| {
+        let thread = thread.clone();
+        let data = data.path().to_owned();
+        async move {
+            let args = [
+                "export", "--format", "otlp", "--thread", &thread, "--to", &url,
+            ];
+            let header = ["--header", "x-api-key=sk-cli-header-12345678"];
+            art(&data, &[&args[..], &header[..]].concat()).await
+        }
+    };
+    let out = push(url.clone()).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let spans = collector.taken();
+    assert!(spans >= 5, "the run's spans: {spans}");
+    assert!(
+        stderr(&out).contains(&format!(
+            "Sent {spans} span(s) of 1 run(s) to {url}/v1/traces"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let request = &collector.received()[0];
+    assert_eq!(request.header("x-api-key"), Some("sk-cli-header-12345678"));
+    assert_eq!(request.content_encoding.as_deref(), Some("gzip"));
+    let busy = vec![("Retry-After".to_owned(), "0".to_owned())];
+    collector.script((0..6).map(|_| Fault::Status(503, busy.clone(), "busy".into())));
+    let out = push(url.clone()).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!(
+            "sent 0 of {spans} spans; then gave up after 6 tries"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("HTTP 503"), "{}", stderr(&out));
+    assert_eq!(collector.taken(), spans, "nothing more was taken");
 
     // Into another data directory, where it is listed.
     let other = tempfile::tempdir().unwrap();
@@ -175,6 +238,39 @@ async fn mistakes_get_clear_messages_and_failing_status() {
     let out = art(data.path(), &["export", "--format", "otlp", "-o", "x"]).await;
     assert!(!out.status.success());
     assert!(stderr(&out).contains("--thread"), "{}", stderr(&out));
+
+    let out = art(
+        data.path(),
+        &[
+            "export",
+            "--format",
+            "markdown",
+            "--all",
+            "--to",
+            "http://127.0.0.1:9",
+        ],
+    )
+    .await;
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("use --format otlp"),
+        "{}",
+        stderr(&out)
+    );
+    let out = art(
+        data.path(),
+        &[
+            "export",
+            "--format",
+            "otlp",
+            "--all",
+            "--to",
+            "localhost:4318",
+        ],
+    )
+    .await;
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("not an http://"), "{}", stderr(&out));
 
     let out = art(
         data.path(),

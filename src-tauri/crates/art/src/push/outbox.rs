@@ -19,6 +19,13 @@ pub const FILE: &str = "trace-outbox.sqlite";
 #[error("the trace queue: {0}")]
 pub struct OutboxError(String);
 
+impl OutboxError {
+    /// A file around the queue could not be read.
+    pub(super) fn io(path: &Path, e: &std::io::Error) -> Self {
+        Self(format!("cannot read {}: {e}", path.display()))
+    }
+}
+
 fn err(e: rusqlite::Error) -> OutboxError {
     OutboxError(e.to_string())
 }
