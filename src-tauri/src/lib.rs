@@ -81,6 +81,8 @@ pub fn run() {
             // MCP servers end with the app: no process outlives it. A run waiting on a
             // server's question stays kept on it, to go on when it is answered.
             if let Ok(workbench) = app.state::<AppState>().workbench() {
+                // Spans not sent yet stay queued for the next start.
+                workbench.push_stop.cancel();
                 tauri::async_runtime::block_on(workbench.art.close());
                 tracing::info!("MCP servers stopped; quitting");
             }

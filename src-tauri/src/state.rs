@@ -124,6 +124,17 @@ pub fn start_background_probes(app: &AppHandle) {
                 tracing::warn!("could not start the MCP servers: {e}");
             }
         });
+        // Runs queued for the trace collector (some perhaps by the last session) are
+        // sent from now on, with the saved settings and the keychain's headers.
+        let push_wb = Arc::clone(&workbench);
+        tauri::async_runtime::spawn(async move {
+            let secrets = Arc::clone(&push_wb.secrets) as Arc<dyn art::secrets::SecretStore>;
+            if let Err(e) = art::push::load(&push_wb.art, secrets, &push_wb.push).await {
+                tracing::warn!("sending traces could not start: {e}");
+            }
+            let push = Arc::clone(&push_wb.push);
+            push.run(push_wb.push_stop.clone()).await;
+        });
         // Answers a killed app left streaming are marked interrupted (the bridge is up,
         // so an open thread view hears of it).
         tauri::async_runtime::spawn(async move {

@@ -14,6 +14,7 @@ use art::providers::ollama::models::OllamaModels;
 use art::providers::ollama::pulls::{Journal, PullQueue};
 use art::providers::options::{BASE_URL, base_url as check_base_url};
 use art::providers::{ProviderEntry, ProviderManager};
+use art::push::TracePush;
 use art::secrets::{EnvFallback, KeychainStore};
 use art::sockets::All;
 use art::standard::{OpenError, Standard};
@@ -47,6 +48,10 @@ pub struct Workbench {
     sign_ins: Mutex<HashMap<String, CancellationToken>>,
     /// MCP servers' questions waiting on their tool cards for the user's answer.
     pub answers: Arc<art::tools::mcp::Answers>,
+    /// "Send traces to": finished runs queued for the OTLP collector, and their sender.
+    pub push: Arc<TracePush>,
+    /// Stops the push's sender when the app quits.
+    pub push_stop: CancellationToken,
 }
 
 /// Keeps the pulls still to finish in the app's settings as they change (the latest
@@ -123,7 +128,13 @@ impl Workbench {
             // are at start).
             indexer.connect_providers(provider_models);
         }
+        let push = TracePush::open(&data_dir.trace_outbox_path()).map_err(|e| {
+            IpcError::new(ErrorCode::Storage, e.to_string())
+                .with_details(serde_json::json!({ "path": data_dir.trace_outbox_path() }))
+        })?;
         Ok(Self {
+            push,
+            push_stop: CancellationToken::new(),
             art,
             providers,
             secrets,

@@ -9,6 +9,7 @@ mod knowledge;
 mod long;
 mod models;
 mod prompts;
+mod push;
 mod questions;
 mod secrets;
 mod shell;

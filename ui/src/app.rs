@@ -17,6 +17,7 @@ use crate::views::knowledge::Knowledge;
 use crate::views::models::Models;
 use crate::views::prompts::Prompts;
 use crate::views::providers::Providers;
+use crate::views::send_traces::SendTraces;
 use crate::views::thread::ThreadView;
 use crate::views::tools::Tools;
 use crate::views::usage::Usage;
@@ -107,6 +108,7 @@ pub fn App() -> impl IntoView {
                     (Pane::Usage, _) => view! { <Usage /> }.into_any(),
                     (Pane::Knowledge, _) => view! { <Knowledge /> }.into_any(),
                     (Pane::Models, _) => view! { <Models /> }.into_any(),
+                    (Pane::SendTraces, _) => view! { <SendTraces /> }.into_any(),
                     _ => view! { <Home /> }.into_any(),
                 }}
             </main>

@@ -25,6 +25,8 @@ pub enum Pane {
     Knowledge,
     /// Ollama's models: installed, pulls, delete.
     Models,
+    /// "Send traces to": the OTLP collector runs are pushed to, and how it goes.
+    SendTraces,
 }
 
 /// State of the connection to the backend, from the start-up handshake.

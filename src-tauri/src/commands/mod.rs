@@ -28,6 +28,7 @@ pub mod mcp;
 pub mod models;
 pub mod picker;
 pub mod prompts;
+pub mod push;
 pub mod runs;
 pub mod settings;
 pub mod threads;

@@ -11,6 +11,8 @@ use art_types::commands::{
     StopWaiting,
 };
 use art_types::{AgentProps, Attachment, ErrorCode, IpcError, Observation, RunFinished};
+use std::sync::Arc;
+
 use tauri::{AppHandle, Emitter, Manager};
 
 use super::{Handler, workbench};
@@ -83,6 +85,23 @@ pub(super) enum Work {
     Answer(String, art_types::mcp::elicit::ElicitAnswer),
 }
 
+/// Queue run `trace` of `thread_id` for the trace collector, in the background.
+fn queue_for_collector(wb: &Arc<Workbench>, thread_id: &str, trace: &str) {
+    let (wb, thread_id, trace) = (Arc::clone(wb), thread_id.to_owned(), trace.to_owned());
+    tauri::async_runtime::spawn(async move {
+        let redactor = art::standard::export_redactor(&wb.art, &wb.providers, &wb.secrets)
+            .await
+            .unwrap_or_else(|_| art::export::Redactor::new(Vec::new()));
+        if let Err(e) = wb
+            .push
+            .run_ended(&wb.art, &redactor, &thread_id, &trace)
+            .await
+        {
+            tracing::warn!(trace, "the run was not queued for the trace collector: {e}");
+        }
+    });
+}
+
 /// Start a run of the thread's agent on `text` in the background; returns its trace id.
 fn launch(
     app: AppHandle,
@@ -126,6 +145,14 @@ pub(super) fn spawn(
             }
         };
         wb.finish_run(&trace);
+        // A run that ended (answered or failed, not waiting on a decision) is queued
+        // for the trace collector, when sending is on; a refused one never ran.
+        let ended = outcome
+            .as_ref()
+            .is_ok_and(|out| out.metadata.status != art_types::RunStatus::Suspended);
+        if ended {
+            queue_for_collector(&wb, &thread_id, &trace);
+        }
         let finished = match outcome {
             Ok(out) => RunFinished {
                 thread_id,

@@ -77,7 +77,10 @@ impl Handler for ExportTraces {
         let format = Format::parse(&request.format).ok_or_else(|| {
             IpcError::new(
                 ErrorCode::InvalidInput,
-                "the format must be jsonl, otlp or markdown",
+                format!(
+                    "the format must be one of {}",
+                    Format::ALL.map(Format::as_str).join(", ")
+                ),
             )
             .with_details(serde_json::json!({ "field": "format" }))
         })?;

@@ -171,6 +171,8 @@ pub fn Sidebar() -> impl IntoView {
                     on:click=move |_| pane.set(Pane::Models)>"Models"</button>
                 <button id="usage-button" class="ghost wide" class:active=move || pane.get() == Pane::Usage
                     on:click=move |_| pane.set(Pane::Usage)>"Usage"</button>
+                <button id="send-traces-button" class="ghost wide" class:active=move || pane.get() == Pane::SendTraces
+                    on:click=move |_| pane.set(Pane::SendTraces)>"Send traces"</button>
                 <button id="providers-button" class="ghost wide" class:active=move || pane.get() == Pane::Providers
                     on:click=move |_| pane.set(Pane::Providers)>"Providers"</button>
                 <button id="about-button" class="ghost wide" class:active=move || pane.get() == Pane::About

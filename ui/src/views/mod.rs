@@ -9,6 +9,7 @@ pub mod knowledge;
 pub mod models;
 pub mod prompts;
 pub mod providers;
+pub mod send_traces;
 pub mod settings;
 pub mod thread;
 pub mod thread_knowledge;

@@ -192,6 +192,7 @@ pub fn TracePanel(thread_id: String, traces: Signal<Vec<String>>) -> impl IntoVi
                 <select id="export-format" prop:value=move || format.get()
                     on:change=move |ev| format.set(event_target_value(&ev))>
                     <option value="otlp">"OpenTelemetry (OTLP JSON)"</option>
+                    <option value="otlp-proto">"OpenTelemetry (OTLP protobuf, .pb)"</option>
                     <option value="jsonl">"Native JSONL (importable)"</option>
                     <option value="markdown">"Markdown transcript"</option>
                 </select>
@@ -201,7 +202,7 @@ pub fn TracePanel(thread_id: String, traces: Signal<Vec<String>>) -> impl IntoVi
                     <option value="thread">"This thread"</option>
                     <option value="all">"All threads"</option>
                 </select>
-                <Show when=move || format.get() == "otlp">
+                <Show when=move || format.with(|f| f.starts_with("otlp"))>
                     <label class="small"><input type="checkbox" id="export-content"
                         prop:checked=move || content.get()
                         on:change=move |ev| content.set(event_target_checked(&ev)) />

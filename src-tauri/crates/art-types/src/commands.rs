@@ -16,6 +16,7 @@ mod catalog;
 mod defaults;
 mod knowledge;
 mod models;
+mod push;
 mod signin;
 
 pub use crate::mcp::question::AnswerQuestion;
@@ -34,6 +35,7 @@ pub use models::{
     CancelPull, DeleteModel, DismissPulls, ListLocalModels, ModelPulls, OllamaAddress, PullModel,
     UnloadModel,
 };
+pub use push::{SetTracePush, TracePushStatus};
 pub use signin::{CancelMcpSignIn, SignInMcpServer, SignOutMcpServer};
 
 use crate::knowledge::{
@@ -42,6 +44,7 @@ use crate::knowledge::{
 use crate::mcp::catalog::{FilledPrompt, McpPrompt, McpResource, McpResourceTemplate};
 use crate::mcp::{McpImportReport, McpServerConfig, McpServerStatus, McpToolInfo};
 use crate::models::{LocalModel, PullState};
+use crate::push::PushStatus;
 use crate::usage::{ModelPrice, UsageBy, UsageReport, UsageTotals};
 use crate::{
     AppInfo as AppInfoOutput, AppSettings, Attachment, BranchPoint, ConversationMessage,
@@ -144,6 +147,8 @@ macro_rules! for_each_command {
             $crate::commands::GetAppSettings,
             $crate::commands::SetNewThreadDefaults,
             $crate::commands::ChooseModel,
+            $crate::commands::SetTracePush,
+            $crate::commands::TracePushStatus,
         }
     };
 }
@@ -254,6 +259,8 @@ commands! {
     GetAppSettings = "get_app_settings" -> AppSettings;
     SetNewThreadDefaults = "set_new_thread_defaults" -> AppSettings;
     ChooseModel = "choose_model" -> ThreadConfig;
+    SetTracePush = "set_trace_push" -> PushStatus;
+    TracePushStatus = "trace_push_status" -> PushStatus;
 }
 
 /// Version, data directory, database path and keychain reachability (the About panel).

@@ -26,7 +26,7 @@ pub enum ExportScope {
 pub struct ExportRequest {
     /// What to export.
     pub scope: ExportScope,
-    /// `jsonl`, `otlp` or `markdown`.
+    /// `jsonl`, `otlp`, `otlp-proto` or `markdown`.
     pub format: String,
     /// OTLP: include questions, answers, tool arguments and results.
     #[serde(default)]

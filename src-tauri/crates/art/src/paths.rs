@@ -123,6 +123,12 @@ impl DataDir {
         self.root.join(crate::knowledge::attached::FILES_DIR)
     }
 
+    /// The queue of spans waiting to be sent to the OTLP collector
+    /// ([`crate::push::Outbox`]).
+    pub fn trace_outbox_path(&self) -> PathBuf {
+        self.root.join(crate::push::outbox::FILE)
+    }
+
     /// Folder of the models the app runs itself (the built-in embedder's weights).
     pub fn models_dir(&self) -> PathBuf {
         self.root.join("models")

@@ -5,17 +5,18 @@
 //! away, so nothing is lost when it is down or the app quits: what is queued is sent
 //! after a restart. A [`PushStatus`] says how it goes.
 
+mod config;
+mod now;
 pub mod outbox;
 pub mod send;
+mod sender;
 
-use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use art_types::push::{PushSettings, PushState, PushStatus};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans};
 use prost::Message;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -23,8 +24,12 @@ use tokio_util::sync::CancellationToken;
 use crate::clock;
 use crate::export::{self, ExportError, Format, Options, Redactor, Scope};
 use crate::instance::ArtInstance;
+pub use config::{MIN_QUEUE_LIMIT, SaveError, check, load, save, store_headers, stored_headers};
+pub use now::{PushExportError, Pushed, push_export, unframe};
 pub use outbox::{Counts, Outbox, OutboxError, Row, Tally};
 pub use send::{Endpoint, EndpointError, SendError, Taken};
+use sender::blocking;
+pub use sender::{Sender, Step};
 
 /// Bytes of spans (before compression) sent in one request at most; halved for the
 /// rest of the session when a collector answers 413.
@@ -46,157 +51,6 @@ pub enum PushError {
     /// The queue's thread stopped.
     #[error("the trace queue stopped: {0}")]
     Stopped(String),
-}
-
-/// What one go at the queue did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
-    /// Nothing was waiting.
-    Empty,
-    /// A batch was taken.
-    Sent {
-        /// Spans in it.
-        spans: u64,
-        /// Of those, the collector rejected (partial success), and what it said.
-        rejected: Option<(u64, String)>,
-    },
-    /// The collector could not take it now: wait this long and try again.
-    Wait(Duration, String),
-    /// Too large: split, to be sent again at once.
-    Split,
-    /// Refused for good (or a single span too large): dropped and counted.
-    Refused(u64, String),
-}
-
-/// Sends a queue's batches to one endpoint.
-pub struct Sender {
-    outbox: Arc<Outbox>,
-    endpoint: Endpoint,
-    batch: usize,
-    backoff: Duration,
-}
-
-impl Sender {
-    /// A sender of `outbox` to `endpoint`.
-    pub fn new(outbox: Arc<Outbox>, endpoint: Endpoint) -> Self {
-        Self {
-            outbox,
-            endpoint,
-            batch: BATCH_BYTES,
-            backoff: FIRST_BACKOFF,
-        }
-    }
-
-    /// The endpoint.
-    pub fn endpoint(&self) -> &Endpoint {
-        &self.endpoint
-    }
-
-    /// Send the oldest batch.
-    pub async fn step(&mut self) -> Result<Step, PushError> {
-        let (outbox, batch) = (Arc::clone(&self.outbox), self.batch);
-        let rows = blocking(move || outbox.take(batch)).await?;
-        if rows.is_empty() {
-            return Ok(Step::Empty);
-        }
-        let spans: u64 = rows.iter().map(|r| r.spans).sum();
-        let bytes = rows
-            .iter()
-            .flat_map(|r| r.bytes.iter().copied())
-            .collect::<Vec<u8>>();
-        let sent = self.endpoint.send(&bytes).await;
-        let outbox = Arc::clone(&self.outbox);
-        match sent {
-            Ok(taken) => {
-                self.backoff = FIRST_BACKOFF;
-                let rejected = taken.rejected.min(spans);
-                blocking(move || outbox.remove_taken(&rows, rejected)).await?;
-                Ok(Step::Sent {
-                    spans,
-                    rejected: (rejected > 0).then_some((rejected, taken.message)),
-                })
-            }
-            Err(SendError::Retry { after, reason }) => {
-                let wait = after.unwrap_or_else(|| jitter(self.backoff));
-                self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
-                Ok(Step::Wait(wait, reason))
-            }
-            Err(SendError::TooLarge(reason)) => {
-                if rows.len() > 1 {
-                    self.batch = (bytes.len() / 2).max(1);
-                    return Ok(Step::Split);
-                }
-                let row = rows.into_iter().next().unwrap_or_else(|| unreachable!());
-                match halves(&row) {
-                    Some(parts) => {
-                        blocking(move || outbox.split(&row, &parts)).await?;
-                        Ok(Step::Split)
-                    }
-                    None => {
-                        blocking(move || outbox.remove(&[row], Tally::Refused)).await?;
-                        Ok(Step::Refused(spans, reason))
-                    }
-                }
-            }
-            Err(SendError::Refused(reason)) => {
-                blocking(move || outbox.remove(&rows, Tally::Refused)).await?;
-                Ok(Step::Refused(spans, reason))
-            }
-        }
-    }
-}
-
-/// Run `work` on a blocking thread.
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, OutboxError> + Send + 'static,
-) -> Result<T, PushError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| PushError::Stopped(e.to_string()))?
-        .map_err(PushError::from)
-}
-
-/// `wait` give or take a fifth, so that many senders do not come back at once.
-fn jitter(wait: Duration) -> Duration {
-    let random = std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish();
-    let fifth = wait.as_millis() as u64 / 5;
-    let spread = if fifth == 0 { 0 } else { random % (2 * fifth) };
-    Duration::from_millis(wait.as_millis() as u64 - fifth + spread)
-}
-
-/// A row's spans in two rows (the collector said one request of it is too large);
-/// `None` for a single span.
-fn halves(row: &Row) -> Option<Vec<(String, u64, Vec<u8>)>> {
-    let request = ExportTraceServiceRequest::decode(row.bytes.as_slice()).ok()?;
-    let mut spans = Vec::new();
-    let mut template = None;
-    for resource in request.resource_spans {
-        for scope in resource.scope_spans {
-            template.get_or_insert_with(|| (resource.resource.clone(), scope.scope.clone()));
-            spans.extend(scope.spans);
-        }
-    }
-    if spans.len() < 2 {
-        return None;
-    }
-    let (resource, scope) = template?;
-    let second = spans.split_off(spans.len() / 2);
-    let part = |spans: Vec<_>| {
-        let count = spans.len() as u64;
-        let entry = export::otlp::entry(&ResourceSpans {
-            resource: resource.clone(),
-            scope_spans: vec![ScopeSpans {
-                scope: scope.clone(),
-                spans,
-                schema_url: String::new(),
-            }],
-            schema_url: String::new(),
-        });
-        (row.trace_id.clone(), count, entry)
-    };
-    Some(vec![part(spans), part(second)])
 }
 
 /// A run's spans as OTLP protobuf: its trace id, span count and `resource_spans` entry.
@@ -231,217 +85,6 @@ pub async fn encode_run(
         .map(|s| s.spans.len() as u64)
         .sum();
     Ok((spans, entries.concat()))
-}
-
-/// The headers kept in the keychain for the push (name, value), in name order; none
-/// when nothing is kept.
-pub fn stored_headers(
-    store: &dyn crate::secrets::SecretStore,
-) -> Result<Vec<(String, String)>, crate::secrets::SecretError> {
-    let Some(secret) = store.get(art_types::push::HEADERS_ACCOUNT)? else {
-        return Ok(Vec::new());
-    };
-    let map: std::collections::BTreeMap<String, String> =
-        serde_json::from_str(secret.expose()).unwrap_or_default();
-    Ok(map.into_iter().collect())
-}
-
-/// Keep `headers` in the keychain for the push (none: remove them).
-pub fn store_headers(
-    store: &dyn crate::secrets::SecretStore,
-    headers: &[(String, String)],
-) -> Result<(), crate::secrets::SecretError> {
-    if headers.is_empty() {
-        return store.delete(art_types::push::HEADERS_ACCOUNT);
-    }
-    let map: std::collections::BTreeMap<&str, &str> = headers
-        .iter()
-        .map(|(n, v)| (n.as_str(), v.as_str()))
-        .collect();
-    let json = serde_json::to_string(&map).unwrap_or_default();
-    store.set(
-        art_types::push::HEADERS_ACCOUNT,
-        &crate::secrets::Secret::new(json),
-    )
-}
-
-/// Tries in a row that may fail before [`push_export`] gives up.
-const EXPORT_TRIES: u32 = 6;
-
-/// What [`push_export`] sent.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Pushed {
-    /// Runs exported.
-    pub runs: u64,
-    /// Spans the collector took.
-    pub sent: u64,
-    /// Spans it refused.
-    pub refused: u64,
-    /// What it said when it last refused some.
-    pub refusal: Option<String>,
-}
-
-/// Why [`push_export`] stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum PushExportError {
-    /// The spans could not be exported or queued.
-    #[error(transparent)]
-    Push(#[from] PushError),
-    /// The collector could not be reached or kept failing.
-    #[error("sent {} of {} spans; then gave up after {EXPORT_TRIES} tries: {reason}", .pushed.sent, .total)]
-    GaveUp {
-        /// What was sent before.
-        pushed: Pushed,
-        /// Spans in the scope.
-        total: u64,
-        /// The last failure.
-        reason: String,
-    },
-}
-
-/// Send `scope` of `art`'s traces to `endpoint` now, through the push's own queue and
-/// sender (a queue of its own at `queue`, removed after): `art export --to URL`.
-/// `progress` hears spans sent of the total. Transient failures are retried with the
-/// push's backoff, [`EXPORT_TRIES`] times in a row at most.
-pub async fn push_export(
-    art: &ArtInstance,
-    scope: &Scope,
-    include_content: bool,
-    redactor: &Redactor,
-    endpoint: Endpoint,
-    queue: &Path,
-    progress: &mut (dyn FnMut(u64, u64) + Send),
-) -> Result<Pushed, PushExportError> {
-    let file = TempQueue(queue.to_path_buf());
-    let outbox = Arc::new(Outbox::open(&file.0).map_err(PushError::from)?);
-    let options = Options {
-        include_content,
-        ..Options::default()
-    };
-    // Exported whole into the queue first (bounded memory: a file), then sent.
-    let framed = file.0.with_extension("pb");
-    let _framed_file = TempQueue(framed.clone());
-    export::export_to_file(
-        art,
-        scope,
-        Format::OtlpProto,
-        options,
-        redactor,
-        &framed,
-        &mut |_| {},
-    )
-    .await
-    .map_err(PushError::from)?;
-    let (outbox_in, framed_in) = (Arc::clone(&outbox), framed.clone());
-    let runs = blocking(move || queue_file(&outbox_in, &framed_in)).await?;
-    let total = outbox.counts().map_err(PushError::from)?.spans;
-    let mut sender = Sender::new(Arc::clone(&outbox), endpoint);
-    let mut pushed = Pushed {
-        runs,
-        ..Pushed::default()
-    };
-    let mut failures = 0;
-    progress(0, total);
-    loop {
-        match sender.step().await? {
-            Step::Empty => return Ok(pushed),
-            Step::Sent { spans, rejected } => {
-                failures = 0;
-                let mut refused = 0;
-                if let Some((n, said)) = rejected {
-                    refused = n.min(spans);
-                    pushed.refusal = Some(said);
-                }
-                pushed.sent += spans - refused;
-                pushed.refused += refused;
-            }
-            Step::Split => {}
-            Step::Refused(n, said) => {
-                pushed.refused += n;
-                pushed.refusal = Some(said);
-            }
-            Step::Wait(wait, reason) => {
-                failures += 1;
-                if failures >= EXPORT_TRIES {
-                    return Err(PushExportError::GaveUp {
-                        pushed,
-                        total,
-                        reason,
-                    });
-                }
-                tokio::time::sleep(wait.min(MAX_BACKOFF)).await;
-            }
-        }
-        progress(pushed.sent + pushed.refused, total);
-    }
-}
-
-/// A file removed (with SQLite's companions) when dropped.
-struct TempQueue(std::path::PathBuf);
-
-impl Drop for TempQueue {
-    fn drop(&mut self) {
-        for suffix in ["", "-wal", "-shm"] {
-            let mut path = self.0.clone().into_os_string();
-            path.push(suffix);
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
-
-/// Queue each run of the `.pb` file at `path`; the runs queued.
-fn queue_file(outbox: &Outbox, path: &Path) -> Result<u64, OutboxError> {
-    use std::io::Read as _;
-    let file = std::fs::File::open(path).map_err(|e| OutboxError::io(path, &e))?;
-    let mut file = std::io::BufReader::new(file);
-    let mut rows = Vec::new();
-    let mut runs = 0;
-    let mut len = [0u8; 4];
-    // One run at a time: memory stays bounded however much is exported.
-    while file.read_exact(&mut len).is_ok() {
-        let mut message = vec![0; u32::from_be_bytes(len) as usize];
-        file.read_exact(&mut message)
-            .map_err(|e| OutboxError::io(path, &e))?;
-        let Ok(request) = ExportTraceServiceRequest::decode(message.as_slice()) else {
-            continue;
-        };
-        let spans: u64 = request
-            .resource_spans
-            .iter()
-            .flat_map(|r| &r.scope_spans)
-            .map(|s| s.spans.len() as u64)
-            .sum();
-        let trace = request
-            .resource_spans
-            .first()
-            .and_then(|r| r.scope_spans.first())
-            .and_then(|s| s.spans.first())
-            .map(|s| s.trace_id.iter().map(|b| format!("{b:02x}")).collect())
-            .unwrap_or_default();
-        rows.push((trace, spans, message));
-        runs += 1;
-        if rows.len() >= 1024 {
-            outbox.add(&rows, u64::MAX)?;
-            rows.clear();
-        }
-    }
-    outbox.add(&rows, u64::MAX)?;
-    Ok(runs)
-}
-
-/// The messages of a `.pb` export (each after its length as 4 bytes, big-endian).
-pub fn unframe(bytes: &[u8]) -> Vec<&[u8]> {
-    let mut out = Vec::new();
-    let mut rest = bytes;
-    while rest.len() >= 4 {
-        let len = u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
-        let Some(message) = rest.get(4..4 + len) else {
-            break;
-        };
-        out.push(message);
-        rest = &rest[4 + len..];
-    }
-    out
 }
 
 /// The app's (or `art`'s) push: the settings in force, the queue and its sender.

@@ -1,0 +1,169 @@
+//! One sender of a queue to one endpoint: a batch at a time, oldest first, and what
+//! each answer means for the queue — taken (removed, counted), wait and try again
+//! (backoff doubling to a minute, or the collector's `Retry-After`), too large (the
+//! batch halved, then a run split in two), refused (dropped, counted).
+
+use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans};
+use prost::Message;
+
+use super::{
+    BATCH_BYTES, Endpoint, FIRST_BACKOFF, MAX_BACKOFF, Outbox, OutboxError, PushError, Row,
+    SendError, Tally,
+};
+use crate::export;
+
+/// What one go at the queue did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Nothing was waiting.
+    Empty,
+    /// A batch was taken.
+    Sent {
+        /// Spans in it.
+        spans: u64,
+        /// Of those, the collector rejected (partial success), and what it said.
+        rejected: Option<(u64, String)>,
+    },
+    /// The collector could not take it now: wait this long and try again.
+    Wait(Duration, String),
+    /// Too large: split, to be sent again at once.
+    Split,
+    /// Refused for good (or a single span too large): dropped and counted.
+    Refused(u64, String),
+}
+
+/// Sends a queue's batches to one endpoint.
+pub struct Sender {
+    outbox: Arc<Outbox>,
+    endpoint: Endpoint,
+    batch: usize,
+    backoff: Duration,
+}
+
+impl Sender {
+    /// A sender of `outbox` to `endpoint`.
+    pub fn new(outbox: Arc<Outbox>, endpoint: Endpoint) -> Self {
+        Self {
+            outbox,
+            endpoint,
+            batch: BATCH_BYTES,
+            backoff: FIRST_BACKOFF,
+        }
+    }
+
+    /// The endpoint.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// Send the oldest batch.
+    pub async fn step(&mut self) -> Result<Step, PushError> {
+        let (outbox, batch) = (Arc::clone(&self.outbox), self.batch);
+        let rows = blocking(move || outbox.take(batch)).await?;
+        if rows.is_empty() {
+            return Ok(Step::Empty);
+        }
+        let spans: u64 = rows.iter().map(|r| r.spans).sum();
+        let bytes = rows
+            .iter()
+            .flat_map(|r| r.bytes.iter().copied())
+            .collect::<Vec<u8>>();
+        let sent = self.endpoint.send(&bytes).await;
+        let outbox = Arc::clone(&self.outbox);
+        match sent {
+            Ok(taken) => {
+                self.backoff = FIRST_BACKOFF;
+                let rejected = taken.rejected.min(spans);
+                blocking(move || outbox.remove_taken(&rows, rejected)).await?;
+                Ok(Step::Sent {
+                    spans,
+                    rejected: (rejected > 0).then_some((rejected, taken.message)),
+                })
+            }
+            Err(SendError::Retry { after, reason }) => {
+                let wait = after.unwrap_or_else(|| jitter(self.backoff));
+                self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+                Ok(Step::Wait(wait, reason))
+            }
+            Err(SendError::TooLarge(reason)) => {
+                if rows.len() > 1 {
+                    self.batch = (bytes.len() / 2).max(1);
+                    return Ok(Step::Split);
+                }
+                let row = rows.into_iter().next().unwrap_or_else(|| unreachable!());
+                match halves(&row) {
+                    Some(parts) => {
+                        blocking(move || outbox.split(&row, &parts)).await?;
+                        Ok(Step::Split)
+                    }
+                    None => {
+                        blocking(move || outbox.remove(&[row], Tally::Refused)).await?;
+                        Ok(Step::Refused(spans, reason))
+                    }
+                }
+            }
+            Err(SendError::Refused(reason)) => {
+                blocking(move || outbox.remove(&rows, Tally::Refused)).await?;
+                Ok(Step::Refused(spans, reason))
+            }
+        }
+    }
+}
+
+/// Run `work` on a blocking thread.
+pub(super) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, OutboxError> + Send + 'static,
+) -> Result<T, PushError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| PushError::Stopped(e.to_string()))?
+        .map_err(PushError::from)
+}
+
+/// `wait` give or take a fifth, so that many senders do not come back at once.
+fn jitter(wait: Duration) -> Duration {
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    let fifth = wait.as_millis() as u64 / 5;
+    let spread = if fifth == 0 { 0 } else { random % (2 * fifth) };
+    Duration::from_millis(wait.as_millis() as u64 - fifth + spread)
+}
+
+/// A row's spans in two rows (the collector said one request of it is too large);
+/// `None` for a single span.
+fn halves(row: &Row) -> Option<Vec<(String, u64, Vec<u8>)>> {
+    let request = ExportTraceServiceRequest::decode(row.bytes.as_slice()).ok()?;
+    let mut spans = Vec::new();
+    let mut template = None;
+    for resource in request.resource_spans {
+        for scope in resource.scope_spans {
+            template.get_or_insert_with(|| (resource.resource.clone(), scope.scope.clone()));
+            spans.extend(scope.spans);
+        }
+    }
+    if spans.len() < 2 {
+        return None;
+    }
+    let (resource, scope) = template?;
+    let second = spans.split_off(spans.len() / 2);
+    let part = |spans: Vec<_>| {
+        let count = spans.len() as u64;
+        let entry = export::otlp::entry(&ResourceSpans {
+            resource: resource.clone(),
+            scope_spans: vec![ScopeSpans {
+                scope: scope.clone(),
+                spans,
+                schema_url: String::new(),
+            }],
+            schema_url: String::new(),
+        });
+        (row.trace_id.clone(), count, entry)
+    };
+    Some(vec![part(spans), part(second)])
+}
