@@ -57,11 +57,13 @@ pub fn SendTraces() -> impl IntoView {
     let problems = RwSignal::new(Vec::<(String, String)>::new());
     let failure = RwSignal::new(None::<IpcError>);
     let saved = RwSignal::new(false);
+    let loaded = RwSignal::new(false);
     spawn_local(async move {
         match ipc::call(&cmd::GetAppSettings {}).await {
             Ok(app) => {
                 limit.try_set(app.trace_push.queue_limit.to_string());
                 settings.try_set(Some(app.trace_push));
+                loaded.try_set(true);
             }
             Err(e) => {
                 failure.try_set(Some(e));
@@ -101,7 +103,7 @@ pub fn SendTraces() -> impl IntoView {
                 return;
             }
         }
-        let headers = headers.get_untracked().map(|rows| {
+        let given = headers.get_untracked().map(|rows| {
             rows.into_iter()
                 .filter(|(n, v)| !n.trim().is_empty() || !v.trim().is_empty())
                 .collect::<Vec<_>>()
@@ -109,7 +111,7 @@ pub fn SendTraces() -> impl IntoView {
         spawn_local(async move {
             let args = cmd::SetTracePush {
                 settings: chosen,
-                headers,
+                headers: given,
             };
             match ipc::call(&args).await {
                 Ok(now) => {
@@ -118,6 +120,7 @@ pub fn SendTraces() -> impl IntoView {
                     if let Ok(app) = ipc::call(&cmd::GetAppSettings {}).await {
                         settings.try_set(Some(app.trace_push));
                     }
+                    headers.try_set(None);
                 }
                 Err(e) => {
                     let listed: Option<Vec<Problem>> = e
@@ -155,8 +158,9 @@ pub fn SendTraces() -> impl IntoView {
                 </div>
             })}
             {move || failure.get().map(|error| view! { <ErrorCard error /> })}
-            {move || settings.get().map(|s| {
-                let kept = s.header_names.join(", ");
+            // Built once when loaded (not at each edit: rebuilding under a click that
+            // follows a change would swallow the click).
+            {move || loaded.get().then(|| settings.get_untracked()).flatten().map(|s| {
                 let chosen_ids = match &s.scope {
                     PushScope::All => Vec::new(),
                     PushScope::Threads { ids } => ids.clone(),
@@ -188,7 +192,10 @@ pub fn SendTraces() -> impl IntoView {
                             {move || match headers.get() {
                                 None => view! {
                                     <p class="muted small" id="push-headers-kept">
-                                        {if kept.is_empty() { "None.".to_owned() } else { format!("Kept: {kept} (values never shown).") }}
+                                        {move || settings.with(|s| {
+                                            let kept = s.as_ref().map(|s| s.header_names.join(", ")).unwrap_or_default();
+                                            if kept.is_empty() { "None.".to_owned() } else { format!("Kept: {kept} (values never shown).") }
+                                        })}
                                     </p>
                                     <button class="ghost small" id="push-headers-edit"
                                         on:click=move |_| headers.set(Some(vec![(String::new(), String::new())]))>
