@@ -8,6 +8,7 @@ mod first_run;
 mod knowledge;
 mod long;
 mod models;
+mod phoenix;
 mod prompts;
 mod push;
 mod questions;

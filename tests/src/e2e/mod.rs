@@ -6,6 +6,7 @@
 //! Every session is hermetic: [`sentinel`] holds the app's default addresses, and a
 //! session during which the app connected to one fails when it closes.
 
+pub mod browser;
 pub mod sentinel;
 
 use std::path::{Path, PathBuf};
