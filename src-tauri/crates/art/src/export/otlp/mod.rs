@@ -847,8 +847,9 @@ fn event<'r>(o: &'r Obs<'_>) -> Event<'r> {
             attributes.push(text("art.step.status", status));
         }
     }
-    // Kept only when content is exported.
-    if let Some(raw) = o.raw {
+    // Kept only when content is exported; a call's start is its stage and what it
+    // sent, both on its span already (`art.stage`, `gen_ai.input.messages`).
+    if let Some(raw) = o.raw.filter(|_| o.kind != ObservationType::LlmStreamStart) {
         attributes.push(text("art.observation.content", raw));
     }
     Event {
