@@ -19,7 +19,9 @@
 //!   PDF pages extracted per second (`attachments.rs`);
 //! - `knowledge`: recall@5 and MRR of words, vectors and the hybrid over the Debian
 //!   Reference (from Debian's `debian-reference-en`, unpacked into `target/`), ingestion
-//!   and query latency, a query over 100,000 passages (`knowledge.rs`).
+//!   and query latency, a query over 100,000 passages (`knowledge.rs`);
+//! - `push`: 1,000,000 spans from the push's queue to a local OTLP receiver, and the
+//!   CPU and time to first token a run adds when traces are pushed (`push.rs`).
 
 use std::time::Instant;
 
@@ -37,6 +39,7 @@ const ALL: &[&str] = &[
     "mcp",
     "attachments",
     "knowledge",
+    "push",
 ];
 
 /// Run the named benchmarks (all when none is named), then rewrite BENCHMARKS.md.

@@ -138,8 +138,9 @@ fn pes_run(thread: &str, run: usize, t0: i64) -> Vec<Observation> {
     ]
 }
 
-async fn seed(art: &ArtInstance) {
-    for t in 0..THREADS {
+/// `threads` threads of 1,000 PES-shaped runs each (ten observations, six spans a run).
+pub(crate) async fn seed(art: &ArtInstance, threads: usize) {
+    for t in 0..threads {
         let thread = format!("thread-{t:03}");
         let t0 = 1_767_225_600_000 + (t as i64) * 10_000_000;
         let summary = ThreadSummary {
@@ -176,7 +177,7 @@ pub fn run() -> Result<(), String> {
     let total = THREADS * RUNS_PER_THREAD * 10;
     eprintln!("seeding {total} observations…");
     let seeding = Instant::now();
-    rt.block_on(seed(&art));
+    rt.block_on(seed(&art, THREADS));
     let seeded = seeding.elapsed().as_secs_f64();
     eprintln!("seeded in {seeded:.1} s");
     results.note(&format!(

@@ -25,13 +25,14 @@ mod knowledge;
 mod ledger;
 mod mcp;
 mod peers;
+mod push;
 mod report;
 mod server;
 
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: art-bench compare [--tokens N] [--runs R] [--peers DIR]\n\
-                     \x20      art-bench framework | export | adapters | desktop | mcp | attachments | knowledge\n\
+                     \x20      art-bench framework | export | adapters | desktop | mcp | attachments | knowledge | push\n\
                      \x20      art-bench client <name> <url> <model> <tokens> <ct|mt>\n\
                      \x20      art-bench report [--out FILE]\n\
                      \x20      art-bench serve [--tokens N] [--framing events|paced|burst]";
@@ -73,6 +74,8 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("mcp") => mcp::run(),
         Some("attachments") => attachments::run(),
         Some("knowledge") => knowledge::run(),
+        Some("push") => push::run(),
+        Some("push-receiver") => push::receiver(),
         Some("client") => {
             let [_, name, url, model, tokens, runtime] = args else {
                 return Err(USAGE.into());

@@ -22,6 +22,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ("mcp", "MCP client vs the TypeScript SDK"),
     ("attachments", "Attachments"),
     ("knowledge", "Knowledge search"),
+    ("push", "Traces to a collector"),
 ];
 
 /// The hand-written part (how to read the numbers, how budgets were reached), read when

@@ -25,7 +25,7 @@ use crate::clock;
 use crate::export::{self, ExportError, Format, Options, Redactor, Scope};
 use crate::instance::ArtInstance;
 pub use config::{MIN_QUEUE_LIMIT, SaveError, check, load, save, store_headers, stored_headers};
-pub use now::{PushExportError, Pushed, push_export, unframe};
+pub use now::{PushExportError, Pushed, push_export, queue_file, unframe};
 pub use outbox::{Counts, Outbox, OutboxError, Row, Tally};
 pub use send::{Endpoint, EndpointError, SendError, Taken};
 use sender::blocking;

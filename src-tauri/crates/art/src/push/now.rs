@@ -136,8 +136,9 @@ impl Drop for TempQueue {
     }
 }
 
-/// Queue each run of the `.pb` file at `path`; the runs queued.
-fn queue_file(outbox: &Outbox, path: &Path) -> Result<u64, OutboxError> {
+/// Queue each run of the `.pb` file at `path` (as `--format otlp-proto` writes it); the
+/// runs queued.
+pub fn queue_file(outbox: &Outbox, path: &Path) -> Result<u64, OutboxError> {
     use std::io::Read as _;
     let file = std::fs::File::open(path).map_err(|e| OutboxError::io(path, &e))?;
     let mut file = std::io::BufReader::new(file);

@@ -1,0 +1,364 @@
+//! Pushing traces to an OTLP collector (`art::push`), against its budgets:
+//! 1. 1,000,000 spans from the queue to a local receiver — the testkit's, in a process of
+//!    its own (`art-bench push-receiver`), decoding every request with
+//!    `opentelemetry-proto` — through the push's sender (batches read from SQLite, gzip,
+//!    HTTP, rows removed): ≥ 200,000 spans/s;
+//! 2. the CPU a run adds when the push is on (exported and queued as it ends, sent by the
+//!    sender beside the next runs), against the same runs with it off: ≤ 2 %;
+//! 3. the time to the first token of those runs, on and off: no change.
+//!
+//! Run: `cargo xtask bench push` (or `art-bench push`).
+
+use std::io::{BufRead, BufReader, Write as _};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use art::ArtInstance;
+use art::agent::CancellationToken;
+use art::export::{self, Format, Options, Redactor, Scope};
+use art::push::{Endpoint, Outbox, Sender, Step, TracePush};
+use art::sockets::StreamFilter;
+use art::storage::sqlite::SqliteStorage;
+use art_testkit::bench::{Budget, Figure, Results};
+use art_testkit::framework::scripted::{Script, ScriptedSource, plan_json, thread_config};
+use art_types::push::{PushSettings, PushState};
+use art_types::{AgentProps, StreamEventKind, TokenType};
+use serde_json::json;
+
+/// Threads of 1,000 seeded runs: 167 × 1,000 × 6 spans = 1,002,000 spans.
+const THREADS: usize = 167;
+/// Sends of the whole queue.
+const REPEATS: usize = 3;
+/// Runs per batch when comparing the push on and off, and batches of each.
+const RUNS: usize = 20;
+const ROUNDS: usize = 5;
+/// Tokens in each run's answer.
+const TOKENS: usize = 300;
+
+/// `art-bench push-receiver`: the testkit's OTLP receiver on a free port, counting what
+/// it takes; prints its address, then, when its standard input closes, the spans taken.
+pub fn receiver() -> Result<(), String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let receiver = art_testkit::otlp::OtlpReceiver::counting().await;
+        println!("{}", receiver.url());
+        let _ = std::io::stdout().flush();
+        let mut rest = String::new();
+        let _ = tokio::task::spawn_blocking(move || std::io::stdin().read_line(&mut rest)).await;
+        println!("taken {}", receiver.taken());
+    });
+    Ok(())
+}
+
+/// The receiver's process.
+struct Receiver {
+    child: Child,
+    url: String,
+}
+
+impl Receiver {
+    fn spawn() -> Result<Self, String> {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let mut child = Command::new(exe)
+            .arg("push-receiver")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("the receiver did not start: {e}"))?;
+        let mut url = String::new();
+        let stdout = child.stdout.as_mut().ok_or("no receiver output")?;
+        BufReader::new(stdout)
+            .read_line(&mut url)
+            .map_err(|e| e.to_string())?;
+        Ok(Self {
+            child,
+            url: url.trim().to_owned(),
+        })
+    }
+
+    /// Stop it; the spans it took.
+    fn stop(mut self) -> u64 {
+        drop(self.child.stdin.take());
+        let mut out = String::new();
+        if let Some(stdout) = self.child.stdout.as_mut() {
+            let _ = BufReader::new(stdout).read_line(&mut out);
+        }
+        let _ = self.child.wait();
+        out.trim()
+            .strip_prefix("taken ")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+/// 1,000,000 spans from the queue to the receiver, `REPEATS` times.
+fn throughput(results: &mut Results, url: &str) -> u64 {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Arc::new(SqliteStorage::open(dir.path().join("push.sqlite3")).unwrap());
+    let art = ArtInstance::builder(storage, Arc::new(ScriptedSource::new(Vec::new())))
+        .build()
+        .unwrap();
+    eprintln!("seeding {} runs…", THREADS * 1_000);
+    rt.block_on(crate::export::seed(&art, THREADS));
+    // The queue holds what runs export as (with content, as most teams send it).
+    let pb = dir.path().join("all.otlp.pb");
+    let content = Options {
+        include_content: true,
+        ..Options::default()
+    };
+    rt.block_on(export::export_to_file(
+        &art,
+        &Scope::All,
+        Format::OtlpProto,
+        content,
+        &Redactor::new(Vec::new()),
+        &pb,
+        &mut |_| {},
+    ))
+    .unwrap();
+    let mut rates = Vec::new();
+    let mut sent_total = 0;
+    let mut spans = 0;
+    for repeat in 0..REPEATS {
+        let queue = dir.path().join(format!("queue-{repeat}.sqlite"));
+        let outbox = Arc::new(Outbox::open(&queue).unwrap());
+        art::push::queue_file(&outbox, &pb).unwrap();
+        spans = outbox.counts().unwrap().spans;
+        let endpoint = Endpoint::new(url, &[], Default::default()).unwrap();
+        let mut sender = Sender::new(Arc::clone(&outbox), endpoint);
+        let started = Instant::now();
+        let sent = rt.block_on(async {
+            let mut sent = 0;
+            loop {
+                match sender.step().await.unwrap() {
+                    Step::Empty => break sent,
+                    Step::Sent { spans, .. } => sent += spans,
+                    other => panic!("the local receiver refused a batch: {other:?}"),
+                }
+            }
+        });
+        let seconds = started.elapsed().as_secs_f64();
+        assert_eq!(sent, spans, "every span sent");
+        sent_total += sent;
+        eprintln!("{spans} spans in {seconds:.2} s");
+        rates.push(spans as f64 / seconds);
+    }
+    results.add(
+        Figure::new(
+            "push/queue_spans_per_s",
+            &format!("{spans} queued spans sent to a local OTLP receiver (protobuf, gzip, batches of 4 MB)"),
+            "spans/s",
+            rates,
+        )
+        .budget(Budget::AtLeast(200_000.0)),
+    );
+    sent_total
+}
+
+/// CPU time of this process so far (user and system, every thread).
+fn cpu() -> Duration {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let usage = getrusage(UsageWho::RUSAGE_SELF).expect("getrusage");
+    let us = |t: nix::sys::time::TimeVal| {
+        Duration::from_secs(t.tv_sec() as u64) + Duration::from_micros(t.tv_usec() as u64)
+    };
+    us(usage.user_time()) + us(usage.system_time())
+}
+
+/// A run's scripts: a plan with one calculator call, then an answer of `TOKENS` tokens.
+fn scripts(runs: usize) -> Vec<Script> {
+    let plan = plan_json(
+        "bench",
+        &[("c1", "calculator", json!({ "expression": "19 + 23" }))],
+    );
+    let mut all = Vec::new();
+    for _ in 0..runs {
+        all.push(Script::text(&plan));
+        let mut tokens: Vec<StreamEventKind> = (0..TOKENS)
+            .map(|i| StreamEventKind::Token {
+                text: format!("w{i} "),
+                token_type: TokenType::LlmResponse,
+            })
+            .collect();
+        tokens.push(StreamEventKind::End);
+        all.push(Script::events(tokens));
+    }
+    all
+}
+
+/// CPU per run and time to first token, the push on and off, alternating batches.
+fn per_run(results: &mut Results, url: &str) -> u64 {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Arc::new(SqliteStorage::open(dir.path().join("runs.sqlite3")).unwrap());
+    let source = Arc::new(ScriptedSource::new(scripts(2 * RUNS * ROUNDS + 4)));
+    let art = ArtInstance::builder(storage, source).build().unwrap();
+    let push = TracePush::open(&dir.path().join("outbox.sqlite")).unwrap();
+    let stop = CancellationToken::new();
+    let thread = rt.block_on(async {
+        let t = art
+            .conversation
+            .create_thread(None)
+            .await
+            .unwrap()
+            .thread_id;
+        let config = thread_config("m", &["calculator"]);
+        art.state.set_thread_config(&t, &config).await.unwrap();
+        t
+    });
+    rt.spawn(Arc::clone(&push).run(stop.clone()));
+    let redactor = Redactor::new(Vec::new());
+    let on = PushSettings {
+        enabled: true,
+        endpoint: url.to_owned(),
+        ..PushSettings::default()
+    };
+    let (mut cpu_off, mut cpu_on, mut ttft_off, mut ttft_on) = (vec![], vec![], vec![], vec![]);
+    let mut queued = 0;
+    // One run each way first: warm caches and connections.
+    for round in 0..=ROUNDS {
+        for pushing in [false, true] {
+            let settings = PushSettings {
+                enabled: pushing,
+                ..on.clone()
+            };
+            push.configure(&settings, &[]).unwrap();
+            let runs = if round == 0 { 1 } else { RUNS };
+            let before = cpu();
+            let mut firsts = Vec::new();
+            rt.block_on(async {
+                for _ in 0..runs {
+                    let mut sub = art.sockets.stream.subscribe(StreamFilter::default());
+                    let props = AgentProps {
+                        query: "What is 19 + 23?".into(),
+                        thread_id: thread.clone(),
+                        trace_id: None,
+                        options: Default::default(),
+                        attachments: Vec::new(),
+                    };
+                    let started = Instant::now();
+                    let run = art.process(props, CancellationToken::new());
+                    let first = async {
+                        while let Some(event) = sub.recv().await {
+                            if matches!(
+                                event.kind,
+                                StreamEventKind::Token {
+                                    token_type: TokenType::LlmResponse,
+                                    ..
+                                }
+                            ) {
+                                return started.elapsed();
+                            }
+                        }
+                        started.elapsed()
+                    };
+                    let (out, first) = tokio::join!(run, first);
+                    let out = out.unwrap();
+                    firsts.push(first.as_secs_f64() * 1_000.0);
+                    if pushing {
+                        queued += push
+                            .run_ended(&art, &redactor, &thread, &out.metadata.trace_id)
+                            .await
+                            .unwrap();
+                    }
+                }
+                // Everything this batch queued is sent before its CPU is read.
+                let mut status = push.status();
+                while pushing
+                    && !status.borrow_and_update().queued_spans.eq(&0)
+                    && status.borrow().state != PushState::Failing
+                {
+                    let _ = tokio::time::timeout(Duration::from_secs(5), status.changed()).await;
+                }
+            });
+            let per_run = (cpu() - before).as_secs_f64() * 1_000.0 / runs as f64;
+            if round > 0 {
+                let median_first = median(&mut firsts);
+                if pushing {
+                    cpu_on.push(per_run);
+                    ttft_on.push(median_first);
+                } else {
+                    cpu_off.push(per_run);
+                    ttft_off.push(median_first);
+                }
+            }
+        }
+    }
+    stop.cancel();
+    let added: Vec<f64> = cpu_on
+        .iter()
+        .zip(&cpu_off)
+        .map(|(on, off)| (on - off) / off * 100.0)
+        .collect();
+    let ttft_added: Vec<f64> = ttft_on
+        .iter()
+        .zip(&ttft_off)
+        .map(|(on, off)| on - off)
+        .collect();
+    results.add(Figure::new(
+        "push/run_cpu_off_ms",
+        &format!("CPU of a run (plan, one tool call, a {TOKENS}-token answer; in-process provider), push off"),
+        "ms",
+        cpu_off,
+    ));
+    results.add(Figure::new(
+        "push/run_cpu_on_ms",
+        "The same runs, each exported and queued as it ends and sent to the receiver",
+        "ms",
+        cpu_on,
+    ));
+    results.add(
+        Figure::new(
+            "push/run_cpu_added_percent",
+            "CPU the push adds to a run (batch of 20 on vs the batch of 20 off beside it)",
+            "%",
+            added,
+        )
+        .budget(Budget::AtMost(2.0)),
+    );
+    results.add(Figure::new(
+        "push/ttft_added_ms",
+        "Time to first token of a run, push on minus off (median of each batch of 20)",
+        "ms",
+        ttft_added,
+    ));
+    queued
+}
+
+/// Run the push benchmarks; the figures go to `push.json`.
+pub fn run() -> Result<(), String> {
+    let mut results = Results::new("push", "cargo xtask bench push");
+    results.note(
+        "The receiver is the testkit's OTLP/HTTP receiver in a process of its own on this \
+         machine (it decodes every request with `opentelemetry-proto` and answers as a \
+         collector does); both share the machine's cores. The queue is a SQLite file on this \
+         machine's disk, filled from an export of 167,000 PES-shaped runs with content; the \
+         per-run figures use the scripted in-process provider, so the run's own CPU is the \
+         least a real run spends (a provider over HTTP adds parsing), the harshest ratio.",
+    );
+    let receiver = Receiver::spawn()?;
+    let sent = throughput(&mut results, &receiver.url) + per_run(&mut results, &receiver.url);
+    let taken = receiver.stop();
+    if taken != sent {
+        return Err(format!("the receiver took {taken} spans of {sent} sent"));
+    }
+    results.write().map(drop).map_err(|e| e.to_string())
+}
