@@ -85,18 +85,24 @@ pub(super) enum Work {
     Answer(String, art_types::mcp::elicit::ElicitAnswer),
 }
 
-/// Queue run `trace` of `thread_id` for the trace collector, in the background.
-fn queue_for_collector(wb: &Arc<Workbench>, thread_id: &str, trace: &str) {
+/// Queue run `trace` of `thread_id` for the trace collector, in the background: the
+/// spans that ended while it waits on a decision (`waiting`), else the rest.
+fn queue_for_collector(wb: &Arc<Workbench>, thread_id: &str, trace: &str, waiting: bool) {
     let (wb, thread_id, trace) = (Arc::clone(wb), thread_id.to_owned(), trace.to_owned());
     tauri::async_runtime::spawn(async move {
         let redactor = art::standard::export_redactor(&wb.art, &wb.providers, &wb.secrets)
             .await
             .unwrap_or_else(|_| art::export::Redactor::new(Vec::new()));
-        if let Err(e) = wb
-            .push
-            .run_ended(&wb.art, &redactor, &thread_id, &trace)
-            .await
-        {
+        let queued = if waiting {
+            wb.push
+                .run_waiting(&wb.art, &redactor, &thread_id, &trace)
+                .await
+        } else {
+            wb.push
+                .run_ended(&wb.art, &redactor, &thread_id, &trace)
+                .await
+        };
+        if let Err(e) = queued {
             tracing::warn!(trace, "the run was not queued for the trace collector: {e}");
         }
     });
@@ -145,13 +151,12 @@ pub(super) fn spawn(
             }
         };
         wb.finish_run(&trace);
-        // A run that ended (answered or failed, not waiting on a decision) is queued
-        // for the trace collector, when sending is on; a refused one never ran.
-        let ended = outcome
-            .as_ref()
-            .is_ok_and(|out| out.metadata.status != art_types::RunStatus::Suspended);
-        if ended {
-            queue_for_collector(&wb, &thread_id, &trace);
+        // A run that ended (answered or failed) is queued for the trace collector, when
+        // sending is on; one waiting on a decision, what of it ended; a refused one
+        // never ran.
+        if let Ok(out) = &outcome {
+            let waiting = out.metadata.status == art_types::RunStatus::Suspended;
+            queue_for_collector(&wb, &thread_id, &trace, waiting);
         }
         let finished = match outcome {
             Ok(out) => RunFinished {

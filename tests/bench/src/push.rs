@@ -183,7 +183,8 @@ fn cpu() -> Duration {
     us(usage.user_time()) + us(usage.system_time())
 }
 
-/// A run's scripts: a plan with one calculator call, then an answer of `TOKENS` tokens.
+/// A run's scripts: a plan with one calculator call, the step's end after it, then an
+/// answer of `TOKENS` tokens.
 fn scripts(runs: usize) -> Vec<Script> {
     let plan = plan_json(
         "bench",
@@ -192,6 +193,7 @@ fn scripts(runs: usize) -> Vec<Script> {
     let mut all = Vec::new();
     for _ in 0..runs {
         all.push(Script::text(&plan));
+        all.push(Script::text("19 + 23 = 42."));
         let mut tokens: Vec<StreamEventKind> = (0..TOKENS)
             .map(|i| StreamEventKind::Token {
                 text: format!("w{i} "),
@@ -256,22 +258,26 @@ fn per_run(results: &mut Results, url: &str) -> u64 {
                     };
                     let started = Instant::now();
                     let run = art.process(props, CancellationToken::new());
-                    let first = async {
-                        while let Some(event) = sub.recv().await {
-                            if matches!(
-                                event.kind,
-                                StreamEventKind::Token {
-                                    token_type: TokenType::LlmResponse,
-                                    ..
-                                }
-                            ) {
-                                return started.elapsed();
-                            }
+                    tokio::pin!(run);
+                    // The first token of the answer (the synthesis streams it), taken
+                    // while the run goes on.
+                    let (mut first, mut listening) = (None, true);
+                    let out = loop {
+                        tokio::select! {
+                            out = &mut run => break out,
+                            event = sub.recv(), if listening => match event {
+                                Some(e) if first.is_none() && matches!(
+                                    e.kind,
+                                    StreamEventKind::Token { token_type: TokenType::LlmResponse, .. }
+                                ) => first = Some(started.elapsed()),
+                                Some(_) => {}
+                                None => listening = false,
+                            },
                         }
-                        started.elapsed()
                     };
-                    let (out, first) = tokio::join!(run, first);
                     let out = out.unwrap();
+                    assert_eq!(out.metadata.tool_calls, 1, "{:?}", out.metadata.error);
+                    let first = first.unwrap_or_else(|| started.elapsed());
                     firsts.push(first.as_secs_f64() * 1_000.0);
                     if pushing {
                         queued += push

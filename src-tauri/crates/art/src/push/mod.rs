@@ -139,14 +139,39 @@ impl TracePush {
         self.status.subscribe()
     }
 
-    /// Queue the spans of run `trace_id` of `thread_id`, if sending is on for that
-    /// thread; returns the spans queued.
+    /// Queue the spans of run `trace_id` of `thread_id`, which ended, if sending is on
+    /// for that thread (those queued while it waited are not queued again); returns the
+    /// spans queued.
     pub async fn run_ended(
         &self,
         art: &ArtInstance,
         redactor: &Redactor,
         thread_id: &str,
         trace_id: &str,
+    ) -> Result<u64, PushError> {
+        self.queue(art, redactor, thread_id, trace_id, false).await
+    }
+
+    /// Queue the spans run `trace_id` of `thread_id` ended so far, as it waits on a
+    /// decision (the run and its open step follow when it ends); returns the spans
+    /// queued.
+    pub async fn run_waiting(
+        &self,
+        art: &ArtInstance,
+        redactor: &Redactor,
+        thread_id: &str,
+        trace_id: &str,
+    ) -> Result<u64, PushError> {
+        self.queue(art, redactor, thread_id, trace_id, true).await
+    }
+
+    async fn queue(
+        &self,
+        art: &ArtInstance,
+        redactor: &Redactor,
+        thread_id: &str,
+        trace_id: &str,
+        waiting: bool,
     ) -> Result<u64, PushError> {
         let Some(settings) = self.settings.borrow().as_ref().map(|(s, _)| s.clone()) else {
             return Ok(0);
@@ -155,15 +180,36 @@ impl TracePush {
             return Ok(0);
         }
         let (spans, bytes) = encode_run(art, trace_id, settings.include_content, redactor).await?;
-        if spans == 0 {
-            return Ok(0);
-        }
         let outbox = Arc::clone(&self.outbox);
-        let row = vec![(trace_id.to_owned(), spans, bytes)];
+        let trace = trace_id.to_owned();
+        let early = blocking(move || outbox.sent_early(&trace)).await?;
+        let (spans, bytes, sent) = if waiting || !early.is_empty() {
+            sender::without(&bytes, |span| {
+                early.contains(&span.span_id)
+                    || (waiting
+                        && span
+                            .attributes
+                            .iter()
+                            .any(|kv| kv.key == export::otlp::OPEN))
+            })
+        } else {
+            (spans, bytes, Vec::new())
+        };
+        let outbox = Arc::clone(&self.outbox);
+        let trace = trace_id.to_owned();
         let limit = settings.queue_limit.max(1);
-        blocking(move || outbox.add(&row, limit)).await?;
-        self.publish(PushState::Idle);
-        self.wake.notify_one();
+        blocking(move || {
+            if spans > 0 {
+                outbox.add(&[(trace.clone(), spans, bytes)], limit)?;
+            }
+            // While it waits, what was sent is remembered; once it ended, forgotten.
+            outbox.mark_early(&trace, if waiting { &sent } else { &[] })
+        })
+        .await?;
+        if spans > 0 {
+            self.publish(PushState::Idle);
+            self.wake.notify_one();
+        }
         Ok(spans)
     }
 

@@ -92,6 +92,11 @@ CREATE TABLE IF NOT EXISTS queue (
     bytes BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS tallies (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS sent_early (
+    trace_id TEXT NOT NULL,
+    span_id BLOB NOT NULL,
+    PRIMARY KEY (trace_id, span_id)
+) WITHOUT ROWID;
 ";
 
 impl Outbox {
@@ -160,13 +165,14 @@ impl Outbox {
         })
     }
 
-    /// The oldest rows, as many as fit in `max_bytes` (at least one, when any wait).
-    pub fn take(&self, max_bytes: usize) -> Result<Vec<Row>, OutboxError> {
+    /// The oldest rows (after row `after`, when given), as many as fit in `max_bytes`
+    /// (at least one, when any wait).
+    pub fn take(&self, max_bytes: usize, after: Option<i64>) -> Result<Vec<Row>, OutboxError> {
         self.with(|conn| {
             let mut read = conn.prepare_cached(
-                "SELECT id, trace_id, spans, bytes FROM queue ORDER BY id LIMIT 4096",
+                "SELECT id, trace_id, spans, bytes FROM queue WHERE id > ? ORDER BY id LIMIT 4096",
             )?;
-            let mut rows = read.query([])?;
+            let mut rows = read.query([after.unwrap_or(i64::MIN)])?;
             let mut out = Vec::new();
             let mut size = 0;
             while let Some(r) = rows.next()? {
@@ -243,6 +249,36 @@ impl Outbox {
         })
     }
 
+    /// The spans of run `trace_id` queued while it waited (ids as bytes).
+    pub fn sent_early(&self, trace_id: &str) -> Result<Vec<Vec<u8>>, OutboxError> {
+        self.with(|conn| {
+            let mut read =
+                conn.prepare_cached("SELECT span_id FROM sent_early WHERE trace_id = ?")?;
+            let ids = read.query_map([trace_id], |r| r.get(0))?;
+            ids.collect()
+        })
+    }
+
+    /// Remember `span_ids` of run `trace_id` as queued while it waited (none: forget
+    /// the run's, once it ended).
+    pub fn mark_early(&self, trace_id: &str, span_ids: &[Vec<u8>]) -> Result<(), OutboxError> {
+        self.with(|conn| {
+            let tx = conn.transaction()?;
+            if span_ids.is_empty() {
+                tx.execute("DELETE FROM sent_early WHERE trace_id = ?", [trace_id])?;
+            }
+            {
+                let mut insert = tx.prepare_cached(
+                    "INSERT OR IGNORE INTO sent_early (trace_id, span_id) VALUES (?, ?)",
+                )?;
+                for id in span_ids {
+                    insert.execute(params![trace_id, id])?;
+                }
+            }
+            tx.commit()
+        })
+    }
+
     /// The counts now.
     pub fn counts(&self) -> Result<Counts, OutboxError> {
         self.with(|conn| {
@@ -296,7 +332,7 @@ mod tests {
         assert_eq!(queue.add(&[row("c", 4)], 10).unwrap(), 4);
         // A run larger than the whole limit is kept (everything older goes).
         assert_eq!(queue.add(&[row("huge", 50)], 10).unwrap(), 8);
-        let rows = queue.take(usize::MAX).unwrap();
+        let rows = queue.take(usize::MAX, None).unwrap();
         assert_eq!(
             rows.iter().map(|r| r.trace_id.as_str()).collect::<Vec<_>>(),
             ["huge"]
@@ -320,18 +356,22 @@ mod tests {
         queue
             .add(&[row("aaaa", 2), row("bbbb", 2), row("cccc", 2)], 100)
             .unwrap();
-        let first = queue.take(8).unwrap();
+        let first = queue.take(8, None).unwrap();
         assert_eq!(first.len(), 2, "two rows of 4 bytes fit in 8");
         assert_eq!(
-            queue.take(1).unwrap().len(),
+            queue.take(1, None).unwrap().len(),
             1,
             "at least one, even when too large"
         );
+        // Read ahead: the rows after a batch on its way.
+        let after = queue.take(100, Some(first[1].id)).unwrap();
+        assert_eq!(after.len(), 1);
+        assert_eq!(after[0].trace_id, "cccc");
         queue
             .split(&first[0], &[row("a1", 1), row("a2", 1)])
             .unwrap();
         let order: Vec<String> = queue
-            .take(usize::MAX)
+            .take(usize::MAX, None)
             .unwrap()
             .into_iter()
             .map(|r| r.trace_id)

@@ -111,18 +111,32 @@ impl Endpoint {
         &self.url
     }
 
-    /// Send `entries` (encoded `resource_spans` entries one after another).
-    pub async fn send(&self, entries: &[u8]) -> Result<Taken, SendError> {
-        let (content_type, body) = match self.encoding {
-            PushEncoding::Protobuf => ("application/x-protobuf", gzip(entries)),
+    /// The request body of `entries` (encoded `resource_spans` entries one after
+    /// another): compressed, and turned into OTLP/JSON first when that is asked for.
+    pub fn body(&self, entries: &[u8]) -> Result<Vec<u8>, SendError> {
+        match self.encoding {
+            PushEncoding::Protobuf => Ok(gzip(entries)),
             PushEncoding::Json => {
                 let request = ExportTraceServiceRequest::decode(entries).map_err(|e| {
                     SendError::Refused(format!("the queued spans are damaged: {e}"))
                 })?;
                 let json = serde_json::to_vec(&request)
                     .map_err(|e| SendError::Refused(format!("cannot write OTLP/JSON: {e}")))?;
-                ("application/json", gzip(&json))
+                Ok(gzip(&json))
             }
+        }
+    }
+
+    /// Send `entries` (encoded `resource_spans` entries one after another).
+    pub async fn send(&self, entries: &[u8]) -> Result<Taken, SendError> {
+        self.post(self.body(entries)?).await
+    }
+
+    /// POST a `body` made by [`Self::body`].
+    pub async fn post(&self, body: Vec<u8>) -> Result<Taken, SendError> {
+        let content_type = match self.encoding {
+            PushEncoding::Protobuf => "application/x-protobuf",
+            PushEncoding::Json => "application/json",
         };
         let answer = self
             .client

@@ -43,6 +43,44 @@ pub struct Sender {
     endpoint: Endpoint,
     batch: usize,
     backoff: Duration,
+    /// The batch after the one on its way, read and compressed meanwhile (on another
+    /// core than the request's); dropped when that one is not taken.
+    next: Option<tokio::task::JoinHandle<Result<Option<Batch>, PushError>>>,
+}
+
+/// A batch ready to send: its rows and the request body made of them.
+struct Batch {
+    rows: Vec<Row>,
+    spans: u64,
+    /// Bytes of its entries, before compression.
+    size: usize,
+    body: Result<Vec<u8>, SendError>,
+}
+
+/// Read the oldest rows after `after` (up to `limit` bytes) and make their body.
+fn prepare(
+    outbox: &Outbox,
+    endpoint: &Endpoint,
+    limit: usize,
+    after: Option<i64>,
+) -> Result<Option<Batch>, PushError> {
+    let rows = outbox.take(limit, after)?;
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let spans = rows.iter().map(|r| r.spans).sum();
+    let size = rows.iter().map(|r| r.bytes.len()).sum();
+    let mut entries = Vec::with_capacity(size);
+    for row in &rows {
+        entries.extend_from_slice(&row.bytes);
+    }
+    let body = endpoint.body(&entries);
+    Ok(Some(Batch {
+        rows,
+        spans,
+        size,
+        body,
+    }))
 }
 
 impl Sender {
@@ -53,6 +91,7 @@ impl Sender {
             endpoint,
             batch: BATCH_BYTES,
             backoff: FIRST_BACKOFF,
+            next: None,
         }
     }
 
@@ -61,19 +100,40 @@ impl Sender {
         &self.endpoint
     }
 
+    /// A batch of the rows after `after`, prepared on a blocking thread.
+    fn read_ahead(
+        &self,
+        after: Option<i64>,
+    ) -> tokio::task::JoinHandle<Result<Option<Batch>, PushError>> {
+        let (outbox, endpoint, limit) =
+            (Arc::clone(&self.outbox), self.endpoint.clone(), self.batch);
+        tokio::task::spawn_blocking(move || prepare(&outbox, &endpoint, limit, after))
+    }
+
     /// Send the oldest batch.
     pub async fn step(&mut self) -> Result<Step, PushError> {
-        let (outbox, batch) = (Arc::clone(&self.outbox), self.batch);
-        let rows = blocking(move || outbox.take(batch)).await?;
-        if rows.is_empty() {
+        let ready = match self.next.take() {
+            Some(next) => next,
+            None => self.read_ahead(None),
+        };
+        let Some(batch) = ready
+            .await
+            .map_err(|e| PushError::Stopped(e.to_string()))??
+        else {
             return Ok(Step::Empty);
-        }
-        let spans: u64 = rows.iter().map(|r| r.spans).sum();
-        let bytes = rows
-            .iter()
-            .flat_map(|r| r.bytes.iter().copied())
-            .collect::<Vec<u8>>();
-        let sent = self.endpoint.send(&bytes).await;
+        };
+        let Batch {
+            rows,
+            spans,
+            size,
+            body,
+        } = batch;
+        // The next batch is made while this one is on its way.
+        self.next = Some(self.read_ahead(rows.last().map(|r| r.id)));
+        let sent = match body {
+            Ok(body) => self.endpoint.post(body).await,
+            Err(e) => Err(e),
+        };
         let outbox = Arc::clone(&self.outbox);
         match sent {
             Ok(taken) => {
@@ -86,13 +146,16 @@ impl Sender {
                 })
             }
             Err(SendError::Retry { after, reason }) => {
+                // Read again from the oldest when the collector is back.
+                self.next = None;
                 let wait = after.unwrap_or_else(|| jitter(self.backoff));
                 self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
                 Ok(Step::Wait(wait, reason))
             }
             Err(SendError::TooLarge(reason)) => {
+                self.next = None;
                 if rows.len() > 1 {
-                    self.batch = (bytes.len() / 2).max(1);
+                    self.batch = (size / 2).max(1);
                     return Ok(Step::Split);
                 }
                 let row = rows.into_iter().next().unwrap_or_else(|| unreachable!());
@@ -133,6 +196,30 @@ fn jitter(wait: Duration) -> Duration {
     let fifth = wait.as_millis() as u64 / 5;
     let spread = if fifth == 0 { 0 } else { random % (2 * fifth) };
     Duration::from_millis(wait.as_millis() as u64 - fifth + spread)
+}
+
+/// `entries` (encoded `resource_spans`) without the spans `drop` picks: the spans left,
+/// their bytes, and their ids.
+pub(super) fn without(
+    entries: &[u8],
+    drop: impl Fn(&opentelemetry_proto::tonic::trace::v1::Span) -> bool,
+) -> (u64, Vec<u8>, Vec<Vec<u8>>) {
+    let Ok(request) = ExportTraceServiceRequest::decode(entries) else {
+        return (0, Vec::new(), Vec::new());
+    };
+    let (mut count, mut bytes, mut ids) = (0, Vec::new(), Vec::new());
+    for mut resource in request.resource_spans {
+        for scope in &mut resource.scope_spans {
+            scope.spans.retain(|span| !drop(span));
+            count += scope.spans.len() as u64;
+            ids.extend(scope.spans.iter().map(|s| s.span_id.clone()));
+        }
+        resource.scope_spans.retain(|s| !s.spans.is_empty());
+        if !resource.scope_spans.is_empty() {
+            bytes.extend(export::otlp::entry(&resource));
+        }
+    }
+    (count, bytes, ids)
 }
 
 /// A row's spans in two rows (the collector said one request of it is too large);

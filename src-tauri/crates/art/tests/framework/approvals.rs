@@ -514,3 +514,89 @@ async fn an_empty_plan_waits_for_review_and_the_user_may_add_steps() {
     assert_eq!(steps.len(), 1, "{steps:?}");
     assert_eq!(steps[0].1, StepStatus::Done);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_runs_ended_spans_are_pushed_then_the_rest_once_it_ends() {
+    use art::push::{TracePush, outbox};
+    use art_testkit::otlp::OtlpReceiver;
+    use std::collections::HashMap;
+    use std::time::Duration;
+
+    let run = asking(&["It is 42.", "6*7 = 42."]).await;
+    let receiver = OtlpReceiver::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let push = TracePush::open(&dir.path().join(outbox::FILE)).unwrap();
+    let settings = art_types::push::PushSettings {
+        enabled: true,
+        endpoint: receiver.url(),
+        ..Default::default()
+    };
+    push.configure(&settings, &[]).unwrap();
+    let stop = CancellationToken::new();
+    tokio::spawn(std::sync::Arc::clone(&push).run(stop.clone()));
+    let redactor = Redactor::new(Vec::new());
+
+    let out = run.ask("6*7?").await;
+    assert_eq!(out.metadata.status, RunStatus::Suspended);
+    let trace = out.metadata.trace_id.clone();
+    let early = push
+        .run_waiting(&run.art, &redactor, &run.thread, &trace)
+        .await
+        .unwrap();
+    assert!(early > 0, "the plan and its model call ended");
+    assert_eq!(
+        receiver.wait_for(early, Duration::from_secs(30)).await,
+        early
+    );
+    // What is still open — the run, the step waiting on the call — is not sent yet.
+    let names: Vec<String> = receiver.spans().into_iter().map(|s| s.name).collect();
+    assert!(names.contains(&"plan".to_owned()), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("invoke_agent")),
+        "{names:?}"
+    );
+    assert!(!names.iter().any(|n| n == "execute"), "{names:?}");
+
+    run.art
+        .resume(&run.thread, approve(None, false), CancellationToken::new())
+        .await
+        .unwrap();
+    let rest = push
+        .run_ended(&run.art, &redactor, &run.thread, &trace)
+        .await
+        .unwrap();
+    assert_eq!(
+        receiver
+            .wait_for(early + rest, Duration::from_secs(30))
+            .await,
+        early + rest
+    );
+    // Together, every span of the run as a file export has it, each once, all ended.
+    let text = crate::export::export_to_string(
+        &run.art,
+        &Scope::Trace(trace),
+        Format::Otlp,
+        Options::default(),
+        &redactor,
+    )
+    .await;
+    let data: opentelemetry_proto::tonic::trace::v1::TracesData =
+        serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let whole: Vec<_> = data.resource_spans[0].scope_spans[0].spans.clone();
+    let mut seen: HashMap<Vec<u8>, usize> = HashMap::new();
+    for span in receiver.spans() {
+        assert!(
+            !span
+                .attributes
+                .iter()
+                .any(|kv| kv.key == art::export::otlp::OPEN),
+            "{} was sent open",
+            span.name
+        );
+        *seen.entry(span.span_id).or_default() += 1;
+    }
+    assert_eq!(seen.len(), whole.len(), "{seen:?}");
+    assert!(seen.values().all(|n| *n == 1), "{seen:?}");
+    assert!(whole.iter().all(|s| seen.contains_key(&s.span_id)));
+    stop.cancel();
+}

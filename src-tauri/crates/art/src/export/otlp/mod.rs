@@ -36,6 +36,9 @@ use wire::*;
 /// buffered writer passes them straight through) and one redaction pass per chunk.
 const CHUNK: usize = 1 << 20;
 
+/// The attribute of a span that had not ended when it was exported.
+pub const OPEN: &str = "art.span.open";
+
 /// `service.name` of the resource.
 pub const SERVICE_NAME: &str = "art-workbench";
 
@@ -519,6 +522,11 @@ fn build_span<'r>(
     };
     span.attributes
         .push(text("gen_ai.conversation.id", context.thread_id));
+    // Not ended when exported (its run waits on a decision, or was cut off): its end is
+    // the last thing seen in it. The push sends such spans only once they end.
+    if draft.end_ms.is_none() {
+        span.attributes.push(boolean(OPEN, true));
+    }
     let closing = draft.closing;
     let is_llm = closing.is_some_and(|o| {
         matches!(
