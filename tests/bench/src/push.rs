@@ -134,6 +134,8 @@ fn throughput(results: &mut Results, url: &str) -> u64 {
         &mut |_| {},
     ))
     .unwrap();
+    let size = std::fs::metadata(&pb).map(|m| m.len()).unwrap_or(0);
+    eprintln!("{:.0} MB of protobuf spans", size as f64 / 1e6);
     let mut rates = Vec::new();
     let mut sent_total = 0;
     let mut spans = 0;
@@ -183,8 +185,8 @@ fn cpu() -> Duration {
     us(usage.user_time()) + us(usage.system_time())
 }
 
-/// A run's scripts: a plan with one calculator call, the step's end after it, then an
-/// answer of `TOKENS` tokens.
+/// A run's scripts: a plan with one calculator call (run at once, no call between),
+/// then an answer of `TOKENS` tokens.
 fn scripts(runs: usize) -> Vec<Script> {
     let plan = plan_json(
         "bench",
@@ -193,7 +195,6 @@ fn scripts(runs: usize) -> Vec<Script> {
     let mut all = Vec::new();
     for _ in 0..runs {
         all.push(Script::text(&plan));
-        all.push(Script::text("19 + 23 = 42."));
         let mut tokens: Vec<StreamEventKind> = (0..TOKENS)
             .map(|i| StreamEventKind::Token {
                 text: format!("w{i} "),
@@ -268,7 +269,7 @@ fn per_run(results: &mut Results, url: &str) -> u64 {
                             event = sub.recv(), if listening => match event {
                                 Some(e) if first.is_none() && matches!(
                                     e.kind,
-                                    StreamEventKind::Token { token_type: TokenType::LlmResponse, .. }
+                                    StreamEventKind::Token { token_type: TokenType::FinalSynthesisLlmResponse, .. }
                                 ) => first = Some(started.elapsed()),
                                 Some(_) => {}
                                 None => listening = false,
