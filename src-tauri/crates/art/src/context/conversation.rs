@@ -436,6 +436,26 @@ impl ConversationManager {
         Ok(messages)
     }
 
+    /// The messages run `trace_id` of thread `thread_id` stored (its question, tool
+    /// results, answer), oldest first: read by the run's index, however long the thread.
+    pub async fn messages_of_run(
+        &self,
+        thread_id: &str,
+        trace_id: &str,
+    ) -> Result<Vec<ConversationMessage>, ContextError> {
+        let query = Query {
+            trace_ids: vec![trace_id.to_owned()],
+            ..Query::thread(thread_id)
+        };
+        Ok(self
+            .storage
+            .query(Collection::Messages, &query)
+            .await?
+            .iter()
+            .map(|r| r.decode(Collection::Messages))
+            .collect::<Result<Vec<ConversationMessage>, _>>()?)
+    }
+
     /// Every attachment the questions of all threads carry (attachments ride on the
     /// user's messages only), read in batches.
     pub async fn attachments_in_use(&self) -> Result<Vec<art_types::Attachment>, ContextError> {

@@ -289,13 +289,20 @@ async fn walk(
         // The next thread's observations are read while this one's are written: no
         // stall at each thread's start (the reader is bounded, so is the read-ahead).
         next_scan = queries.get(i + 1).map(|q| art.observations.scan(q, BATCH));
-        let mut messages = art
-            .conversation
-            .messages(&thread.thread_id, MessageOptions::default())
-            .await?;
-        if let Some(trace) = &trace {
-            messages.retain(|m| m.trace_id() == Some(trace.as_str()));
-        }
+        // One run's messages by its index: exporting each run as it ends (the push)
+        // costs the same however long its thread.
+        let messages = match &trace {
+            Some(trace) => {
+                art.conversation
+                    .messages_of_run(&thread.thread_id, trace)
+                    .await?
+            }
+            None => {
+                art.conversation
+                    .messages(&thread.thread_id, MessageOptions::default())
+                    .await?
+            }
+        };
         let (config, state) = art.state.saved(&thread.thread_id).await?;
         let data = ThreadData {
             thread,
