@@ -198,12 +198,16 @@ impl TracePush {
         let outbox = Arc::clone(&self.outbox);
         let trace = trace_id.to_owned();
         let limit = settings.queue_limit.max(1);
+        let forget = !waiting && !early.is_empty();
         blocking(move || {
             if spans > 0 {
                 outbox.add(&[(trace.clone(), spans, bytes)], limit)?;
             }
             // While it waits, what was sent is remembered; once it ended, forgotten.
-            outbox.mark_early(&trace, if waiting { &sent } else { &[] })
+            if waiting || forget {
+                outbox.mark_early(&trace, if waiting { &sent } else { &[] })?;
+            }
+            Ok(())
         })
         .await?;
         if spans > 0 {

@@ -91,6 +91,8 @@ CREATE TABLE IF NOT EXISTS queue (
     spans INTEGER NOT NULL,
     bytes BLOB NOT NULL
 );
+-- What waits, counted from an index (never from the rows, which hold the spans).
+CREATE INDEX IF NOT EXISTS queue_spans ON queue (id, spans);
 CREATE TABLE IF NOT EXISTS tallies (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS sent_early (
     trace_id TEXT NOT NULL,
