@@ -127,11 +127,6 @@ impl Endpoint {
         }
     }
 
-    /// Send `entries` (encoded `resource_spans` entries one after another).
-    pub async fn send(&self, entries: &[u8]) -> Result<Taken, SendError> {
-        self.post(self.body(entries)?).await
-    }
-
     /// POST a `body` made by [`Self::body`].
     pub async fn post(&self, body: Vec<u8>) -> Result<Taken, SendError> {
         let content_type = match self.encoding {
