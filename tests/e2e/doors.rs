@@ -48,7 +48,8 @@ const SNAPSHOT: &str = r#"
         const providers = await invoke("list_providers");
         const prices = await invoke("list_prices");
         const servers = (await invoke("list_mcp_servers")).map((s) => s.config);
-        done(JSON.stringify({ threads, messages, config, prompts, providers, prices, servers }));
+        const settings = await invoke("get_app_settings");
+        done(JSON.stringify({ threads, messages, config, prompts, providers, prices, servers, settings }));
     })().catch((e) => done("snapshot failed: " + JSON.stringify(e)));
 "#;
 
@@ -257,6 +258,14 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["choose_model", { "threadId": t, "provider": "nope", "model": "m" }],
         ["choose_model", { "threadId": t, "provider": "ollama" }],
         ["choose_model", { "threadId": t, "provider": "ollama", "model": "m", "makeDefault": "yes" }],
+        ["set_trace_push", {}],
+        ["set_trace_push", { "settings": { "enabled": "yes", "endpoint": "" } }],
+        ["set_trace_push", { "settings": { "enabled": true, "endpoint": "localhost:4318" } }],
+        ["set_trace_push", { "settings": { "enabled": true, "endpoint": "" } }],
+        ["set_trace_push", { "settings": { "enabled": true, "endpoint": "http://127.0.0.1:9", "queueLimit": 5 } }],
+        ["set_trace_push", { "settings": { "enabled": true, "endpoint": "http://127.0.0.1:9" }, "headers": [["bad header", "x"]] }],
+        ["set_trace_push", { "settings": { "enabled": true, "endpoint": "http://127.0.0.1:9", "scope": { "kind": "threads", "ids": [] } } }],
+        ["trace_push_status", { "bogus": 1 }],
     ]);
     let mut cases = cases;
     if let Some(all) = cases.as_array_mut() {

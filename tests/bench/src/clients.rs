@@ -100,7 +100,7 @@ impl Sample {
 
 /// CPU time (user + system) of this process so far, in seconds, from `getrusage`.
 #[cfg(unix)]
-fn cpu_seconds() -> f64 {
+pub(crate) fn cpu_seconds() -> f64 {
     use nix::sys::resource::{UsageWho, getrusage};
     getrusage(UsageWho::RUSAGE_SELF).map_or(0.0, |u| {
         let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
@@ -111,7 +111,7 @@ fn cpu_seconds() -> f64 {
 /// The benchmarks measure on Linux: elsewhere CPU time is not read (NaN, so no figure
 /// passes for a measurement).
 #[cfg(not(unix))]
-fn cpu_seconds() -> f64 {
+pub(crate) fn cpu_seconds() -> f64 {
     f64::NAN
 }
 

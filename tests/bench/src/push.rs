@@ -175,14 +175,10 @@ fn throughput(results: &mut Results, url: &str) -> u64 {
     sent_total
 }
 
-/// CPU time of this process so far (user and system, every thread).
-fn cpu() -> Duration {
-    use nix::sys::resource::{UsageWho, getrusage};
-    let usage = getrusage(UsageWho::RUSAGE_SELF).expect("getrusage");
-    let us = |t: nix::sys::time::TimeVal| {
-        Duration::from_secs(t.tv_sec() as u64) + Duration::from_micros(t.tv_usec() as u64)
-    };
-    us(usage.user_time()) + us(usage.system_time())
+/// CPU time of this process so far (user and system, every thread), in seconds (NaN
+/// where it is not read).
+fn cpu() -> f64 {
+    crate::clients::cpu_seconds()
 }
 
 /// A run's scripts: a plan with one calculator call (run at once, no call between),
@@ -296,7 +292,7 @@ fn per_run(results: &mut Results, url: &str) -> u64 {
                     let _ = tokio::time::timeout(Duration::from_secs(5), status.changed()).await;
                 }
             });
-            let per_run = (cpu() - before).as_secs_f64() * 1_000.0 / runs as f64;
+            let per_run = (cpu() - before) * 1_000.0 / runs as f64;
             if round > 0 {
                 let median_first = median(&mut firsts);
                 if pushing {
