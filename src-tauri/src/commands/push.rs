@@ -7,6 +7,7 @@ use art_types::push::PushStatus;
 use art_types::{ErrorCode, IpcError};
 use tauri::AppHandle;
 
+use super::settings::problems_error;
 use super::{Handler, workbench};
 
 /// Every problem in `details.problems[]` (the form shows each at its field); nothing is
@@ -18,14 +19,7 @@ impl Handler for SetTracePush {
         art::push::save(&wb.art, store, &wb.push, self.settings, self.headers)
             .await
             .map_err(|e| match e {
-                SaveError::Invalid(problems) => IpcError::new(
-                    ErrorCode::InvalidInput,
-                    problems
-                        .first()
-                        .map(|p| format!("{}: {}", p.field, p.message))
-                        .unwrap_or_default(),
-                )
-                .with_details(serde_json::json!({ "problems": problems })),
+                SaveError::Invalid(problems) => problems_error(&problems),
                 SaveError::Keychain(message) => {
                     IpcError::new(ErrorCode::KeychainUnavailable, message)
                 }

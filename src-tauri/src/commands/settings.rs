@@ -26,15 +26,21 @@ pub(super) fn settings_error(error: SettingsError) -> IpcError {
     match error {
         SettingsError::Context(e) => context_error(e),
         SettingsError::Mcp(e) => mcp_error(e),
-        SettingsError::Invalid(problems) => IpcError::new(
-            ErrorCode::InvalidInput,
-            problems
-                .first()
-                .map(|p| format!("{}: {}", p.field, p.message))
-                .unwrap_or_default(),
-        )
-        .with_details(serde_json::json!({ "problems": problems })),
+        SettingsError::Invalid(problems) => problems_error(&problems),
     }
+}
+
+/// Fields that cannot be used: the first in the message, every one in
+/// `details.problems[]`.
+pub(super) fn problems_error(problems: &[art::context::validate::ConfigProblem]) -> IpcError {
+    IpcError::new(
+        ErrorCode::InvalidInput,
+        problems
+            .first()
+            .map(|p| format!("{}: {}", p.field, p.message))
+            .unwrap_or_default(),
+    )
+    .with_details(serde_json::json!({ "problems": problems }))
 }
 
 /// Longest API key accepted.

@@ -115,10 +115,7 @@ pub async fn save(
             .into_iter()
             .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
             .collect(),
-        None => tokio::task::spawn_blocking(move || stored_headers(reading.as_ref()))
-            .await
-            .map_err(|e| SaveError::Keychain(e.to_string()))?
-            .map_err(|e| SaveError::Keychain(e.to_string()))?,
+        None => read_headers(reading).await?,
     };
     let problems = check(&settings, &headers);
     if !problems.is_empty() {
@@ -137,12 +134,7 @@ pub async fn save(
         .update(move |s| s.trace_push = saved.clone())
         .await
         .map_err(|e| SaveError::Storage(e.to_string()))?;
-    push.configure(&settings, &headers).map_err(|e| {
-        SaveError::Invalid(vec![ConfigProblem {
-            field: "endpoint".into(),
-            message: e.to_string(),
-        }])
-    })?;
+    use_settings(push, &settings, &headers)?;
     Ok(settings)
 }
 
@@ -175,12 +167,26 @@ pub async fn load(
     let headers = if settings.header_names.is_empty() {
         Vec::new()
     } else {
-        tokio::task::spawn_blocking(move || stored_headers(store.as_ref()))
-            .await
-            .map_err(|e| SaveError::Keychain(e.to_string()))?
-            .map_err(|e| SaveError::Keychain(e.to_string()))?
+        read_headers(store).await?
     };
-    push.configure(&settings, &headers).map_err(|e| {
+    use_settings(push, &settings, &headers)
+}
+
+/// The headers kept in the keychain, read off the async workers.
+async fn read_headers(store: Arc<dyn SecretStore>) -> Result<Vec<(String, String)>, SaveError> {
+    tokio::task::spawn_blocking(move || stored_headers(store.as_ref()))
+        .await
+        .map_err(|e| SaveError::Keychain(e.to_string()))?
+        .map_err(|e| SaveError::Keychain(e.to_string()))
+}
+
+/// Put `settings` in use; an address that cannot be used is said at its field.
+fn use_settings(
+    push: &TracePush,
+    settings: &PushSettings,
+    headers: &[(String, String)],
+) -> Result<(), SaveError> {
+    push.configure(settings, headers).map_err(|e| {
         SaveError::Invalid(vec![ConfigProblem {
             field: "endpoint".into(),
             message: e.to_string(),
