@@ -74,7 +74,7 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("mcp") => mcp::run(),
         Some("attachments") => attachments::run(),
         Some("knowledge") => knowledge::run(),
-        Some("push") => push::run(),
+        Some("push") => push::run(args.get(1).map(String::as_str)),
         Some("push-receiver") => push::receiver(),
         Some("client") => {
             let [_, name, url, model, tokens, runtime] = args else {

@@ -7,7 +7,9 @@
 //!    sender beside the next runs), against the same runs with it off: ≤ 2 %;
 //! 3. the time to the first token of those runs, on and off: no change.
 //!
-//! Run: `cargo xtask bench push` (or `art-bench push`).
+//! Run: `cargo xtask bench push` (or `art-bench push`). `art-bench push throughput` or
+//! `art-bench push per-run` runs one part alone (to profile it) and prints its figures
+//! without writing them.
 
 use std::io::{BufRead, BufReader, Write as _};
 use std::process::{Child, Command, Stdio};
@@ -346,8 +348,9 @@ fn per_run(results: &mut Results, url: &str) -> u64 {
     queued
 }
 
-/// Run the push benchmarks; the figures go to `push.json`.
-pub fn run() -> Result<(), String> {
+/// Run the push benchmarks; the figures go to `push.json` (one `part` alone only prints
+/// them).
+pub fn run(part: Option<&str>) -> Result<(), String> {
     let mut results = Results::new("push", "cargo xtask bench push");
     results.note(
         "The receiver is the testkit's OTLP/HTTP receiver in a process of its own on this \
@@ -358,10 +361,18 @@ pub fn run() -> Result<(), String> {
          least a real run spends (a provider over HTTP adds parsing), the harshest ratio.",
     );
     let receiver = Receiver::spawn()?;
-    let sent = throughput(&mut results, &receiver.url) + per_run(&mut results, &receiver.url);
+    let sent = match part {
+        None => throughput(&mut results, &receiver.url) + per_run(&mut results, &receiver.url),
+        Some("throughput") => throughput(&mut results, &receiver.url),
+        Some("per-run") => per_run(&mut results, &receiver.url),
+        Some(other) => return Err(format!("no part {other:?} (throughput, per-run)")),
+    };
     let taken = receiver.stop();
     if taken != sent {
         return Err(format!("the receiver took {taken} spans of {sent} sent"));
+    }
+    if part.is_some() {
+        return Ok(()); // its figures were printed as they came
     }
     results.write().map(drop).map_err(|e| e.to_string())
 }

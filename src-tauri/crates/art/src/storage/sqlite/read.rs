@@ -126,7 +126,15 @@ fn statement(collection: Collection, query: &Query, ties: Ties) -> (String, Vec<
         args.push(arg);
     };
     if let Some(thread) = &query.thread_id {
-        filter(src.thread, thread.clone().into());
+        // With runs named, their index finds the rows (a run is in one thread): `+`
+        // keeps the thread's term from picking the thread's index, which reads the
+        // whole thread — one run's export (each run's, when traces are pushed) would
+        // cost as much as its thread is long.
+        let clause = match query.trace_ids.is_empty() {
+            true => src.thread.to_owned(),
+            false => format!("+{}", src.thread),
+        };
+        filter(&clause, thread.clone().into());
     }
     if let Some(before) = query.before {
         filter(&format!("{} < ?", src.ts), before.into());
@@ -310,4 +318,41 @@ pub(super) fn search(
         });
     }
     Ok(hits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plan SQLite picks for `query` on a real database file.
+    fn plan(query: &Query, collection: Collection) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plan.sqlite3");
+        drop(crate::storage::sqlite::SqliteStorage::open(&path).unwrap());
+        let conn = Connection::open(&path).unwrap();
+        let (sql, args) = statement(collection, query, Ties::Indexed);
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let rows = stmt
+            .query_map(params_from_iter(args), |r| r.get::<_, String>(3))
+            .unwrap();
+        rows.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+    }
+
+    #[test]
+    fn a_runs_rows_are_found_by_the_runs_index_not_by_reading_its_thread() {
+        let run = Query {
+            trace_ids: vec!["run-1".into()],
+            ..Query::thread("thread-1")
+        };
+        let observations = plan(&run, Collection::Observations);
+        assert!(
+            observations.contains("observations_trace_ts"),
+            "{observations}"
+        );
+        let messages = plan(&run, Collection::Messages);
+        assert!(messages.contains("records_trace_ts"), "{messages}");
+        // A thread alone still reads its own index.
+        let thread = plan(&Query::thread("thread-1"), Collection::Observations);
+        assert!(thread.contains("observations_thread_ts"), "{thread}");
+    }
 }
