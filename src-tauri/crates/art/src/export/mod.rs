@@ -205,6 +205,42 @@ pub async fn export(
     }
 }
 
+/// One run of thread `thread_id` as OTLP protobuf, as the push queues each run when it
+/// ends: the `resource_spans` entries of the `.pb` export of [`Scope::Trace`] (without
+/// their length prefixes) and how many spans they hold. Read with two queries on the
+/// run's indexes (its observations, its messages), so it costs the same however long
+/// the thread; a run with no observations (or none in that thread) has no spans.
+pub async fn run_as_protobuf(
+    art: &ArtInstance,
+    thread_id: &str,
+    trace_id: &str,
+    include_content: bool,
+    redactor: &Redactor,
+) -> Result<(u64, Vec<u8>), ExportError> {
+    let query = ObservationQuery {
+        thread_id: Some(thread_id.to_owned()),
+        trace_ids: vec![trace_id.to_owned()],
+        ..ObservationQuery::default()
+    };
+    let mut scan = art.observations.scan(&query, BATCH);
+    let messages = art.conversation.messages_of_run(thread_id, trace_id).await?;
+    let mut framed = Vec::new();
+    let mut sink = otlp::Writer::new(
+        &mut framed,
+        redactor,
+        include_content,
+        otlp::Encoding::Protobuf,
+    );
+    sink.begin(thread_id, &messages);
+    while let Some(batch) = scan.next_batch().await {
+        sink.observations(batch?)?;
+    }
+    sink.end_thread()?;
+    sink.finish(&Summary::default())?;
+    let spans = sink.spans();
+    Ok((spans, otlp::unframe(&framed).concat()))
+}
+
 /// [`export`] into a new file at `path`; a failed export leaves no half-written file.
 pub async fn export_to_file(
     art: &ArtInstance,

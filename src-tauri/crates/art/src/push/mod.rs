@@ -16,16 +16,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use art_types::push::{PushSettings, PushState, PushStatus};
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use prost::Message;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::clock;
-use crate::export::{self, ExportError, Format, Options, Redactor, Scope};
+use crate::export::{self, ExportError, Redactor};
 use crate::instance::ArtInstance;
 pub use config::{MIN_QUEUE_LIMIT, SaveError, check, load, save, store_headers, stored_headers};
-pub use now::{PushExportError, Pushed, push_export, queue_file, unframe};
+pub use now::{PushExportError, Pushed, push_export, queue_file};
 pub use outbox::{Counts, Outbox, OutboxError, Row, Tally};
 pub use send::{Endpoint, EndpointError, SendError, Taken};
 use sender::blocking;
@@ -51,40 +49,6 @@ pub enum PushError {
     /// The queue's thread stopped.
     #[error("the trace queue stopped: {0}")]
     Stopped(String),
-}
-
-/// A run's spans as OTLP protobuf: its trace id, span count and `resource_spans` entry.
-pub async fn encode_run(
-    art: &ArtInstance,
-    trace_id: &str,
-    include_content: bool,
-    redactor: &Redactor,
-) -> Result<(u64, Vec<u8>), ExportError> {
-    let mut out = Vec::new();
-    let options = Options {
-        include_content,
-        ..Options::default()
-    };
-    let scope = Scope::Trace(trace_id.to_owned());
-    export::export(
-        art,
-        &scope,
-        Format::OtlpProto,
-        options,
-        redactor,
-        &mut out,
-        &mut |_| {},
-    )
-    .await?;
-    let entries = unframe(&out);
-    let spans = entries
-        .iter()
-        .filter_map(|e| ExportTraceServiceRequest::decode(*e).ok())
-        .flat_map(|r| r.resource_spans)
-        .flat_map(|r| r.scope_spans)
-        .map(|s| s.spans.len() as u64)
-        .sum();
-    Ok((spans, entries.concat()))
 }
 
 /// The app's (or `art`'s) push: the settings in force, the queue and its sender.
@@ -179,7 +143,9 @@ impl TracePush {
         if !settings.scope.includes(thread_id) {
             return Ok(0);
         }
-        let (spans, bytes) = encode_run(art, trace_id, settings.include_content, redactor).await?;
+        let (spans, bytes) =
+            export::run_as_protobuf(art, thread_id, trace_id, settings.include_content, redactor)
+                .await?;
         let outbox = Arc::clone(&self.outbox);
         let trace = trace_id.to_owned();
         let early = blocking(move || outbox.sent_early(&trace)).await?;

@@ -176,18 +176,3 @@ pub fn queue_file(outbox: &Outbox, path: &Path) -> Result<u64, OutboxError> {
     outbox.add(&rows, u64::MAX)?;
     Ok(runs)
 }
-
-/// The messages of a `.pb` export (each after its length as 4 bytes, big-endian).
-pub fn unframe(bytes: &[u8]) -> Vec<&[u8]> {
-    let mut out = Vec::new();
-    let mut rest = bytes;
-    while rest.len() >= 4 {
-        let len = u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
-        let Some(message) = rest.get(4..4 + len) else {
-            break;
-        };
-        out.push(message);
-        rest = &rest[4 + len..];
-    }
-    out
-}

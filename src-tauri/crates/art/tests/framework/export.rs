@@ -861,3 +861,43 @@ async fn otlp_protobuf_file_holds_the_same_spans_as_the_json_lines() {
     assert_eq!(messages.len(), lines.len(), "one TracesData per run");
     assert_eq!(messages, lines, "the same spans, attributes and events");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_queued_as_it_ends_is_its_protobuf_export() {
+    use prost::Message;
+    let dir = tempfile::tempdir().unwrap();
+    let (art, thread, trace) = known_run(dir.path()).await;
+    let redactor = Redactor::new(Vec::new());
+    for include_content in [false, true] {
+        let with = Options {
+            include_content,
+            ..Options::default()
+        };
+        let mut pb = Vec::new();
+        let scope = Scope::Trace(trace.clone());
+        export::export(&art, &scope, Format::OtlpProto, with, &redactor, &mut pb, &mut |_| {})
+            .await
+            .unwrap();
+        let (spans, entries) =
+            export::run_as_protobuf(&art, &thread, &trace, include_content, &redactor)
+                .await
+                .unwrap();
+        // The file's one message, without its 4-byte length.
+        assert_eq!(entries, pb[4..], "the same bytes as the .pb export");
+        let data = TracesData::decode(entries.as_slice()).unwrap();
+        let counted: usize = data
+            .resource_spans
+            .iter()
+            .flat_map(|r| &r.scope_spans)
+            .map(|s| s.spans.len())
+            .sum();
+        assert_eq!(spans, counted as u64);
+        assert!(spans >= 6, "run, plan, steps, calls: {spans}");
+    }
+    // Named with another thread, the run has nothing there.
+    let other = art.conversation.create_thread(None).await.unwrap().thread_id;
+    let (spans, entries) = export::run_as_protobuf(&art, &other, &trace, true, &redactor)
+        .await
+        .unwrap();
+    assert_eq!((spans, entries.len()), (0, 0));
+}

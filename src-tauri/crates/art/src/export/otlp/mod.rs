@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 
-use art_types::{ObservationType, Phase};
+use art_types::{ConversationMessage, ObservationType, Phase};
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
@@ -25,7 +25,7 @@ mod proto;
 mod retrieval;
 mod wire;
 
-pub use proto::entry;
+pub use proto::{entry, unframe};
 
 use super::{ExportError, Redactor, Sink, Summary, ThreadData, emit};
 use crate::observation::StoredObservation;
@@ -146,6 +146,8 @@ pub(crate) struct Writer<'a> {
     lines: Lines,
     /// Protobuf not written out yet.
     bytes: Vec<u8>,
+    /// Spans written so far.
+    spans: u64,
 }
 
 impl<'a> Writer<'a> {
@@ -167,6 +169,45 @@ impl<'a> Writer<'a> {
             run: Vec::new(),
             lines: Lines::default(),
             bytes: Vec::new(),
+            spans: 0,
+        }
+    }
+
+    /// Spans written so far.
+    pub(crate) fn spans(&self) -> u64 {
+        self.spans
+    }
+
+    /// A thread begins: `messages` are those of the runs to come (for each run's
+    /// question, answer, place and attachments).
+    pub(crate) fn begin(&mut self, thread_id: &str, messages: &[ConversationMessage]) {
+        self.thread_id = thread_id.to_owned();
+        self.texts.clear();
+        self.places = messages
+            .iter()
+            .filter(|m| m.role == art_types::MessageRole::User)
+            .filter_map(|m| {
+                let place = (m.message_id.clone(), m.parent_id.clone());
+                Some((m.trace_id()?.to_owned(), place))
+            })
+            .collect();
+        self.attachments = messages
+            .iter()
+            .filter(|m| !m.attachments.is_empty())
+            .filter_map(|m| Some((m.trace_id()?.to_owned(), m.attachments.clone())))
+            .collect();
+        if self.include_content {
+            for m in messages {
+                let Some(trace) = m.trace_id() else {
+                    continue;
+                };
+                let entry = self.texts.entry(trace.to_owned()).or_default();
+                match m.role {
+                    art_types::MessageRole::User => entry.0 = Some(m.content.clone()),
+                    art_types::MessageRole::Ai => entry.1 = Some(m.content.clone()),
+                    _ => {}
+                }
+            }
         }
     }
 
@@ -196,6 +237,7 @@ impl<'a> Writer<'a> {
             include_content: self.include_content,
         };
         let spans = spans_of(&observations, &context);
+        self.spans += spans.len() as u64;
         match self.encoding {
             Encoding::JsonLines => {
                 self.lines.begin(SERVICE_NAME, crate::VERSION);
@@ -237,36 +279,7 @@ impl<'a> Writer<'a> {
 
 impl Sink for Writer<'_> {
     fn thread(&mut self, data: &ThreadData) -> Result<(), ExportError> {
-        self.thread_id = data.thread.thread_id.clone();
-        self.texts.clear();
-        self.places = data
-            .messages
-            .iter()
-            .filter(|m| m.role == art_types::MessageRole::User)
-            .filter_map(|m| {
-                let place = (m.message_id.clone(), m.parent_id.clone());
-                Some((m.trace_id()?.to_owned(), place))
-            })
-            .collect();
-        self.attachments = data
-            .messages
-            .iter()
-            .filter(|m| !m.attachments.is_empty())
-            .filter_map(|m| Some((m.trace_id()?.to_owned(), m.attachments.clone())))
-            .collect();
-        if self.include_content {
-            for m in &data.messages {
-                let Some(trace) = m.trace_id() else {
-                    continue;
-                };
-                let entry = self.texts.entry(trace.to_owned()).or_default();
-                match m.role {
-                    art_types::MessageRole::User => entry.0 = Some(m.content.clone()),
-                    art_types::MessageRole::Ai => entry.1 = Some(m.content.clone()),
-                    _ => {}
-                }
-            }
-        }
+        self.begin(&data.thread.thread_id, &data.messages);
         Ok(())
     }
 

@@ -138,6 +138,21 @@ pub(super) fn append_framed(out: &mut Vec<u8>, message: &[u8]) {
     out.extend_from_slice(message);
 }
 
+/// The messages of a `.pb` export (each after its length as 4 bytes, big-endian).
+pub fn unframe(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    while rest.len() >= 4 {
+        let len = u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
+        let Some(message) = rest.get(4..4 + len) else {
+            break;
+        };
+        out.push(message);
+        rest = &rest[4 + len..];
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::wire::{SPAN_KIND_CLIENT, STATUS_ERROR, hex_id, int, text};
