@@ -86,8 +86,13 @@ pub(super) enum Work {
 }
 
 /// Queue run `trace` of `thread_id` for the trace collector, in the background: the
-/// spans that ended while it waits on a decision (`waiting`), else the rest.
+/// spans that ended while it waits on a decision (`waiting`), else the rest. Nothing at
+/// all (not even the keychain's read for the redactor) when the thread's runs are not
+/// sent.
 fn queue_for_collector(wb: &Arc<Workbench>, thread_id: &str, trace: &str, waiting: bool) {
+    if !wb.push.sends(thread_id) {
+        return;
+    }
     let (wb, thread_id, trace) = (Arc::clone(wb), thread_id.to_owned(), trace.to_owned());
     tauri::async_runtime::spawn(async move {
         let redactor = art::standard::export_redactor(&wb.art, &wb.providers, &wb.secrets)

@@ -223,7 +223,10 @@ pub async fn run_as_protobuf(
         ..ObservationQuery::default()
     };
     let mut scan = art.observations.scan(&query, BATCH);
-    let messages = art.conversation.messages_of_run(thread_id, trace_id).await?;
+    let messages = art
+        .conversation
+        .messages_of_run(thread_id, trace_id)
+        .await?;
     let mut framed = Vec::new();
     let mut sink = otlp::Writer::new(
         &mut framed,

@@ -24,7 +24,7 @@ use crate::export::{self, ExportError, Redactor};
 use crate::instance::ArtInstance;
 pub use config::{MIN_QUEUE_LIMIT, SaveError, check, load, save, store_headers, stored_headers};
 pub use now::{PushExportError, Pushed, push_export, queue_file};
-pub use outbox::{Counts, Outbox, OutboxError, Row, Tally};
+pub use outbox::{Counts, Outbox, OutboxError, Row, Rows, Tally};
 pub use send::{Endpoint, EndpointError, SendError, Taken};
 use sender::blocking;
 pub use sender::{Sender, Step};
@@ -36,6 +36,10 @@ pub const BATCH_BYTES: usize = 4 << 20;
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 /// The longest wait between tries (unless the collector asks for longer).
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// How long the sender waits, once a run is queued, for the runs that end soon after
+/// it: those go in the same request (OpenTelemetry's batch processor waits 5 s; a
+/// desktop user looking at the collector should not wait that long).
+pub const LINGER: Duration = Duration::from_secs(1);
 
 /// Why a run could not be queued.
 #[derive(Debug, thiserror::Error)]
@@ -103,6 +107,16 @@ impl TracePush {
         self.status.subscribe()
     }
 
+    /// Whether the runs of `thread_id` are sent: the push is on, for that thread. (A
+    /// caller checks before it builds what a run's queuing needs, such as the redactor,
+    /// which reads the keychain.)
+    pub fn sends(&self, thread_id: &str) -> bool {
+        self.settings
+            .borrow()
+            .as_ref()
+            .is_some_and(|(settings, _)| settings.scope.includes(thread_id))
+    }
+
     /// Queue the spans of run `trace_id` of `thread_id`, which ended, if sending is on
     /// for that thread (those queued while it waited are not queued again); returns the
     /// spans queued.
@@ -148,32 +162,31 @@ impl TracePush {
                 .await?;
         let outbox = Arc::clone(&self.outbox);
         let trace = trace_id.to_owned();
-        let early = blocking(move || outbox.sent_early(&trace)).await?;
-        let (spans, bytes, sent) = if waiting || !early.is_empty() {
-            sender::without(&bytes, |span| {
-                early.contains(&span.span_id)
-                    || (waiting
-                        && span
-                            .attributes
-                            .iter()
-                            .any(|kv| kv.key == export::otlp::OPEN))
-            })
-        } else {
-            (spans, bytes, Vec::new())
-        };
-        let outbox = Arc::clone(&self.outbox);
-        let trace = trace_id.to_owned();
         let limit = settings.queue_limit.max(1);
-        let forget = !waiting && !early.is_empty();
-        blocking(move || {
+        // One trip to the queue's thread: what was sent while the run waited, left out;
+        // the rest queued; what is sent now remembered while it waits (forgotten once
+        // it ended).
+        let spans = blocking(move || {
+            let early = outbox.sent_early(&trace)?;
+            let (spans, bytes, sent) = if waiting || !early.is_empty() {
+                sender::without(&bytes, |span| {
+                    early.contains(&span.span_id)
+                        || (waiting
+                            && span
+                                .attributes
+                                .iter()
+                                .any(|kv| kv.key == export::otlp::OPEN))
+                })
+            } else {
+                (spans, bytes, Vec::new())
+            };
             if spans > 0 {
                 outbox.add(&[(trace.clone(), spans, bytes)], limit)?;
             }
-            // While it waits, what was sent is remembered; once it ended, forgotten.
-            if waiting || forget {
+            if waiting || !early.is_empty() {
                 outbox.mark_early(&trace, if waiting { &sent } else { &[] })?;
             }
-            Ok(())
+            Ok(spans)
         })
         .await?;
         if spans > 0 {
@@ -183,8 +196,9 @@ impl TracePush {
         Ok(spans)
     }
 
-    /// Send the queue for as long as `stop` is not cancelled: at once when a run is
-    /// queued or the settings change, again after a failure's wait.
+    /// Send the queue for as long as `stop` is not cancelled: [`LINGER`] after a run is
+    /// queued (with the runs queued meanwhile), at once when the settings change, again
+    /// after a failure's wait.
     pub async fn run(self: Arc<Self>, stop: CancellationToken) {
         let mut settings = self.settings.subscribe();
         'settings: loop {
@@ -233,7 +247,10 @@ impl TracePush {
                 let wait = async {
                     match pause {
                         Some(wait) => tokio::time::sleep(wait).await,
-                        None => self.wake.notified().await,
+                        None => {
+                            self.wake.notified().await;
+                            tokio::time::sleep(LINGER).await;
+                        }
                     }
                 };
                 tokio::select! {

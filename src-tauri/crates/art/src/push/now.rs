@@ -164,7 +164,7 @@ pub fn queue_file(outbox: &Outbox, path: &Path) -> Result<u64, OutboxError> {
             .first()
             .and_then(|r| r.scope_spans.first())
             .and_then(|s| s.spans.first())
-            .map(|s| s.trace_id.iter().map(|b| format!("{b:02x}")).collect())
+            .map(|s| export::otlp::id_hex(&s.trace_id))
             .unwrap_or_default();
         rows.push((trace, spans, message));
         runs += 1;

@@ -2,8 +2,10 @@
 //! database (written as runs end, read and emptied by the sender, never on the agent's
 //! write path). Each row is one run's spans as an encoded `resource_spans` entry, so a
 //! batch is its rows' bytes one after another. Bounded: adding past the limit drops the
-//! oldest rows and counts their spans, and the counts (sent, dropped, refused) are kept
-//! with the queue, so what the status line says survives a restart.
+//! oldest rows and counts their spans. Every count — what waits (rows, spans) and what
+//! was sent, dropped or refused — is kept in the queue's file and changed in the same
+//! transaction as the rows, so what the status line says survives a restart and is
+//! read without counting the rows.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -30,17 +32,42 @@ fn err(e: rusqlite::Error) -> OutboxError {
     OutboxError(e.to_string())
 }
 
-/// One queued run (or part of one).
+/// One queued run (or part of one), as taken.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
     /// Its place in the queue (oldest first).
     pub id: i64,
-    /// The run.
-    pub trace_id: String,
     /// Spans in it.
     pub spans: u64,
-    /// One encoded `resource_spans` entry.
+    /// Bytes of its encoded `resource_spans` entry (the next ones in [`Rows::bytes`]).
+    pub len: usize,
+}
+
+/// The oldest rows of the queue, taken to be sent: consecutive rows, and their entries
+/// one after another in one buffer (a batch's body as it is).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rows {
+    /// The rows, oldest first.
+    pub rows: Vec<Row>,
+    /// Their entries.
     pub bytes: Vec<u8>,
+}
+
+impl Rows {
+    /// Spans in them.
+    pub fn spans(&self) -> u64 {
+        self.rows.iter().map(|r| r.spans).sum()
+    }
+
+    /// The entry of each row, in order.
+    pub fn entries(&self) -> impl Iterator<Item = &[u8]> {
+        let mut at = 0;
+        self.rows.iter().map(move |row| {
+            let entry = &self.bytes[at..at + row.len];
+            at += row.len;
+            entry
+        })
+    }
 }
 
 /// The queue's counts.
@@ -79,6 +106,10 @@ impl Tally {
     }
 }
 
+/// The tallies' keys for what waits.
+const WAITING_ROWS: &str = "waiting_rows";
+const WAITING_SPANS: &str = "waiting_spans";
+
 /// The queue.
 pub struct Outbox {
     conn: Mutex<Connection>,
@@ -91,8 +122,8 @@ CREATE TABLE IF NOT EXISTS queue (
     spans INTEGER NOT NULL,
     bytes BLOB NOT NULL
 );
--- What waits, counted from an index (never from the rows, which hold the spans).
-CREATE INDEX IF NOT EXISTS queue_spans ON queue (id, spans);
+-- What waits is counted in `tallies` (files from before counted it from this index).
+DROP INDEX IF EXISTS queue_spans;
 CREATE TABLE IF NOT EXISTS tallies (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS sent_early (
     trace_id TEXT NOT NULL,
@@ -115,6 +146,13 @@ impl Outbox {
             .and_then(|()| conn.pragma_update(None, "mmap_size", 256_i64 << 20))
             .map_err(err)?;
         conn.execute_batch(SCHEMA).map_err(err)?;
+        // A file from before what waits was tallied: counted once, from its rows.
+        conn.execute(
+            "INSERT OR IGNORE INTO tallies (key, value) \
+             SELECT ?1, COUNT(*) FROM queue UNION ALL SELECT ?2, COALESCE(SUM(spans), 0) FROM queue",
+            params![WAITING_ROWS, WAITING_SPANS],
+        )
+        .map_err(err)?;
         Ok(Self {
             conn: Mutex::new(conn),
         })
@@ -137,20 +175,19 @@ impl Outbox {
     pub fn add(&self, rows: &[(String, u64, Vec<u8>)], limit: u64) -> Result<u64, OutboxError> {
         self.with(|conn| {
             let tx = conn.transaction()?;
+            let mut added = 0;
             {
                 let mut insert = tx.prepare_cached(
                     "INSERT INTO queue (trace_id, spans, bytes) VALUES (?, ?, ?)",
                 )?;
                 for (trace, spans, bytes) in rows {
                     insert.execute(params![trace, *spans as i64, bytes])?;
+                    added += spans;
                 }
             }
-            let mut dropped = 0u64;
-            let mut waiting: i64 =
-                tx.query_row("SELECT COALESCE(SUM(spans), 0) FROM queue", [], |r| {
-                    r.get(0)
-                })?;
-            while waiting as u64 > limit {
+            let mut waiting = tally(&tx, WAITING_SPANS)? + added;
+            let (mut dropped, mut dropped_rows) = (0u64, 0u64);
+            while waiting > limit {
                 let oldest: Option<(i64, i64)> = tx
                     .query_row(
                         "SELECT id, spans FROM queue WHERE id < (SELECT MAX(id) FROM queue) \
@@ -161,38 +198,48 @@ impl Outbox {
                     .optional()?;
                 let Some((id, spans)) = oldest else { break };
                 tx.execute("DELETE FROM queue WHERE id = ?", [id])?;
-                waiting -= spans;
+                waiting = waiting.saturating_sub(spans as u64);
                 dropped += spans as u64;
+                dropped_rows += 1;
             }
             if dropped > 0 {
-                bump(&tx, Tally::Dropped, dropped)?;
+                bump(&tx, Tally::Dropped.key(), dropped as i64)?;
             }
+            waited(
+                &tx,
+                rows.len() as i64 - dropped_rows as i64,
+                added as i64 - dropped as i64,
+            )?;
             tx.commit()?;
             Ok(dropped)
         })
     }
 
     /// The oldest rows (after row `after`, when given), as many as fit in `max_bytes`
-    /// (at least one, when any wait).
-    pub fn take(&self, max_bytes: usize, after: Option<i64>) -> Result<Vec<Row>, OutboxError> {
+    /// (at least one, when any wait), read straight into one buffer.
+    pub fn take(&self, max_bytes: usize, after: Option<i64>) -> Result<Rows, OutboxError> {
         self.with(|conn| {
             let mut read = conn.prepare_cached(
-                "SELECT id, trace_id, spans, bytes FROM queue WHERE id > ? ORDER BY id LIMIT 4096",
+                "SELECT id, spans, bytes FROM queue WHERE id > ? ORDER BY id LIMIT 4096",
             )?;
             let mut rows = read.query([after.unwrap_or(i64::MIN)])?;
-            let mut out = Vec::new();
-            let mut size = 0;
+            let mut out = Rows {
+                rows: Vec::new(),
+                bytes: Vec::with_capacity(max_bytes.min(crate::push::BATCH_BYTES)),
+            };
             while let Some(r) = rows.next()? {
-                let bytes: Vec<u8> = r.get(3)?;
-                if !out.is_empty() && size + bytes.len() > max_bytes {
+                let entry = match r.get_ref(2)? {
+                    rusqlite::types::ValueRef::Blob(entry) => entry,
+                    _ => &[],
+                };
+                if !out.rows.is_empty() && out.bytes.len() + entry.len() > max_bytes {
                     break;
                 }
-                size += bytes.len();
-                out.push(Row {
+                out.bytes.extend_from_slice(entry);
+                out.rows.push(Row {
                     id: r.get(0)?,
-                    trace_id: r.get(1)?,
-                    spans: r.get::<_, i64>(2)? as u64,
-                    bytes,
+                    spans: r.get::<_, i64>(1)? as u64,
+                    len: entry.len(),
                 });
             }
             Ok(out)
@@ -203,8 +250,8 @@ impl Outbox {
     pub fn remove(&self, rows: &[Row], tally: Tally) -> Result<(), OutboxError> {
         self.with(|conn| {
             let tx = conn.transaction()?;
-            let spans = delete(&tx, rows)?;
-            bump(&tx, tally, spans)?;
+            let (_, spans) = delete(&tx, rows)?;
+            bump(&tx, tally.key(), spans as i64)?;
             tx.commit()
         })
     }
@@ -214,11 +261,11 @@ impl Outbox {
     pub fn remove_taken(&self, rows: &[Row], rejected: u64) -> Result<(), OutboxError> {
         self.with(|conn| {
             let tx = conn.transaction()?;
-            let spans = delete(&tx, rows)?;
+            let (_, spans) = delete(&tx, rows)?;
             let rejected = rejected.min(spans);
-            bump(&tx, Tally::Sent, spans - rejected)?;
+            bump(&tx, Tally::Sent.key(), (spans - rejected) as i64)?;
             if rejected > 0 {
-                bump(&tx, Tally::Refused, rejected)?;
+                bump(&tx, Tally::Refused.key(), rejected as i64)?;
             }
             tx.commit()
         })
@@ -232,7 +279,16 @@ impl Outbox {
             // The parts take the row's place at the front: ids below the oldest.
             let first: i64 =
                 tx.query_row("SELECT COALESCE(MIN(id), 1) FROM queue", [], |r| r.get(0))?;
-            tx.execute("DELETE FROM queue WHERE id = ?", [row.id])?;
+            let (gone, _) = delete(&tx, std::slice::from_ref(row))?;
+            if gone == 0 {
+                // Already gone (sent or dropped meanwhile): nothing to put back.
+                return tx.commit();
+            }
+            waited(
+                &tx,
+                parts.len() as i64,
+                parts.iter().map(|(_, spans, _)| *spans as i64).sum(),
+            )?;
             let start = first.min(row.id) - parts.len() as i64;
             for (i, (trace, spans, bytes)) in parts.iter().enumerate() {
                 tx.execute(
@@ -274,49 +330,74 @@ impl Outbox {
         })
     }
 
-    /// The counts now.
+    /// The counts now (one read of the tallies, never of the rows).
     pub fn counts(&self) -> Result<Counts, OutboxError> {
         self.with(|conn| {
-            let (rows, spans): (i64, i64) = conn.query_row(
-                "SELECT COUNT(*), COALESCE(SUM(spans), 0) FROM queue",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            let tally = |t: Tally| -> rusqlite::Result<u64> {
-                let value: Option<i64> = conn
-                    .query_row("SELECT value FROM tallies WHERE key = ?", [t.key()], |r| {
-                        r.get(0)
-                    })
-                    .optional()?;
-                Ok(value.unwrap_or(0) as u64)
-            };
-            Ok(Counts {
-                rows: rows as u64,
-                spans: spans as u64,
-                sent: tally(Tally::Sent)?,
-                dropped: tally(Tally::Dropped)?,
-                refused: tally(Tally::Refused)?,
-            })
+            let mut read = conn.prepare_cached("SELECT key, value FROM tallies")?;
+            let mut rows = read.query([])?;
+            let mut counts = Counts::default();
+            while let Some(row) = rows.next()? {
+                let key: String = row.get(0)?;
+                let value = row.get::<_, i64>(1)?.max(0) as u64;
+                match key.as_str() {
+                    WAITING_ROWS => counts.rows = value,
+                    WAITING_SPANS => counts.spans = value,
+                    "sent" => counts.sent = value,
+                    "dropped" => counts.dropped = value,
+                    "refused" => counts.refused = value,
+                    _ => {}
+                }
+            }
+            Ok(counts)
         })
     }
 }
 
-/// Delete `rows`; the spans of those that were there.
-fn delete(conn: &Connection, rows: &[Row]) -> rusqlite::Result<u64> {
-    let mut statement = conn.prepare_cached("DELETE FROM queue WHERE id = ?")?;
-    let mut spans = 0;
-    for row in rows {
-        spans += row.spans * statement.execute([row.id])? as u64;
+/// Delete `rows` — consecutive rows as taken, in one statement over their ids (rows
+/// queued since have higher ids; a split's parts, lower ones) — and count them out of
+/// what waits; how many were still there, and their spans.
+fn delete(conn: &Connection, rows: &[Row]) -> rusqlite::Result<(u64, u64)> {
+    let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
+        return Ok((0, 0));
+    };
+    let mut statement =
+        conn.prepare_cached("DELETE FROM queue WHERE id BETWEEN ? AND ? RETURNING spans")?;
+    let (mut gone, mut spans) = (0u64, 0u64);
+    let mut deleted = statement.query([first.id, last.id])?;
+    while let Some(row) = deleted.next()? {
+        gone += 1;
+        spans += row.get::<_, i64>(0)?.max(0) as u64;
     }
-    Ok(spans)
+    drop(deleted);
+    waited(conn, -(gone as i64), -(spans as i64))?;
+    Ok((gone, spans))
 }
 
-fn bump(conn: &Connection, tally: Tally, by: u64) -> rusqlite::Result<()> {
-    conn.execute(
+/// Change what waits by `rows` and `spans`.
+fn waited(conn: &Connection, rows: i64, spans: i64) -> rusqlite::Result<()> {
+    if rows != 0 {
+        bump(conn, WAITING_ROWS, rows)?;
+    }
+    if spans != 0 {
+        bump(conn, WAITING_SPANS, spans)?;
+    }
+    Ok(())
+}
+
+fn tally(conn: &Connection, key: &str) -> rusqlite::Result<u64> {
+    let value: Option<i64> = conn
+        .prepare_cached("SELECT value FROM tallies WHERE key = ?")?
+        .query_row([key], |r| r.get(0))
+        .optional()?;
+    Ok(value.unwrap_or(0).max(0) as u64)
+}
+
+fn bump(conn: &Connection, key: &str, by: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(
         "INSERT INTO tallies (key, value) VALUES (?1, ?2) \
          ON CONFLICT (key) DO UPDATE SET value = value + ?2",
-        params![tally.key(), by as i64],
-    )?;
+    )?
+    .execute(params![key, by])?;
     Ok(())
 }
 
@@ -337,12 +418,9 @@ mod tests {
         assert_eq!(queue.add(&[row("c", 4)], 10).unwrap(), 4);
         // A run larger than the whole limit is kept (everything older goes).
         assert_eq!(queue.add(&[row("huge", 50)], 10).unwrap(), 8);
-        let rows = queue.take(usize::MAX, None).unwrap();
-        assert_eq!(
-            rows.iter().map(|r| r.trace_id.as_str()).collect::<Vec<_>>(),
-            ["huge"]
-        );
-        queue.remove(&rows, Tally::Sent).unwrap();
+        let taken = queue.take(usize::MAX, None).unwrap();
+        assert_eq!(taken.bytes, b"huge");
+        queue.remove(&taken.rows, Tally::Sent).unwrap();
         let counts = queue.counts().unwrap();
         assert_eq!(
             (counts.rows, counts.spans, counts.sent, counts.dropped),
@@ -362,25 +440,79 @@ mod tests {
             .add(&[row("aaaa", 2), row("bbbb", 2), row("cccc", 2)], 100)
             .unwrap();
         let first = queue.take(8, None).unwrap();
-        assert_eq!(first.len(), 2, "two rows of 4 bytes fit in 8");
+        assert_eq!(first.rows.len(), 2, "two rows of 4 bytes fit in 8");
+        assert_eq!(first.entries().collect::<Vec<_>>(), [b"aaaa", b"bbbb"]);
         assert_eq!(
-            queue.take(1, None).unwrap().len(),
+            queue.take(1, None).unwrap().rows.len(),
             1,
             "at least one, even when too large"
         );
         // Read ahead: the rows after a batch on its way.
-        let after = queue.take(100, Some(first[1].id)).unwrap();
-        assert_eq!(after.len(), 1);
-        assert_eq!(after[0].trace_id, "cccc");
+        let after = queue.take(100, Some(first.rows[1].id)).unwrap();
+        assert_eq!(after.bytes, b"cccc");
         queue
-            .split(&first[0], &[row("a1", 1), row("a2", 1)])
+            .split(&first.rows[0], &[row("a1", 1), row("a2", 1)])
             .unwrap();
-        let order: Vec<String> = queue
-            .take(usize::MAX, None)
+        let all = queue.take(usize::MAX, None).unwrap();
+        assert_eq!(all.bytes, b"a1a2bbbbcccc");
+        assert_eq!(all.spans(), 6);
+        // A batch's rows are removed together; what came after stays.
+        queue.remove_taken(&all.rows[..3], 1).unwrap();
+        assert_eq!(queue.take(usize::MAX, None).unwrap().bytes, b"cccc");
+        let counts = queue.counts().unwrap();
+        assert_eq!((counts.rows, counts.sent, counts.refused), (1, 3, 1));
+    }
+
+    /// What waits, counted from the rows themselves.
+    fn counted(queue: &Outbox) -> (u64, u64) {
+        queue
+            .with(|c| {
+                c.query_row(
+                    "SELECT COUNT(*), COALESCE(SUM(spans), 0) FROM queue",
+                    [],
+                    |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+                )
+            })
             .unwrap()
-            .into_iter()
-            .map(|r| r.trace_id)
-            .collect();
-        assert_eq!(order, ["a1", "a2", "bbbb", "cccc"]);
+    }
+
+    #[test]
+    fn what_waits_is_tallied_with_every_change_and_counted_once_in_an_older_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        let queue = Outbox::open(&path).unwrap();
+        let waiting = |q: &Outbox| {
+            let c = q.counts().unwrap();
+            (c.rows, c.spans)
+        };
+        queue.add(&[row("a", 3), row("b", 5)], 100).unwrap();
+        assert_eq!(waiting(&queue), (2, 8));
+        queue.add(&[row("c", 96)], 100).unwrap(); // drops a and b
+        assert_eq!(waiting(&queue), (1, 96));
+        assert_eq!(waiting(&queue), counted(&queue));
+        let taken = queue.take(usize::MAX, None).unwrap().rows;
+        queue
+            .split(&taken[0], &[row("c1", 40), row("c2", 56)])
+            .unwrap();
+        assert_eq!(waiting(&queue), (2, 96));
+        // A row already gone (sent, or dropped for room) is not split back in.
+        queue.split(&taken[0], &[row("x", 1), row("y", 1)]).unwrap();
+        assert_eq!(waiting(&queue), (2, 96));
+        let taken = queue.take(usize::MAX, None).unwrap().rows;
+        queue.remove_taken(&taken[..1], 0).unwrap();
+        // Removing a row twice counts it once.
+        queue.remove(&taken[..1], Tally::Refused).unwrap();
+        assert_eq!(waiting(&queue), (1, 56));
+        assert_eq!(waiting(&queue), counted(&queue));
+        let c = queue.counts().unwrap();
+        assert_eq!((c.sent, c.dropped, c.refused), (40, 8, 0));
+        // A file from before the tallies: what waits is counted once, at open.
+        queue
+            .with(|c| c.execute("DELETE FROM tallies WHERE key LIKE 'waiting_%'", []))
+            .unwrap();
+        drop(queue);
+        let queue = Outbox::open(&path).unwrap();
+        assert_eq!(waiting(&queue), (1, 56));
+        assert_eq!(queue.counts().unwrap().sent, 40);
     }
 }

@@ -54,6 +54,8 @@ struct Batch {
     spans: u64,
     /// Bytes of its entries, before compression.
     size: usize,
+    /// The entry, when the batch is one row (to split it, should it be too large).
+    single: Option<Vec<u8>>,
     body: Result<Vec<u8>, SendError>,
 }
 
@@ -64,21 +66,16 @@ fn prepare(
     limit: usize,
     after: Option<i64>,
 ) -> Result<Option<Batch>, PushError> {
-    let rows = outbox.take(limit, after)?;
-    if rows.is_empty() {
+    let taken = outbox.take(limit, after)?;
+    if taken.rows.is_empty() {
         return Ok(None);
     }
-    let spans = rows.iter().map(|r| r.spans).sum();
-    let size = rows.iter().map(|r| r.bytes.len()).sum();
-    let mut entries = Vec::with_capacity(size);
-    for row in &rows {
-        entries.extend_from_slice(&row.bytes);
-    }
-    let body = endpoint.body(&entries);
+    let body = endpoint.body(&taken.bytes);
     Ok(Some(Batch {
-        rows,
-        spans,
-        size,
+        spans: taken.spans(),
+        size: taken.bytes.len(),
+        single: (taken.rows.len() == 1).then_some(taken.bytes),
+        rows: taken.rows,
         body,
     }))
 }
@@ -126,6 +123,7 @@ impl Sender {
             rows,
             spans,
             size,
+            single,
             body,
         } = batch;
         // The next batch is made while this one is on its way.
@@ -159,7 +157,7 @@ impl Sender {
                     return Ok(Step::Split);
                 }
                 let row = rows.into_iter().next().unwrap_or_else(|| unreachable!());
-                match halves(&row) {
+                match single.as_deref().and_then(halves) {
                     Some(parts) => {
                         blocking(move || outbox.split(&row, &parts)).await?;
                         Ok(Step::Split)
@@ -222,10 +220,10 @@ pub(super) fn without(
     (count, bytes, ids)
 }
 
-/// A row's spans in two rows (the collector said one request of it is too large);
-/// `None` for a single span.
-fn halves(row: &Row) -> Option<Vec<(String, u64, Vec<u8>)>> {
-    let request = ExportTraceServiceRequest::decode(row.bytes.as_slice()).ok()?;
+/// A row's spans (its `entry`) in two rows (the collector said one request of it is too
+/// large); `None` for a single span.
+fn halves(entry: &[u8]) -> Option<Vec<(String, u64, Vec<u8>)>> {
+    let request = ExportTraceServiceRequest::decode(entry).ok()?;
     let mut spans = Vec::new();
     let mut template = None;
     for resource in request.resource_spans {
@@ -238,6 +236,7 @@ fn halves(row: &Row) -> Option<Vec<(String, u64, Vec<u8>)>> {
         return None;
     }
     let (resource, scope) = template?;
+    let trace = export::otlp::id_hex(&spans[0].trace_id);
     let second = spans.split_off(spans.len() / 2);
     let part = |spans: Vec<_>| {
         let count = spans.len() as u64;
@@ -250,7 +249,7 @@ fn halves(row: &Row) -> Option<Vec<(String, u64, Vec<u8>)>> {
             }],
             schema_url: String::new(),
         });
-        (row.trace_id.clone(), count, entry)
+        (trace.clone(), count, entry)
     };
     Some(vec![part(spans), part(second)])
 }

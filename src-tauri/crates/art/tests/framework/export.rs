@@ -875,9 +875,17 @@ async fn a_run_queued_as_it_ends_is_its_protobuf_export() {
         };
         let mut pb = Vec::new();
         let scope = Scope::Trace(trace.clone());
-        export::export(&art, &scope, Format::OtlpProto, with, &redactor, &mut pb, &mut |_| {})
-            .await
-            .unwrap();
+        export::export(
+            &art,
+            &scope,
+            Format::OtlpProto,
+            with,
+            &redactor,
+            &mut pb,
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
         let (spans, entries) =
             export::run_as_protobuf(&art, &thread, &trace, include_content, &redactor)
                 .await
@@ -895,7 +903,12 @@ async fn a_run_queued_as_it_ends_is_its_protobuf_export() {
         assert!(spans >= 6, "run, plan, steps, calls: {spans}");
     }
     // Named with another thread, the run has nothing there.
-    let other = art.conversation.create_thread(None).await.unwrap().thread_id;
+    let other = art
+        .conversation
+        .create_thread(None)
+        .await
+        .unwrap()
+        .thread_id;
     let (spans, entries) = export::run_as_protobuf(&art, &other, &trace, true, &redactor)
         .await
         .unwrap();

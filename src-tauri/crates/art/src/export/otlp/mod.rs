@@ -25,7 +25,7 @@ mod proto;
 mod retrieval;
 mod wire;
 
-pub use proto::{entry, unframe};
+pub use proto::{entry, id_hex, unframe};
 
 use super::{ExportError, Redactor, Sink, Summary, ThreadData, emit};
 use crate::observation::StoredObservation;

@@ -153,6 +153,16 @@ pub fn unframe(bytes: &[u8]) -> Vec<&[u8]> {
     out
 }
 
+/// A binary span or trace id as OTLP/JSON and the trace tables write it: lowercase hex.
+pub fn id_hex(id: &[u8]) -> String {
+    use std::fmt::Write as _;
+    id.iter()
+        .fold(String::with_capacity(2 * id.len()), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::wire::{SPAN_KIND_CLIENT, STATUS_ERROR, hex_id, int, text};
