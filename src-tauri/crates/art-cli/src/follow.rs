@@ -370,11 +370,12 @@ fn footer(out: &AgentFinalResponse) -> String {
         n => format!(" ({n} cached)"),
     };
     format!(
-        "{model}{}{cached} → {} tokens · {} LLM calls, {} tool calls · {:.1} s",
+        "{model}{}{cached} → {} tokens · {} LLM calls, {} tool calls · {:.1} s · run {}",
         m.usage.input_tokens,
         m.usage.output_tokens,
         m.llm_calls,
         m.tool_calls,
-        m.total_duration_ms as f64 / 1000.0
+        m.total_duration_ms as f64 / 1000.0,
+        m.trace_id
     )
 }

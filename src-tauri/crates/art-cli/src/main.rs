@@ -5,6 +5,7 @@
 //! art run --thread ID "question"                run the agent, print plan, tools, answer
 //! art export --format otlp --thread ID -o FILE  export traces (jsonl | otlp | markdown)
 //! art import FILE                               import a native (jsonl) trace file
+//! art diff RUN_A RUN_B [--format md|json]       two runs compared: plans, calls, answers
 //! art retry --thread ID                         ask the last failed question again
 //! art drop --thread ID                          remove the last failed question
 //! art branches --thread ID                      the active branch and the others
@@ -20,6 +21,7 @@
 mod answer;
 mod branches;
 mod catalog;
+mod compare;
 mod config;
 mod elicit;
 mod export;
@@ -71,6 +73,18 @@ enum Command {
     Run(run::Args),
     /// Export threads or runs as native JSONL, OpenTelemetry (OTLP JSON) or Markdown.
     Export(export::Args),
+    /// Two recorded runs compared, of one thread or two: the plans step by step, the
+    /// tool calls aligned with the arguments that differ, the answers word by word,
+    /// and their figures (tokens, time, cost, calls).
+    Diff {
+        /// The first run's id (its trace id: the Trace panel, `art export`).
+        a: String,
+        /// The second run's id.
+        b: String,
+        /// Markdown or JSON.
+        #[arg(long, value_enum, default_value = "md")]
+        format: compare::DiffFormat,
+    },
     /// Import a native JSONL trace file (checked whole first: a bad line changes nothing).
     Import {
         /// The file written by `art export --format jsonl`.
@@ -262,6 +276,9 @@ async fn main_async(mut cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Threads => threads(&stack).await.map(|()| ExitCode::SUCCESS),
         Command::Run(args) => run::run(&stack, args).await,
         Command::Export(args) => export::export(&stack, args)
+            .await
+            .map(|()| ExitCode::SUCCESS),
+        Command::Diff { a, b, format } => compare::diff(&stack, &a, &b, format)
             .await
             .map(|()| ExitCode::SUCCESS),
         Command::Import { file } => export::import(&stack, &file)

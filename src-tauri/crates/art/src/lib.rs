@@ -12,6 +12,7 @@
 pub mod agent;
 pub mod attachments;
 pub mod clock;
+pub mod compare;
 pub mod context;
 pub mod export;
 #[cfg(feature = "fuzzing")]

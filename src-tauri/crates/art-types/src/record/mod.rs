@@ -7,6 +7,7 @@
 //! is text or a list of strings, no STEP observations) still reads as a plan whose steps
 //! all ran.
 
+pub mod diff;
 pub mod view;
 
 use serde::{Deserialize, Serialize};

@@ -381,6 +381,10 @@ impl RunView {
                     .and_then(Value::as_u64);
                 self.history_left_out =
                     left_out.map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX));
+                // The run's figures, for a run read back from what it recorded.
+                if let Some(metadata) = c.get("metadata").and_then(read::<ExecutionMetadata>) {
+                    self.metadata = Some(metadata);
+                }
                 Change::Other
             }
             ObservationType::Suspension => match read::<SuspensionContent>(c) {
@@ -519,9 +523,11 @@ impl RunView {
     }
 
     /// The run ended: what was still running did not finish — unless it waits for a
-    /// decision, and then all of it stays as it is.
+    /// decision, and then all of it stays as it is. `metadata` is the run's end as the
+    /// agent returned it; without it, what its final response recorded is kept.
     pub fn finish(&mut self, metadata: Option<ExecutionMetadata>) {
         self.finished = true;
+        let metadata = metadata.or_else(|| self.metadata.take());
         // (Its end may arrive before the SUSPENSION observation does.)
         let suspended = metadata
             .as_ref()

@@ -1,0 +1,65 @@
+//! Runs compared: two recorded runs — a comparison's columns, a replay and its
+//! original, any two runs of any threads — read back and diffed
+//! ([`art_types::record::diff::RunDiff`]: plans, tool calls, answers, figures), for the
+//! app's diff view and `art diff`.
+
+use art_types::MessageRole;
+use art_types::record::diff::RunDiff;
+use art_types::record::view::RunView;
+
+use crate::context::ContextError;
+use crate::instance::ArtInstance;
+use crate::observation::ObservationQuery;
+use crate::storage::StorageError;
+
+/// Why two runs could not be compared.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// No run has this id.
+    #[error("no run {0}: see the Trace panel, or `art export`, for run ids")]
+    NotFound(String),
+    /// The run's records could not be read.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// Its messages could not be read.
+    #[error(transparent)]
+    Context(#[from] ContextError),
+}
+
+/// Run `trace_id` as recorded (of whichever thread), and what it was asked.
+pub async fn run(
+    art: &ArtInstance,
+    trace_id: &str,
+) -> Result<(RunView, Option<String>), CompareError> {
+    let query = ObservationQuery {
+        trace_ids: vec![trace_id.to_owned()],
+        ..ObservationQuery::default()
+    };
+    let observations = art.observations.query(&query).await?;
+    let Some(thread_id) = observations.first().map(|o| o.thread_id.clone()) else {
+        return Err(CompareError::NotFound(trace_id.to_owned()));
+    };
+    let messages = art
+        .conversation
+        .messages_of_run(&thread_id, trace_id)
+        .await?;
+    let said = |role: MessageRole| {
+        messages
+            .iter()
+            .find(|m| m.role == role)
+            .map(|m| m.content.clone())
+    };
+    let mut view = RunView::of(&thread_id, trace_id, &observations);
+    // The answer as stored (the observations hold its figures, not its text).
+    if let Some(answer) = said(MessageRole::Ai) {
+        view.answer = answer;
+    }
+    Ok((view, said(MessageRole::User)))
+}
+
+/// Runs `a` and `b` compared.
+pub async fn diff(art: &ArtInstance, a: &str, b: &str) -> Result<RunDiff, CompareError> {
+    let (run_a, question_a) = run(art, a).await?;
+    let (run_b, question_b) = run(art, b).await?;
+    Ok(RunDiff::between(&run_a, &run_b).with_questions(question_a, question_b))
+}
