@@ -212,6 +212,34 @@ fn history_left_out_is_read_from_the_final_response() {
 }
 
 #[test]
+fn a_recorded_runs_figures_come_from_its_final_response_and_a_live_end_wins() {
+    let figures = |model: &str, tokens: u64| {
+        json!({
+            "threadId": "t", "traceId": "r", "status": "success", "totalDurationMs": 1500,
+            "llmCalls": 2, "toolCalls": 1, "model": model,
+            "usage": { "inputTokens": tokens, "outputTokens": 5, "thinkingTokens": 0 }
+        })
+    };
+    let end = obs(
+        ObservationType::FinalResponse,
+        json!({ "messageId": "m", "metadata": figures("m1", 40) }),
+    );
+    // Read back: the figures recorded, kept when the fold ends without any.
+    let read_back = RunView::of("t", "r", std::slice::from_ref(&end));
+    let m = read_back.metadata.as_ref().expect("the recorded figures");
+    assert_eq!(
+        (m.model.as_deref(), m.usage.input_tokens, m.llm_calls),
+        (Some("m1"), 40, 2)
+    );
+    // Live: the end the agent returned is what the card shows.
+    let mut live = RunView::new("t", "r");
+    live.apply_observation(&end);
+    let returned: ExecutionMetadata = serde_json::from_value(figures("m2", 41)).unwrap();
+    live.finish(Some(returned));
+    assert_eq!(live.metadata.unwrap().usage.input_tokens, 41);
+}
+
+#[test]
 fn a_plain_answer_without_a_plan_is_no_error_but_is_kept() {
     let mut run = RunView::new("t", "r");
     let mut note = obs(
