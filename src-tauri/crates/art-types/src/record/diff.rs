@@ -206,12 +206,10 @@ pub struct RunDiff {
 impl RunDiff {
     /// `a` and `b` compared (runs of any threads: [`RunDiff::same_thread`] says).
     pub fn between(a: &RunView, b: &RunView) -> Self {
-        let no_steps = Vec::new();
         let steps_of = |run: &RunView| -> Vec<String> {
             run.plan
-                .as_ref()
-                .map_or(&no_steps, |p| &p.steps)
                 .iter()
+                .flat_map(|p| &p.steps)
                 .map(|s| s.description.clone())
                 .collect()
         };
@@ -261,7 +259,7 @@ fn steps(a: &[String], b: &[String]) -> Vec<StepPair> {
     let mut out = Vec::new();
     align(&ka, &kb, |i, j| {
         let edit = match (i, j) {
-            (Some(_), Some(_)) if i.map(|i| &ka[i]) == j.map(|j| &kb[j]) => Edit::Same,
+            (Some(i), Some(j)) if ka[i] == kb[j] => Edit::Same,
             (Some(_), Some(_)) => Edit::Changed,
             (Some(_), None) => Edit::Removed,
             _ => Edit::Added,
@@ -286,49 +284,37 @@ fn tools(a: &[ToolCard], b: &[ToolCard]) -> Vec<ToolPair> {
             i.map(|i| ToolSide::from(&a[i])),
             j.map(|j| ToolSide::from(&b[j])),
         );
-        let pair = match (a, b) {
+        match (a, b) {
             (Some(a), Some(b)) if a.tool_name == b.tool_name => {
                 let mut arguments = Vec::new();
                 changes(&mut arguments, String::new(), &a.arguments, &b.arguments);
                 let result_differs = a.result != b.result || a.failed != b.failed;
-                let edit = if arguments.is_empty() && !result_differs {
-                    Edit::Same
-                } else {
-                    Edit::Changed
-                };
-                vec![ToolPair {
-                    edit,
+                let same = arguments.is_empty() && !result_differs;
+                out.push(ToolPair {
+                    edit: if same { Edit::Same } else { Edit::Changed },
                     a: Some(a),
                     b: Some(b),
                     arguments,
                     result_differs,
-                }]
+                });
             }
+            // Different tools in one place: one call removed, another added.
             (a, b) => {
-                // Different tools in one place: one call removed, another added.
-                let mut pairs = Vec::new();
+                let only = |edit, a, b| ToolPair {
+                    edit,
+                    a,
+                    b,
+                    arguments: Vec::new(),
+                    result_differs: false,
+                };
                 if a.is_some() {
-                    pairs.push(ToolPair {
-                        edit: Edit::Removed,
-                        a,
-                        b: None,
-                        arguments: Vec::new(),
-                        result_differs: false,
-                    });
+                    out.push(only(Edit::Removed, a, None));
                 }
                 if b.is_some() {
-                    pairs.push(ToolPair {
-                        edit: Edit::Added,
-                        a: None,
-                        b,
-                        arguments: Vec::new(),
-                        result_differs: false,
-                    });
+                    out.push(only(Edit::Added, None, b));
                 }
-                pairs
             }
-        };
-        out.extend(pair);
+        }
     });
     out
 }

@@ -58,16 +58,6 @@ impl Rows {
     pub fn spans(&self) -> u64 {
         self.rows.iter().map(|r| r.spans).sum()
     }
-
-    /// The entry of each row, in order.
-    pub fn entries(&self) -> impl Iterator<Item = &[u8]> {
-        let mut at = 0;
-        self.rows.iter().map(move |row| {
-            let entry = &self.bytes[at..at + row.len];
-            at += row.len;
-            entry
-        })
-    }
 }
 
 /// The queue's counts.
@@ -441,7 +431,8 @@ mod tests {
             .unwrap();
         let first = queue.take(8, None).unwrap();
         assert_eq!(first.rows.len(), 2, "two rows of 4 bytes fit in 8");
-        assert_eq!(first.entries().collect::<Vec<_>>(), [b"aaaa", b"bbbb"]);
+        assert_eq!(first.rows.iter().map(|r| r.len).collect::<Vec<_>>(), [4, 4]);
+        assert_eq!(first.bytes, b"aaaabbbb");
         assert_eq!(
             queue.take(1, None).unwrap().rows.len(),
             1,
