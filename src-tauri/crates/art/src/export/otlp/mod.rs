@@ -247,15 +247,11 @@ impl<'a> Writer<'a> {
                 self.lines.end();
             }
             Encoding::Protobuf => {
-                let resource = proto::resource_spans(
-                    &trace,
-                    &spans,
-                    SERVICE_NAME,
-                    crate::VERSION,
-                    self.redactor,
-                );
                 // A `TracesData` of one run is that run's entry.
-                proto::append_framed(&mut self.bytes, &entry(&resource));
+                let redactor = self.redactor;
+                proto::append_framed(&mut self.bytes, |out| {
+                    proto::append_run(out, &trace, &spans, SERVICE_NAME, crate::VERSION, redactor);
+                });
             }
         }
         drop(spans);
