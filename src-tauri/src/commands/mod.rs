@@ -22,6 +22,7 @@ use crate::workbench::Workbench;
 pub mod app;
 pub mod attachments;
 pub mod catalog;
+pub mod compare;
 pub mod defaults;
 pub mod knowledge;
 pub mod mcp;

@@ -39,7 +39,7 @@ fn check_text(text: &str) -> Result<(), IpcError> {
 
 /// Refuse when a run may not start (the thread does not exist, has no provider and
 /// model yet, waits for a decision or is answering — `art`'s rules); nothing is changed.
-async fn check_ready(wb: &Workbench, thread_id: &str) -> Result<(), IpcError> {
+pub(super) async fn check_ready(wb: &Workbench, thread_id: &str) -> Result<(), IpcError> {
     if wb.is_running(thread_id) {
         return Err(busy());
     }

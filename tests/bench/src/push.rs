@@ -33,8 +33,8 @@ const THREADS: usize = 167;
 /// Sends of the whole queue.
 const REPEATS: usize = 3;
 /// Runs per batch when comparing the push on and off, and batches of each.
-const RUNS: usize = 20;
-const ROUNDS: usize = 5;
+const RUNS: usize = 40;
+const ROUNDS: usize = 11;
 /// Tokens in each run's answer.
 const TOKENS: usize = 300;
 
@@ -214,17 +214,22 @@ fn per_run(results: &mut Results, url: &str) -> u64 {
     let art = ArtInstance::builder(storage, source).build().unwrap();
     let push = TracePush::open(&dir.path().join("outbox.sqlite")).unwrap();
     let stop = CancellationToken::new();
-    let thread = rt.block_on(async {
-        let t = art
-            .conversation
-            .create_thread(None)
-            .await
-            .unwrap()
-            .thread_id;
-        let config = thread_config("m", &["calculator"]);
-        art.state.set_thread_config(&t, &config).await.unwrap();
-        t
-    });
+    // Each batch in a thread of its own: a run reads its thread's history, so the
+    // batches on and off start alike (a thread grown by the batches before would make
+    // the later ones slower, whichever they are).
+    let new_thread = || {
+        rt.block_on(async {
+            let t = art
+                .conversation
+                .create_thread(None)
+                .await
+                .unwrap()
+                .thread_id;
+            let config = thread_config("m", &["calculator"]);
+            art.state.set_thread_config(&t, &config).await.unwrap();
+            t
+        })
+    };
     rt.spawn(Arc::clone(&push).run(stop.clone()));
     let redactor = Redactor::new(Vec::new());
     let on = PushSettings {
@@ -234,9 +239,16 @@ fn per_run(results: &mut Results, url: &str) -> u64 {
     };
     let (mut cpu_off, mut cpu_on, mut ttft_off, mut ttft_on) = (vec![], vec![], vec![], vec![]);
     let mut queued = 0;
-    // One run each way first: warm caches and connections.
+    // One run each way first: warm caches and connections. The order alternates, so
+    // neither way always follows the other.
     for round in 0..=ROUNDS {
-        for pushing in [false, true] {
+        let order = if round % 2 == 0 {
+            [false, true]
+        } else {
+            [true, false]
+        };
+        for pushing in order {
+            let thread = new_thread();
             let settings = PushSettings {
                 enabled: pushing,
                 ..on.clone()
@@ -333,7 +345,10 @@ fn per_run(results: &mut Results, url: &str) -> u64 {
     results.add(
         Figure::new(
             "push/run_cpu_added_percent",
-            "CPU the push adds to a run (batch of 20 on vs the batch of 20 off beside it)",
+            &format!(
+                "CPU the push adds to a run (a batch of {RUNS} on vs the batch of {RUNS} off \
+                 beside it, each in a new thread, the order alternating)"
+            ),
             "%",
             added,
         )
@@ -341,7 +356,9 @@ fn per_run(results: &mut Results, url: &str) -> u64 {
     );
     results.add(Figure::new(
         "push/ttft_added_ms",
-        "Time to first token of a run, push on minus off (median of each batch of 20)",
+        &format!(
+            "Time to first token of a run, push on minus off (median of each batch of {RUNS})"
+        ),
         "ms",
         ttft_added,
     ));

@@ -9,6 +9,7 @@ pub mod knowledge;
 pub mod models;
 pub mod prompts;
 pub mod providers;
+pub mod run_compare;
 pub mod send_traces;
 pub mod settings;
 pub mod thread;

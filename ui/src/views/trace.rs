@@ -1,7 +1,8 @@
 //! The Trace panel of a thread: its recent runs as timelines (one bar per span, coloured
 //! by kind, scaled by duration; click one to see its observation), filters by
 //! observation type, and Export (format and scope; the backend asks where to save and
-//! reports progress).
+//! reports progress). Each run can be replayed, and two chosen runs compared
+//! ([`super::run_compare`]).
 
 use art_types::commands as cmd;
 use art_types::{ExportDone, ExportRequest, ExportScope, IpcError, Observation, ObservationType};
@@ -12,6 +13,7 @@ use crate::components::error_card::ErrorCard;
 use crate::ipc;
 use crate::store::Store;
 use crate::timeline::{Bar, Timeline, timelines};
+use crate::views::run_compare::{DiffView, ReplayForm};
 
 fn pretty(o: &Observation) -> String {
     serde_json::to_string_pretty(&o.content).unwrap_or_default()
@@ -65,12 +67,43 @@ fn bar_row(bar: Bar, selected: RwSignal<Option<String>>) -> impl IntoView {
     }
 }
 
-fn timeline_view(t: Timeline, index: usize, selected: RwSignal<Option<String>>) -> impl IntoView {
+/// What the runs' headers choose: the runs to compare (two at most, the older one
+/// giving way) and the run whose replay form is open.
+#[derive(Clone, Copy)]
+struct Choice {
+    compared: RwSignal<Vec<String>>,
+    replaying: RwSignal<Option<String>>,
+}
+
+fn timeline_view(
+    t: Timeline,
+    index: usize,
+    selected: RwSignal<Option<String>>,
+    choice: Choice,
+) -> impl IntoView {
     let tools = t.tool_calls;
+    let trace = StoredValue::new(t.trace_id.clone());
+    let chosen = move || choice.compared.with(|c| c.contains(&trace.get_value()));
     view! {
         <section class="trace-run" data-trace-id=t.trace_id.clone()>
             <header class="trace-run-head muted small">
-                {format!("Run {} · {} · {tools} tool call(s)", index + 1, seconds(t.duration_ms))}
+                <span>{format!("Run {} · {} · {tools} tool call(s)", index + 1, seconds(t.duration_ms))}</span>
+                <label class="trace-compare" title="Choose two runs to compare">
+                    <input type="checkbox" class="compare-run" prop:checked=chosen
+                        on:change=move |ev| {
+                            let on = event_target_checked(&ev);
+                            choice.compared.update(|c| {
+                                c.retain(|id| *id != trace.get_value());
+                                if on {
+                                    c.push(trace.get_value());
+                                    if c.len() > 2 { c.remove(0); }
+                                }
+                            });
+                        } />
+                    " Compare"
+                </label>
+                <button class="small replay-run" on:click=move |_| choice.replaying.set(Some(trace.get_value()))>
+                    "Replay…"</button>
             </header>
             {t.bars.into_iter().map(|b| bar_row(b, selected)).collect_view()}
         </section>
@@ -99,6 +132,11 @@ pub fn TracePanel(thread_id: String, traces: Signal<Vec<String>>) -> impl IntoVi
     });
     let hidden = RwSignal::new(Vec::<ObservationType>::new());
     let selected = RwSignal::new(None::<String>);
+    let choice = Choice {
+        compared: RwSignal::new(Vec::new()),
+        replaying: RwSignal::new(None),
+    };
+    let comparing = RwSignal::new(false);
     let shown_types = move || {
         let hidden = hidden.get();
         ObservationType::ALL
@@ -174,9 +212,25 @@ pub fn TracePanel(thread_id: String, traces: Signal<Vec<String>>) -> impl IntoVi
                     Some(Ok(list)) => timelines(&list, &shown_types())
                         .into_iter()
                         .enumerate()
-                        .map(|(i, t)| timeline_view(t, i, selected))
+                        .map(|(i, t)| timeline_view(t, i, selected, choice))
                         .collect_view()
                         .into_any(),
+                }}
+            </div>
+            {move || choice.replaying.get().map(|trace_id| view! {
+                <ReplayForm thread_id=thread.get_value() trace_id
+                    done=Callback::new(move |()| choice.replaying.set(None)) />
+            })}
+            <div class="trace-diff">
+                <button class="small" id="compare-runs"
+                    disabled=move || choice.compared.with(|c| c.len() != 2)
+                    on:click=move |_| comparing.set(true)>
+                    "Compare the two runs"</button>
+                {move || {
+                    let pair = choice.compared.get();
+                    (comparing.get() && pair.len() == 2).then(|| view! {
+                        <DiffView a=pair[0].clone() b=pair[1].clone() />
+                    })
                 }}
             </div>
             {move || detail().map(|o| view! {

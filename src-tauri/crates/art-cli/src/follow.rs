@@ -84,8 +84,9 @@ pub async fn follow(
             Some(decision) => work = Work::Resume(thread_id.clone(), decision),
             None => {
                 noteln!(
-                    "art: the run waits for your decision on `{}`: `art approve --thread {thread_id}` \
+                    "art: run {} waits for your decision on `{}`: `art approve --thread {thread_id}` \
                      runs it, `art deny --thread {thread_id}` does not, `art stop --thread {thread_id}` ends the run",
+                    out.metadata.trace_id,
                     waiting.call.tool_name
                 );
                 return Ok(ExitCode::from(4));

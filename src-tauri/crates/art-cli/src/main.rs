@@ -6,6 +6,7 @@
 //! art export --format otlp --thread ID -o FILE  export traces (jsonl | otlp | markdown)
 //! art import FILE                               import a native (jsonl) trace file
 //! art diff RUN_A RUN_B [--format md|json]       two runs compared: plans, calls, answers
+//! art replay --trace ID --model P:M [--recorded] a run asked again, on another model
 //! art retry --thread ID                         ask the last failed question again
 //! art drop --thread ID                          remove the last failed question
 //! art branches --thread ID                      the active branch and the others
@@ -85,6 +86,13 @@ enum Command {
         #[arg(long, value_enum, default_value = "md")]
         format: compare::DiffFormat,
     },
+    /// A recorded run asked again on a branch beside it, with another model, system
+    /// prompt or tool set: tools run again (approvals as usual), or with --recorded
+    /// each call the run made is answered with its recorded result and nothing runs.
+    /// Then `art diff ORIGINAL REPLAY` shows what changed.
+    ///
+    /// Exit status as for `art run`.
+    Replay(compare::ReplayArgs),
     /// Import a native JSONL trace file (checked whole first: a bad line changes nothing).
     Import {
         /// The file written by `art export --format jsonl`.
@@ -281,6 +289,7 @@ async fn main_async(mut cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Diff { a, b, format } => compare::diff(&stack, &a, &b, format)
             .await
             .map(|()| ExitCode::SUCCESS),
+        Command::Replay(args) => compare::replay(&stack, args).await,
         Command::Import { file } => export::import(&stack, &file)
             .await
             .map(|()| ExitCode::SUCCESS),

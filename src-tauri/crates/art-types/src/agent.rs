@@ -20,6 +20,55 @@ pub struct AgentOptions {
     /// Override the thread's history limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history_limit: Option<u32>,
+    /// Use these tools (names) instead of the thread's enabled ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// This run replays a recorded one ("Replay with…").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Replay>,
+}
+
+/// A replay of a recorded run: its question asked again on a branch beside the
+/// original's (with another model, system prompt or tool set, as the options say).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Replay {
+    /// The run replayed (its trace id), in the same thread.
+    pub of: String,
+    /// Whether tools run again or answer from the record.
+    #[serde(default)]
+    pub mode: ReplayMode,
+    /// In [`ReplayMode::Recorded`], what a call the record does not have gets.
+    #[serde(default)]
+    pub unmatched: Unmatched,
+}
+
+/// How a replay's tool calls are answered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayMode {
+    /// Tools really run again, approvals as usual.
+    #[default]
+    Live,
+    /// A call whose tool and arguments match a recorded call gets that call's recorded
+    /// result, and nothing runs.
+    Recorded,
+}
+
+/// What a replayed call that matches no recorded one gets (recorded mode).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unmatched {
+    /// An error result, "not recorded"; nothing runs.
+    #[default]
+    NotRecorded,
+    /// It runs, once the user approves it (whatever the tool's policy, unless deny).
+    Ask,
+}
+
+impl Unmatched {
+    /// The error code of a call answered "not recorded".
+    pub const NOT_RECORDED: &'static str = "NOT_RECORDED";
 }
 
 /// Input of one run (ART's `AgentProps`).

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 mod attachments;
 mod catalog;
+mod compare;
 mod defaults;
 mod knowledge;
 mod models;
@@ -24,6 +25,7 @@ pub use attachments::{AttachBytes, AttachmentContent, PickAttachments, Picked, R
 pub use catalog::{
     AttachMcpResource, ListMcpPrompts, ListMcpResourceTemplates, ListMcpResources, UseMcpPrompt,
 };
+pub use compare::{DiffRuns, ReplayRun};
 pub use defaults::{ChooseModel, GetAppSettings, SetNewThreadDefaults};
 pub use knowledge::{
     AddAttachedToKnowledge, AddToCollection, CancelIndexing, CreateCollection, DeleteCollection,
@@ -149,6 +151,8 @@ macro_rules! for_each_command {
             $crate::commands::ChooseModel,
             $crate::commands::SetTracePush,
             $crate::commands::TracePushStatus,
+            $crate::commands::ReplayRun,
+            $crate::commands::DiffRuns,
         }
     };
 }
@@ -261,6 +265,8 @@ commands! {
     ChooseModel = "choose_model" -> ThreadConfig;
     SetTracePush = "set_trace_push" -> PushStatus;
     TracePushStatus = "trace_push_status" -> PushStatus;
+    ReplayRun = "replay_run" -> String;
+    DiffRuns = "diff_runs" -> crate::record::diff::RunDiff;
 }
 
 /// Version, data directory, database path and keychain reachability (the About panel).

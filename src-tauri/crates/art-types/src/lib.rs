@@ -32,8 +32,8 @@ pub mod tool;
 pub mod usage;
 
 pub use agent::{
-    AgentFinalResponse, AgentOptions, AgentProps, ExecutionMetadata, RunError, RunStatus,
-    TokenUsage,
+    AgentFinalResponse, AgentOptions, AgentProps, ExecutionMetadata, Replay, ReplayMode, RunError,
+    RunStatus, TokenUsage, Unmatched,
 };
 pub use app::{AppInfo, KeychainStatus, ReadyEvent};
 pub use attachment::{Attachment, AttachmentKind, AttachmentProblem};

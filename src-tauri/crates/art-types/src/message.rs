@@ -92,6 +92,11 @@ pub const TOOL_SIGNATURE: &str = "signature";
 pub const TRACE_ID: &str = "traceId";
 /// Metadata key of a question whose run failed before any answer: the run's error.
 pub const FAILURE: &str = "error";
+/// Metadata key of a replay's question: the run it replays (its trace id).
+pub const REPLAY_OF: &str = "replayOf";
+/// Metadata key of a tool result answered from a recorded run (a replay's, in recorded
+/// mode): that run's trace id.
+pub const RECORDED_FROM: &str = "recordedFrom";
 
 /// One message of a thread (ART's `ConversationMessage`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -132,6 +137,13 @@ impl ConversationMessage {
     pub fn trace_id(&self) -> Option<&str> {
         self.metadata
             .get(TRACE_ID)
+            .and_then(serde_json::Value::as_str)
+    }
+
+    /// The run this question's run replays, if it is a replay.
+    pub fn replay_of(&self) -> Option<&str> {
+        self.metadata
+            .get(REPLAY_OF)
             .and_then(serde_json::Value::as_str)
     }
 

@@ -236,6 +236,33 @@ impl ArtInstance {
         Ok(question)
     }
 
+    /// "Replay with…", before the replay runs: a new branch beside the question of run
+    /// `trace_id` of the thread; returns that question (its text and attachments are
+    /// asked again, with the replay's options — [`art_types::AgentOptions::replay`]).
+    /// Not while a run of the thread is at work or waits for a decision.
+    pub async fn branch_to_replay(
+        &self,
+        thread_id: &str,
+        trace_id: &str,
+    ) -> Result<ConversationMessage, AgentError> {
+        self.agent.idle(thread_id).await?;
+        let question = self
+            .conversation
+            .messages_of_run(thread_id, trace_id)
+            .await?
+            .into_iter()
+            .find(|m| m.role == MessageRole::User)
+            .ok_or_else(|| {
+                AgentError::InvalidInput(format!(
+                    "there is no run {trace_id} in thread {thread_id} to replay"
+                ))
+            })?;
+        self.conversation
+            .branch_beside(thread_id, &question.message_id)
+            .await?;
+        Ok(question)
+    }
+
     /// Create a thread titled `title` (or "New thread") with the settings new threads
     /// start with (the app's default model, tools, prompt), so it can be asked at once.
     pub async fn new_thread(&self, title: Option<&str>) -> Result<ThreadSummary, ContextError> {

@@ -19,7 +19,7 @@ use crate::store::Store;
 use super::rows::Branch;
 
 /// Copy text to the clipboard through `navigator.clipboard.writeText`.
-fn copy(text: &str) {
+pub(crate) fn copy(text: &str) {
     let call = || -> Result<(), wasm_bindgen::JsValue> {
         let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into())?;
         let clipboard = js_sys::Reflect::get(&navigator, &"clipboard".into())?;

@@ -8,7 +8,7 @@ pub(crate) mod attachments;
 mod composer;
 mod header;
 mod history;
-mod message;
+pub(crate) mod message;
 mod offer;
 pub(crate) mod picker;
 mod rows;

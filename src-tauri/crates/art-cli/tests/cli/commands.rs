@@ -12,7 +12,7 @@ use art_testkit::otlp::{Fault, OtlpReceiver};
 
 use crate::ask_new;
 
-const PLAN: &str = r#"{"title": "Add two numbers", "intent": "Add 19 and 23", "plan": ["Add with the calculator", "Answer"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]}"#;
+pub(crate) const PLAN: &str = r#"{"title": "Add two numbers", "intent": "Add 19 and 23", "plan": ["Add with the calculator", "Answer"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]}"#;
 
 /// Run `art --data-dir DIR ARGS…` to its end (a download of the search model it was not
 /// given fails at once: its hub is a local port nothing listens on).
@@ -930,112 +930,5 @@ async fn thread_settings_are_read_and_changed_from_the_cli() {
         stderr(&wrong).contains("the providers are:"),
         "{}",
         stderr(&wrong)
-    );
-}
-
-/// The run id a run's footer names (`… · run ID`).
-fn run_id(printed: &str) -> String {
-    printed
-        .rsplit_once(" · run ")
-        .map(|(_, id)| id.trim().to_owned())
-        .unwrap_or_else(|| panic!("no run id in: {printed}"))
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn diff_compares_two_runs_as_markdown_and_json() {
-    let other_plan = PLAN
-        .replace("19 + 23", "19 + 24")
-        .replace("\"Answer\"", "\"Check the sum\", \"Answer\"");
-    let ollama = FakeServer::start_at(
-        0,
-        Some(router(Protocol::Ollama)),
-        vec![
-            text_reply(Protocol::Ollama, PLAN, 16),
-            text_reply(Protocol::Ollama, "The sum is 42.", 4),
-            text_reply(Protocol::Ollama, &other_plan, 16),
-            text_reply(Protocol::Ollama, "The sum is 43.", 4),
-        ],
-    )
-    .await
-    .unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let url = ollama.url();
-    let ask = |thread: Option<String>| {
-        let mut args: Vec<String> = [
-            "run",
-            "--provider",
-            "ollama",
-            "--model",
-            MODEL,
-            "--base-url",
-            &url,
-            "--tools",
-            "calculator",
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        match thread {
-            Some(t) => args.extend(["--thread".to_owned(), t]),
-            None => args.extend(["--new".to_owned(), "Sums".to_owned()]),
-        }
-        args.push("What is 19 + 23?".to_owned());
-        args
-    };
-    let first = art(
-        data.path(),
-        &ask(None).iter().map(String::as_str).collect::<Vec<_>>(),
-    )
-    .await;
-    assert!(first.status.success(), "{}", stderr(&first));
-    let a = run_id(&stdout(&first));
-    let threads = art(data.path(), &["threads"]).await;
-    let thread = stdout(&threads)
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned();
-    let second = art(
-        data.path(),
-        &ask(Some(thread))
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    )
-    .await;
-    assert!(second.status.success(), "{}", stderr(&second));
-    let b = run_id(&stdout(&second));
-    assert_ne!(a, b);
-
-    let out = art(data.path(), &["diff", &a, &b]).await;
-    let md = stdout(&out);
-    assert!(out.status.success(), "{md}\n{}", stderr(&out));
-    let runs_row = format!("| Run | `{a}` | `{b}` |");
-    let models_row = format!("| Model | ollama:{MODEL} | ollama:{MODEL} |");
-    for expected in [
-        runs_row.as_str(),
-        models_row.as_str(),
-        "| Ended | success | success |",
-        "| Model calls | 2 | 2 |",
-        "| Question | What is 19 + 23? | What is 19 + 23? |",
-        "- + <ins>Check the sum</ins> (B only)",
-        "### 1. `calculator` — arguments differ, results differ",
-        "| `expression` | `\"19 + 23\"` | `\"19 + 24\"` |",
-        "The sum is <del>42.</del><ins>43.</ins>",
-    ] {
-        assert!(md.contains(expected), "{expected:?} not in:\n{md}");
-    }
-    let out = art(data.path(), &["diff", &a, &b, "--format", "json"]).await;
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_eq!(json["a"]["traceId"], a.as_str());
-    assert_eq!(json["tools"][0]["arguments"][0]["b"], "19 + 24");
-    assert_eq!(json["tools"][0]["b"]["result"]["result"], 43.0);
-
-    // A run that is not there: said, and a failing status.
-    let out = art(data.path(), &["diff", &a, "no-such-run"]).await;
-    assert!(!out.status.success());
-    assert!(
-        stderr(&out).contains("no run no-such-run"),
-        "{}",
-        stderr(&out)
     );
 }

@@ -9,6 +9,7 @@
 
 mod attachments;
 mod commands;
+mod compare;
 mod concurrent;
 mod conformance;
 mod crash;

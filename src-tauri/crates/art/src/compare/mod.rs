@@ -26,6 +26,21 @@ pub enum CompareError {
     Context(#[from] ContextError),
 }
 
+/// The thread of run `trace_id`.
+pub async fn thread_of(art: &ArtInstance, trace_id: &str) -> Result<String, CompareError> {
+    let query = ObservationQuery {
+        trace_ids: vec![trace_id.to_owned()],
+        limit: Some(1),
+        ..ObservationQuery::default()
+    };
+    let found = art.observations.query(&query).await?;
+    found
+        .into_iter()
+        .next()
+        .map(|o| o.thread_id)
+        .ok_or_else(|| CompareError::NotFound(trace_id.to_owned()))
+}
+
 /// Run `trace_id` as recorded (of whichever thread), and what it was asked.
 pub async fn run(
     art: &ArtInstance,

@@ -98,6 +98,19 @@ impl ToolSystem {
         result
     }
 
+    /// A call answered without running (from a replay's record): `result` recorded
+    /// like an execution, so cards and exports show it.
+    pub async fn answered(
+        &self,
+        call: &ParsedToolCall,
+        result: &ToolResult,
+        context: &ExecutionContext,
+        parent_span_id: Option<&str>,
+    ) {
+        self.record(result, None, call, context, parent_span_id, clock::now_ms())
+            .await;
+    }
+
     async fn run_one(
         &self,
         call: &ParsedToolCall,

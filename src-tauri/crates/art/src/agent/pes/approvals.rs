@@ -16,7 +16,7 @@ use art_types::mcp::elicit::{ElicitAnswer, check_answer};
 use art_types::mcp::question::{AnsweredContent, QuestionContent, QuestionOutcome};
 use art_types::{
     AgentFinalResponse, AgentOptions, AgentProps, ConversationMessage, MessageRole, MessageStatus,
-    ObservationType, ParsedToolCall, Phase, RunStatus,
+    ObservationType, ParsedToolCall, Phase, RunStatus, ToolResult,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::super::{AgentError, WaitingCall};
 use super::calls::stopped;
 use super::held::HeldAnswer;
+use super::replay::Answer;
 use super::review::{edited_steps, plan_arguments};
 use super::run::{Run, Stop};
 use super::steps::{Start, StepState};
@@ -39,6 +40,8 @@ pub(super) enum Verdict {
     Run(ParsedToolCall),
     /// Do not run it; the model reads why.
     Refuse(ToolError),
+    /// Do not run it: a replay's record answers it.
+    Recorded(ToolResult),
 }
 
 /// A run that waits for a decision, as stored (one per thread).
@@ -247,7 +250,17 @@ impl PesAgent {
         if run.held.as_ref().is_some_and(|h| h.call_id == call.call_id) {
             return Some(Verdict::Run(call.clone()));
         }
-        match self.policy_of(setup, &call.tool_name) {
+        let policy = self.policy_of(setup, &call.tool_name);
+        if let Some(recorded) = &setup.recorded {
+            match recorded.answer(call) {
+                Answer::Result(result) => return Some(Verdict::Recorded(result)),
+                Answer::NotRecorded(error) => return Some(Verdict::Refuse(error)),
+                // Not in the record: the user decides, unless the tool may not run.
+                Answer::Ask if policy != ToolPolicy::Deny => return None,
+                Answer::Ask => {}
+            }
+        }
+        match policy {
             ToolPolicy::Auto => Some(Verdict::Run(call.clone())),
             ToolPolicy::Deny => {
                 let mut content = approval(call, Decider::Policy);

@@ -22,6 +22,7 @@ mod exchange;
 mod held;
 mod planning;
 mod replan;
+mod replay;
 mod review;
 mod run;
 mod search_first;
@@ -113,6 +114,8 @@ struct Setup {
     options: AgentOptions,
     /// The plan's intent, once there is a plan.
     intent: Option<String>,
+    /// A replay's record, in recorded mode.
+    recorded: Option<Arc<replay::Recorded>>,
 }
 
 impl PesAgent {
@@ -132,9 +135,18 @@ impl PesAgent {
     async fn setup(
         &self,
         props: &AgentProps,
-        config: ThreadConfig,
+        mut config: ThreadConfig,
         thread_title: String,
     ) -> Result<Setup, Stop> {
+        if let Some(tools) = &props.options.tools {
+            config.enabled_tools.clone_from(tools);
+        }
+        let recorded = match &props.options.replay {
+            Some(replay) => replay::Recorded::load(&self.observations, &props.thread_id, replay)
+                .await
+                .map_err(AgentError::from)?,
+            None => None,
+        };
         let provider = props
             .options
             .provider_config
@@ -191,6 +203,7 @@ impl PesAgent {
             attached,
             options: props.options.clone(),
             intent: None,
+            recorded: recorded.map(Arc::new),
         })
     }
 
@@ -385,7 +398,7 @@ impl AgentCore for PesAgent {
             content: props.query.clone(),
             timestamp: crate::clock::now_ms(),
             status: art_types::MessageStatus::Complete,
-            metadata: json!({ "traceId": run.trace_id }),
+            metadata: question_metadata(&run.trace_id, props.options.replay.as_ref()),
             parent_id: None,
             attachments: props.attachments.clone(),
         };
@@ -526,4 +539,13 @@ fn tools_list(schemas: &[art_types::ToolSchema]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A question's metadata: its run, and the run it replays (if it does).
+fn question_metadata(trace_id: &str, replay: Option<&art_types::Replay>) -> serde_json::Value {
+    let mut metadata = json!({ art_types::message::TRACE_ID: trace_id });
+    if let Some(replay) = replay {
+        metadata[art_types::message::REPLAY_OF] = json!(replay.of);
+    }
+    metadata
 }

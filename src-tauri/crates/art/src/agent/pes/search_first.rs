@@ -13,6 +13,7 @@ use serde_json::json;
 use tokio::sync::Mutex;
 
 use super::calls::output_text;
+use super::replay::Answer;
 use super::run::Run;
 use super::tool_calls::execution_context;
 use super::{PesAgent, Setup};
@@ -57,15 +58,30 @@ impl PesAgent {
         .await;
         let state = Arc::new(Mutex::new(state.clone()));
         let exec = execution_context(run, setup, state, None);
-        let enabled = [SEARCH_TOOL.to_owned()];
-        let ran = self
-            .tools
-            .execute_tools(std::slice::from_ref(&call), &enabled, &exec, Some(&span))
-            .await;
-        run.tool_calls += 1;
-        let Some(result) = ran.into_iter().next() else {
-            return;
+        // A replay in recorded mode answers it from the record, as any call.
+        let result = match setup.recorded.as_ref().map(|r| r.answer(&call)) {
+            Some(Answer::Result(result)) => {
+                self.tools
+                    .answered(&call, &result, &exec, Some(&span))
+                    .await;
+                result
+            }
+            Some(Answer::NotRecorded(error)) => {
+                self.tools.refuse(&call, error, &exec, Some(&span)).await
+            }
+            Some(Answer::Ask) | None => {
+                let enabled = [SEARCH_TOOL.to_owned()];
+                let ran = self
+                    .tools
+                    .execute_tools(std::slice::from_ref(&call), &enabled, &exec, Some(&span))
+                    .await;
+                let Some(result) = ran.into_iter().next() else {
+                    return;
+                };
+                result
+            }
         };
+        run.tool_calls += 1;
         run.tool_failed |= result.status == ToolStatus::Error;
         let found = match result.status {
             ToolStatus::Success => format!(

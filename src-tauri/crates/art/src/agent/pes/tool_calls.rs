@@ -86,6 +86,13 @@ impl PesAgent {
                     let result = self.tools.refuse(&call, error, &exec, Some(&st.span)).await;
                     (call, result)
                 }
+                Verdict::Recorded(result) => {
+                    run.tool_calls += 1;
+                    self.tools
+                        .answered(&call, &result, &exec, Some(&st.span))
+                        .await;
+                    (call, result)
+                }
             };
             run.tool_failed |= result.status == ToolStatus::Error;
             let message = tool_message(run, &call, &result);

@@ -114,6 +114,8 @@ struct RunContext<'a> {
     place: Option<&'a (String, Option<String>)>,
     /// The question's attachments (recorded by type, size and hash; never the bytes).
     attachments: &'a [art_types::Attachment],
+    /// The run this one replays, if it is a replay.
+    replay_of: Option<&'a str>,
     include_content: bool,
 }
 
@@ -138,6 +140,8 @@ pub(crate) struct Writer<'a> {
     places: HashMap<String, (String, Option<String>)>,
     /// Per run of the current thread: its question's attachments.
     attachments: HashMap<String, Vec<art_types::Attachment>>,
+    /// Per run of the current thread that replays another: that run.
+    replays: HashMap<String, String>,
     thread_id: String,
     /// Observations of the run being gathered (a thread's runs never overlap, so its
     /// observations in time order come run by run).
@@ -165,6 +169,7 @@ impl<'a> Writer<'a> {
             texts: HashMap::new(),
             places: HashMap::new(),
             attachments: HashMap::new(),
+            replays: HashMap::new(),
             thread_id: String::new(),
             run: Vec::new(),
             lines: Lines::default(),
@@ -190,6 +195,10 @@ impl<'a> Writer<'a> {
                 let place = (m.message_id.clone(), m.parent_id.clone());
                 Some((m.trace_id()?.to_owned(), place))
             })
+            .collect();
+        self.replays = messages
+            .iter()
+            .filter_map(|m| Some((m.trace_id()?.to_owned(), m.replay_of()?.to_owned())))
             .collect();
         self.attachments = messages
             .iter()
@@ -234,6 +243,7 @@ impl<'a> Writer<'a> {
             answer,
             place: self.places.get(run_id),
             attachments: self.attachments.get(run_id).map_or(&[], Vec::as_slice),
+            replay_of: self.replays.get(run_id).map(String::as_str),
             include_content: self.include_content,
         };
         let spans = spans_of(&observations, &context);
@@ -595,6 +605,11 @@ fn root_span<'r>(
             attributes.push(text("art.message.parent_id", parent));
         }
     }
+    // A replay names the run it replays, and that run's trace as collectors show it.
+    if let Some(of) = context.replay_of {
+        attributes.push(text("art.replay.of", of));
+        attributes.push(text("art.replay.of_trace_id", trace_id(of)));
+    }
     // The question's files: type, size and hash (names only with content).
     if !context.attachments.is_empty() {
         let facts: Vec<serde_json::Value> = context
@@ -915,6 +930,7 @@ mod tests {
             answer: None,
             place: None,
             attachments: &[],
+            replay_of: None,
             include_content: false,
         };
         let spans = spans_of(&obs, &context);

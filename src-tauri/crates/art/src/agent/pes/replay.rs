@@ -1,0 +1,100 @@
+//! A replay in recorded mode: the tool calls of the run replayed, with their results,
+//! answer the replay's calls that have the same tool and arguments — nothing runs. A
+//! call the record does not have is answered "not recorded" or runs after the user
+//! approves it, as the replay says.
+
+use art_types::message::RECORDED_FROM;
+use art_types::record::ToolExecutionContent;
+use art_types::{ObservationType, ParsedToolCall, Replay, ReplayMode, ToolResult, Unmatched};
+use serde_json::{Value, json};
+
+use crate::observation::{ObservationManager, ObservationQuery};
+use crate::tools::ToolError;
+
+/// The recorded calls of the run replayed.
+pub(super) struct Recorded {
+    /// The run replayed.
+    of: String,
+    /// What a call without a recorded match gets.
+    pub(super) unmatched: Unmatched,
+    /// Each execution as recorded, oldest first, with its error code (if it failed).
+    calls: Vec<(ToolExecutionContent, Option<Value>)>,
+}
+
+/// What the record says of a call.
+pub(super) enum Answer {
+    /// The recorded result (the call's own id).
+    Result(ToolResult),
+    /// Nothing recorded: refused with this error.
+    NotRecorded(ToolError),
+    /// Nothing recorded: it runs once the user approves it.
+    Ask,
+}
+
+impl Recorded {
+    /// The record `replay` answers from (none in live mode), read from `observations`
+    /// of thread `thread_id`.
+    pub(super) async fn load(
+        observations: &ObservationManager,
+        thread_id: &str,
+        replay: &Replay,
+    ) -> Result<Option<Self>, crate::storage::StorageError> {
+        if replay.mode == ReplayMode::Live {
+            return Ok(None);
+        }
+        let query = ObservationQuery {
+            thread_id: Some(thread_id.to_owned()),
+            trace_ids: vec![replay.of.clone()],
+            types: vec![ObservationType::ToolExecution],
+            ..ObservationQuery::default()
+        };
+        let calls = observations
+            .query(&query)
+            .await?
+            .into_iter()
+            .filter_map(|o| {
+                let code = o.metadata.get("errorCode").cloned();
+                Some((serde_json::from_value(o.content).ok()?, code))
+            })
+            .collect();
+        Ok(Some(Self {
+            of: replay.of.clone(),
+            unmatched: replay.unmatched,
+            calls,
+        }))
+    }
+
+    /// The answer to `call`: the first recorded execution of the same tool with equal
+    /// arguments (key order aside), else what the replay says for unmatched calls.
+    pub(super) fn answer(&self, call: &ParsedToolCall) -> Answer {
+        let found = self
+            .calls
+            .iter()
+            .find(|(c, _)| c.tool_name == call.tool_name && c.arguments == call.arguments);
+        match (found, self.unmatched) {
+            (Some((recorded, code)), _) => {
+                let mut metadata = json!({ RECORDED_FROM: self.of, "durationMs": 0 });
+                if let Some(code) = code {
+                    metadata["errorCode"] = code.clone();
+                }
+                Answer::Result(ToolResult {
+                    call_id: call.call_id.clone(),
+                    tool_name: call.tool_name.clone(),
+                    status: recorded.status,
+                    output: recorded.output.clone(),
+                    error: recorded.error.clone(),
+                    metadata,
+                })
+            }
+            (None, Unmatched::Ask) => Answer::Ask,
+            (None, Unmatched::NotRecorded) => Answer::NotRecorded(ToolError::new(
+                Unmatched::NOT_RECORDED,
+                format!(
+                    "not recorded: run {} made no `{}` call with these arguments, and this \
+                     replay runs no tools",
+                    self.of, call.tool_name
+                ),
+            )),
+        }
+    }
+}
