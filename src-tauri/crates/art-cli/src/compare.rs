@@ -123,7 +123,30 @@ pub async fn replay(stack: &Standard, args: ReplayArgs) -> anyhow::Result<ExitCo
         // MCP tools are known once their servers run.
         art.mcp.start_for(tools).await;
     }
+    let offered = match &args.tools {
+        Some(tools) => tools.clone(),
+        None => {
+            art.state
+                .load_thread_context(&thread_id)
+                .await?
+                .config
+                .enabled_tools
+        }
+    };
     let question = art.branch_to_replay(&thread_id, &args.trace).await?;
+    for tool in art::compare::missing_tools(art, &thread_id, &args.trace, &offered).await? {
+        if args.recorded {
+            noteln!(
+                "art: `{tool}` (called by the run) is not offered to the model now: its calls \
+                 are answered from the record if the model makes them"
+            );
+        } else {
+            noteln!(
+                "art: `{tool}` (called by the run) is not available now: calls to it fail \
+                 (not enabled, or no such tool)"
+            );
+        }
+    }
     let mode = if args.recorded {
         ReplayMode::Recorded
     } else {

@@ -187,6 +187,11 @@ async fn a_run_replayed_on_another_model_answers_from_the_record_or_runs_again()
         "{}",
         stderr(&out)
     );
+    assert!(
+        stderr(&out).contains("`calculator` (called by the run) is not offered to the model now"),
+        "{}",
+        stderr(&out)
+    );
     let recorded = run_id(&stdout(&out));
     let diff = art(
         data.path(),

@@ -41,6 +41,34 @@ pub async fn thread_of(art: &ArtInstance, trace_id: &str) -> Result<String, Comp
         .ok_or_else(|| CompareError::NotFound(trace_id.to_owned()))
 }
 
+/// The tools run `trace_id` of `thread_id` called that are not among `offered` (the
+/// tools a replay offers the model) or no longer exist, each once, in the order first
+/// called: what a replay should be told before it starts.
+pub async fn missing_tools(
+    art: &ArtInstance,
+    thread_id: &str,
+    trace_id: &str,
+    offered: &[String],
+) -> Result<Vec<String>, CompareError> {
+    let query = ObservationQuery {
+        thread_id: Some(thread_id.to_owned()),
+        trace_ids: vec![trace_id.to_owned()],
+        types: vec![art_types::ObservationType::ToolCall],
+        ..ObservationQuery::default()
+    };
+    let mut missing: Vec<String> = Vec::new();
+    for call in art.observations.query(&query).await? {
+        let Some(name) = call.content.get("toolName").and_then(|n| n.as_str()) else {
+            continue;
+        };
+        let gone = !art.tools.contains(name) || !offered.iter().any(|o| o == name);
+        if gone && !missing.iter().any(|m| m == name) {
+            missing.push(name.to_owned());
+        }
+    }
+    Ok(missing)
+}
+
 /// Run `trace_id` as recorded (of whichever thread), and what it was asked.
 pub async fn run(
     art: &ArtInstance,
