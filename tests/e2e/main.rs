@@ -2,6 +2,7 @@
 //! through WebDriver. Asserts what a user sees.
 
 mod attach;
+mod compare;
 mod day;
 mod doors;
 mod first_run;

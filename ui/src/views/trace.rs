@@ -73,6 +73,8 @@ fn bar_row(bar: Bar, selected: RwSignal<Option<String>>) -> impl IntoView {
 struct Choice {
     compared: RwSignal<Vec<String>>,
     replaying: RwSignal<Option<String>>,
+    comparing: RwSignal<bool>,
+    replays: Signal<Vec<(String, String)>>,
 }
 
 fn timeline_view(
@@ -84,6 +86,13 @@ fn timeline_view(
     let tools = t.tool_calls;
     let trace = StoredValue::new(t.trace_id.clone());
     let chosen = move || choice.compared.with(|c| c.contains(&trace.get_value()));
+    let original = move || {
+        choice.replays.with(|r| {
+            r.iter()
+                .find(|(replay, _)| *replay == trace.get_value())
+                .map(|(_, of)| of.clone())
+        })
+    };
     view! {
         <section class="trace-run" data-trace-id=t.trace_id.clone()>
             <header class="trace-run-head muted small">
@@ -102,6 +111,12 @@ fn timeline_view(
                         } />
                     " Compare"
                 </label>
+                {move || original().map(|of| view! {
+                    <button class="small compare-original" on:click=move |_| {
+                        choice.compared.set(vec![of.clone(), trace.get_value()]);
+                        choice.comparing.set(true);
+                    }>"Compare with the original"</button>
+                })}
                 <button class="small replay-run" on:click=move |_| choice.replaying.set(Some(trace.get_value()))>
                     "Replay…"</button>
             </header>
@@ -110,9 +125,15 @@ fn timeline_view(
     }
 }
 
-/// The trace panel for `thread_id`, showing the runs `traces` (the thread's newest).
+/// The trace panel for `thread_id`, showing the runs `traces` (the thread's newest); a
+/// replay offers to compare it with its original.
 #[component]
-pub fn TracePanel(thread_id: String, traces: Signal<Vec<String>>) -> impl IntoView {
+pub fn TracePanel(
+    thread_id: String,
+    traces: Signal<Vec<String>>,
+    /// The replays among the runs, with the run each replays.
+    replays: Signal<Vec<(String, String)>>,
+) -> impl IntoView {
     let store = expect_context::<Store>();
     let thread = StoredValue::new(thread_id);
     let observations = LocalResource::new(move || {
@@ -135,8 +156,10 @@ pub fn TracePanel(thread_id: String, traces: Signal<Vec<String>>) -> impl IntoVi
     let choice = Choice {
         compared: RwSignal::new(Vec::new()),
         replaying: RwSignal::new(None),
+        comparing: RwSignal::new(false),
+        replays,
     };
-    let comparing = RwSignal::new(false);
+    let comparing = choice.comparing;
     let shown_types = move || {
         let hidden = hidden.get();
         ObservationType::ALL

@@ -32,7 +32,7 @@ use composer::Composer;
 use header::ThreadHeader;
 use history::{Earlier, Page, answered, focus_target, merged};
 use message::{Actions, Progress, StreamingAnswer, message_view};
-use rows::{Row, live_key, recent, rows};
+use rows::{Row, live_key, recent, replays, rows};
 use scroll::{reading_position, restore_position, reveal};
 use window::Window;
 
@@ -396,6 +396,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     };
     // The thread's newest runs, for the trace panel.
     let recent_runs = Signal::derive(move || recent(&messages.get(), TRACE_RUNS));
+    let replayed = Signal::derive(move || messages.with(|m| replays(m)));
     let status = Memo::new(move |_| {
         latest.with(|l| match l {
             None => Loaded::Loading,
@@ -411,7 +412,7 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                 <ThreadSettings thread_id=id.get_value() on_close=Callback::new(move |()| settings_open.set(false)) />
             </Show>
             <Show when=move || trace_open.get()>
-                <TracePanel thread_id=id.get_value() traces=recent_runs />
+                <TracePanel thread_id=id.get_value() traces=recent_runs replays=replayed />
             </Show>
             <div class="messages" id="messages" node_ref=list on:scroll=on_scroll>
                 <Show when=move || hidden_above() || more()>

@@ -7,21 +7,33 @@ use art_types::{BranchPoint, ConversationMessage, MessageRole, MessageStatus};
 use super::history::{answered, trace_of};
 use crate::run_view::{RunView, ToolState};
 
-/// The newest `n` runs of `messages`, oldest first.
+/// The newest `n` runs of `messages`, oldest first; a replay's original (on another
+/// branch) just before the replay, so the two can be compared.
 pub(super) fn recent(messages: &[ConversationMessage], n: usize) -> Vec<String> {
     let mut runs: Vec<String> = Vec::new();
     for m in messages.iter().rev() {
-        if let Some(t) = trace_of(m)
-            && !runs.contains(&t)
-        {
+        let original = m.replay_of().map(str::to_owned);
+        for t in [trace_of(m), original].into_iter().flatten() {
+            if runs.contains(&t) {
+                continue;
+            }
             if runs.len() == n {
-                break;
+                runs.reverse();
+                return runs;
             }
             runs.push(t);
         }
     }
     runs.reverse();
     runs
+}
+
+/// The replays among `messages` and the runs they replay (replay, original).
+pub(super) fn replays(messages: &[ConversationMessage]) -> Vec<(String, String)> {
+    messages
+        .iter()
+        .filter_map(|m| Some((trace_of(m)?, m.replay_of()?.to_owned())))
+        .collect()
 }
 
 /// Where a message stands among its alternatives (`‹ 2 / 3 ›`).
@@ -203,6 +215,25 @@ mod tests {
         let mut run = RunView::new("t", trace);
         run.plan = Some(Default::default());
         Some(run)
+    }
+
+    #[test]
+    fn the_newest_runs_come_with_the_runs_their_replays_replay() {
+        use MessageRole::{Ai, User};
+        use MessageStatus::Complete;
+        let mut replay = msg("q3", User, "r3", Complete);
+        replay.metadata["replayOf"] = json!("r0");
+        let all = [
+            msg("q1", User, "r1", Complete),
+            msg("a1", Ai, "r1", Complete),
+            msg("q2", User, "r2", Complete),
+            replay,
+            msg("a3", Ai, "r3", Complete),
+        ];
+        assert_eq!(recent(&all, 10), ["r1", "r2", "r0", "r3"]);
+        // The original counts among the newest n.
+        assert_eq!(recent(&all, 2), ["r0", "r3"]);
+        assert_eq!(replays(&all), [("r3".to_owned(), "r0".to_owned())]);
     }
 
     #[test]
