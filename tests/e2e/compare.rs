@@ -38,8 +38,11 @@ async fn a_run_replayed_from_the_record_is_compared_with_its_original() {
     // The replay answers on a branch beside the original (‹ 2 / 2 ›), its tool call
     // answered from the record.
     app.wait_for_text(".message.ai .answer", "Replayed").await;
+    app.wait_for(".tool-card[data-tool=\"calculator\"] .recorded-badge")
+        .await;
     app.wait_for_text(".message.user .branch-position", "2 / 2")
         .await;
+    app.screenshot("replay-answered").await;
 
     // The panel shows the original beside its replay, and compares them.
     app.wait_for(".compare-original").await;
@@ -52,5 +55,12 @@ async fn a_run_replayed_from_the_record_is_compared_with_its_original() {
     // "The sum of … is" became "Replayed: … make": words taken out and put in.
     assert!(app.count("#diff-answer del").await >= 1, "{answer}");
     assert!(app.count("#diff-answer ins").await >= 1, "{answer}");
+    app.run_script("document.querySelector('#diff-view').scrollIntoView({block: 'start'})")
+        .await;
+    let answers = app.page_text().await;
+    assert!(
+        !answers.contains("The sum of 19 and 23 is 42."),
+        "{answers}"
+    );
     app.screenshot("replay-diff").await;
 }

@@ -170,7 +170,13 @@ pub fn RunCard(run: RunView) -> impl IntoView {
                         {tool.mcp.as_ref().map(|m| view! { <span class="badge server-badge">{m.server.clone()}</span> })}
                         <strong>{tool.tool_name.clone()}</strong>
                         <span class=format!("tool-status {class}")>{label}</span>
-                        {tool.duration_ms.map(|ms| view! { <span class="muted small">{format!("{ms} ms")}</span> })}
+                        {match &tool.recorded_from {
+                            Some(run) => view! {
+                                <span class="badge recorded-badge" title=format!("Answered from run {run}'s record: nothing ran")>
+                                    "recorded"</span>
+                            }.into_any(),
+                            None => tool.duration_ms.map(|ms| view! { <span class="muted small">{format!("{ms} ms")}</span> }).into_any(),
+                        }}
                     </header>
                     {tool.approval.as_ref().map(|a| view! { <p class="muted small tool-approval">{approval_note(a)}</p> })}
                     <pre class="tool-args">{pretty(&tool.arguments)}</pre>

@@ -132,6 +132,15 @@ pub fn trace_of(m: &ConversationMessage) -> Option<String> {
     m.trace_id().map(str::to_owned)
 }
 
+/// Runs whose question is among `messages`.
+pub fn asked(messages: &[ConversationMessage]) -> HashSet<String> {
+    messages
+        .iter()
+        .filter(|m| m.role == MessageRole::User)
+        .filter_map(trace_of)
+        .collect()
+}
+
 /// Runs that produced an answer (a checkpoint of one still streaming does not count).
 pub fn answered(messages: &[ConversationMessage]) -> HashSet<String> {
     messages
@@ -175,6 +184,27 @@ mod tests {
             parent_id: None,
             attachments: Vec::new(),
         }
+    }
+
+    #[test]
+    fn asked_lists_the_runs_whose_question_is_there() {
+        let q = ConversationMessage {
+            message_id: "q".into(),
+            thread_id: "t".into(),
+            role: MessageRole::User,
+            content: "?".into(),
+            timestamp: 1,
+            status: MessageStatus::Complete,
+            metadata: serde_json::json!({ "traceId": "r1" }),
+            parent_id: None,
+            attachments: Vec::new(),
+        };
+        let a = ConversationMessage {
+            role: MessageRole::Ai,
+            metadata: serde_json::json!({ "traceId": "r2" }),
+            ..q.clone()
+        };
+        assert_eq!(asked(&[q, a]), HashSet::from(["r1".to_owned()]));
     }
 
     #[test]

@@ -30,7 +30,7 @@ use crate::views::settings::ThreadSettings;
 use crate::views::trace::TracePanel;
 use composer::Composer;
 use header::ThreadHeader;
-use history::{Earlier, Page, answered, focus_target, merged};
+use history::{Earlier, Page, answered, asked, focus_target, merged};
 use message::{Actions, Progress, StreamingAnswer, message_view};
 use rows::{Row, live_key, recent, replays, rows};
 use scroll::{reading_position, restore_position, reveal};
@@ -284,14 +284,17 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
         }
     });
     // Live runs whose answer is not (yet) in the loaded history, newest last; a run
-    // that failed before answering stays here with its error.
+    // that failed before answering stays here with its error — while its question is
+    // on the branch shown (a run left on another branch by a replay, a regenerate or a
+    // switch is not shown under this one).
     // (Without their answers, which stream into their own views: this changes only
     // when a card does.)
     let live = Memo::new(move |_| {
-        let done = messages.with(|all| answered(all));
+        let (done, asked) = messages.with(|all| (answered(all), asked(all)));
         store.runs.with(|runs| {
             runs.iter()
                 .filter(|r| r.thread_id == id.get_value() && !done.contains(&r.trace_id))
+                .filter(|r| !r.finished || asked.contains(&r.trace_id))
                 .map(RunView::without_answer)
                 .collect::<Vec<_>>()
         })

@@ -88,6 +88,8 @@ pub struct ToolCard {
     pub question: Option<QuestionCard>,
     /// How far it had got, as its MCP server last said while it ran.
     pub progress: Option<ToolProgress>,
+    /// The run whose record answered it (a replay's call, in recorded mode: nothing ran).
+    pub recorded_from: Option<String>,
 }
 
 impl ToolCard {
@@ -301,6 +303,7 @@ impl RunView {
                     approval: None,
                     question: None,
                     progress: None,
+                    recorded_from: None,
                 });
                 self.tools.len() - 1
             }
@@ -366,6 +369,11 @@ impl RunView {
                 card.error = done.error;
                 card.duration_ms = duration;
                 card.mcp = McpOrigin::of(&o.metadata);
+                card.recorded_from = o
+                    .metadata
+                    .get(crate::message::RECORDED_FROM)
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
                 card.step_id = done.step_id.or(card.step_id.take());
                 Change::Tool(i)
             }

@@ -43,6 +43,7 @@ fn run(
             approval: None,
             question: None,
             progress: None,
+            recorded_from: None,
         })
         .collect();
     run.answer = answer.into();
