@@ -266,6 +266,12 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
         ["set_trace_push", { "settings": { "enabled": true, "endpoint": "http://127.0.0.1:9" }, "headers": [["bad header", "x"]] }],
         ["set_trace_push", { "settings": { "enabled": true, "endpoint": "http://127.0.0.1:9", "scope": { "kind": "threads", "ids": [] } } }],
         ["trace_push_status", { "bogus": 1 }],
+        ["replay_run", { "threadId": t, "traceId": "no-such-run" }],
+        ["replay_run", { "threadId": t, "traceId": 5 }],
+        ["replay_run", { "threadId": t, "traceId": "x", "mode": "sometimes" }],
+        ["replay_run", { "threadId": "no-such-thread", "traceId": "x" }],
+        ["diff_runs", { "a": "no-such-run", "b": "no-such-run-either" }],
+        ["diff_runs", { "a": 1, "b": "x" }],
     ]);
     let mut cases = cases;
     if let Some(all) = cases.as_array_mut() {

@@ -106,18 +106,13 @@ pub async fn replay(stack: &Standard, args: ReplayArgs) -> anyhow::Result<ExitCo
         .map(|asked| provider_model(stack, asked))
         .transpose()?;
     let thread_id = art::compare::thread_of(art, &args.trace).await?;
-    if let Some(provider) = &mut provider_config {
-        let thread = art.state.load_thread_context(&thread_id).await?.config;
-        // Another model of the thread's provider is reached where the thread reaches it.
-        if thread.provider_config.provider_name == provider.provider_name {
-            provider.adapter_options = thread.provider_config.adapter_options;
-        }
-        if let Some(url) = &args.base_url {
-            provider.adapter_options.insert(
-                art::providers::options::BASE_URL.into(),
-                serde_json::Value::String(url.clone()),
-            );
-        }
+    // (Without --base-url, another model of the thread's provider is reached where the
+    // thread reaches it: the agent's rule.)
+    if let (Some(provider), Some(url)) = (&mut provider_config, &args.base_url) {
+        provider.adapter_options.insert(
+            art::providers::options::BASE_URL.into(),
+            serde_json::Value::String(url.clone()),
+        );
     }
     if let Some(tools) = &args.tools {
         // MCP tools are known once their servers run.

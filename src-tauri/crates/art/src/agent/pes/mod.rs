@@ -147,11 +147,21 @@ impl PesAgent {
                 .map_err(AgentError::from)?,
             None => None,
         };
-        let provider = props
-            .options
-            .provider_config
-            .clone()
-            .unwrap_or_else(|| config.provider_config.clone());
+        let provider = match props.options.provider_config.clone() {
+            // Another model of the thread's own provider, given without options (a
+            // replay on another model), is reached where the thread reaches it.
+            Some(mut other)
+                if other.provider_name == config.provider_config.provider_name
+                    && other.adapter_options.is_empty() =>
+            {
+                other
+                    .adapter_options
+                    .clone_from(&config.provider_config.adapter_options);
+                other
+            }
+            Some(other) => other,
+            None => config.provider_config.clone(),
+        };
         if provider.provider_name.trim().is_empty() || provider.model_id.trim().is_empty() {
             let error = run_error(
                 FailureCode::ProviderNotConfigured,
