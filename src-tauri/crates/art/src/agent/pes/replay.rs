@@ -98,3 +98,89 @@ impl Recorded {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use art_types::ToolStatus;
+
+    fn recorded(unmatched: Unmatched) -> Recorded {
+        let call = |expression: &str, status, output: Value, code: Option<&str>| {
+            let content = ToolExecutionContent {
+                call_id: "old".into(),
+                tool_name: "calculator".into(),
+                arguments: json!({ "expression": expression, "precision": 2 }),
+                status,
+                output,
+                error: (status == ToolStatus::Error).then(|| "bad expression".into()),
+                result: None,
+                step_id: None,
+            };
+            (content, code.map(|c| json!(c)))
+        };
+        Recorded {
+            of: "r0".into(),
+            unmatched,
+            calls: vec![
+                call(
+                    "19 + 23",
+                    ToolStatus::Success,
+                    json!({ "result": 42 }),
+                    None,
+                ),
+                call("1 / 0", ToolStatus::Error, Value::Null, Some("TOOL_FAILED")),
+            ],
+        }
+    }
+
+    fn asked(arguments: Value) -> ParsedToolCall {
+        ParsedToolCall {
+            call_id: "new".into(),
+            tool_name: "calculator".into(),
+            arguments,
+            signature: None,
+        }
+    }
+
+    #[test]
+    fn a_call_gets_the_recorded_result_of_the_same_tool_and_arguments() {
+        let record = recorded(Unmatched::NotRecorded);
+        // Keys in another order are the same arguments.
+        let Answer::Result(ok) =
+            record.answer(&asked(json!({ "precision": 2, "expression": "19 + 23" })))
+        else {
+            panic!("recorded")
+        };
+        assert_eq!(
+            (ok.call_id.as_str(), ok.status),
+            ("new", ToolStatus::Success)
+        );
+        assert_eq!(ok.output, json!({ "result": 42 }));
+        assert_eq!(ok.metadata[RECORDED_FROM], "r0");
+        // A failure recorded is given as it was, with its code.
+        let Answer::Result(failed) =
+            record.answer(&asked(json!({ "expression": "1 / 0", "precision": 2 })))
+        else {
+            panic!("recorded")
+        };
+        assert_eq!(failed.status, ToolStatus::Error);
+        assert_eq!(failed.error.as_deref(), Some("bad expression"));
+        assert_eq!(failed.metadata["errorCode"], "TOOL_FAILED");
+    }
+
+    #[test]
+    fn a_call_the_record_lacks_is_refused_or_asked_as_the_replay_says() {
+        let other = asked(json!({ "expression": "19 + 23", "precision": 3 }));
+        match recorded(Unmatched::NotRecorded).answer(&other) {
+            Answer::NotRecorded(error) => {
+                assert_eq!(error.code, Unmatched::NOT_RECORDED);
+                assert!(error.message.contains("not recorded"), "{}", error.message);
+            }
+            _ => panic!("not recorded"),
+        }
+        assert!(matches!(
+            recorded(Unmatched::Ask).answer(&other),
+            Answer::Ask
+        ));
+    }
+}
