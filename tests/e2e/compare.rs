@@ -2,10 +2,9 @@
 //! answered from the record, shown on its own branch, then compared with its original —
 //! figures, plan, the tool call, the answers word by word.
 
-use art_testkit::e2e::AppSession;
 use art_testkit::fake::scripts::{Protocol, text_reply};
 
-use crate::day::{ENTER, PLAN, configure, fake_ollama};
+use crate::day::{ENTER, PLAN, fake_ollama, launched, new_thread};
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_run_replayed_from_the_record_is_compared_with_its_original() {
@@ -16,12 +15,8 @@ async fn a_run_replayed_from_the_record_is_compared_with_its_original() {
         text_reply(Protocol::Ollama, "Replayed: 19 and 23 make **42**.", 8),
     ])
     .await;
-    let app = AppSession::launch().await;
-    app.wait_for_text("#backend-status.ready", "connected")
-        .await;
-    app.click("#new-thread").await;
-    configure(&app, &ollama.url()).await;
-    app.click("#settings-button").await;
+    let app = launched().await;
+    new_thread(&app, &ollama.url()).await;
     app.type_into("#composer-input", &format!("What is 19 + 23?{ENTER}"))
         .await;
     app.wait_for_text(".message.ai .answer", "is 42").await;

@@ -27,7 +27,7 @@ pub(crate) async fn fake_ollama(replies: Vec<Reply>) -> FakeServer {
 }
 
 /// The app, started and connected to its backend.
-async fn launched() -> AppSession {
+pub(crate) async fn launched() -> AppSession {
     let app = AppSession::launch().await;
     app.wait_for_text("#backend-status.ready", "connected")
         .await;
@@ -35,7 +35,7 @@ async fn launched() -> AppSession {
 }
 
 /// A new thread on the Ollama at `base_url` with the calculator, settings closed again.
-async fn new_thread(app: &AppSession, base_url: &str) {
+pub(crate) async fn new_thread(app: &AppSession, base_url: &str) {
     app.click("#new-thread").await;
     configure(app, base_url).await;
     app.click("#settings-button").await;

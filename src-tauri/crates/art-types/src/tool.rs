@@ -81,3 +81,10 @@ pub struct ToolResult {
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub metadata: serde_json::Value,
 }
+
+impl ToolResult {
+    /// Metadata key: how long the call ran, in milliseconds.
+    pub const DURATION_MS: &'static str = "durationMs";
+    /// Metadata key: a failed call's error code.
+    pub const ERROR_CODE: &'static str = "errorCode";
+}

@@ -2,8 +2,8 @@
 //! runs compared, and a run replayed on another model with its tools answered from the
 //! record, or run again.
 
-use art_testkit::fake::FakeServer;
 use art_testkit::fake::scripts::{MODEL, Protocol, router, text_reply};
+use art_testkit::fake::{FakeServer, Reply};
 
 use crate::commands::{PLAN, art, stderr, stdout};
 
@@ -114,51 +114,49 @@ async fn diff_compares_two_runs_as_markdown_and_json() {
     );
 }
 
+/// The replay's plan: the recorded call, and one the run never made.
+fn replay_plan() -> String {
+    PLAN.replace(
+        "}}]}",
+        r#"}}, {"callId": "c2", "toolName": "calculator", "arguments": {"expression": "2 + 2"}}]}"#,
+    )
+}
+
+/// A fake Ollama answering a first run in a new thread with the calculator (it asks
+/// 19 + 23 and answers 42), then `more`; the server, the data directory and the first
+/// run's id.
+async fn first_run(more: Vec<Reply>) -> (FakeServer, tempfile::TempDir, String) {
+    let mut replies = vec![
+        text_reply(Protocol::Ollama, PLAN, 16),
+        text_reply(Protocol::Ollama, "The sum is 42.", 4),
+    ];
+    replies.extend(more);
+    let ollama = FakeServer::start_at(0, Some(router(Protocol::Ollama)), replies)
+        .await
+        .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let url = ollama.url();
+    let mut ask = crate::ask_new("Sums", &url, "What is 19 + 23?");
+    ask.splice(1..1, ["--tools", "calculator"]);
+    let first = art(data.path(), &ask).await;
+    assert!(first.status.success(), "{}", stderr(&first));
+    let original = run_id(&stdout(&first));
+    (ollama, data, original)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_replayed_on_another_model_answers_from_the_record_or_runs_again() {
     // The replay's plan makes the recorded call and one the run never made.
-    let replay_plan = PLAN.replace(
-        "}}]}",
-        r#"}}, {"callId": "c2", "toolName": "calculator", "arguments": {"expression": "2 + 2"}}]}"#,
-    );
-    let ollama = FakeServer::start_at(
-        0,
-        Some(router(Protocol::Ollama)),
-        vec![
-            text_reply(Protocol::Ollama, PLAN, 16),
-            text_reply(Protocol::Ollama, "The sum is 42.", 4),
-            text_reply(Protocol::Ollama, &replay_plan, 16),
-            // The step goes on once after its failed call (the model reads the error).
-            text_reply(Protocol::Ollama, "2 + 2 was not recorded.", 4),
-            text_reply(Protocol::Ollama, "42, and 2 + 2 was not recorded.", 4),
-            text_reply(Protocol::Ollama, &replay_plan, 16),
-            text_reply(Protocol::Ollama, "42 and 4.", 4),
-        ],
-    )
-    .await
-    .unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let url = ollama.url();
-    let first = art(
-        data.path(),
-        &[
-            "run",
-            "--provider",
-            "ollama",
-            "--model",
-            MODEL,
-            "--base-url",
-            &url,
-            "--tools",
-            "calculator",
-            "--new",
-            "Sums",
-            "What is 19 + 23?",
-        ],
-    )
+    let replay_plan = replay_plan();
+    let (_ollama, data, original) = first_run(vec![
+        text_reply(Protocol::Ollama, &replay_plan, 16),
+        // The step goes on once after its failed call (the model reads the error).
+        text_reply(Protocol::Ollama, "2 + 2 was not recorded.", 4),
+        text_reply(Protocol::Ollama, "42, and 2 + 2 was not recorded.", 4),
+        text_reply(Protocol::Ollama, &replay_plan, 16),
+        text_reply(Protocol::Ollama, "42 and 4.", 4),
+    ])
     .await;
-    assert!(first.status.success(), "{}", stderr(&first));
-    let original = run_id(&stdout(&first));
 
     // Recorded, on another model of the thread's provider (reached where the thread
     // reaches it), with the calculator not even enabled: the recorded call gets its
@@ -256,48 +254,16 @@ async fn a_run_replayed_on_another_model_answers_from_the_record_or_runs_again()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_the_record_lacks_runs_once_approved_and_a_waiting_run_is_replayed_once_ended() {
-    let replay_plan = PLAN.replace(
-        "}}]}",
-        r#"}}, {"callId": "c2", "toolName": "calculator", "arguments": {"expression": "2 + 2"}}]}"#,
-    );
-    let ollama = FakeServer::start_at(
-        0,
-        Some(router(Protocol::Ollama)),
-        vec![
-            text_reply(Protocol::Ollama, PLAN, 16),
-            text_reply(Protocol::Ollama, "The sum is 42.", 4),
-            text_reply(Protocol::Ollama, &replay_plan, 16),
-            text_reply(Protocol::Ollama, "42 and 4.", 4),
-            text_reply(Protocol::Ollama, PLAN, 16),
-            text_reply(Protocol::Ollama, PLAN, 16),
-            text_reply(Protocol::Ollama, "It was never worked out.", 4),
-            text_reply(Protocol::Ollama, "The sum was not recorded.", 4),
-        ],
-    )
-    .await
-    .unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let url = ollama.url();
-    let first = art(
-        data.path(),
-        &[
-            "run",
-            "--provider",
-            "ollama",
-            "--model",
-            MODEL,
-            "--base-url",
-            &url,
-            "--tools",
-            "calculator",
-            "--new",
-            "Sums",
-            "What is 19 + 23?",
-        ],
-    )
+    let replay_plan = replay_plan();
+    let (_ollama, data, original) = first_run(vec![
+        text_reply(Protocol::Ollama, &replay_plan, 16),
+        text_reply(Protocol::Ollama, "42 and 4.", 4),
+        text_reply(Protocol::Ollama, PLAN, 16),
+        text_reply(Protocol::Ollama, PLAN, 16),
+        text_reply(Protocol::Ollama, "It was never worked out.", 4),
+        text_reply(Protocol::Ollama, "The sum was not recorded.", 4),
+    ])
     .await;
-    assert!(first.status.success(), "{}", stderr(&first));
-    let original = run_id(&stdout(&first));
     let thread = stdout(&art(data.path(), &["threads"]).await)
         .split_whitespace()
         .next()

@@ -4,6 +4,7 @@
 //! app's diff view and `art diff`.
 
 use art_types::MessageRole;
+use art_types::record::ToolCallContent;
 use art_types::record::diff::RunDiff;
 use art_types::record::view::RunView;
 
@@ -28,16 +29,9 @@ pub enum CompareError {
 
 /// The thread of run `trace_id`.
 pub async fn thread_of(art: &ArtInstance, trace_id: &str) -> Result<String, CompareError> {
-    let query = ObservationQuery {
-        trace_ids: vec![trace_id.to_owned()],
-        limit: Some(1),
-        ..ObservationQuery::default()
-    };
-    let found = art.observations.query(&query).await?;
-    found
-        .into_iter()
-        .next()
-        .map(|o| o.thread_id)
+    art.observations
+        .thread_of(trace_id)
+        .await?
         .ok_or_else(|| CompareError::NotFound(trace_id.to_owned()))
 }
 
@@ -58,12 +52,13 @@ pub async fn missing_tools(
     };
     let mut missing: Vec<String> = Vec::new();
     for call in art.observations.query(&query).await? {
-        let Some(name) = call.content.get("toolName").and_then(|n| n.as_str()) else {
+        let Ok(call) = serde_json::from_value::<ToolCallContent>(call.content) else {
             continue;
         };
-        let gone = !art.tools.contains(name) || !offered.iter().any(|o| o == name);
-        if gone && !missing.iter().any(|m| m == name) {
-            missing.push(name.to_owned());
+        let name = call.tool_name;
+        let gone = !art.tools.contains(&name) || !offered.contains(&name);
+        if gone && !missing.contains(&name) {
+            missing.push(name);
         }
     }
     Ok(missing)

@@ -269,16 +269,9 @@ pub async fn export_to_file(
 
 /// The thread of a run.
 async fn thread_of_trace(art: &ArtInstance, trace_id: &str) -> Result<String, ExportError> {
-    let query = ObservationQuery {
-        trace_ids: vec![trace_id.to_owned()],
-        limit: Some(1),
-        ..ObservationQuery::default()
-    };
-    let found = art.observations.query(&query).await?;
-    found
-        .into_iter()
-        .next()
-        .map(|o| o.thread_id)
+    art.observations
+        .thread_of(trace_id)
+        .await?
         .ok_or_else(|| ExportError::NotFound {
             what: "run",
             id: trace_id.to_owned(),

@@ -367,6 +367,21 @@ impl ObservationManager {
         }
     }
 
+    /// The thread of run `trace_id`, if it recorded anything.
+    pub async fn thread_of(&self, trace_id: &str) -> Result<Option<String>, StorageError> {
+        let query = ObservationQuery {
+            trace_ids: vec![trace_id.to_owned()],
+            limit: Some(1),
+            ..ObservationQuery::default()
+        };
+        Ok(self
+            .query(&query)
+            .await?
+            .into_iter()
+            .next()
+            .map(|o| o.thread_id))
+    }
+
     /// Observations matching `query`, oldest first unless asked otherwise.
     pub async fn query(&self, query: &ObservationQuery) -> Result<Vec<Observation>, StorageError> {
         self.storage

@@ -211,7 +211,7 @@ fn to_result(
             status: ToolStatus::Success,
             output,
             error: None,
-            metadata: json!({ "durationMs": duration_ms }),
+            metadata: json!({ ToolResult::DURATION_MS: duration_ms }),
         },
         Err(e) => ToolResult {
             call_id: call.call_id.clone(),
@@ -219,7 +219,10 @@ fn to_result(
             status: ToolStatus::Error,
             output: Value::Null,
             error: Some(e.message),
-            metadata: json!({ "durationMs": duration_ms, "errorCode": e.code }),
+            metadata: json!({
+                ToolResult::DURATION_MS: duration_ms,
+                ToolResult::ERROR_CODE: e.code,
+            }),
         },
     }
 }

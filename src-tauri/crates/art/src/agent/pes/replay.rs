@@ -17,8 +17,9 @@ pub(super) struct Recorded {
     of: String,
     /// What a call without a recorded match gets.
     pub(super) unmatched: Unmatched,
-    /// Each execution as recorded, oldest first, with its error code (if it failed).
-    calls: Vec<(ToolExecutionContent, Option<Value>)>,
+    /// Each execution as recorded, oldest first, with its result's metadata (error
+    /// code, MCP server).
+    calls: Vec<(ToolExecutionContent, Value)>,
 }
 
 /// What the record says of a call.
@@ -52,10 +53,7 @@ impl Recorded {
             .query(&query)
             .await?
             .into_iter()
-            .filter_map(|o| {
-                let code = o.metadata.get("errorCode").cloned();
-                Some((serde_json::from_value(o.content).ok()?, code))
-            })
+            .filter_map(|o| Some((serde_json::from_value(o.content).ok()?, o.metadata)))
             .collect();
         Ok(Some(Self {
             of: replay.of.clone(),
@@ -72,11 +70,14 @@ impl Recorded {
             .iter()
             .find(|(c, _)| c.tool_name == call.tool_name && c.arguments == call.arguments);
         match (found, self.unmatched) {
-            (Some((recorded, code)), _) => {
-                let mut metadata = json!({ RECORDED_FROM: self.of, "durationMs": 0 });
-                if let Some(code) = code {
-                    metadata["errorCode"] = code.clone();
-                }
+            (Some((recorded, metadata)), _) => {
+                // As recorded (its error code, its MCP server), answered at once.
+                let mut metadata = match metadata {
+                    Value::Object(_) => metadata.clone(),
+                    _ => json!({}),
+                };
+                metadata[RECORDED_FROM] = json!(self.of);
+                metadata[ToolResult::DURATION_MS] = json!(0);
                 Answer::Result(ToolResult {
                     call_id: call.call_id.clone(),
                     tool_name: call.tool_name.clone(),
@@ -116,7 +117,11 @@ mod tests {
                 result: None,
                 step_id: None,
             };
-            (content, code.map(|c| json!(c)))
+            let metadata = match code {
+                Some(code) => json!({ ToolResult::ERROR_CODE: code, ToolResult::DURATION_MS: 9 }),
+                None => json!({ ToolResult::DURATION_MS: 9 }),
+            };
+            (content, metadata)
         };
         Recorded {
             of: "r0".into(),
@@ -157,6 +162,7 @@ mod tests {
         );
         assert_eq!(ok.output, json!({ "result": 42 }));
         assert_eq!(ok.metadata[RECORDED_FROM], "r0");
+        assert_eq!(ok.metadata[ToolResult::DURATION_MS], 0, "nothing ran");
         // A failure recorded is given as it was, with its code.
         let Answer::Result(failed) =
             record.answer(&asked(json!({ "expression": "1 / 0", "precision": 2 })))
