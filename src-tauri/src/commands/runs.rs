@@ -91,6 +91,8 @@ pub(super) enum Work {
 /// sent.
 fn queue_for_collector(wb: &Arc<Workbench>, thread_id: &str, trace: &str, waiting: bool) {
     if !wb.push.sends(thread_id) {
+        // Turned off while it ran: nothing kept for it.
+        wb.art.observations.tap().forget(trace);
         return;
     }
     let (wb, thread_id, trace) = (Arc::clone(wb), thread_id.to_owned(), trace.to_owned());
@@ -147,7 +149,11 @@ pub(super) fn spawn(
         let state = app.state::<AppState>();
         let Ok(wb) = state.workbench() else { return };
         let outcome = match work {
-            Work::Ask(props) => wb.art.process(props, cancel).await,
+            Work::Ask(props) => {
+                // Kept as it records, when it will be sent: queuing it reads nothing back.
+                wb.push.watch(&wb.art, &thread_id, &trace);
+                wb.art.process(props, cancel).await
+            }
             Work::Resume(decision) => wb.art.resume(&thread_id, decision, cancel).await,
             Work::Answer(question, answer) => {
                 wb.art
@@ -159,9 +165,12 @@ pub(super) fn spawn(
         // A run that ended (answered or failed) is queued for the trace collector, when
         // sending is on; one waiting on a decision, what of it ended; a refused one
         // never ran.
-        if let Ok(out) = &outcome {
-            let waiting = out.metadata.status == art_types::RunStatus::Suspended;
-            queue_for_collector(&wb, &thread_id, &trace, waiting);
+        match &outcome {
+            Ok(out) => {
+                let waiting = out.metadata.status == art_types::RunStatus::Suspended;
+                queue_for_collector(&wb, &thread_id, &trace, waiting);
+            }
+            Err(_) => wb.art.observations.tap().forget(&trace),
         }
         let finished = match outcome {
             Ok(out) => RunFinished {

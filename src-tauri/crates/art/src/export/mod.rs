@@ -207,22 +207,27 @@ pub async fn export(
 
 /// One run of thread `thread_id` as OTLP protobuf, as the push queues each run when it
 /// ends: the `resource_spans` entries of the `.pb` export of [`Scope::Trace`] (without
-/// their length prefixes) and how many spans they hold. Read with two queries on the
-/// run's indexes (its observations, its messages), so it costs the same however long
-/// the thread; a run with no observations (or none in that thread) has no spans.
+/// their length prefixes) and how many spans they hold. The run's observations are
+/// `kept` when the caller has them (kept as they were recorded: see
+/// [`crate::observation::RunTap`]), else read on the run's index; its messages are read
+/// on the run's index too — so it costs the same however long the thread. A run with no
+/// observations (or none in that thread) has no spans.
 pub async fn run_as_protobuf(
     art: &ArtInstance,
     thread_id: &str,
     trace_id: &str,
+    kept: Option<Vec<StoredObservation>>,
     include_content: bool,
     redactor: &Redactor,
 ) -> Result<(u64, Vec<u8>), ExportError> {
-    let query = ObservationQuery {
-        thread_id: Some(thread_id.to_owned()),
-        trace_ids: vec![trace_id.to_owned()],
-        ..ObservationQuery::default()
-    };
-    let mut scan = art.observations.scan(&query, BATCH);
+    let mut scan = kept.is_none().then(|| {
+        let query = ObservationQuery {
+            thread_id: Some(thread_id.to_owned()),
+            trace_ids: vec![trace_id.to_owned()],
+            ..ObservationQuery::default()
+        };
+        art.observations.scan(&query, BATCH)
+    });
     let messages = art
         .conversation
         .messages_of_run(thread_id, trace_id)
@@ -235,8 +240,13 @@ pub async fn run_as_protobuf(
         otlp::Encoding::Protobuf,
     );
     sink.begin(thread_id, &messages);
-    while let Some(batch) = scan.next_batch().await {
-        sink.observations(batch?)?;
+    match (scan.as_mut(), kept) {
+        (Some(scan), _) => {
+            while let Some(batch) = scan.next_batch().await {
+                sink.observations(batch?)?;
+            }
+        }
+        (None, kept) => sink.observations(kept.unwrap_or_default())?,
     }
     sink.end_thread()?;
     sink.finish(&Summary::default())?;

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub mod sent;
+mod tap;
+
+pub use tap::RunTap;
 
 use crate::clock;
 use crate::sockets::Sockets;
@@ -285,12 +288,23 @@ pub const WRITE_CHUNK: usize = 256;
 pub struct ObservationManager {
     storage: Arc<dyn StorageAdapter>,
     sockets: Arc<Sockets>,
+    tap: RunTap,
 }
 
 impl ObservationManager {
     /// A manager over `storage`, broadcasting on `sockets.observations`.
     pub fn new(storage: Arc<dyn StorageAdapter>, sockets: Arc<Sockets>) -> Self {
-        Self { storage, sockets }
+        Self {
+            storage,
+            sockets,
+            tap: RunTap::default(),
+        }
+    }
+
+    /// The runs whose observations are kept in memory as they are recorded (for the
+    /// trace push, which then reads nothing back when a run ends).
+    pub fn tap(&self) -> &RunTap {
+        &self.tap
     }
 
     /// Stamp, persist, then broadcast one observation.
@@ -322,8 +336,12 @@ impl ObservationManager {
             })
             .collect();
         let mut writing = Vec::new();
+        let mut tapped = Vec::new();
         for chunk in observations.chunks(WRITE_CHUNK) {
-            let records = chunk.iter().map(to_record).collect::<Result<_, _>>()?;
+            let records: Vec<Record> = chunk.iter().map(to_record).collect::<Result<_, _>>()?;
+            if self.tap.active() {
+                tapped.extend(records.iter().cloned());
+            }
             let mut write = self.storage.set(Collection::Observations, records);
             // The first poll hands the chunk to the storage, which works on it meanwhile.
             match futures::poll!(write.as_mut()) {
@@ -334,6 +352,7 @@ impl ObservationManager {
         for write in writing {
             write.await?;
         }
+        self.tap.recorded(&tapped);
         for o in &observations {
             self.sockets.observations.notify(o);
         }

@@ -117,6 +117,15 @@ impl TracePush {
             .is_some_and(|(settings, _)| settings.scope.includes(thread_id))
     }
 
+    /// Run `trace_id` of `thread_id` is about to start: if its spans will be sent, its
+    /// observations are kept as they are recorded (see [`crate::observation::RunTap`]),
+    /// so that queuing it reads nothing back. (A run not watched is read from storage.)
+    pub fn watch(&self, art: &ArtInstance, thread_id: &str, trace_id: &str) {
+        if self.sends(thread_id) {
+            art.observations.tap().watch(trace_id);
+        }
+    }
+
     /// Queue the spans of run `trace_id` of `thread_id`, which ended, if sending is on
     /// for that thread (those queued while it waited are not queued again); returns the
     /// spans queued.
@@ -151,15 +160,22 @@ impl TracePush {
         trace_id: &str,
         waiting: bool,
     ) -> Result<u64, PushError> {
-        let Some(settings) = self.settings.borrow().as_ref().map(|(s, _)| s.clone()) else {
+        let settings = self.settings.borrow().as_ref().map(|(s, _)| s.clone());
+        let Some(settings) = settings.filter(|s| s.scope.includes(thread_id)) else {
+            art.observations.tap().forget(trace_id);
             return Ok(0);
         };
-        if !settings.scope.includes(thread_id) {
-            return Ok(0);
-        }
-        let (spans, bytes) =
-            export::run_as_protobuf(art, thread_id, trace_id, settings.include_content, redactor)
-                .await?;
+        // What the run kept as it recorded (a waiting run's stays watched).
+        let kept = art.observations.tap().take(trace_id, waiting);
+        let (spans, bytes) = export::run_as_protobuf(
+            art,
+            thread_id,
+            trace_id,
+            kept,
+            settings.include_content,
+            redactor,
+        )
+        .await?;
         let outbox = Arc::clone(&self.outbox);
         let trace = trace_id.to_owned();
         let limit = settings.queue_limit.max(1);

@@ -536,14 +536,27 @@ async fn a_waiting_runs_ended_spans_are_pushed_then_the_rest_once_it_ends() {
     tokio::spawn(std::sync::Arc::clone(&push).run(stop.clone()));
     let redactor = Redactor::new(Vec::new());
 
-    let out = run.ask("6*7?").await;
+    // Watched from its start, as the app does: queuing it reads nothing back.
+    let trace = art::clock::new_id();
+    push.watch(&run.art, &run.thread, &trace);
+    let mut props = art_testkit::framework::adapters::ask(&run.thread, "6*7?");
+    props.trace_id = Some(trace.clone());
+    let out = run
+        .art
+        .process(props, CancellationToken::new())
+        .await
+        .unwrap();
     assert_eq!(out.metadata.status, RunStatus::Suspended);
-    let trace = out.metadata.trace_id.clone();
     let early = push
         .run_waiting(&run.art, &redactor, &run.thread, &trace)
         .await
         .unwrap();
     assert!(early > 0, "the plan and its model call ended");
+    let tap = run.art.observations.tap();
+    assert!(
+        tap.take(&trace, true).is_some(),
+        "still kept while it waits"
+    );
     assert_eq!(
         receiver.wait_for(early, Duration::from_secs(30)).await,
         early
@@ -565,6 +578,10 @@ async fn a_waiting_runs_ended_spans_are_pushed_then_the_rest_once_it_ends() {
         .run_ended(&run.art, &redactor, &run.thread, &trace)
         .await
         .unwrap();
+    assert!(
+        tap.take(&trace, false).is_none(),
+        "handed over once it ended"
+    );
     assert_eq!(
         receiver
             .wait_for(early + rest, Duration::from_secs(30))

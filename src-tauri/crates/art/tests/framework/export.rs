@@ -73,15 +73,19 @@ pub(crate) async fn known_run(dir: &Path) -> (ArtInstance, String, String) {
         .thread_id;
     let config = scripted::thread_config("test-model", &["calculator"]);
     art.state.set_thread_config(&thread, &config).await.unwrap();
+    // Watched from its start, as the app watches a run it will push.
+    let trace = art::clock::new_id();
+    art.observations.tap().watch(&trace);
     let props = AgentProps {
         query: "What is 6*7?".into(),
         thread_id: thread.clone(),
-        trace_id: None,
+        trace_id: Some(trace.clone()),
         options: Default::default(),
         attachments: Vec::new(),
     };
     let out = art.process(props, CancellationToken::new()).await.unwrap();
-    (art, thread, out.metadata.trace_id)
+    assert_eq!(out.metadata.trace_id, trace);
+    (art, thread, trace)
 }
 
 pub(crate) async fn export_to_string(
@@ -886,12 +890,28 @@ async fn a_run_queued_as_it_ends_is_its_protobuf_export() {
         )
         .await
         .unwrap();
+        // Read back from storage, and from what the run kept as it recorded (still
+        // watched: taken again for the next pass).
+        let kept = art.observations.tap().take(&trace, true);
+        assert!(
+            kept.as_ref().is_some_and(|k| k.len() > 6),
+            "the run was kept"
+        );
         let (spans, entries) =
-            export::run_as_protobuf(&art, &thread, &trace, include_content, &redactor)
+            export::run_as_protobuf(&art, &thread, &trace, None, include_content, &redactor)
+                .await
+                .unwrap();
+        let from_kept =
+            export::run_as_protobuf(&art, &thread, &trace, kept, include_content, &redactor)
                 .await
                 .unwrap();
         // The file's one message, without its 4-byte length.
         assert_eq!(entries, pb[4..], "the same bytes as the .pb export");
+        assert_eq!(
+            from_kept,
+            (spans, entries.clone()),
+            "the same from what was kept"
+        );
         let data = TracesData::decode(entries.as_slice()).unwrap();
         let counted: usize = data
             .resource_spans
@@ -909,7 +929,7 @@ async fn a_run_queued_as_it_ends_is_its_protobuf_export() {
         .await
         .unwrap()
         .thread_id;
-    let (spans, entries) = export::run_as_protobuf(&art, &other, &trace, true, &redactor)
+    let (spans, entries) = export::run_as_protobuf(&art, &other, &trace, None, true, &redactor)
         .await
         .unwrap();
     assert_eq!((spans, entries.len()), (0, 0));

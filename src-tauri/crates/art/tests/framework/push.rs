@@ -284,9 +284,10 @@ async fn a_batch_too_large_is_split_until_the_collector_takes_it() {
     let (art, thread, trace) = known_run(dir.path()).await;
     let receiver = OtlpReceiver::start().await;
     let redactor = Redactor::new(Vec::new());
-    let (spans, bytes) = art::export::run_as_protobuf(&art, &thread, &trace, false, &redactor)
-        .await
-        .unwrap();
+    let (spans, bytes) =
+        art::export::run_as_protobuf(&art, &thread, &trace, None, false, &redactor)
+            .await
+            .unwrap();
     // Two runs in the queue, each of them too large alone: the batch is halved, then
     // each run split, until every part fits.
     receiver.limit(bytes.len() / 3);
@@ -330,7 +331,7 @@ async fn a_full_queue_drops_the_oldest_and_a_restart_sends_the_rest() {
     let port = OtlpReceiver::start().await.port();
     let mut limited = settings(&format!("http://127.0.0.1:{port}"));
     let redactor = Redactor::new(Vec::new());
-    let (spans, _) = art::export::run_as_protobuf(&art, &thread, &trace, false, &redactor)
+    let (spans, _) = art::export::run_as_protobuf(&art, &thread, &trace, None, false, &redactor)
         .await
         .unwrap();
     limited.queue_limit = 2 * spans;
