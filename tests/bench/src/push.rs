@@ -304,7 +304,7 @@ fn per_run(results: &mut Results, url: &str) -> u64 {
                     assert_eq!(out.metadata.tool_calls, 1, "{:?}", out.metadata.error);
                     let first = first.unwrap_or_else(|| started.elapsed());
                     firsts.push(first.as_secs_f64() * 1_000.0);
-                    traces.push(out.metadata.trace_id);
+                    traces.push(trace);
                 }
                 if !pushing {
                     return 0.0;

@@ -240,13 +240,12 @@ pub async fn run_as_protobuf(
         otlp::Encoding::Protobuf,
     );
     sink.begin(thread_id, &messages);
-    match (scan.as_mut(), kept) {
-        (Some(scan), _) => {
-            while let Some(batch) = scan.next_batch().await {
-                sink.observations(batch?)?;
-            }
+    if let Some(scan) = scan.as_mut() {
+        while let Some(batch) = scan.next_batch().await {
+            sink.observations(batch?)?;
         }
-        (None, kept) => sink.observations(kept.unwrap_or_default())?,
+    } else {
+        sink.observations(kept.unwrap_or_default())?;
     }
     sink.end_thread()?;
     sink.finish(&Summary::default())?;

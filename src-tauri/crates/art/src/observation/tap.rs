@@ -108,9 +108,10 @@ impl RunTap {
         self.any.store(!watched.runs.is_empty(), Ordering::Release);
     }
 
-    /// The observations run `trace_id` recorded since it was watched, oldest first, and
-    /// whether it is still watched (`keep`: a run that waits and goes on later) or not.
-    /// `None` when it is not watched (never, or dropped to stay within the bounds).
+    /// The observations run `trace_id` recorded since it was watched, oldest first; with
+    /// `keep` (a run that waits and goes on later) it stays watched, else it is no
+    /// longer. `None` when it is not watched (never, or dropped to stay within the
+    /// bounds).
     pub fn take(&self, trace_id: &str, keep: bool) -> Option<Vec<StoredObservation>> {
         let mut watched = self.watched();
         let records = if keep {
