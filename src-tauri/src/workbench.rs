@@ -52,6 +52,9 @@ pub struct Workbench {
     pub push: Arc<TracePush>,
     /// Stops the push's sender when the app quits.
     pub push_stop: CancellationToken,
+    /// The redactor the push's runs are exported with, kept between runs (building one
+    /// reads every key from the keychain).
+    pub redactors: art::export::Redactors,
 }
 
 /// Keeps the pulls still to finish in the app's settings as they change (the latest
@@ -135,6 +138,7 @@ impl Workbench {
         Ok(Self {
             push,
             push_stop: CancellationToken::new(),
+            redactors: art::export::Redactors::default(),
             art,
             providers,
             secrets,

@@ -86,8 +86,8 @@ pub(super) enum Work {
 }
 
 /// Queue run `trace` of `thread_id` for the trace collector, in the background: the
-/// spans that ended while it waits on a decision (`waiting`), else the rest. Nothing at
-/// all (not even the keychain's read for the redactor) when the thread's runs are not
+/// spans that ended while it waits on a decision (`waiting`), else the rest, redacted
+/// with the redactor kept between runs. Nothing at all when the thread's runs are not
 /// sent.
 fn queue_for_collector(wb: &Arc<Workbench>, thread_id: &str, trace: &str, waiting: bool) {
     if !wb.push.sends(thread_id) {
@@ -97,9 +97,14 @@ fn queue_for_collector(wb: &Arc<Workbench>, thread_id: &str, trace: &str, waitin
     }
     let (wb, thread_id, trace) = (Arc::clone(wb), thread_id.to_owned(), trace.to_owned());
     tauri::async_runtime::spawn(async move {
-        let redactor = art::standard::export_redactor(&wb.art, &wb.providers, &wb.secrets)
-            .await
-            .unwrap_or_else(|_| art::export::Redactor::new(Vec::new()));
+        let redactor = wb
+            .redactors
+            .get(art::standard::export_redactor(
+                &wb.art,
+                &wb.providers,
+                &wb.secrets,
+            ))
+            .await;
         let queued = if waiting {
             wb.push
                 .run_waiting(&wb.art, &redactor, &thread_id, &trace)

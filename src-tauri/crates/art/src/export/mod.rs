@@ -26,7 +26,7 @@ use crate::instance::ArtInstance;
 use crate::observation::{ObservationQuery, StoredObservation};
 use crate::storage::StorageError;
 
-pub use redact::{REDACTED, Redactor};
+pub use redact::{KEEP_REDACTOR, REDACTED, Redactor, Redactors};
 
 /// Observations read per batch.
 const BATCH: usize = 2_048;

@@ -81,13 +81,15 @@ impl SecretStore for KeychainStore {
     }
 
     fn set(&self, account: &str, secret: &Secret) -> Result<(), SecretError> {
-        self.entry(account)?
-            .set_password(secret.expose())
-            .map_err(classify)
+        let set = self.entry(account)?.set_password(secret.expose());
+        super::changed();
+        set.map_err(classify)
     }
 
     fn delete(&self, account: &str) -> Result<(), SecretError> {
-        match self.entry(account)?.delete_credential() {
+        let deleted = self.entry(account)?.delete_credential();
+        super::changed();
+        match deleted {
             Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
             Err(e) => Err(classify(e)),
         }

@@ -36,12 +36,14 @@ impl SecretStore for MemoryStore {
     fn set(&self, account: &str, secret: &Secret) -> Result<(), SecretError> {
         check_account(account)?;
         self.entries().insert(account.to_owned(), secret.clone());
+        super::changed();
         Ok(())
     }
 
     fn delete(&self, account: &str) -> Result<(), SecretError> {
         check_account(account)?;
         self.entries().remove(account);
+        super::changed();
         Ok(())
     }
 

@@ -17,7 +17,25 @@ pub use keychain::KeychainStore;
 pub use memory::MemoryStore;
 pub use scrub::{REDACTED, scrub};
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use art_types::KeychainStatus;
+
+/// Secrets written or removed in this process so far, by any store.
+static CHANGES: AtomicU64 = AtomicU64::new(0);
+
+/// How many secrets this process has written or removed so far (through any
+/// [`SecretStore`] here): what keeps something built from secrets — the export redactor
+/// ([`crate::standard::Redactors`]) — rebuilds it once this moved. Changes made by
+/// another process (`art keys set` while the app runs) are not counted.
+pub fn changes() -> u64 {
+    CHANGES.load(Ordering::Acquire)
+}
+
+/// Count a write or removal (made, or tried: a failed one may have half-happened).
+pub(crate) fn changed() {
+    CHANGES.fetch_add(1, Ordering::AcqRel);
+}
 
 /// A secret value. Its `Debug` and `Display` never show the content.
 #[derive(Clone, PartialEq, Eq)]
