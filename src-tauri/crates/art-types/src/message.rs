@@ -94,6 +94,8 @@ pub const TRACE_ID: &str = "traceId";
 pub const FAILURE: &str = "error";
 /// Metadata key of a replay's question: the run it replays (its trace id).
 pub const REPLAY_OF: &str = "replayOf";
+/// Metadata key of a comparison's questions (one per column): the comparison's id.
+pub const COMPARISON: &str = "comparison";
 /// Metadata key of a tool result answered from a recorded run (a replay's, in recorded
 /// mode): that run's trace id.
 pub const RECORDED_FROM: &str = "recordedFrom";

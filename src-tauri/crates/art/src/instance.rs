@@ -94,6 +94,24 @@ impl ArtInstance {
         Ok(out)
     }
 
+    /// One question to several models at once, each column a run on its own branch of
+    /// the thread (see [`crate::agent::pes::PesAgent::compare`]), once the thread's MCP
+    /// servers are started: each column's end, each finished one in the usage ledger.
+    pub async fn compare(
+        &self,
+        props: AgentProps,
+        columns: Vec<crate::agent::pes::Column>,
+    ) -> Result<Vec<Result<AgentFinalResponse, AgentError>>, AgentError> {
+        self.mcp
+            .start_for_thread(&self.state, &props.thread_id)
+            .await;
+        let ended = self.agent.compare(props, columns).await?;
+        for out in ended.iter().flatten() {
+            self.ledger(out).await;
+        }
+        Ok(ended)
+    }
+
     /// Whether a run may start in the thread now (see [`AgentCore::ready`]).
     pub async fn ready(&self, thread_id: &str) -> Result<(), AgentError> {
         self.agent.ready(thread_id).await

@@ -165,4 +165,17 @@ pub trait AgentCore: Send + Sync {
         let _ = thread_id;
         Ok(None)
     }
+
+    /// Ask `props`'s question of several models at once, each column a run on its own
+    /// branch (see [`pes::PesAgent::compare`]): each column's end. Default: refused.
+    async fn compare(
+        &self,
+        props: AgentProps,
+        columns: Vec<pes::Column>,
+    ) -> Result<Vec<Result<AgentFinalResponse, AgentError>>, AgentError> {
+        let _ = (props, columns);
+        Err(AgentError::InvalidInput(
+            "this agent does not compare models".into(),
+        ))
+    }
 }

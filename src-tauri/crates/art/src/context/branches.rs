@@ -33,9 +33,25 @@ impl ConversationManager {
         thread_id: &str,
         options: MessageOptions,
     ) -> Result<Vec<ConversationMessage>, ContextError> {
+        self.path_to(thread_id, None, options).await
+    }
+
+    /// [`Self::path`] of the branch ending at message `end` (the active one when
+    /// `None`): what a run on a branch beside the shown one reads.
+    pub async fn path_to(
+        &self,
+        thread_id: &str,
+        end: Option<&str>,
+        options: MessageOptions,
+    ) -> Result<Vec<ConversationMessage>, ContextError> {
         let thread = self.thread(thread_id).await?;
         let tree = self.tree(thread_id).await?;
-        let path = tree.path(Self::shown_head(&thread, &tree));
+        let end = match end {
+            Some(id) if tree.contains(id) => Some(id),
+            Some(id) => return Err(ContextError::MessageNotFound(id.to_owned())),
+            None => Self::shown_head(&thread, &tree),
+        };
+        let path = tree.path(end);
         let older = path
             .iter()
             .filter(|l| options.before.is_none_or(|b| l.timestamp < b));
@@ -49,6 +65,13 @@ impl ConversationManager {
             None => older.map(|l| l.id.clone()).collect(),
         };
         self.bodies(&wanted).await
+    }
+
+    /// The message the thread shows last (the end of its active branch), if any.
+    pub async fn shown_head_of(&self, thread_id: &str) -> Result<Option<String>, ContextError> {
+        let thread = self.thread(thread_id).await?;
+        let tree = self.tree(thread_id).await?;
+        Ok(Self::shown_head(&thread, &tree).map(str::to_owned))
     }
 
     /// The messages `ids`, in that order.
@@ -95,6 +118,7 @@ impl ConversationManager {
         thread_id: &str,
         message_id: &str,
     ) -> Result<ThreadSummary, ContextError> {
+        let _writing = self.writing.lock().await;
         let mut thread = self.thread(thread_id).await?;
         let tree = self.tree(thread_id).await?;
         if !tree.contains(message_id) {
@@ -119,6 +143,7 @@ impl ConversationManager {
         thread_id: &str,
         message_id: &str,
     ) -> Result<ConversationMessage, ContextError> {
+        let _writing = self.writing.lock().await;
         let mut thread = self.thread(thread_id).await?;
         let message = self
             .message(thread_id, message_id)

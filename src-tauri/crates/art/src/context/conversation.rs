@@ -47,6 +47,9 @@ pub struct MessageHit {
 pub struct ConversationManager {
     pub(super) storage: Arc<dyn StorageAdapter>,
     sockets: Arc<Sockets>,
+    /// Held while a thread's entry is read, changed and written back (its head and
+    /// counts): runs writing to one thread at once (a comparison's columns) lose none.
+    pub(super) writing: tokio::sync::Mutex<()>,
 }
 
 fn clean_title(title: &str) -> Result<String, ContextError> {
@@ -115,7 +118,11 @@ fn search_text(m: &ConversationMessage) -> String {
 impl ConversationManager {
     /// A manager over `storage`, broadcasting on `sockets.messages`.
     pub fn new(storage: Arc<dyn StorageAdapter>, sockets: Arc<Sockets>) -> Self {
-        Self { storage, sockets }
+        Self {
+            storage,
+            sockets,
+            writing: tokio::sync::Mutex::new(()),
+        }
     }
 
     /// Write a thread's entry (title, counts, head) as it is now.
@@ -176,6 +183,7 @@ impl ConversationManager {
         thread_id: &str,
         title: &str,
     ) -> Result<ThreadSummary, ContextError> {
+        let _writing = self.writing.lock().await;
         let mut thread = self.thread(thread_id).await?;
         thread.title = clean_title(title)?;
         self.save_thread(&thread).await?;
@@ -191,13 +199,17 @@ impl ConversationManager {
 
     /// Save messages (new or updated, e.g. a streaming answer's checkpoints), bump the
     /// thread's activity, then broadcast them. A new message without a parent follows
-    /// the thread's head, and becomes the head: a run's messages make one branch. An
-    /// updated one keeps its place.
+    /// the thread's head, and becomes the head: a run's messages make one branch. A new
+    /// message with its parent given goes below it, and becomes the head only when the
+    /// head was that parent (it extends the branch shown): runs on branches beside the
+    /// one shown (a comparison's other columns) leave it alone. An updated one keeps its
+    /// place.
     pub async fn add_messages(
         &self,
         thread_id: &str,
         messages: &[ConversationMessage],
     ) -> Result<(), ContextError> {
+        let _writing = self.writing.lock().await;
         let mut thread = self.thread(thread_id).await?;
         if let Some(wrong) = messages.iter().find(|m| m.thread_id != thread_id) {
             return Err(ContextError::InvalidInput(format!(
@@ -224,7 +236,9 @@ impl ConversationManager {
                     if m.parent_id.is_none() {
                         m.parent_id = thread.head.clone();
                     }
-                    thread.head = Some(m.message_id.clone());
+                    if m.parent_id == thread.head {
+                        thread.head = Some(m.message_id.clone());
+                    }
                 }
             }
             placed.push(m);
@@ -376,6 +390,7 @@ impl ConversationManager {
     /// followed, and a head among them moves back the same way. Returns how many went.
     /// Its observations are kept: the trace of what the agent did stays exportable.
     pub async fn remove_run(&self, thread_id: &str, trace_id: &str) -> Result<u64, ContextError> {
+        let _writing = self.writing.lock().await;
         let mut thread = self.thread(thread_id).await?;
         let all = self.messages(thread_id, MessageOptions::default()).await?;
         let of_run: HashSet<&str> = all

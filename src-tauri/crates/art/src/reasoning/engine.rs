@@ -37,6 +37,11 @@ impl Stream for LeasedStream {
 }
 
 impl ReasoningEngine {
+    /// Whether provider `name` runs on this machine ([`ProviderSource::is_local`]).
+    pub fn is_local(&self, name: &str) -> bool {
+        self.providers.is_local(name)
+    }
+
     /// An engine over `providers`.
     pub fn new(providers: Arc<dyn ProviderSource>) -> Self {
         Self { providers }

@@ -143,4 +143,11 @@ pub trait ProviderSource: Send + Sync {
     async fn sees_images(&self, config: &ProviderConfig) -> Option<bool> {
         config.sees_images()
     }
+
+    /// Whether provider `name` runs on this machine (Ollama): its models answer one at
+    /// a time. Default: no.
+    fn is_local(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
 }

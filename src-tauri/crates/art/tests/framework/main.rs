@@ -16,6 +16,7 @@ mod openai;
 mod approvals;
 mod attachments;
 mod branches;
+mod compare;
 mod concurrency;
 mod faults;
 mod pes;

@@ -274,6 +274,19 @@ impl PesAgent {
                     ),
                 )))
             }
+            ToolPolicy::Ask if run.comparison.is_some() => {
+                let mut content = approval(call, Decider::Policy);
+                content.reason = Some("a comparison's columns do not wait for approval".into());
+                self.record_approval(run, None, &content).await;
+                Some(Verdict::Refuse(ToolError::new(
+                    "TOOL_DENIED",
+                    format!(
+                        "`{}` asks before it runs, and a comparison's columns cannot wait for \
+                         the user: answer without it",
+                        call.tool_name
+                    ),
+                )))
+            }
             ToolPolicy::Ask => None,
         }
     }
@@ -558,7 +571,9 @@ impl PesAgent {
             attachments: Vec::new(),
         };
         let title = self.conversation.thread(thread_id).await?.title;
-        let outcome = match self.setup(&props, config, title).await {
+        // The history of the run's own branch (the thread may show another by now).
+        let tip = run.tip.clone();
+        let outcome = match self.setup(&props, config, title, tip.as_deref()).await {
             Ok(mut setup) => {
                 // History as it was when the run began: without what this run added.
                 let trace = run.trace_id.clone();

@@ -214,7 +214,7 @@ impl PesAgent {
                 timestamp: clock::now_ms(),
                 status: MessageStatus::Interrupted,
                 metadata: json!({ "traceId": run.trace_id }),
-                parent_id: None,
+                parent_id: run.tip.clone(),
                 attachments: Vec::new(),
             },
         };
@@ -269,7 +269,7 @@ pub(super) fn tool_message(
         timestamp: clock::now_ms(),
         status: MessageStatus::Complete,
         metadata,
-        parent_id: None,
+        parent_id: run.tip.clone(),
         attachments: Vec::new(),
     }
 }

@@ -18,6 +18,7 @@
 
 mod approvals;
 mod calls;
+mod compare;
 mod exchange;
 mod held;
 mod planning;
@@ -57,6 +58,7 @@ use crate::sockets::Sockets;
 use crate::tools::ToolSystem;
 pub use approvals::WaitingRuns;
 use calls::run_error;
+pub use compare::{Column, MAX_COLUMNS, MIN_COLUMNS, queued_behind};
 pub use replan::UPDATE_PLAN;
 use run::{Failed, Run, Stop};
 use steps::Start;
@@ -131,12 +133,68 @@ impl PesAgent {
         }
     }
 
+    /// Store `props`'s question as `run`'s, below `parent` (after the thread's head
+    /// when `None`); the run's messages follow it.
+    async fn store_question(
+        &self,
+        props: &AgentProps,
+        run: &mut Run,
+        parent: Option<String>,
+    ) -> Result<(), AgentError> {
+        let user = ConversationMessage {
+            message_id: crate::clock::new_id(),
+            thread_id: run.thread_id.clone(),
+            role: art_types::MessageRole::User,
+            content: props.query.clone(),
+            timestamp: crate::clock::now_ms(),
+            status: art_types::MessageStatus::Complete,
+            metadata: question_metadata(run, props.options.replay.as_ref()),
+            parent_id: parent,
+            attachments: props.attachments.clone(),
+        };
+        self.conversation
+            .add_messages(&run.thread_id, std::slice::from_ref(&user))
+            .await?;
+        run.tip = Some(user.message_id.clone());
+        run.question = Some(user);
+        Ok(())
+    }
+
+    /// Plan, execute and synthesize `run`, whose question is stored: the run's end,
+    /// recorded whatever happened.
+    async fn answer(
+        &self,
+        props: &AgentProps,
+        mut run: Run,
+        config: ThreadConfig,
+        thread_title: String,
+        state: AgentState,
+        cancel: &CancellationToken,
+    ) -> Result<AgentFinalResponse, AgentError> {
+        let options = props.options.clone();
+        let question = run.tip.clone();
+        let outcome = match self
+            .setup(props, config, thread_title, question.as_deref())
+            .await
+        {
+            Ok(setup) => {
+                run.call_ids.extend(history::call_ids(&setup.history));
+                run.provider = Some(setup.provider.provider_name.clone());
+                run.model = Some(setup.provider.model_id.clone());
+                self.phases(&mut run, setup, options, state, cancel).await
+            }
+            Err(stop) => Err(stop),
+        };
+        self.ended(&run, outcome).await
+    }
+
     /// Everything the phases need, read once; the question is already stored.
     async fn setup(
         &self,
         props: &AgentProps,
         mut config: ThreadConfig,
         thread_title: String,
+        question: Option<&str>,
     ) -> Result<Setup, Stop> {
         if let Some(tools) = &props.options.tools {
             config.enabled_tools.clone_from(tools);
@@ -177,8 +235,9 @@ impl PesAgent {
             .max(1);
         let history = self
             .conversation
-            .path(
+            .path_to(
                 &props.thread_id,
+                question,
                 MessageOptions {
                     limit: Some(limit as usize),
                     before: None,
@@ -268,7 +327,8 @@ impl PesAgent {
         self.search_first(run, &mut setup, &state).await;
         let planned = self.plan(run, &mut setup, cancel).await?;
         // An empty plan waits too: the user may add the steps it lacks.
-        if setup.config.plan_checkpoint {
+        // (A comparison's columns are not held: their plans are what it shows.)
+        if setup.config.plan_checkpoint && run.comparison.is_none() {
             return self
                 .hold_plan(run, planned.intent, options, planned.calls)
                 .await;
@@ -376,15 +436,7 @@ impl AgentCore for PesAgent {
         props: AgentProps,
         cancel: CancellationToken,
     ) -> Result<AgentFinalResponse, AgentError> {
-        // Files alone are a question too ("what is in this picture?" goes without saying).
-        if props.query.trim().is_empty() && props.attachments.is_empty() {
-            return Err(AgentError::InvalidInput("the message is empty".into()));
-        }
-        if props.query.len() > MAX_QUERY_BYTES {
-            return Err(AgentError::InvalidInput(format!(
-                "the message is longer than {MAX_QUERY_BYTES} bytes"
-            )));
-        }
+        check_question(&props)?;
         let thread = self.conversation.thread(&props.thread_id).await?;
         if let Some(waiting) = self.waiting_call(&props.thread_id).await? {
             return Err(waiting.why());
@@ -392,43 +444,28 @@ impl AgentCore for PesAgent {
         let context = self.state.load_thread_context(&props.thread_id).await?;
         let trace_id = props.trace_id.clone().unwrap_or_else(crate::clock::new_id);
         let claim = self.claims.claim(&props.thread_id, &trace_id).await?;
-        let config = context.config;
         let mut run = Run::new(
             &props.thread_id,
             trace_id,
-            config.limits,
-            config.tool_calling,
+            context.config.limits,
+            context.config.tool_calling,
         );
-
         // The user's message is safe before anything can fail.
-        let user = ConversationMessage {
-            message_id: crate::clock::new_id(),
-            thread_id: run.thread_id.clone(),
-            role: art_types::MessageRole::User,
-            content: props.query.clone(),
-            timestamp: crate::clock::now_ms(),
-            status: art_types::MessageStatus::Complete,
-            metadata: question_metadata(&run.trace_id, props.options.replay.as_ref()),
-            parent_id: None,
-            attachments: props.attachments.clone(),
-        };
-        self.conversation
-            .add_messages(&run.thread_id, std::slice::from_ref(&user))
-            .await?;
-        run.question = Some(user);
-
-        let options = props.options.clone();
-        let outcome = match self.setup(&props, config, thread.title).await {
-            Ok(setup) => {
-                run.call_ids.extend(history::call_ids(&setup.history));
-                run.provider = Some(setup.provider.provider_name.clone());
-                run.model = Some(setup.provider.model_id.clone());
-                self.phases(&mut run, setup, options, context.state, &cancel)
-                    .await
+        let asked = self.store_question(&props, &mut run, None).await;
+        let ended = match asked {
+            Ok(()) => {
+                self.answer(
+                    &props,
+                    run,
+                    context.config,
+                    thread.title,
+                    context.state,
+                    &cancel,
+                )
+                .await
             }
-            Err(stop) => Err(stop),
+            Err(e) => Err(e),
         };
-        let ended = self.ended(&run, outcome).await;
         claim.release().await;
         ended
     }
@@ -500,6 +537,14 @@ impl AgentCore for PesAgent {
     ) -> Result<Option<AgentFinalResponse>, AgentError> {
         self.stop_waiting_run(thread_id).await
     }
+
+    async fn compare(
+        &self,
+        props: AgentProps,
+        columns: Vec<Column>,
+    ) -> Result<Vec<Result<AgentFinalResponse, AgentError>>, AgentError> {
+        PesAgent::compare(self, props, columns).await
+    }
 }
 
 /// The model's context window: the thread's setting, else the Ollama `num_ctx` the
@@ -552,10 +597,27 @@ fn tools_list(schemas: &[art_types::ToolSchema]) -> String {
 }
 
 /// A question's metadata: its run, and the run it replays (if it does).
-fn question_metadata(trace_id: &str, replay: Option<&art_types::Replay>) -> serde_json::Value {
-    let mut metadata = json!({ art_types::message::TRACE_ID: trace_id });
+/// A question the agent takes: some text or files, not too long.
+fn check_question(props: &AgentProps) -> Result<(), AgentError> {
+    // Files alone are a question too ("what is in this picture?" goes without saying).
+    if props.query.trim().is_empty() && props.attachments.is_empty() {
+        return Err(AgentError::InvalidInput("the message is empty".into()));
+    }
+    if props.query.len() > MAX_QUERY_BYTES {
+        return Err(AgentError::InvalidInput(format!(
+            "the message is longer than {MAX_QUERY_BYTES} bytes"
+        )));
+    }
+    Ok(())
+}
+
+fn question_metadata(run: &Run, replay: Option<&art_types::Replay>) -> serde_json::Value {
+    let mut metadata = json!({ art_types::message::TRACE_ID: run.trace_id });
     if let Some(replay) = replay {
         metadata[art_types::message::REPLAY_OF] = json!(replay.of);
+    }
+    if let Some(comparison) = &run.comparison {
+        metadata[art_types::message::COMPARISON] = json!(comparison);
     }
     metadata
 }

@@ -108,6 +108,14 @@ pub(super) struct Run {
     pub tool_calling: ToolCalling,
     /// How far the run may go.
     pub limits: RunLimits,
+    /// The last message the run added (its question first): the next goes below it, so
+    /// a run's messages make one branch whatever the thread shows meanwhile (a
+    /// comparison's other columns, a branch the user switched to).
+    #[serde(default)]
+    pub tip: Option<String>,
+    /// The comparison the run is a column of (its id), if any.
+    #[serde(default)]
+    pub comparison: Option<String>,
     /// Every call id the run has used.
     pub call_ids: HashSet<String>,
     /// Decisions taken on calls that waited, by call id (given when the run goes on).
@@ -151,6 +159,8 @@ impl Run {
             exchange: Vec::new(),
             tool_calling: calling,
             limits,
+            tip: None,
+            comparison: None,
             call_ids: HashSet::new(),
             worked_ms: 0,
             decisions: HashMap::new(),

@@ -46,8 +46,9 @@ impl PesAgent {
         // The active branch as it is now: with this run's tool calls and results.
         let mut history_now = self
             .conversation
-            .path(
+            .path_to(
                 &run.thread_id,
+                run.tip.as_deref(),
                 MessageOptions {
                     limit: Some(setup.limit as usize + run.results.len()),
                     before: None,
@@ -70,7 +71,7 @@ impl PesAgent {
             timestamp: clock::now_ms(),
             status: MessageStatus::Streaming,
             metadata: json!({ "traceId": run.trace_id, "provider": provider.provider_name, "model": provider.model_id }),
-            parent_id: None,
+            parent_id: run.tip.clone(),
             attachments: Vec::new(),
         };
         let span = clock::new_id();

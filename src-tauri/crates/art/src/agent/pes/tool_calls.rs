@@ -99,6 +99,7 @@ impl PesAgent {
             self.conversation
                 .add_messages(&run.thread_id, std::slice::from_ref(&message))
                 .await?;
+            run.tip = Some(message.message_id.clone());
             st.ran.push((call, result));
             st.calls.remove(0);
         }

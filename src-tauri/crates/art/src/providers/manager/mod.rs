@@ -253,6 +253,10 @@ impl ProviderManager {
 
 #[async_trait::async_trait]
 impl ProviderSource for ProviderManager {
+    fn is_local(&self, name: &str) -> bool {
+        self.inner.entries.get(name).is_some_and(|e| e.is_local)
+    }
+
     /// Asked of local providers only (Ollama): a remote provider's window is not
     /// reported by its API, and taking a slot of its queue to learn nothing would make
     /// a run wait twice.

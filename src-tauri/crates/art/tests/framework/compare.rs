@@ -1,0 +1,327 @@
+//! Comparisons through the whole stack (provider manager → adapters → HTTP → the fake
+//! server; real SQLite): one question to several models at once, each column a run on
+//! its own branch that reads only its own branch; one column failing or stopped leaves
+//! the others to finish; local models take turns instead of being refused; a bad
+//! comparison is refused before anything is stored.
+
+use art_testkit::framework::adapters as wire;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use art::ArtInstance;
+use art::agent::pes::Column;
+use art::agent::{AgentError, CancellationToken};
+use art::context::MessageOptions;
+use art::providers::factory::{BuiltinFactory, builtin_entries};
+use art::providers::manager::{ManagerOptions, ProviderManager};
+use art::secrets::{MemoryStore, Secret, SecretStore};
+use art::storage::sqlite::SqliteStorage;
+use art_testkit::fake::scripts::{Protocol, router, text_reply};
+use art_testkit::fake::{FakeServer, Recorded, Reply, Router};
+use art_types::message::COMPARISON;
+use art_types::{MessageRole, ProviderConfig, RunStatus};
+
+fn instance(dir: &tempfile::TempDir) -> ArtInstance {
+    let secrets = Arc::new(MemoryStore::new());
+    secrets
+        .set("openai", &Secret::new("sk-compare-key-00000000000"))
+        .unwrap();
+    let providers = Arc::new(ProviderManager::new(
+        builtin_entries(),
+        Arc::new(BuiltinFactory::default()),
+        secrets,
+        ManagerOptions::default(),
+    ));
+    let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
+    ArtInstance::builder(storage, providers).build().unwrap()
+}
+
+fn model_of(request: &Recorded) -> String {
+    request.json()["model"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Every OpenAI call answered "Answer from MODEL", a word every 10 ms; `gpt-broken`
+/// refused as an unknown model; `gpt-slow` answering for seconds.
+fn openai_models() -> Router {
+    Box::new(|request| {
+        if !request.request_line.starts_with("POST") {
+            return None;
+        }
+        let model = model_of(request);
+        Some(match model.as_str() {
+            "gpt-broken" => Reply::error(
+                404,
+                r#"{"error":{"message":"The model `gpt-broken` does not exist","type":"invalid_request_error","code":"model_not_found"}}"#,
+            ),
+            "gpt-slow" => text_reply(Protocol::OpenAi, &"slow ".repeat(400), 5)
+                .delayed(Duration::from_millis(10)),
+            _ => text_reply(Protocol::OpenAi, &format!("Answer from {model}"), 4)
+                .delayed(Duration::from_millis(10)),
+        })
+    })
+}
+
+fn column(provider: &str, model: &str) -> Column {
+    Column {
+        trace_id: art::clock::new_id(),
+        provider: ProviderConfig {
+            provider_name: provider.into(),
+            model_id: model.into(),
+            ..ProviderConfig::default()
+        },
+        cancel: CancellationToken::new(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_models_answer_on_their_own_branches_and_a_failing_one_fails_alone() {
+    let server = FakeServer::start_at(0, Some(openai_models()), Vec::new())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let art = instance(&dir);
+    let base_url = format!("{}/v1", server.url());
+    let thread = wire::thread_at(&art, "openai", "gpt-thread", &base_url, &[]).await;
+    let first = art
+        .process(wire::ask(&thread, "Hello there"), CancellationToken::new())
+        .await
+        .unwrap();
+    let branch_point = first.response.message_id.clone();
+
+    let columns = vec![
+        column("openai", "gpt-a"),
+        column("openai", "gpt-broken"),
+        column("openai", "gpt-c"),
+    ];
+    let traces: Vec<String> = columns.iter().map(|c| c.trace_id.clone()).collect();
+    let mut props = wire::ask(&thread, "Which is the tallest mountain?");
+    props.trace_id = Some(art::clock::new_id());
+    let comparison = props.trace_id.clone().unwrap();
+    let ended = art.compare(props, columns).await.unwrap();
+
+    assert_eq!(ended.len(), 3);
+    let a = ended[0].as_ref().unwrap();
+    assert_eq!(
+        a.metadata.status,
+        RunStatus::Success,
+        "{:?}",
+        a.metadata.error
+    );
+    assert_eq!(a.response.content, "Answer from gpt-a");
+    assert_eq!(a.metadata.trace_id, traces[0]);
+    let broken = ended[1].as_ref().unwrap();
+    assert_eq!(broken.metadata.status, RunStatus::Error);
+    let why = broken.metadata.error.as_ref().unwrap();
+    assert!(
+        why.message.contains("gpt-broken"),
+        "says why: {}",
+        why.message
+    );
+    let c = ended[2].as_ref().unwrap();
+    assert_eq!(c.response.content, "Answer from gpt-c");
+
+    // Three copies of the question beside each other, below what the thread showed,
+    // each marked with the comparison; each answer below its own question.
+    let all = art
+        .conversation
+        .messages(&thread, MessageOptions::default())
+        .await
+        .unwrap();
+    let questions: Vec<_> = all
+        .iter()
+        .filter(|m| m.role == MessageRole::User && m.content.contains("tallest"))
+        .collect();
+    assert_eq!(questions.len(), 3);
+    for (question, trace) in questions.iter().zip(&traces) {
+        assert_eq!(question.parent_id.as_deref(), Some(branch_point.as_str()));
+        assert_eq!(question.metadata[COMPARISON], comparison.as_str());
+        assert_eq!(question.trace_id(), Some(trace.as_str()));
+    }
+    for answer in [a, c] {
+        let stored = all
+            .iter()
+            .find(|m| m.message_id == answer.response.message_id)
+            .unwrap();
+        let question = questions
+            .iter()
+            .find(|q| q.trace_id() == Some(answer.metadata.trace_id.as_str()))
+            .unwrap();
+        assert_eq!(
+            stored.parent_id.as_deref(),
+            Some(question.message_id.as_str())
+        );
+    }
+    // None of the thread's writes was lost to another column's.
+    let summary = art.conversation.thread(&thread).await.unwrap();
+    assert_eq!(summary.message_count, all.len() as u64);
+    // The thread shows the first column's branch.
+    let shown = art
+        .conversation
+        .path(&thread, MessageOptions::default())
+        .await
+        .unwrap();
+    let shown: Vec<&str> = shown.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(
+        shown,
+        [
+            "Hello there",
+            "Answer from gpt-thread",
+            "Which is the tallest mountain?",
+            "Answer from gpt-a"
+        ]
+    );
+    // Each model read its own branch: the question once, no other column's.
+    for request in server.requests() {
+        let model = model_of(&request);
+        if model.starts_with("gpt-") && model != "gpt-thread" {
+            assert_eq!(
+                request.body.matches("tallest").count(),
+                1,
+                "{model} read one question"
+            );
+            for other in ["gpt-a", "gpt-broken", "gpt-c"] {
+                if other != model {
+                    let answer = format!("Answer from {other}");
+                    assert!(!request.body.contains(&answer), "{model} read {other}'s");
+                }
+            }
+            assert!(
+                request.body.contains("Hello there"),
+                "{model}: the history before"
+            );
+        }
+    }
+    // The thread is free again.
+    art.ready(&thread).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_column_ends_stopped_and_the_others_finish() {
+    let server = FakeServer::start_at(0, Some(openai_models()), Vec::new())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let art = Arc::new(instance(&dir));
+    let base_url = format!("{}/v1", server.url());
+    let thread = wire::thread_at(&art, "openai", "gpt-thread", &base_url, &[]).await;
+    let columns = vec![column("openai", "gpt-slow"), column("openai", "gpt-b")];
+    let stop = columns[0].cancel.clone();
+    let comparing = {
+        let (art, props) = (Arc::clone(&art), wire::ask(&thread, "Tell me a long story"));
+        tokio::spawn(async move { art.compare(props, columns).await })
+    };
+    // Stop the slow column while its first call streams (for 4 s).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !server.requests().iter().any(|r| model_of(r) == "gpt-slow") {
+        assert!(tokio::time::Instant::now() < deadline, "never asked");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stop.cancel();
+    let ended = comparing.await.unwrap().unwrap();
+    let slow = ended[0].as_ref().unwrap();
+    assert_eq!(slow.metadata.status, RunStatus::Error);
+    assert_eq!(
+        slow.metadata.error.as_ref().map(|e| e.code.clone()),
+        Some(art_types::FailureCode::Cancelled),
+        "{:?}",
+        slow.metadata.error
+    );
+    let b = ended[1].as_ref().unwrap();
+    assert_eq!(b.metadata.status, RunStatus::Success);
+    assert_eq!(b.response.content, "Answer from gpt-b");
+    art.ready(&thread).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_models_take_turns_instead_of_being_refused() {
+    let base = router(Protocol::Ollama);
+    let models: Router = Box::new(move |request| {
+        if let Some(reply) = base(request) {
+            return Some(reply);
+        }
+        if !request.request_line.starts_with("POST /api/chat") {
+            return None;
+        }
+        let body = request.json();
+        let model = body["model"].as_str().unwrap_or_default().to_owned();
+        if body["messages"].as_array().is_some_and(Vec::is_empty) {
+            // Unloading the model before another is loaded.
+            return Some(Reply::json(
+                &serde_json::json!({"model": model, "done": true, "done_reason": "unload"})
+                    .to_string(),
+            ));
+        }
+        Some(
+            text_reply(Protocol::Ollama, &format!("Answer from {model}"), 4)
+                .delayed(Duration::from_millis(10)),
+        )
+    });
+    let server = FakeServer::start_at(0, Some(models), Vec::new())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let art = instance(&dir);
+    let thread = wire::thread_at(&art, "ollama", "llama3.2", &server.url(), &[]).await;
+    let columns = vec![
+        column("ollama", "llama3.2"),
+        column("ollama", "qwen3"),
+        column("ollama", "gemma3"),
+    ];
+    let ended = art
+        .compare(wire::ask(&thread, "Name a colour"), columns)
+        .await
+        .unwrap();
+    for (out, model) in ended.iter().zip(["llama3.2", "qwen3", "gemma3"]) {
+        let out = out.as_ref().unwrap();
+        assert_eq!(
+            out.metadata.status,
+            RunStatus::Success,
+            "{model}: {:?}",
+            out.metadata.error
+        );
+        assert_eq!(out.response.content, format!("Answer from {model}"));
+    }
+    assert_eq!(server.most_concurrent(), 1, "one local call at a time");
+}
+
+#[tokio::test]
+async fn a_bad_comparison_is_refused_before_anything_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let art = instance(&dir);
+    let thread = wire::thread_at(&art, "openai", "gpt-thread", "http://127.0.0.1:9/v1", &[]).await;
+    let ask = || wire::ask(&thread, "Which?");
+    let refusals = [
+        art.compare(ask(), vec![column("openai", "gpt-a")]).await,
+        art.compare(ask(), (0..5).map(|_| column("openai", "gpt-a")).collect())
+            .await,
+        art.compare(
+            ask(),
+            vec![column("openai", "gpt-a"), column("openai", " ")],
+        )
+        .await,
+        art.compare(
+            wire::ask(&thread, "   "),
+            vec![column("openai", "gpt-a"), column("openai", "gpt-b")],
+        )
+        .await,
+        art.compare(
+            wire::ask("no-such-thread", "Which?"),
+            vec![column("openai", "gpt-a"), column("openai", "gpt-b")],
+        )
+        .await,
+    ];
+    for (i, refused) in refusals.into_iter().enumerate() {
+        match refused {
+            Err(AgentError::InvalidInput(_) | AgentError::Context(_)) => {}
+            other => panic!("case {i}: {:?}", other.map(|v| v.len())),
+        }
+    }
+    let summary = art.conversation.thread(&thread).await.unwrap();
+    assert_eq!(summary.message_count, 0);
+    art.ready(&thread).await.unwrap();
+}
