@@ -22,6 +22,7 @@
 mod answer;
 mod branches;
 mod catalog;
+mod columns;
 mod compare;
 mod config;
 mod elicit;
@@ -93,6 +94,14 @@ enum Command {
     ///
     /// Exit status as for `art run`.
     Replay(compare::ReplayArgs),
+    /// One question to 2–4 models at once in a thread, each answer a run on a branch of
+    /// its own (the thread shows the first's; `art branches` switches): the columns one
+    /// after another once all have ended — plan, tool calls, answer —, then their
+    /// figures (time to first token, time, tokens, calls, cost). Local models answer one
+    /// at a time. `art diff RUN_A RUN_B` compares two columns in depth.
+    ///
+    /// Exit status: 0 every column answered, 1 one failed, 130 stopped (Ctrl-C).
+    Compare(columns::CompareArgs),
     /// Import a native JSONL trace file (checked whole first: a bad line changes nothing).
     Import {
         /// The file written by `art export --format jsonl`.
@@ -290,6 +299,7 @@ async fn main_async(mut cli: Cli) -> anyhow::Result<ExitCode> {
             .await
             .map(|()| ExitCode::SUCCESS),
         Command::Replay(args) => compare::replay(&stack, args).await,
+        Command::Compare(args) => columns::compare(&stack, args).await,
         Command::Import { file } => export::import(&stack, &file)
             .await
             .map(|()| ExitCode::SUCCESS),

@@ -342,3 +342,126 @@ async fn a_call_the_record_lacks_runs_once_approved_and_a_waiting_run_is_replaye
     let md = stdout(&art(data.path(), &["diff", &waiting, &replay]).await);
     assert!(md.contains("not recorded"), "{md}");
 }
+
+/// The fake Ollama's fixed answers, and an unload (`/api/chat` with no messages, sent
+/// before another local model loads) answered as Ollama does, not from the script.
+fn ollama_with_unload() -> art_testkit::fake::Router {
+    let base = router(Protocol::Ollama);
+    Box::new(move |request| {
+        let unloading = request.request_line.starts_with("POST /api/chat")
+            && request.json()["messages"]
+                .as_array()
+                .is_some_and(Vec::is_empty);
+        if unloading {
+            let model = request.json()["model"].clone();
+            let done = serde_json::json!({"model": model, "done": true, "done_reason": "unload"});
+            return Some(Reply::json(&done.to_string()));
+        }
+        base(request)
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_asks_two_local_models_in_turn_and_prints_columns_then_figures() {
+    let plan =
+        r#"{"title": "Sum", "intent": "Add 19 and 23", "plan": ["Answer"], "toolCalls": []}"#;
+    let ollama = FakeServer::start_at(
+        0,
+        Some(ollama_with_unload()),
+        vec![
+            text_reply(Protocol::Ollama, plan, 16),
+            text_reply(Protocol::Ollama, "Hello.", 4),
+            text_reply(Protocol::Ollama, plan, 16),
+            text_reply(Protocol::Ollama, "The sum is 42.", 4),
+            text_reply(Protocol::Ollama, plan, 16),
+            text_reply(Protocol::Ollama, "It is 42.", 4),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let url = ollama.url();
+    let first = art(data.path(), &crate::ask_new("Sums", &url, "Hi")).await;
+    assert!(first.status.success(), "{}", stderr(&first));
+    let threads = art(data.path(), &["threads"]).await;
+    let thread = stdout(&threads)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned();
+    let model_a = format!("ollama:{MODEL}");
+    let compare = [
+        "compare",
+        "--thread",
+        &thread,
+        "--model",
+        &model_a,
+        "--model",
+        "ollama:qwen3",
+        "What is 19 + 23?",
+    ];
+    let out = art(data.path(), &compare).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = stdout(&out);
+    let a = printed
+        .find(&format!("── 1. {model_a} ──"))
+        .expect(&printed);
+    let b = printed.find("── 2. ollama:qwen3 ──").expect(&printed);
+    let sum = printed.find("The sum is 42.").expect(&printed);
+    let it = printed.find("It is 42.").expect(&printed);
+    assert!(a < sum && sum < b && b < it, "columns in order: {printed}");
+    let table = printed.find("FIRST TOKEN").expect(&printed);
+    assert!(table > it, "the figures last");
+    let rows: Vec<&str> = printed[table..].lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{printed}");
+    for row in &rows {
+        assert!(row.contains("success"), "{row}");
+    }
+    assert!(
+        stderr(&out).contains(&format!("ollama:qwen3 waits for {model_a}")),
+        "says the local model queues: {}",
+        stderr(&out)
+    );
+    // The thread shows the first column's answer; the second is a branch beside it.
+    let shown = art(data.path(), &["branches", "--thread", &thread]).await;
+    let shown = stdout(&shown);
+    assert!(
+        shown.contains("The sum is 42.") && !shown.contains("It is 42."),
+        "{shown}"
+    );
+    // Each column is a run `art diff` can take.
+    let ids: Vec<&str> = rows
+        .iter()
+        .map(|row| row.split_whitespace().last().unwrap())
+        .collect();
+    let diff = art(data.path(), &["diff", ids[0], ids[1]]).await;
+    assert!(diff.status.success(), "{}", stderr(&diff));
+    assert!(stdout(&diff).contains("First token"), "{}", stdout(&diff));
+}
+
+#[tokio::test]
+async fn compare_refuses_too_few_models_and_unknown_providers() {
+    let data = tempfile::tempdir().unwrap();
+    for (args, said) in [
+        (
+            vec!["compare", "--thread", "t", "--model", "ollama:a", "Q?"],
+            "give 2 to 4 models",
+        ),
+        (
+            vec![
+                "compare", "--thread", "t", "--model", "ollama:a", "--model", "nope:b", "Q?",
+            ],
+            "nope",
+        ),
+        (
+            vec![
+                "compare", "--thread", "t", "--model", "ollama:a", "--model", "ollama", "Q?",
+            ],
+            "PROVIDER:MODEL",
+        ),
+    ] {
+        let out = art(data.path(), &args).await;
+        assert!(!out.status.success(), "{args:?}");
+        assert!(stderr(&out).contains(said), "{args:?}: {}", stderr(&out));
+    }
+}

@@ -150,6 +150,9 @@ pub struct RunFigures {
     /// Wall time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// The answer's first token, in ms after the run began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_token_ms: Option<u64>,
     /// Prompt tokens.
     pub input_tokens: u64,
     /// Completion tokens.
@@ -170,6 +173,7 @@ impl RunFigures {
             trace_id: run.trace_id.clone(),
             thread_id: run.thread_id.clone(),
             tool_calls: run.tools.len() as u32,
+            first_token_ms: run.first_token_ms,
             ..Self::default()
         };
         if let Some(m) = &run.metadata {

@@ -17,8 +17,8 @@ use crate::mcp::McpOrigin;
 use crate::mcp::catalog::ToolProgress;
 use crate::mcp::question::{AnsweredContent, QuestionCard, QuestionContent};
 use crate::{
-    ExecutionMetadata, FailureCode, Observation, ObservationType, StreamEventKind, TokenType,
-    ToolStatus,
+    ExecutionMetadata, FailureCode, Observation, ObservationType, Phase, StreamEventKind,
+    TokenType, ToolStatus,
 };
 
 /// The plan, as soon as planning finishes, kept current as steps move on.
@@ -155,6 +155,11 @@ pub struct RunView {
     pub history_left_out: u32,
     /// The call the run waits on for the user's decision.
     pub waiting: Option<SuspensionContent>,
+    /// When the run's first record began (ms since the epoch).
+    pub started_ms: Option<i64>,
+    /// The answer's first token, in ms after [`Self::started_ms`] (the answer's call
+    /// start plus its time to first token), once its call ended.
+    pub first_token_ms: Option<u64>,
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -179,6 +184,8 @@ impl RunView {
             metadata: None,
             history_left_out: 0,
             waiting: None,
+            started_ms: None,
+            first_token_ms: None,
         }
     }
 
@@ -317,6 +324,17 @@ impl RunView {
     /// Fold an observation in; says what changed.
     pub fn apply_observation(&mut self, o: &Observation) -> Change {
         let c = &o.content;
+        let began = o.span.as_ref().map_or(o.timestamp, |s| s.start_ms);
+        let started = *self.started_ms.get_or_insert(began);
+        if o.kind == ObservationType::LlmStreamEnd
+            && self.first_token_ms.is_none()
+            && let Some(span) = o.span.as_ref().filter(|s| s.phase == Phase::Synthesis)
+            && let Some(ttft) = c["metadata"]["timeToFirstTokenMs"].as_u64()
+        {
+            self.first_token_ms = u64::try_from(span.start_ms - started)
+                .ok()
+                .map(|since| since + ttft);
+        }
         match o.kind {
             ObservationType::Title => {
                 self.plan_mut().title = text(c, "title");

@@ -195,6 +195,13 @@ async fn three_models_answer_on_their_own_branches_and_a_failing_one_fails_alone
             );
         }
     }
+    // Each column's figures, as a diff or the comparison's table reads them.
+    let (view, question) = art::compare::run(&art, &traces[0]).await.unwrap();
+    let figures = art_types::record::diff::RunFigures::of(&view);
+    assert_eq!(question.as_deref(), Some("Which is the tallest mountain?"));
+    assert_eq!(figures.model.as_deref(), Some("gpt-a"));
+    let first_token = figures.first_token_ms.expect("the answer's first token");
+    assert!(first_token <= figures.duration_ms.unwrap(), "{figures:?}");
     // The thread is free again.
     art.ready(&thread).await.unwrap();
 }

@@ -85,6 +85,10 @@ fn figures(out: &mut String, a: &RunFigures, b: &RunFigures) {
         r.duration_ms
             .map_or_else(|| "—".into(), |ms| format!("{:.1} s", ms as f64 / 1000.0))
     });
+    row("First token", &|r| {
+        r.first_token_ms
+            .map_or_else(|| "—".into(), |ms| format!("{:.2} s", ms as f64 / 1000.0))
+    });
     row("Tokens in / out", &|r| {
         format!("{} / {}", r.input_tokens, r.output_tokens)
     });
