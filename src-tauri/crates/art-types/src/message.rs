@@ -149,6 +149,13 @@ impl ConversationMessage {
             .and_then(serde_json::Value::as_str)
     }
 
+    /// The comparison this question is a column of (its id), if any.
+    pub fn comparison(&self) -> Option<&str> {
+        self.metadata
+            .get(COMPARISON)
+            .and_then(serde_json::Value::as_str)
+    }
+
     /// Why this question got no answer (status [`MessageStatus::Failed`]).
     pub fn failure(&self) -> Option<RunError> {
         self.metadata

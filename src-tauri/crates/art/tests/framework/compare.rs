@@ -21,6 +21,7 @@ use art_testkit::fake::scripts::{Protocol, router, text_reply};
 use art_testkit::fake::{FakeServer, Recorded, Reply, Router};
 use art_types::message::COMPARISON;
 use art_types::{MessageRole, ProviderConfig, RunStatus};
+use opentelemetry_proto::tonic::trace::v1::TracesData;
 
 fn instance(dir: &tempfile::TempDir) -> ArtInstance {
     let secrets = Arc::new(MemoryStore::new());
@@ -202,6 +203,53 @@ async fn three_models_answer_on_their_own_branches_and_a_failing_one_fails_alone
     assert_eq!(figures.model.as_deref(), Some("gpt-a"));
     let first_token = figures.first_token_ms.expect("the answer's first token");
     assert!(first_token <= figures.duration_ms.unwrap(), "{figures:?}");
+    // Exported, each column is a trace of its own, whole (one TracesData, one root)
+    // though the columns' records interleave, its root naming the comparison.
+    let redactor = art::export::Redactor::new(Vec::new());
+    let scope = art::export::Scope::Thread(thread.clone());
+    let options = art::export::Options::default();
+    let text = crate::export::export_to_string(
+        &art,
+        &scope,
+        art::export::Format::Otlp,
+        options,
+        &redactor,
+    )
+    .await;
+    let runs: Vec<TracesData> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(runs.len(), 4, "the first run and three columns");
+    let mut traces = std::collections::HashSet::new();
+    for data in &runs {
+        let spans: Vec<_> = data
+            .resource_spans
+            .iter()
+            .flat_map(|r| &r.scope_spans)
+            .flat_map(|s| &s.spans)
+            .collect();
+        let ids: std::collections::HashSet<&[u8]> =
+            spans.iter().map(|s| s.trace_id.as_slice()).collect();
+        assert_eq!(ids.len(), 1, "one trace a TracesData");
+        assert!(
+            traces.insert(spans[0].trace_id.clone()),
+            "a trace written once"
+        );
+        let roots: Vec<_> = spans
+            .iter()
+            .filter(|s| s.parent_span_id.is_empty())
+            .collect();
+        assert_eq!(roots.len(), 1, "one root a run");
+        let named = crate::export::attr_str(roots[0], "art.comparison.id");
+        if crate::export::attr_str(roots[0], "art.message.parent_id")
+            .is_some_and(|p| p == branch_point)
+        {
+            assert_eq!(named, Some(comparison.as_str()));
+        } else {
+            assert_eq!(named, None, "the first run is no column");
+        }
+    }
     // The thread is free again.
     art.ready(&thread).await.unwrap();
 }
@@ -293,7 +341,23 @@ async fn local_models_take_turns_instead_of_being_refused() {
         );
         assert_eq!(out.response.content, format!("Answer from {model}"));
     }
-    assert_eq!(server.most_concurrent(), 1, "one local call at a time");
+    // In turn, in column order: each model's calls all come before the next model's.
+    // (Had two been asked at once, the local singleton would have refused one: each
+    // answered, as checked above.)
+    let order: Vec<String> = server
+        .requests()
+        .iter()
+        .filter(|r| r.request_line.starts_with("POST /api/chat"))
+        .filter(|r| {
+            r.json()["messages"]
+                .as_array()
+                .is_some_and(|m| !m.is_empty())
+        })
+        .map(model_of)
+        .collect();
+    let mut turns = order.clone();
+    turns.dedup();
+    assert_eq!(turns, ["llama3.2", "qwen3", "gemma3"], "{order:?}");
 }
 
 #[tokio::test]

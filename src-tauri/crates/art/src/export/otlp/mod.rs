@@ -116,6 +116,8 @@ struct RunContext<'a> {
     attachments: &'a [art_types::Attachment],
     /// The run this one replays, if it is a replay.
     replay_of: Option<&'a str>,
+    /// The comparison this run is a column of, if any.
+    comparison: Option<&'a str>,
     include_content: bool,
 }
 
@@ -142,9 +144,12 @@ pub(crate) struct Writer<'a> {
     attachments: HashMap<String, Vec<art_types::Attachment>>,
     /// Per run of the current thread that replays another: that run.
     replays: HashMap<String, String>,
+    /// Per run of the current thread that is a comparison's column: the comparison.
+    comparisons: HashMap<String, String>,
     thread_id: String,
-    /// Observations of the run being gathered (a thread's runs never overlap, so its
-    /// observations in time order come run by run).
+    /// Observations of the run being gathered. A thread's runs overlap only as one
+    /// comparison's columns, so its observations in time order come run by run, or
+    /// comparison by comparison (gathered whole, then written run by run).
     run: Vec<StoredObservation>,
     /// Lines not written out yet (the buffer is reused).
     lines: Lines,
@@ -170,6 +175,7 @@ impl<'a> Writer<'a> {
             places: HashMap::new(),
             attachments: HashMap::new(),
             replays: HashMap::new(),
+            comparisons: HashMap::new(),
             thread_id: String::new(),
             run: Vec::new(),
             lines: Lines::default(),
@@ -200,6 +206,10 @@ impl<'a> Writer<'a> {
             .iter()
             .filter_map(|m| Some((m.trace_id()?.to_owned(), m.replay_of()?.to_owned())))
             .collect();
+        self.comparisons = messages
+            .iter()
+            .filter_map(|m| Some((m.trace_id()?.to_owned(), m.comparison()?.to_owned())))
+            .collect();
         self.attachments = messages
             .iter()
             .filter(|m| !m.attachments.is_empty())
@@ -220,13 +230,36 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// Whether runs `a` and `b` are gathered together: the same run, or columns of one
+    /// comparison (which run at once).
+    fn together(&self, a: &str, b: &str) -> bool {
+        a == b
+            || self
+                .comparisons
+                .get(a)
+                .is_some_and(|c| self.comparisons.get(b) == Some(c))
+    }
+
+    /// Write out the run (or the comparison's runs) gathered, run by run.
     fn flush_run(&mut self) -> Result<(), ExportError> {
-        let Some(first) = self.run.first() else {
+        let mut gathered = std::mem::take(&mut self.run);
+        while let Some(first) = gathered.first() {
+            let run_id = light::run_of(first)?.to_owned();
+            let (run, rest): (Vec<_>, Vec<_>) = gathered
+                .into_iter()
+                .partition(|o| light::run_of(o).is_ok_and(|r| r == run_id));
+            self.flush_one(&run)?;
+            gathered = rest;
+        }
+        Ok(())
+    }
+
+    fn flush_one(&mut self, run: &[StoredObservation]) -> Result<(), ExportError> {
+        let Some(first) = run.first() else {
             return Ok(());
         };
         let run_id = light::run_of(first)?;
-        let observations = self
-            .run
+        let observations = run
             .iter()
             .map(|stored| Obs::decode(stored, self.include_content))
             .collect::<Result<Vec<_>, _>>()?;
@@ -244,6 +277,7 @@ impl<'a> Writer<'a> {
             place: self.places.get(run_id),
             attachments: self.attachments.get(run_id).map_or(&[], Vec::as_slice),
             replay_of: self.replays.get(run_id).map(String::as_str),
+            comparison: self.comparisons.get(run_id).map(String::as_str),
             include_content: self.include_content,
         };
         let spans = spans_of(&observations, &context);
@@ -292,10 +326,10 @@ impl Sink for Writer<'_> {
     fn observations(&mut self, batch: Vec<StoredObservation>) -> Result<(), ExportError> {
         for stored in batch {
             let run = light::run_of(&stored)?;
-            let other_run = self
-                .run
-                .first()
-                .is_some_and(|first| first.record().trace_id.as_deref() != Some(run));
+            let other_run = match self.run.first() {
+                Some(first) => !self.together(light::run_of(first)?, run),
+                None => false,
+            };
             if other_run {
                 self.flush_run()?;
             }
@@ -609,6 +643,10 @@ fn root_span<'r>(
     if let Some(of) = context.replay_of {
         attributes.push(text("art.replay.of", of));
         attributes.push(text("art.replay.of_trace_id", trace_id(of)));
+    }
+    // A comparison's columns share its id (each column is a trace of its own).
+    if let Some(comparison) = context.comparison {
+        attributes.push(text("art.comparison.id", comparison));
     }
     // The question's files: type, size and hash (names only with content).
     if !context.attachments.is_empty() {
@@ -931,6 +969,7 @@ mod tests {
             place: None,
             attachments: &[],
             replay_of: None,
+            comparison: None,
             include_content: false,
         };
         let spans = spans_of(&obs, &context);
