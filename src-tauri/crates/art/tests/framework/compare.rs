@@ -9,34 +9,16 @@ use art_testkit::framework::adapters as wire;
 use std::sync::Arc;
 use std::time::Duration;
 
-use art::ArtInstance;
 use art::agent::pes::Column;
 use art::agent::{AgentError, CancellationToken};
 use art::context::MessageOptions;
-use art::providers::factory::{BuiltinFactory, builtin_entries};
-use art::providers::manager::{ManagerOptions, ProviderManager};
-use art::secrets::{MemoryStore, Secret, SecretStore};
-use art::storage::sqlite::SqliteStorage;
 use art_testkit::fake::scripts::{Protocol, router, text_reply};
 use art_testkit::fake::{FakeServer, Recorded, Reply, Router};
 use art_types::message::COMPARISON;
+
+use crate::concurrency::instance;
 use art_types::{MessageRole, ProviderConfig, RunStatus};
 use opentelemetry_proto::tonic::trace::v1::TracesData;
-
-fn instance(dir: &tempfile::TempDir) -> ArtInstance {
-    let secrets = Arc::new(MemoryStore::new());
-    secrets
-        .set("openai", &Secret::new("sk-compare-key-00000000000"))
-        .unwrap();
-    let providers = Arc::new(ProviderManager::new(
-        builtin_entries(),
-        Arc::new(BuiltinFactory::default()),
-        secrets,
-        ManagerOptions::default(),
-    ));
-    let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
-    ArtInstance::builder(storage, providers).build().unwrap()
-}
 
 fn model_of(request: &Recorded) -> String {
     request.json()["model"]

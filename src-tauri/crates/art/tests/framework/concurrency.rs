@@ -25,7 +25,9 @@ use serde_json::json;
 const LIMIT: usize = 5;
 const THREADS: usize = 20;
 
-fn instance(dir: &tempfile::TempDir) -> ArtInstance {
+/// An instance over a SQLite file in `dir` with the built-in providers (OpenAI's key
+/// stored), [`LIMIT`] calls at once per API provider.
+pub(crate) fn instance(dir: &tempfile::TempDir) -> ArtInstance {
     let secrets = Arc::new(MemoryStore::new());
     secrets
         .set("openai", &Secret::new("sk-concurrency-key-0000000"))

@@ -263,32 +263,33 @@ impl PesAgent {
         match policy {
             ToolPolicy::Auto => Some(Verdict::Run(call.clone())),
             ToolPolicy::Deny => {
-                let mut content = approval(call, Decider::Policy);
-                content.reason = Some("this thread's policy for the tool is deny".into());
-                self.record_approval(run, None, &content).await;
-                Some(Verdict::Refuse(ToolError::new(
-                    "TOOL_DENIED",
-                    format!(
-                        "`{}` may not run in this thread (its policy is deny)",
-                        call.tool_name
-                    ),
-                )))
+                let told = format!(
+                    "`{}` may not run in this thread (its policy is deny)",
+                    call.tool_name
+                );
+                let why = "this thread's policy for the tool is deny";
+                Some(self.refused(run, call, why, told).await)
             }
             ToolPolicy::Ask if run.comparison.is_some() => {
-                let mut content = approval(call, Decider::Policy);
-                content.reason = Some("a comparison's columns do not wait for approval".into());
-                self.record_approval(run, None, &content).await;
-                Some(Verdict::Refuse(ToolError::new(
-                    "TOOL_DENIED",
-                    format!(
-                        "`{}` asks before it runs, and a comparison's columns cannot wait for \
-                         the user: answer without it",
-                        call.tool_name
-                    ),
-                )))
+                let told = format!(
+                    "`{}` asks before it runs, and a comparison's columns cannot wait for the \
+                     user: answer without it",
+                    call.tool_name
+                );
+                let why = "a comparison's columns do not wait for approval";
+                Some(self.refused(run, call, why, told).await)
             }
             ToolPolicy::Ask => None,
         }
+    }
+
+    /// `call` refused without asking: recorded as an approval the policy decided (`why`),
+    /// the model told `told`.
+    async fn refused(&self, run: &Run, call: &ParsedToolCall, why: &str, told: String) -> Verdict {
+        let mut content = approval(call, Decider::Policy);
+        content.reason = Some(why.into());
+        self.record_approval(run, None, &content).await;
+        Verdict::Refuse(ToolError::new("TOOL_DENIED", told))
     }
 
     /// What the user's decision on `call` lets happen, recorded.
