@@ -46,10 +46,17 @@ fn figures_table(a: &RunFigures, b: &RunFigures) -> impl IntoView + use<> {
     let status = |f: &RunFigures| figure(f.status.map(|s| format!("{s:?}").to_lowercase()));
     let seconds =
         |f: &RunFigures| figure(f.duration_ms.map(|ms| format!("{:.2} s", ms as f64 / 1e3)));
+    let first_token = |f: &RunFigures| {
+        figure(
+            f.first_token_ms
+                .map(|ms| format!("{:.2} s", ms as f64 / 1e3)),
+        )
+    };
     let cost = |f: &RunFigures| figure(f.cost_nanos.map(|n| format!("${:.4}", n as f64 / 1e9)));
     let rows: Vec<(&str, String, String)> = vec![
         ("Model", model(a), model(b)),
         ("Ended", status(a), status(b)),
+        ("First token", first_token(a), first_token(b)),
         ("Time", seconds(a), seconds(b)),
         (
             "Tokens in",
