@@ -61,9 +61,21 @@ struct Installs {
     phoenix: PathBuf,
 }
 
+/// [`Installs`] under way.
+struct Installing(std::thread::JoinHandle<Result<Installs, String>>);
+
+impl Installing {
+    /// What was installed, once it is.
+    fn wait(self) -> Result<Installs, String> {
+        self.0
+            .join()
+            .map_err(|_| "the installing thread panicked".to_owned())?
+    }
+}
+
 impl Installs {
-    fn start() -> std::thread::JoinHandle<Result<Self, String>> {
-        std::thread::spawn(|| {
+    fn start() -> Installing {
+        Installing(std::thread::spawn(|| {
             let mcp_servers = peers::install_mcp_servers()?;
             let weights = peers::install_embedder_weights(&mcp_servers.join("venv/bin/python"))?;
             let phoenix = peers::install_phoenix()?;
@@ -72,7 +84,7 @@ impl Installs {
                 weights,
                 phoenix,
             })
-        })
+        }))
     }
 }
 
@@ -346,9 +358,7 @@ pub fn run() -> Result<(), String> {
         mcp_servers,
         weights,
         phoenix,
-    } = installs
-        .join()
-        .map_err(|_| "the installing thread panicked".to_owned())??;
+    } = installs.wait()?;
     report.done(
         "Test servers, weights, Phoenix (beside the UI)",
         servers_waited,
@@ -438,10 +448,13 @@ pub fn run() -> Result<(), String> {
 /// `cargo xtask test`.
 pub fn e2e(filter: Option<&str>, installed: bool) -> Result<(), String> {
     let tools = setup::ensure(Needs::TEST)?;
+    let installs = Installs::start();
     ui::build()?;
-    let mcp_servers = peers::install_mcp_servers()?;
-    let weights = peers::install_embedder_weights(&mcp_servers.join("venv/bin/python"))?;
-    let phoenix = peers::install_phoenix()?;
+    let Installs {
+        mcp_servers,
+        weights,
+        phoenix,
+    } = installs.wait()?;
     let app = if installed {
         PathBuf::from(INSTALLED_APP)
     } else {

@@ -6,6 +6,7 @@
 use std::process::ExitCode;
 
 use art::agent::pes::{Column, MAX_COLUMNS, MIN_COLUMNS, queued_behind};
+use art::reasoning::provider::ProviderSource as _;
 use art::standard::Standard;
 use art_types::record::diff::RunFigures;
 use art_types::record::view::RunView;
@@ -62,8 +63,7 @@ pub async fn compare(stack: &Standard, args: CompareArgs) -> anyhow::Result<Exit
     );
     let names: Vec<String> = providers.iter().map(label).collect();
     let refs: Vec<&ProviderConfig> = providers.iter().collect();
-    let local = stack.providers.entries();
-    let is_local = |name: &str| local.iter().any(|e| e.name == name && e.is_local);
+    let is_local = |name: &str| stack.providers.is_local(name);
     for (i, before) in queued_behind(&refs, is_local).into_iter().enumerate() {
         if let Some(before) = before {
             noteln!(

@@ -7,6 +7,16 @@ use art_testkit::fake::{FakeServer, Reply};
 
 use crate::commands::{PLAN, art, stderr, stdout};
 
+/// The id of the thread `art threads` lists first (the only one, in these tests).
+async fn first_thread(data: &std::path::Path) -> String {
+    let threads = art(data, &["threads"]).await;
+    stdout(&threads)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
 /// The run id a run's footer names (`… · run ID`).
 fn run_id(printed: &str) -> String {
     printed
@@ -62,12 +72,7 @@ async fn diff_compares_two_runs_as_markdown_and_json() {
     .await;
     assert!(first.status.success(), "{}", stderr(&first));
     let a = run_id(&stdout(&first));
-    let threads = art(data.path(), &["threads"]).await;
-    let thread = stdout(&threads)
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned();
+    let thread = first_thread(data.path()).await;
     let second = art(
         data.path(),
         &ask(Some(thread))
@@ -264,11 +269,7 @@ async fn a_call_the_record_lacks_runs_once_approved_and_a_waiting_run_is_replaye
         text_reply(Protocol::Ollama, "The sum was not recorded.", 4),
     ])
     .await;
-    let thread = stdout(&art(data.path(), &["threads"]).await)
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned();
+    let thread = first_thread(data.path()).await;
 
     // The call the run made is answered from the record without asking; the one it
     // did not make asks first, and runs once approved.
@@ -383,12 +384,7 @@ async fn compare_asks_two_local_models_in_turn_and_prints_columns_then_figures()
     let url = ollama.url();
     let first = art(data.path(), &crate::ask_new("Sums", &url, "Hi")).await;
     assert!(first.status.success(), "{}", stderr(&first));
-    let threads = art(data.path(), &["threads"]).await;
-    let thread = stdout(&threads)
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned();
+    let thread = first_thread(data.path()).await;
     let model_a = format!("ollama:{MODEL}");
     let compare = [
         "compare",

@@ -17,8 +17,8 @@ use crate::mcp::McpOrigin;
 use crate::mcp::catalog::ToolProgress;
 use crate::mcp::question::{AnsweredContent, QuestionCard, QuestionContent};
 use crate::{
-    ExecutionMetadata, FailureCode, Observation, ObservationType, Phase, StreamEventKind,
-    TokenType, ToolStatus,
+    ExecutionMetadata, FailureCode, LlmMetadata, Observation, ObservationType, Phase,
+    StreamEventKind, TokenType, ToolStatus,
 };
 
 /// The plan, as soon as planning finishes, kept current as steps move on.
@@ -329,7 +329,10 @@ impl RunView {
         if o.kind == ObservationType::LlmStreamEnd
             && self.first_token_ms.is_none()
             && let Some(span) = o.span.as_ref().filter(|s| s.phase == Phase::Synthesis)
-            && let Some(ttft) = c["metadata"]["timeToFirstTokenMs"].as_u64()
+            && let Some(ttft) = c
+                .get("metadata")
+                .and_then(read::<LlmMetadata>)
+                .and_then(|m| m.time_to_first_token_ms)
         {
             self.first_token_ms = u64::try_from(span.start_ms - started)
                 .ok()

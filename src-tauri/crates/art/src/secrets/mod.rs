@@ -26,7 +26,7 @@ static CHANGES: AtomicU64 = AtomicU64::new(0);
 
 /// How many secrets this process has written or removed so far (through any
 /// [`SecretStore`] here): what keeps something built from secrets — the export redactor
-/// ([`crate::standard::Redactors`]) — rebuilds it once this moved. Changes made by
+/// ([`crate::export::Redactors`]) — rebuilds it once this moved. Changes made by
 /// another process (`art keys set` while the app runs) are not counted.
 pub fn changes() -> u64 {
     CHANGES.load(Ordering::Acquire)

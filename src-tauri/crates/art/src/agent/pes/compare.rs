@@ -108,11 +108,15 @@ impl PesAgent {
             }
         };
         let providers: Vec<&ProviderConfig> = columns.iter().map(|c| &c.provider).collect();
+        let local: Vec<bool> = providers
+            .iter()
+            .map(|p| self.engine.is_local(&p.provider_name))
+            .collect();
         let behind = queued_behind(&providers, |name| self.engine.is_local(name));
         // Local columns take turns on one lock, in column order (tokio's is fair).
         let local_turn = tokio::sync::Mutex::new(());
-        let answers = runs.into_iter().zip(&columns).zip(behind).map(
-            |(((column_props, mut run), column), behind)| {
+        let answers = runs.into_iter().zip(&columns).zip(local).zip(behind).map(
+            |((((column_props, mut run), column), local), behind)| {
                 let (config, title, state) = (
                     context.config.clone(),
                     thread.title.clone(),
@@ -120,7 +124,6 @@ impl PesAgent {
                 );
                 let local_turn = &local_turn;
                 async move {
-                    let local = self.engine.is_local(&column.provider.provider_name);
                     let _turn = if local {
                         let turn = local_turn.lock().await;
                         if behind.is_some() {

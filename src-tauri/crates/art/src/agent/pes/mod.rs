@@ -596,7 +596,6 @@ fn tools_list(schemas: &[art_types::ToolSchema]) -> String {
         .join("\n")
 }
 
-/// A question's metadata: its run, and the run it replays (if it does).
 /// A question the agent takes: some text or files, not too long.
 fn check_question(props: &AgentProps) -> Result<(), AgentError> {
     // Files alone are a question too ("what is in this picture?" goes without saying).
@@ -611,6 +610,8 @@ fn check_question(props: &AgentProps) -> Result<(), AgentError> {
     Ok(())
 }
 
+/// A question's metadata: its run, the run it replays and the comparison it is a
+/// column of (when it is).
 fn question_metadata(run: &Run, replay: Option<&art_types::Replay>) -> serde_json::Value {
     let mut metadata = json!({ art_types::message::TRACE_ID: run.trace_id });
     if let Some(replay) = replay {
