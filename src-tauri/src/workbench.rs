@@ -243,13 +243,21 @@ impl Workbench {
     /// Register a run of `thread_id`; its token cancels it. `None` when the thread
     /// already has a run in flight (one answer at a time keeps the history in order).
     pub fn start_run(&self, trace_id: &str, thread_id: &str) -> Option<CancellationToken> {
+        self.start_runs(&[trace_id.to_owned()], thread_id)?.pop()
+    }
+
+    /// Register runs `traces` of `thread_id` together (a comparison's columns), each
+    /// stopped by its own token; `None` when the thread already has a run in flight.
+    pub fn start_runs(&self, traces: &[String], thread_id: &str) -> Option<Vec<CancellationToken>> {
         let mut runs = self.runs();
         if runs.values().any(|(thread, _)| thread == thread_id) {
             return None;
         }
-        let token = CancellationToken::new();
-        runs.insert(trace_id.to_owned(), (thread_id.to_owned(), token.clone()));
-        Some(token)
+        let tokens: Vec<CancellationToken> = traces.iter().map(|_| CancellationToken::new()).collect();
+        for (trace, token) in traces.iter().zip(&tokens) {
+            runs.insert(trace.clone(), (thread_id.to_owned(), token.clone()));
+        }
+        Some(tokens)
     }
 
     /// Forget a finished run.

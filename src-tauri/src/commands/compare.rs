@@ -1,17 +1,134 @@
-//! Runs compared and replayed: "Replay with…" starts a run on a branch beside a recorded
-//! one (tools run again, or answered from the record); the diff of two runs is read
-//! back from what they recorded.
+//! Runs compared and replayed: one question to several models at once (each column a
+//! run of its own, on its own branch); "Replay with…" starts a run on a branch beside a
+//! recorded one (tools run again, or answered from the record); the diff of two runs is
+//! read back from what they recorded.
 
+use art::agent::AgentError;
+use art::agent::pes::{Column, MAX_COLUMNS, MIN_COLUMNS, queued_behind};
 use art::compare::CompareError;
-use art_types::commands::{DiffRuns, ReplayRun};
+use art::reasoning::provider::ProviderSource as _;
+use art_types::commands::{CompareModels, Comparison, ComparisonColumn, DiffRuns, ReplayRun};
 use art_types::record::diff::RunDiff;
-use art_types::{AgentOptions, AgentProps, ErrorCode, IpcError, Replay};
+use art_types::{
+    AgentFinalResponse, AgentOptions, AgentProps, ErrorCode, IpcError, ProviderConfig, Replay,
+};
 use tauri::AppHandle;
 
-use super::runs::{Work, agent_error, check_ready, spawn};
+use super::runs::{Work, agent_error, busy, check_message, check_ready, ended, spawn};
+use super::settings::settings_error;
 use super::{Handler, workbench};
-use crate::error::{context_error, storage_error};
+use crate::error::{context_error, require, storage_error};
 use crate::events::threads_changed;
+
+/// One question to 2–4 models at once ([`ArtInstance::compare`](art::ArtInstance::compare)):
+/// checked, then every column started in the background; returns the columns (which
+/// local model waits for which). Each column's end is its own `RunFinished`; a
+/// comparison that cannot start after all ends every column with the reason.
+impl Handler for CompareModels {
+    async fn handle(self, app: AppHandle) -> Result<Comparison, IpcError> {
+        let CompareModels {
+            thread_id,
+            text,
+            attachments,
+            models,
+        } = self;
+        let wb = workbench(&app)?;
+        check_message(&text, &attachments)?;
+        require(
+            (MIN_COLUMNS..=MAX_COLUMNS).contains(&models.len()),
+            "models",
+            format!(
+                "choose {MIN_COLUMNS} to {MAX_COLUMNS} models to compare, not {}",
+                models.len()
+            ),
+        )?;
+        wb.art
+            .conversation
+            .thread(&thread_id)
+            .await
+            .map_err(context_error)?;
+        let thread_provider = wb
+            .art
+            .state
+            .load_thread_context(&thread_id)
+            .await
+            .map_err(context_error)?
+            .config
+            .provider_config
+            .provider_name;
+        let models =
+            art::standard::column_models(&wb.art, &wb.providers, &thread_provider, &models)
+                .await
+                .map_err(settings_error)?;
+        check_ready(&wb, &thread_id).await?;
+        let traces: Vec<String> = models.iter().map(|_| art::clock::new_id()).collect();
+        let tokens = wb.start_runs(&traces, &thread_id).ok_or_else(busy)?;
+        let refs: Vec<&ProviderConfig> = models.iter().collect();
+        let behind = queued_behind(&refs, |name| wb.providers.is_local(name));
+        let comparison = Comparison {
+            comparison_id: art::clock::new_id(),
+            thread_id: thread_id.clone(),
+            columns: models
+                .iter()
+                .zip(&traces)
+                .zip(behind)
+                .map(|((model, trace), waits_for)| ComparisonColumn {
+                    trace_id: trace.clone(),
+                    provider: model.provider_name.clone(),
+                    model: model.model_id.clone(),
+                    waits_for,
+                })
+                .collect(),
+        };
+        let columns: Vec<Column> = models
+            .into_iter()
+            .zip(&traces)
+            .zip(tokens)
+            .map(|((provider, trace), cancel)| Column {
+                trace_id: trace.clone(),
+                provider,
+                cancel,
+            })
+            .collect();
+        for trace in &traces {
+            // Kept as they record, when they will be sent (as every run the app starts).
+            wb.push.watch(&wb.art, &thread_id, trace);
+        }
+        let props = AgentProps {
+            query: text,
+            thread_id: thread_id.clone(),
+            trace_id: Some(comparison.comparison_id.clone()),
+            options: AgentOptions::default(),
+            attachments,
+        };
+        tauri::async_runtime::spawn(async move {
+            let column_ended = |place: usize, out: &Result<AgentFinalResponse, AgentError>| {
+                let outcome = match out {
+                    Ok(out) => Ok(out.metadata.clone()),
+                    Err(e) => Err(column_error(e)),
+                };
+                ended(&app, &wb, thread_id.clone(), traces[place].clone(), outcome);
+            };
+            if let Err(e) = wb.art.compare(props, columns, &column_ended).await {
+                let error = agent_error(e);
+                for trace in &traces {
+                    ended(&app, &wb, thread_id.clone(), trace.clone(), Err(error.clone()));
+                }
+            }
+        });
+        Ok(comparison)
+    }
+}
+
+/// Why a column could not run at all (its failures once running are in its record).
+fn column_error(e: &AgentError) -> IpcError {
+    let code = match e {
+        AgentError::Context(art::context::ContextError::ThreadNotFound(_)) => ErrorCode::NotFound,
+        AgentError::Context(_) => ErrorCode::Storage,
+        _ => ErrorCode::InvalidInput,
+    };
+    IpcError::new(code, e.to_string())
+}
 
 /// The question of run `trace_id` asked again on a new branch beside it
 /// ([`ArtInstance::branch_to_replay`](art::ArtInstance::branch_to_replay)), with the

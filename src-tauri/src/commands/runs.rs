@@ -37,6 +37,18 @@ fn check_text(text: &str) -> Result<(), IpcError> {
     )
 }
 
+/// Check a question and its files before anything is stored (files alone need no text).
+pub(super) fn check_message(text: &str, attachments: &[Attachment]) -> Result<(), IpcError> {
+    if attachments.is_empty() || !text.trim().is_empty() {
+        check_text(text)?;
+    }
+    require(
+        attachments.len() <= MAX_ATTACHMENTS,
+        "attachments",
+        format!("a message takes at most {MAX_ATTACHMENTS} files"),
+    )
+}
+
 /// Refuse when a run may not start (the thread does not exist, has no provider and
 /// model yet, waits for a decision or is answering — `art`'s rules); nothing is changed.
 pub(super) async fn check_ready(wb: &Workbench, thread_id: &str) -> Result<(), IpcError> {
@@ -166,50 +178,54 @@ pub(super) fn spawn(
                     .await
             }
         };
-        wb.finish_run(&trace);
-        // A run that ended (answered or failed) is queued for the trace collector, when
-        // sending is on; one waiting on a decision, what of it ended; a refused one
-        // never ran.
-        match &outcome {
-            Ok(out) => {
-                let waiting = out.metadata.status == art_types::RunStatus::Suspended;
-                queue_for_collector(&wb, &thread_id, &trace, waiting);
-            }
-            Err(_) => wb.art.observations.tap().forget(&trace),
-        }
-        let finished = match outcome {
-            Ok(out) => RunFinished {
-                thread_id,
-                trace_id: trace,
-                metadata: Some(out.metadata),
-                error: None,
-            },
-            Err(e) => RunFinished {
-                thread_id,
-                trace_id: trace,
-                metadata: None,
-                error: Some(agent_error(e)),
-            },
-        };
-        if let Err(e) = app.emit(art_types::events::RUN_FINISHED, &finished) {
-            tracing::warn!("cannot emit the end of a run: {e}");
-        }
-        threads_changed(&app);
+        let outcome = outcome
+            .map(|out| out.metadata)
+            .map_err(agent_error);
+        ended(&app, &wb, thread_id, trace, outcome);
     });
     Ok(trace_id)
+}
+
+/// Run `trace` of `thread_id` has ended — answered, failed, stopped, waiting on a
+/// decision, or refused before it ran (`Err`): it is no longer at work; it is queued for
+/// the trace collector when sending is on (one waiting on a decision, what of it
+/// ended; a refused one never ran); the page hears of it (`RunFinished`), and the
+/// thread list changes.
+pub(super) fn ended(
+    app: &AppHandle,
+    wb: &Arc<Workbench>,
+    thread_id: String,
+    trace: String,
+    outcome: Result<art_types::ExecutionMetadata, IpcError>,
+) {
+    wb.finish_run(&trace);
+    match &outcome {
+        Ok(metadata) => {
+            let waiting = metadata.status == art_types::RunStatus::Suspended;
+            queue_for_collector(wb, &thread_id, &trace, waiting);
+        }
+        Err(_) => wb.art.observations.tap().forget(&trace),
+    }
+    let (metadata, error) = match outcome {
+        Ok(metadata) => (Some(metadata), None),
+        Err(e) => (None, Some(e)),
+    };
+    let finished = RunFinished {
+        thread_id,
+        trace_id: trace,
+        metadata,
+        error,
+    };
+    if let Err(e) = app.emit(art_types::events::RUN_FINISHED, &finished) {
+        tracing::warn!("cannot emit the end of a run: {e}");
+    }
+    threads_changed(app);
 }
 
 impl Handler for SendMessage {
     async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
         let wb = workbench(&app)?;
-        if self.attachments.is_empty() || !self.text.trim().is_empty() {
-            check_text(&self.text)?;
-        }
-        require(
-            self.attachments.len() <= MAX_ATTACHMENTS,
-            "attachments",
-            format!("a message takes at most {MAX_ATTACHMENTS} files"),
-        )?;
+        check_message(&self.text, &self.attachments)?;
         check_ready(&wb, &self.thread_id).await?;
         launch(app, &wb, self.thread_id, self.text, self.attachments)
     }

@@ -80,7 +80,7 @@ pub async fn compare(stack: &Standard, args: CompareArgs) -> anyhow::Result<Exit
         options: Default::default(),
         attachments: Vec::new(),
     };
-    let comparing = art.compare(props, columns);
+    let comparing = art.compare(props, columns, &|_, _| {});
     tokio::pin!(comparing);
     let mut stopped = false;
     let ended = loop {

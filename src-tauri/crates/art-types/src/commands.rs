@@ -25,7 +25,7 @@ pub use attachments::{AttachBytes, AttachmentContent, PickAttachments, Picked, R
 pub use catalog::{
     AttachMcpResource, ListMcpPrompts, ListMcpResourceTemplates, ListMcpResources, UseMcpPrompt,
 };
-pub use compare::{DiffRuns, ReplayRun};
+pub use compare::{CompareModels, Comparison, ComparisonColumn, DiffRuns, ReplayRun};
 pub use defaults::{ChooseModel, GetAppSettings, SetNewThreadDefaults};
 pub use knowledge::{
     AddAttachedToKnowledge, AddToCollection, CancelIndexing, CreateCollection, DeleteCollection,
@@ -151,6 +151,7 @@ macro_rules! for_each_command {
             $crate::commands::ChooseModel,
             $crate::commands::SetTracePush,
             $crate::commands::TracePushStatus,
+            $crate::commands::CompareModels,
             $crate::commands::ReplayRun,
             $crate::commands::DiffRuns,
         }
@@ -265,6 +266,7 @@ commands! {
     ChooseModel = "choose_model" -> ThreadConfig;
     SetTracePush = "set_trace_push" -> PushStatus;
     TracePushStatus = "trace_push_status" -> PushStatus;
+    CompareModels = "compare_models" -> Comparison;
     ReplayRun = "replay_run" -> String;
     DiffRuns = "diff_runs" -> crate::record::diff::RunDiff;
 }

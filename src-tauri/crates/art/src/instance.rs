@@ -96,16 +96,18 @@ impl ArtInstance {
 
     /// One question to several models at once, each column a run on its own branch of
     /// the thread (see [`crate::agent::pes::PesAgent::compare`]), once the thread's MCP
-    /// servers are started: each column's end, each finished one in the usage ledger.
+    /// servers are started: each column's end (`ended` hears of each as it comes), each
+    /// finished one in the usage ledger.
     pub async fn compare(
         &self,
         props: AgentProps,
         columns: Vec<crate::agent::pes::Column>,
+        ended: crate::agent::pes::ColumnEnded<'_>,
     ) -> Result<Vec<Result<AgentFinalResponse, AgentError>>, AgentError> {
         self.mcp
             .start_for_thread(&self.state, &props.thread_id)
             .await;
-        let ended = self.agent.compare(props, columns).await?;
+        let ended = self.agent.compare(props, columns, ended).await?;
         for out in ended.iter().flatten() {
             self.ledger(out).await;
         }

@@ -123,6 +123,72 @@ pub async fn save_new_thread_defaults(
     Ok(settings)
 }
 
+/// The address of the Ollama server the Models page manages, when `provider` speaks
+/// Ollama and that server is not the provider's own: an Ollama model is listed there, so
+/// it is asked there.
+async fn managed_ollama(
+    art: &ArtInstance,
+    providers: &ProviderManager,
+    provider: &str,
+) -> Result<Option<String>, SettingsError> {
+    let entries = providers.entries();
+    let is_ollama = entries
+        .iter()
+        .any(|e| e.name == provider && e.kind == art_types::AdapterKind::Ollama);
+    if !is_ollama {
+        return Ok(None);
+    }
+    let managed = art.settings.get().await.map_err(ContextError::from)?;
+    Ok(managed
+        .ollama_base_url
+        .filter(|base| *base != crate::providers::ollama::configured_base_url(&entries)))
+}
+
+/// The models of a comparison's columns (`models`, as the page's model lists name them)
+/// as the columns ask them, checked: each names a provider entry and a model. Another
+/// model of the thread's provider keeps the thread's options (the agent's rule: none
+/// are given); an Ollama model of another provider is asked where the Models page
+/// lists it, as [`choose_model`] does.
+pub async fn column_models(
+    art: &ArtInstance,
+    providers: &ProviderManager,
+    thread_provider: &str,
+    models: &[ProviderConfig],
+) -> Result<Vec<ProviderConfig>, SettingsError> {
+    let names: Vec<String> = providers.entries().into_iter().map(|e| e.name).collect();
+    let mut columns = Vec::with_capacity(models.len());
+    for (i, asked) in models.iter().enumerate() {
+        let problem = |message: String| {
+            SettingsError::Invalid(vec![ConfigProblem {
+                field: format!("models[{i}]"),
+                message,
+            }])
+        };
+        let provider = asked.provider_name.trim();
+        if provider.is_empty() || asked.model_id.trim().is_empty() {
+            return Err(problem("choose a provider and a model".into()));
+        }
+        if !names.iter().any(|n| n == provider) {
+            return Err(problem(format!(
+                "there is no provider named `{provider}` (see Providers)"
+            )));
+        }
+        let mut column = ProviderConfig {
+            provider_name: provider.to_owned(),
+            model_id: asked.model_id.trim().to_owned(),
+            adapter_options: asked.adapter_options.clone(),
+        };
+        if provider != thread_provider
+            && !column.adapter_options.contains_key(BASE_URL)
+            && let Some(base) = managed_ollama(art, providers, provider).await?
+        {
+            column.adapter_options.insert(BASE_URL.into(), base.into());
+        }
+        columns.push(column);
+    }
+    Ok(columns)
+}
+
 /// Give thread `thread_id` the model `choice` (the model picker): its other settings
 /// stay, and so do the provider's options (base URL, `num_ctx`) while the provider does;
 /// the thread's word on whether the model sees images goes with the model it was said
@@ -144,17 +210,7 @@ pub async fn choose_model(
             provider_name: choice.provider.clone(),
             ..ProviderConfig::default()
         };
-        // An Ollama model is listed by the server the Models page manages: the thread
-        // asks that one, when it is not the provider's own.
-        let entries = providers.entries();
-        let is_ollama = entries
-            .iter()
-            .any(|e| e.name == choice.provider && e.kind == art_types::AdapterKind::Ollama);
-        let managed = art.settings.get().await.map_err(ContextError::from)?;
-        if let Some(base) = managed.ollama_base_url
-            && is_ollama
-            && base != crate::providers::ollama::configured_base_url(&entries)
-        {
+        if let Some(base) = managed_ollama(art, providers, &choice.provider).await? {
             config
                 .provider_config
                 .adapter_options

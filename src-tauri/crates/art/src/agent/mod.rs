@@ -172,8 +172,9 @@ pub trait AgentCore: Send + Sync {
         &self,
         props: AgentProps,
         columns: Vec<pes::Column>,
+        ended: pes::ColumnEnded<'_>,
     ) -> Result<Vec<Result<AgentFinalResponse, AgentError>>, AgentError> {
-        let _ = (props, columns);
+        let _ = (props, columns, ended);
         Err(AgentError::InvalidInput(
             "this agent does not compare models".into(),
         ))

@@ -84,9 +84,20 @@ async fn three_models_answer_on_their_own_branches_and_a_failing_one_fails_alone
     let mut props = wire::ask(&thread, "Which is the tallest mountain?");
     props.trace_id = Some(art::clock::new_id());
     let comparison = props.trace_id.clone().unwrap();
-    let ended = art.compare(props, columns).await.unwrap();
+    // Each column's end is heard once, as it comes, as it is returned.
+    let heard = std::sync::Mutex::new(Vec::new());
+    let ended = art
+        .compare(props, columns, &|place, out| {
+            heard.lock().unwrap().push((place, out.is_ok()));
+        })
+        .await
+        .unwrap();
 
     assert_eq!(ended.len(), 3);
+    let mut heard = heard.into_inner().unwrap();
+    heard.sort();
+    let returned: Vec<(usize, bool)> = ended.iter().map(|e| e.is_ok()).enumerate().collect();
+    assert_eq!(heard, returned);
     let a = ended[0].as_ref().unwrap();
     assert_eq!(
         a.metadata.status,
@@ -249,7 +260,7 @@ async fn a_stopped_column_ends_stopped_and_the_others_finish() {
     let stop = columns[0].cancel.clone();
     let comparing = {
         let (art, props) = (Arc::clone(&art), wire::ask(&thread, "Tell me a long story"));
-        tokio::spawn(async move { art.compare(props, columns).await })
+        tokio::spawn(async move { art.compare(props, columns, &|_, _| {}).await })
     };
     // Stop the slow column while its first call streams (for 4 s).
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
@@ -310,7 +321,7 @@ async fn local_models_take_turns_instead_of_being_refused() {
         column("ollama", "gemma3"),
     ];
     let ended = art
-        .compare(wire::ask(&thread, "Name a colour"), columns)
+        .compare(wire::ask(&thread, "Name a colour"), columns, &|_, _| {})
         .await
         .unwrap();
     for (out, model) in ended.iter().zip(["llama3.2", "qwen3", "gemma3"]) {
@@ -349,22 +360,30 @@ async fn a_bad_comparison_is_refused_before_anything_is_stored() {
     let thread = wire::thread_at(&art, "openai", "gpt-thread", "http://127.0.0.1:9/v1", &[]).await;
     let ask = || wire::ask(&thread, "Which?");
     let refusals = [
-        art.compare(ask(), vec![column("openai", "gpt-a")]).await,
-        art.compare(ask(), (0..5).map(|_| column("openai", "gpt-a")).collect())
+        art.compare(ask(), vec![column("openai", "gpt-a")], &|_, _| {})
+            .await,
+        art.compare(
+            ask(),
+            (0..5).map(|_| column("openai", "gpt-a")).collect(),
+            &|_, _| {},
+        )
             .await,
         art.compare(
             ask(),
             vec![column("openai", "gpt-a"), column("openai", " ")],
+            &|_, _| {},
         )
         .await,
         art.compare(
             wire::ask(&thread, "   "),
             vec![column("openai", "gpt-a"), column("openai", "gpt-b")],
+            &|_, _| {},
         )
         .await,
         art.compare(
             wire::ask("no-such-thread", "Which?"),
             vec![column("openai", "gpt-a"), column("openai", "gpt-b")],
+            &|_, _| {},
         )
         .await,
     ];

@@ -39,6 +39,11 @@ pub struct Column {
     pub cancel: CancellationToken,
 }
 
+/// Told of each column's end as it comes — the column's place and how it ended —
+/// before the comparison as a whole ends (the app shows a column's figures at once).
+pub type ColumnEnded<'a> =
+    &'a (dyn Fn(usize, &Result<AgentFinalResponse, AgentError>) + Send + Sync);
+
 /// For each column, the column it waits for (the local one just before it), when it
 /// asks a local model: a machine runs one local model at a time.
 pub fn queued_behind(
@@ -64,11 +69,13 @@ impl PesAgent {
     /// each column's end (answered, failed or stopped — one column's failure is its
     /// own). `Err` when the comparison cannot start: a bad question, too few or too
     /// many columns, a replay, a thread that is missing, busy or waits on the user.
-    /// `props.trace_id` names the comparison (its claim on the thread).
+    /// `props.trace_id` names the comparison (its claim on the thread); `ended` hears
+    /// of each column's end as it comes.
     pub async fn compare(
         &self,
         props: AgentProps,
         columns: Vec<Column>,
+        ended: ColumnEnded<'_>,
     ) -> Result<Vec<Result<AgentFinalResponse, AgentError>>, AgentError> {
         check_question(&props)?;
         if !(MIN_COLUMNS..=MAX_COLUMNS).contains(&columns.len()) {
@@ -115,8 +122,8 @@ impl PesAgent {
         let behind = queued_behind(&providers, |name| self.engine.is_local(name));
         // Local columns take turns on one lock, in column order (tokio's is fair).
         let local_turn = tokio::sync::Mutex::new(());
-        let answers = runs.into_iter().zip(&columns).zip(local).zip(behind).map(
-            |((((column_props, mut run), column), local), behind)| {
+        let answers = runs.into_iter().zip(&columns).zip(local).zip(behind).enumerate().map(
+            |(place, ((((column_props, mut run), column), local), behind))| {
                 let (config, title, state) = (
                     context.config.clone(),
                     thread.title.clone(),
@@ -136,14 +143,17 @@ impl PesAgent {
                         None
                     };
                     // (A column stopped while it waited ends at once, as stopped.)
-                    self.answer(&column_props, run, config, title, state, &column.cancel)
-                        .await
+                    let out = self
+                        .answer(&column_props, run, config, title, state, &column.cancel)
+                        .await;
+                    ended(place, &out);
+                    out
                 }
             },
         );
-        let ended = futures::future::join_all(answers).await;
+        let outcomes = futures::future::join_all(answers).await;
         claim.release().await;
-        Ok(ended)
+        Ok(outcomes)
     }
 
     /// Each column's run, its question stored below the message the thread shows (in

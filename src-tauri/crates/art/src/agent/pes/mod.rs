@@ -58,7 +58,7 @@ use crate::sockets::Sockets;
 use crate::tools::ToolSystem;
 pub use approvals::WaitingRuns;
 use calls::run_error;
-pub use compare::{Column, MAX_COLUMNS, MIN_COLUMNS, queued_behind};
+pub use compare::{Column, ColumnEnded, MAX_COLUMNS, MIN_COLUMNS, queued_behind};
 pub use replan::UPDATE_PLAN;
 use run::{Failed, Run, Stop};
 use steps::Start;
@@ -542,8 +542,9 @@ impl AgentCore for PesAgent {
         &self,
         props: AgentProps,
         columns: Vec<Column>,
+        ended: ColumnEnded<'_>,
     ) -> Result<Vec<Result<AgentFinalResponse, AgentError>>, AgentError> {
-        PesAgent::compare(self, props, columns).await
+        PesAgent::compare(self, props, columns, ended).await
     }
 }
 
