@@ -44,6 +44,27 @@ pub struct Store {
     /// The authorization page of the MCP sign-in under way (its address, for when no
     /// browser opened).
     pub sign_in_page: RwSignal<Option<art_types::mcp::McpSignInPage>>,
+    /// The comparisons shown in columns, until one column is kept or the view closed.
+    pub comparisons: RwSignal<Vec<ShownComparison>>,
+}
+
+/// A comparison the thread shows in columns: the columns and the question asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShownComparison {
+    /// What `compare_models` answered.
+    pub comparison: cmd::Comparison,
+    /// The question, as typed.
+    pub question: String,
+}
+
+impl ShownComparison {
+    /// Whether run `trace_id` is one of its columns.
+    pub fn has(&self, trace_id: &str) -> bool {
+        self.comparison
+            .columns
+            .iter()
+            .any(|c| c.trace_id == trace_id)
+    }
 }
 
 impl Store {
@@ -61,6 +82,7 @@ impl Store {
             dropped: RwSignal::new(None),
             indexing: RwSignal::new(IndexProgress::default()),
             sign_in_page: RwSignal::new(None),
+            comparisons: RwSignal::new(Vec::new()),
         }
     }
 
@@ -88,9 +110,7 @@ impl Store {
             };
             match ipc::call(&args).await {
                 Ok(_) => {
-                    store
-                        .switches
-                        .update(|v| *v.entry(thread_id.clone()).or_default() += 1);
+                    store.switched(&thread_id);
                     store.forget_finished(&thread_id, "");
                 }
                 Err(e) if e.code == ErrorCode::NotFound => {
@@ -127,11 +147,33 @@ impl Store {
     /// Drop the finished runs of a thread except `keep` (the run that replaces them,
     /// whose end may already have arrived) and reload its history (after its answers
     /// were replaced: regenerate, edit & resend).
+    /// A comparison still shown keeps its columns.
     pub fn forget_finished(&self, thread_id: &str, keep: &str) {
+        let shown = self.comparisons.get_untracked();
         self.runs.update(|runs| {
-            runs.retain(|r| r.thread_id != thread_id || !r.finished || r.trace_id == keep)
+            runs.retain(|r| {
+                r.thread_id != thread_id
+                    || !r.finished
+                    || r.trace_id == keep
+                    || shown.iter().any(|c| c.has(&r.trace_id))
+            })
         });
         self.bump(thread_id);
+    }
+
+    /// Stop showing comparison `comparison_id` in columns (one was kept, or the view
+    /// closed): its finished columns are forgotten, the thread's history reloaded.
+    pub fn close_comparison(&self, thread_id: &str, comparison_id: &str) {
+        self.comparisons
+            .update(|all| all.retain(|c| c.comparison.comparison_id != comparison_id));
+        self.forget_finished(thread_id, "");
+    }
+
+    /// The thread's active branch changed: the earlier pages its view loaded belong to
+    /// the branch it showed.
+    pub fn switched(&self, thread_id: &str) {
+        self.switches
+            .update(|v| *v.entry(thread_id.to_owned()).or_default() += 1);
     }
 
     /// A run that waited goes on (the user decided): it is live again, with what it did

@@ -7,10 +7,13 @@ use art::agent::AgentError;
 use art::agent::pes::{Column, MAX_COLUMNS, MIN_COLUMNS, queued_behind};
 use art::compare::CompareError;
 use art::reasoning::provider::ProviderSource as _;
-use art_types::commands::{CompareModels, Comparison, ComparisonColumn, DiffRuns, ReplayRun};
+use art_types::commands::{
+    CompareModels, Comparison, ComparisonColumn, DiffRuns, ReplayRun, ShowRun,
+};
 use art_types::record::diff::RunDiff;
 use art_types::{
     AgentFinalResponse, AgentOptions, AgentProps, ErrorCode, IpcError, ProviderConfig, Replay,
+    ThreadSummary,
 };
 use tauri::AppHandle;
 
@@ -117,6 +120,45 @@ impl Handler for CompareModels {
             }
         });
         Ok(comparison)
+    }
+}
+
+/// The thread shows run `trace_id`'s branch: the branch through the run's last message
+/// ([`ArtInstance::switch_branch`](art::ArtInstance::switch_branch)).
+impl Handler for ShowRun {
+    async fn handle(self, app: AppHandle) -> Result<ThreadSummary, IpcError> {
+        let ShowRun {
+            thread_id,
+            trace_id,
+        } = self;
+        let wb = workbench(&app)?;
+        if wb.is_running(&thread_id) {
+            return Err(busy());
+        }
+        let messages = wb
+            .art
+            .conversation
+            .messages_of_run(&thread_id, &trace_id)
+            .await
+            .map_err(context_error)?;
+        let Some(last) = messages.last() else {
+            wb.art
+                .conversation
+                .thread(&thread_id)
+                .await
+                .map_err(context_error)?;
+            return Err(
+                IpcError::new(ErrorCode::NotFound, "that run left no message in this thread")
+                    .with_details(serde_json::json!({ "traceId": trace_id })),
+            );
+        };
+        let thread = wb
+            .art
+            .switch_branch(&thread_id, &last.message_id)
+            .await
+            .map_err(agent_error)?;
+        threads_changed(&app);
+        Ok(thread)
     }
 }
 

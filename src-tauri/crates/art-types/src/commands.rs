@@ -25,7 +25,7 @@ pub use attachments::{AttachBytes, AttachmentContent, PickAttachments, Picked, R
 pub use catalog::{
     AttachMcpResource, ListMcpPrompts, ListMcpResourceTemplates, ListMcpResources, UseMcpPrompt,
 };
-pub use compare::{CompareModels, Comparison, ComparisonColumn, DiffRuns, ReplayRun};
+pub use compare::{CompareModels, Comparison, ComparisonColumn, DiffRuns, ReplayRun, ShowRun};
 pub use defaults::{ChooseModel, GetAppSettings, SetNewThreadDefaults};
 pub use knowledge::{
     AddAttachedToKnowledge, AddToCollection, CancelIndexing, CreateCollection, DeleteCollection,
@@ -152,6 +152,7 @@ macro_rules! for_each_command {
             $crate::commands::SetTracePush,
             $crate::commands::TracePushStatus,
             $crate::commands::CompareModels,
+            $crate::commands::ShowRun,
             $crate::commands::ReplayRun,
             $crate::commands::DiffRuns,
         }
@@ -267,6 +268,7 @@ commands! {
     SetTracePush = "set_trace_push" -> PushStatus;
     TracePushStatus = "trace_push_status" -> PushStatus;
     CompareModels = "compare_models" -> Comparison;
+    ShowRun = "show_run" -> ThreadSummary;
     ReplayRun = "replay_run" -> String;
     DiffRuns = "diff_runs" -> crate::record::diff::RunDiff;
 }

@@ -3,13 +3,15 @@
 //! is attached), Send — or Stop while a run of the thread is at work — and, above it,
 //! why the last action did not happen, or why the next one would not (an image for a
 //! model known not to see images, said when it is attached); `/` lists the MCP
-//! servers' prompts (`slash`).
+//! servers' prompts (`slash`); "Compare…" asks the question of several models at once
+//! (`compare`).
 
 use art_types::models::Capability;
-use art_types::{Attachment, IpcError};
+use art_types::{Attachment, IpcError, ProviderConfig};
 use leptos::prelude::*;
 
 use super::attachments::{self, Chip};
+use super::compare::CompareMenu;
 use super::picker::CurrentModel;
 use super::slash::{PromptMenu, Slash};
 use crate::components::error_card::ErrorCard;
@@ -23,6 +25,7 @@ pub fn Composer(
     #[prop(into)] running: Signal<Option<String>>,
     on_send: Callback<()>,
     on_stop: Callback<()>,
+    on_compare: Callback<Vec<ProviderConfig>>,
 ) -> impl IntoView {
     let send = move || on_send.run(());
     let stop = move |_| on_stop.run(());
@@ -65,6 +68,7 @@ pub fn Composer(
                 on:input=move |ev| draft.set(event_target_value(&ev))
                 on:paste=move |ev| attachments::pasted(ev.into(), tray, problem)
                 on:keydown=on_key></textarea>
+            <CompareMenu disabled=Signal::derive(move || running.with(Option::is_some)) on_compare />
             {move || match running.get() {
                 Some(_) => view! { <button id="stop-button" class="danger" on:click=stop>"Stop"</button> }.into_any(),
                 None => view! { <button id="send-button" class="primary" on:click=move |_| send()>"Send"</button> }.into_any(),

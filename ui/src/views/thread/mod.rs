@@ -5,6 +5,7 @@
 //! messages only) and only a [`window::Window`] of at most 100 messages is in the DOM.
 
 pub(crate) mod attachments;
+mod compare;
 mod composer;
 mod header;
 mod history;
@@ -28,9 +29,10 @@ use crate::run_view::RunView;
 use crate::store::Store;
 use crate::views::settings::ThreadSettings;
 use crate::views::trace::TracePanel;
+use compare::ComparisonPanel;
 use composer::Composer;
 use header::ThreadHeader;
-use history::{Earlier, Page, answered, asked, focus_target, merged};
+use history::{Earlier, Page, answered, asked, focus_target, merged, trace_of};
 use message::{Actions, Progress, StreamingAnswer, message_view};
 use rows::{Row, live_key, recent, replays, rows};
 use scroll::{reading_position, restore_position, reveal};
@@ -194,6 +196,23 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
     };
     let hidden_above = move || window.with(|w| messages.with(|all| w.range(all).start > 0));
 
+    // The comparisons this thread shows in columns, and their columns' runs (shown
+    // there, not in the history's list).
+    let comparisons = Memo::new(move |_| {
+        store.comparisons.with(|all| {
+            all.iter()
+                .filter(|c| c.comparison.thread_id == id.get_value())
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+    });
+    let in_columns = Memo::new(move |_| {
+        comparisons.with(|all| {
+            all.iter()
+                .flat_map(|c| c.comparison.columns.iter().map(|col| col.trace_id.clone()))
+                .collect::<std::collections::HashSet<_>>()
+        })
+    });
     // Runs of this thread seen live (changes only when one starts or is forgotten).
     let live_ids = Memo::new(move |_| {
         store.runs.with(|runs| {
@@ -217,7 +236,11 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                             .cloned()
                     };
                     let branches = newest.map_or(&[][..], |p| &p.branches[..]);
-                    rows(all, range, run, &live, branches)
+                    let mut shown = rows(all, range, run, &live, branches);
+                    in_columns.with(|columns| {
+                        shown.retain(|r| !trace_of(&r.message).is_some_and(|t| columns.contains(&t)))
+                    });
+                    shown
                 })
             })
         })
@@ -295,17 +318,21 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             runs.iter()
                 .filter(|r| r.thread_id == id.get_value() && !done.contains(&r.trace_id))
                 .filter(|r| !r.finished || asked.contains(&r.trace_id))
+                .filter(|r| in_columns.with(|c| !c.contains(&r.trace_id)))
                 .map(RunView::without_answer)
                 .collect::<Vec<_>>()
         })
     });
-    let running = move || {
-        live.with(|runs| {
+    // The thread's runs at work (one, or a comparison's columns).
+    let at_work = Memo::new(move |_| {
+        store.runs.with(|runs| {
             runs.iter()
-                .find(|r| !r.finished)
+                .filter(|r| r.thread_id == id.get_value() && !r.finished)
                 .map(|r| r.trace_id.clone())
+                .collect::<Vec<_>>()
         })
-    };
+    });
+    let running = move || at_work.with(|runs| runs.first().cloned());
     // Start a run: a new message, regenerate, or edit & resend.
     let start = move |how: Start| {
         problem.set(None);
@@ -388,8 +415,9 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             }
         });
     });
+    // Stop stops every run of the thread at work (all of a comparison's columns).
     let stop = move |_| {
-        if let Some(trace) = running() {
+        for trace in at_work.get_untracked() {
             spawn_local(async move {
                 if let Err(e) = ipc::call(&cmd::CancelRun { trace_id: trace }).await {
                     problem.try_set(Some(e));
@@ -397,6 +425,41 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
             });
         }
     };
+    // One question to several models: the draft goes to each, shown in columns.
+    let compare = Callback::new(move |models: Vec<art_types::ProviderConfig>| {
+        let text = draft.get_untracked();
+        let attachments = tray.get_untracked();
+        problem.set(None);
+        let thread = id.get_value();
+        spawn_local(async move {
+            let asked = cmd::CompareModels {
+                thread_id: thread.clone(),
+                text: text.clone(),
+                attachments,
+                models,
+            };
+            match ipc::call(&asked).await {
+                Ok(comparison) => {
+                    stick.try_set_value(true);
+                    window.try_set(Window::newest());
+                    draft.try_set(String::new());
+                    tray.try_set(Vec::new());
+                    for column in &comparison.columns {
+                        store.with_run(&thread, &column.trace_id, |_| {});
+                    }
+                    store.comparisons.update(|all| {
+                        all.push(crate::store::ShownComparison {
+                            comparison,
+                            question: text,
+                        })
+                    });
+                }
+                Err(e) => {
+                    problem.try_set(Some(e));
+                }
+            }
+        });
+    });
     // The thread's newest runs, for the trace panel.
     let recent_runs = Signal::derive(move || recent(&messages.get(), TRACE_RUNS));
     let replayed = Signal::derive(move || messages.with(|m| replays(m)));
@@ -468,13 +531,16 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                             </article>
                         }
                     } />
+                <For each=move || comparisons.get() key=|c| c.comparison.comparison_id.clone()
+                    children=move |shown| view! { <ComparisonPanel shown /> } />
             </div>
             <Show when=move || !window.with(Window::at_end)>
                 <button id="jump-latest" class="jump-latest primary small" title="Show the newest messages"
                     on:click=move |_| to_latest()>"↓ Latest"</button>
             </Show>
             <Composer draft tray problem running=Signal::derive(running)
-                on_send=Callback::new(move |()| send()) on_stop=Callback::new(move |()| stop(())) />
+                on_send=Callback::new(move |()| send()) on_stop=Callback::new(move |()| stop(()))
+                on_compare=compare />
             <attachments::Viewer />
         </section>
     }

@@ -98,19 +98,19 @@ async fn is_ollama(name: &str) -> bool {
 
 /// One model in the list.
 #[derive(Clone, PartialEq)]
-struct Entry {
-    choice: ModelChoice,
+pub(super) struct Entry {
+    pub(super) choice: ModelChoice,
     /// What it can do, where known.
-    badges: Vec<&'static str>,
+    pub(super) badges: Vec<&'static str>,
 }
 
 /// A group of the list: the recent models, or one provider's; `None` while it loads,
 /// `Err` saying why it lists none (no key, not answering).
 #[derive(Clone)]
-struct Group {
-    title: String,
-    id: String,
-    entries: Option<Result<Vec<Entry>, String>>,
+pub(super) struct Group {
+    pub(super) title: String,
+    pub(super) id: String,
+    pub(super) entries: Option<Result<Vec<Entry>, String>>,
 }
 
 /// What a model can do beyond chat, as its badges (none when Ollama does not say).
@@ -173,7 +173,7 @@ async fn provider_models(provider: &ProviderInfo) -> Result<Vec<Entry>, String> 
 /// provider's models as its answer arrives (they are asked all at once: a slow remote
 /// API holds up only its own group). A recent model takes the badges its provider's
 /// list gives it.
-async fn fill(groups: RwSignal<Vec<Group>>, settings: &AppSettings) -> Result<(), IpcError> {
+pub(super) async fn fill(groups: RwSignal<Vec<Group>>, settings: &AppSettings) -> Result<(), IpcError> {
     let providers = ipc::call(&cmd::ListProviders {}).await?;
     let recent: Vec<Entry> = settings
         .recent_models

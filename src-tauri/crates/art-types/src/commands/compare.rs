@@ -52,6 +52,18 @@ pub struct ComparisonColumn {
     pub waits_for: Option<usize>,
 }
 
+/// "Keep this one": the thread shows run `trace_id`'s branch (a comparison's column, a
+/// replay) from now on — the branch through its last message. Refused while the thread
+/// answers. Returns the thread with its new head.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ShowRun {
+    /// The thread.
+    pub thread_id: String,
+    /// The run whose branch it shows.
+    pub trace_id: String,
+}
+
 /// Replay run `trace_id` of the thread: its question asked again on a new branch beside
 /// it (the thread shows the replay), with the model, system prompt or tools given
 /// (`None`: the thread's). Returns the replay's trace id; not while a run of the thread
