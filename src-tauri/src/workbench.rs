@@ -253,7 +253,8 @@ impl Workbench {
         if runs.values().any(|(thread, _)| thread == thread_id) {
             return None;
         }
-        let tokens: Vec<CancellationToken> = traces.iter().map(|_| CancellationToken::new()).collect();
+        let tokens: Vec<CancellationToken> =
+            traces.iter().map(|_| CancellationToken::new()).collect();
         for (trace, token) in traces.iter().zip(&tokens) {
             runs.insert(trace.clone(), (thread_id.to_owned(), token.clone()));
         }

@@ -1,10 +1,155 @@
-//! Replay and diff in the app: a run replayed from the Trace panel with its tool call
-//! answered from the record, shown on its own branch, then compared with its original —
-//! figures, plan, the tool call, the answers word by word.
+//! Compare, replay and diff in the app: one question to three local models from the
+//! composer, in columns (one calls a tool), one kept, its run replayed from the record on
+//! the thread's model and compared with it; and a run replayed from the Trace panel with
+//! its tool call answered from the record, shown on its own branch, then compared with
+//! its original — figures, plan, the tool call, the answers word by word.
 
+use art_testkit::fake::FakeServer;
+use art_testkit::fake::ollama::OllamaLibrary;
 use art_testkit::fake::scripts::{Protocol, text_reply};
 
-use crate::day::{ENTER, PLAN, fake_ollama, launched, new_thread};
+use crate::day::{ENTER, PLAN, fake_ollama, launched, new_thread, plan_without_tools};
+
+/// The column of `model`.
+fn column(model: &str) -> String {
+    format!(".comparison-column[data-model=\"{model}\"]")
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn three_models_answer_in_columns_one_is_kept_replayed_and_diffed() {
+    let models = ["llama3.2:3b", "qwen3:4b", "gemma3:4b"];
+    let library = models.iter().fold(OllamaLibrary::new(), |library, m| {
+        library.installed(m, &[2_000_000_000], &["completion", "tools"])
+    });
+    // Local models take turns, in column order: llama3.2, then qwen3 (which plans a
+    // calculator call), then gemma3; then the replay of qwen3's run.
+    let ollama = FakeServer::start_at(
+        0,
+        Some(library.router()),
+        vec![
+            text_reply(Protocol::Ollama, &plan_without_tools("Say it"), 8),
+            text_reply(Protocol::Ollama, "Llama says forty-two.", 8),
+            text_reply(Protocol::Ollama, PLAN, 24),
+            text_reply(Protocol::Ollama, "Qwen added them: **42**.", 8),
+            text_reply(Protocol::Ollama, &plan_without_tools("Say it"), 8),
+            text_reply(Protocol::Ollama, "Gemma thinks 42.", 8),
+            text_reply(Protocol::Ollama, PLAN, 24),
+            text_reply(Protocol::Ollama, "Replayed: 19 and 23 make **42**.", 8),
+        ],
+    )
+    .await
+    .unwrap();
+    let app = launched().await;
+    // The Models page's Ollama is the fake one: the compare list reads its models.
+    let set = app
+        .eval_async(
+            "const done = arguments[arguments.length - 1];
+             window.__TAURI__.core.invoke('ollama_address', { baseUrl: arguments[0] })
+                 .then(done, e => done('refused: ' + JSON.stringify(e)));",
+            vec![ollama.url().into()],
+        )
+        .await;
+    assert_eq!(set.as_str(), Some(ollama.url().as_str()));
+    new_thread(&app, &ollama.url()).await;
+    app.click("#model-picker").await;
+    app.click(".model-group[data-provider=\"ollama\"] .model-choice[data-model=\"llama3.2:3b\"]")
+        .await;
+    app.wait_for_text("#model-name", "llama3.2:3b").await;
+
+    // Compare…: three models ticked, in order, asked the question being written.
+    app.type_into("#composer-input", "What is 19 + 23?").await;
+    app.click("#compare-button").await;
+    for model in models {
+        app.click(&format!(".compare-choice[data-model=\"{model}\"] input"))
+            .await;
+    }
+    app.wait_for_text("#compare-start", "Ask 3 models").await;
+    app.click("#compare-start").await;
+    app.wait_gone("#compare-menu").await;
+    app.wait_for("#comparison").await;
+    assert_eq!(app.count(".comparison-column").await, 3);
+
+    // Each column answers in its own place; qwen3's calls the calculator.
+    app.wait_for_text(&format!("{} .answer", column("llama3.2:3b")), "forty-two")
+        .await;
+    app.wait_for_text(&format!("{} .answer", column("qwen3:4b")), "42")
+        .await;
+    app.wait_for_text(&format!("{} .answer", column("gemma3:4b")), "Gemma")
+        .await;
+    app.wait_for(&format!(
+        "{} .tool-card[data-tool=\"calculator\"]",
+        column("qwen3:4b")
+    ))
+    .await;
+    assert_eq!(app.count(".comparison-column .tool-card").await, 1);
+    // Ended: each says so, with its figures, and may be kept.
+    app.wait_for_count(".keep-column", 3).await;
+    for model in models {
+        let state = app
+            .wait_for_text(&format!("{} .column-state", column(model)), "Answered")
+            .await;
+        assert_eq!(state, "Answered");
+        let figures = app
+            .wait_for_text(&format!("{} .column-figures", column(model)), "first token")
+            .await;
+        assert!(figures.contains("model call"), "{figures}");
+    }
+    let qwen_figures = app
+        .wait_for_text(&format!("{} .column-figures", column("qwen3:4b")), "tool")
+        .await;
+    assert!(qwen_figures.contains("1 tool call"), "{qwen_figures}");
+    // The columns' questions are not listed again above them.
+    assert_eq!(app.count(".message.user").await, 0);
+    app.screenshot("compare-columns").await;
+
+    // The diff of two columns, below them.
+    app.select("#comparison-diff-a", "0").await;
+    app.select("#comparison-diff-b", "1").await;
+    app.click("#comparison-diff").await;
+    let diff = app.wait_for_text("#diff-view", "Tool calls").await;
+    assert!(diff.contains("calculator"), "{diff}");
+    assert!(diff.contains("qwen3:4b"), "{diff}");
+
+    // Keep qwen3's: the columns close and the thread shows its branch (2 of 3).
+    app.click(&format!("{} .keep-column", column("qwen3:4b")))
+        .await;
+    app.wait_gone("#comparison").await;
+    app.wait_for_text(".message.ai .answer", "Qwen added them")
+        .await;
+    app.wait_for_text(".message.user .branch-position", "2 / 3")
+        .await;
+    let shown = app.page_text().await;
+    assert!(!shown.contains("Llama says"), "{shown}");
+    assert!(!shown.contains("Gemma thinks"), "{shown}");
+
+    // Its run replayed from the record on the thread's model, then diffed with it.
+    app.click("#trace-button").await;
+    app.wait_for_text("#trace-panel .trace-run-head", "1 tool call")
+        .await;
+    app.click(".replay-run").await;
+    app.wait_for("#replay-recorded:checked").await;
+    app.click("#replay-start").await;
+    app.wait_gone("#replay-form").await;
+    app.wait_for_text(".message.ai .answer", "Replayed").await;
+    app.wait_for(".tool-card[data-tool=\"calculator\"] .recorded-badge")
+        .await;
+    app.wait_for(".compare-original").await;
+    app.click(".compare-original").await;
+    let answer = app.wait_for_text("#diff-answer", "Replayed").await;
+    assert!(answer.contains("42"), "{answer}");
+    // Only the replay's calls went to the server after the comparison's six.
+    let chats = ollama
+        .requests()
+        .iter()
+        .filter(|r| r.request_line.starts_with("POST /api/chat"))
+        .filter(|r| {
+            r.json()["messages"]
+                .as_array()
+                .is_some_and(|m| !m.is_empty())
+        })
+        .count();
+    assert_eq!(chats, 8);
+}
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_run_replayed_from_the_record_is_compared_with_its_original() {

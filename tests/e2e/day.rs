@@ -15,7 +15,7 @@ pub(crate) const ENTER: char = '\u{E006}';
 pub(crate) const PLAN: &str = r#"{"title": "Add two numbers", "intent": "Add 19 and 23", "plan": ["Add the numbers with the calculator", "Answer with the sum"], "toolCalls": [{"callId": "c1", "toolName": "calculator", "arguments": {"expression": "19 + 23"}}]}"#;
 
 /// A planning answer with no tool calls.
-fn plan_without_tools(intent: &str) -> String {
+pub(crate) fn plan_without_tools(intent: &str) -> String {
     format!(r#"{{"title": "Reply", "intent": "{intent}", "plan": ["Answer"], "toolCalls": []}}"#)
 }
 

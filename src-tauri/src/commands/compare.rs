@@ -115,7 +115,13 @@ impl Handler for CompareModels {
             if let Err(e) = wb.art.compare(props, columns, &column_ended).await {
                 let error = agent_error(e);
                 for trace in &traces {
-                    ended(&app, &wb, thread_id.clone(), trace.clone(), Err(error.clone()));
+                    ended(
+                        &app,
+                        &wb,
+                        thread_id.clone(),
+                        trace.clone(),
+                        Err(error.clone()),
+                    );
                 }
             }
         });
@@ -147,10 +153,11 @@ impl Handler for ShowRun {
                 .thread(&thread_id)
                 .await
                 .map_err(context_error)?;
-            return Err(
-                IpcError::new(ErrorCode::NotFound, "that run left no message in this thread")
-                    .with_details(serde_json::json!({ "traceId": trace_id })),
-            );
+            return Err(IpcError::new(
+                ErrorCode::NotFound,
+                "that run left no message in this thread",
+            )
+            .with_details(serde_json::json!({ "traceId": trace_id })));
         };
         let thread = wb
             .art

@@ -178,9 +178,7 @@ pub(super) fn spawn(
                     .await
             }
         };
-        let outcome = outcome
-            .map(|out| out.metadata)
-            .map_err(agent_error);
+        let outcome = outcome.map(|out| out.metadata).map_err(agent_error);
         ended(&app, &wb, thread_id, trace, outcome);
     });
     Ok(trace_id)

@@ -227,8 +227,10 @@ pub const CONTEXT_LENGTH: u64 = 32_768;
 
 /// What every fake server answers unless its router does: Ollama's loaded models
 /// (none) and model details (a [`CONTEXT_LENGTH`] window, capabilities by
-/// [`VISION_MODELS`]), which a run asks for before
-/// it plans, so those questions never take a scripted reply.
+/// [`VISION_MODELS`]), which a run asks for before it plans, and the unloading of a
+/// model (a chat with no messages and `keep_alive` 0, sent when another local model
+/// takes the machine's turn; answered as Ollama does), so those requests never take a
+/// scripted reply.
 pub fn model_details(request: &Recorded) -> Option<Reply> {
     let body = match path(request) {
         ("GET", "/api/ps") => json!({ "models": [] }),
@@ -245,6 +247,20 @@ pub fn model_details(request: &Recorded) -> Option<Reply> {
                 "parameters": "stop \"<|eot_id|>\"",
                 "model_info": { "general.architecture": "llama", "llama.context_length": CONTEXT_LENGTH },
                 "capabilities": capabilities,
+            })
+        }
+        ("POST", "/api/chat")
+            if request.json()["messages"]
+                .as_array()
+                .is_some_and(Vec::is_empty)
+                && request.json()["keep_alive"] == 0 =>
+        {
+            json!({
+                "model": request.json()["model"],
+                "created_at": "2026-01-01T00:00:00Z",
+                "message": { "role": "assistant", "content": "" },
+                "done_reason": "unload",
+                "done": true,
             })
         }
         _ => return None,

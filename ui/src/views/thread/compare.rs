@@ -5,8 +5,8 @@
 //! time, tokens, calls, cost) and "Keep this one" (the thread shows that column's
 //! branch); the diff of any two columns below.
 
-use art_types::commands as cmd;
 use art_types::FailureCode;
+use art_types::commands as cmd;
 use art_types::record::diff::RunFigures;
 use art_types::{AppSettings, IpcError, ModelChoice, ProviderConfig, RunStatus};
 use leptos::prelude::*;
@@ -209,9 +209,9 @@ fn ColumnView(
     let store = expect_context::<Store>();
     let column = shown.with_value(|s| s.comparison.columns[index].clone());
     let thread = StoredValue::new(shown.with_value(|s| s.comparison.thread_id.clone()));
-    let waits_for = column.waits_for.and_then(|i| {
-        shown.with_value(|s| s.comparison.columns.get(i).map(|c| c.model.clone()))
-    });
+    let waits_for = column
+        .waits_for
+        .and_then(|i| shown.with_value(|s| s.comparison.columns.get(i).map(|c| c.model.clone())));
     let trace = StoredValue::new(column.trace_id.clone());
     // The run without its answer (which streams in its own view): changes when its card
     // does.
@@ -357,7 +357,7 @@ pub fn ComparisonPanel(shown: ShownComparison) -> impl IntoView {
                 </Show>
             </header>
             {move || problem.get().map(|error| view! { <ErrorCard error /> })}
-            <div class="comparison-columns" style=format!("grid-template-columns: repeat({count}, minmax(0, 1fr))")>
+            <div class=format!("comparison-columns columns-{count}")>
                 {(0..count).map(|index| view! { <ColumnView shown index all_ended problem /> }).collect_view()}
             </div>
             <Show when=move || all_ended.get()>
@@ -401,7 +401,11 @@ mod tests {
         chosen = toggled(chosen, &choice("b"));
         chosen = toggled(chosen, &choice("e"));
         let names: Vec<&str> = chosen.iter().map(|c| c.model.as_str()).collect();
-        assert_eq!(names, ["a", "c", "d", "e"], "unticked, then room for another");
+        assert_eq!(
+            names,
+            ["a", "c", "d", "e"],
+            "unticked, then room for another"
+        );
     }
 
     #[test]

@@ -238,7 +238,8 @@ pub fn ThreadView(thread_id: String) -> impl IntoView {
                     let branches = newest.map_or(&[][..], |p| &p.branches[..]);
                     let mut shown = rows(all, range, run, &live, branches);
                     in_columns.with(|columns| {
-                        shown.retain(|r| !trace_of(&r.message).is_some_and(|t| columns.contains(&t)))
+                        shown
+                            .retain(|r| !trace_of(&r.message).is_some_and(|t| columns.contains(&t)))
                     });
                     shown
                 })

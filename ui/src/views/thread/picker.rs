@@ -173,7 +173,10 @@ async fn provider_models(provider: &ProviderInfo) -> Result<Vec<Entry>, String> 
 /// provider's models as its answer arrives (they are asked all at once: a slow remote
 /// API holds up only its own group). A recent model takes the badges its provider's
 /// list gives it.
-pub(super) async fn fill(groups: RwSignal<Vec<Group>>, settings: &AppSettings) -> Result<(), IpcError> {
+pub(super) async fn fill(
+    groups: RwSignal<Vec<Group>>,
+    settings: &AppSettings,
+) -> Result<(), IpcError> {
     let providers = ipc::call(&cmd::ListProviders {}).await?;
     let recent: Vec<Entry> = settings
         .recent_models

@@ -351,6 +351,28 @@ async fn local_models_take_turns_instead_of_being_refused() {
     let mut turns = order.clone();
     turns.dedup();
     assert_eq!(turns, ["llama3.2", "qwen3", "gemma3"], "{order:?}");
+    // Asked first in the thread, the three questions are beside each other at its start
+    // (not one below another), and the thread shows the first column's answer.
+    let all = art
+        .conversation
+        .messages(&thread, MessageOptions::default())
+        .await
+        .unwrap();
+    let questions: Vec<_> = all.iter().filter(|m| m.role == MessageRole::User).collect();
+    assert_eq!(questions.len(), 3);
+    assert!(
+        questions.iter().all(|q| q.parent_id.is_none()),
+        "{questions:?}"
+    );
+    let head = art.conversation.shown_head_of(&thread).await.unwrap();
+    let shown = all.iter().find(|m| Some(&m.message_id) == head.as_ref());
+    assert_eq!(
+        shown.map(|m| m.content.as_str()),
+        Some("Answer from llama3.2")
+    );
+    let points = art.conversation.branches(&thread).await.unwrap();
+    assert_eq!(points.len(), 1);
+    assert_eq!(points[0].alternatives.len(), 3);
 }
 
 #[tokio::test]
@@ -367,7 +389,7 @@ async fn a_bad_comparison_is_refused_before_anything_is_stored() {
             (0..5).map(|_| column("openai", "gpt-a")).collect(),
             &|_, _| {},
         )
-            .await,
+        .await,
         art.compare(
             ask(),
             vec![column("openai", "gpt-a"), column("openai", " ")],

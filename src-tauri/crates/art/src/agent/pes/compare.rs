@@ -122,35 +122,41 @@ impl PesAgent {
         let behind = queued_behind(&providers, |name| self.engine.is_local(name));
         // Local columns take turns on one lock, in column order (tokio's is fair).
         let local_turn = tokio::sync::Mutex::new(());
-        let answers = runs.into_iter().zip(&columns).zip(local).zip(behind).enumerate().map(
-            |(place, ((((column_props, mut run), column), local), behind))| {
-                let (config, title, state) = (
-                    context.config.clone(),
-                    thread.title.clone(),
-                    context.state.clone(),
-                );
-                let local_turn = &local_turn;
-                async move {
-                    let _turn = if local {
-                        let turn = local_turn.lock().await;
-                        if behind.is_some() {
-                            // Its time starts with its turn, not with the comparison.
-                            run.run_start_ms = clock::now_ms();
-                            run.started = Instant::now();
-                        }
-                        Some(turn)
-                    } else {
-                        None
-                    };
-                    // (A column stopped while it waited ends at once, as stopped.)
-                    let out = self
-                        .answer(&column_props, run, config, title, state, &column.cancel)
-                        .await;
-                    ended(place, &out);
-                    out
-                }
-            },
-        );
+        let answers = runs
+            .into_iter()
+            .zip(&columns)
+            .zip(local)
+            .zip(behind)
+            .enumerate()
+            .map(
+                |(place, ((((column_props, mut run), column), local), behind))| {
+                    let (config, title, state) = (
+                        context.config.clone(),
+                        thread.title.clone(),
+                        context.state.clone(),
+                    );
+                    let local_turn = &local_turn;
+                    async move {
+                        let _turn = if local {
+                            let turn = local_turn.lock().await;
+                            if behind.is_some() {
+                                // Its time starts with its turn, not with the comparison.
+                                run.run_start_ms = clock::now_ms();
+                                run.started = Instant::now();
+                            }
+                            Some(turn)
+                        } else {
+                            None
+                        };
+                        // (A column stopped while it waited ends at once, as stopped.)
+                        let out = self
+                            .answer(&column_props, run, config, title, state, &column.cancel)
+                            .await;
+                        ended(place, &out);
+                        out
+                    }
+                },
+            );
         let outcomes = futures::future::join_all(answers).await;
         claim.release().await;
         Ok(outcomes)
@@ -183,9 +189,29 @@ impl PesAgent {
                 context.config.tool_calling,
             );
             run.comparison = Some(comparison.to_owned());
+            // At the thread's start there is no message to hang the questions below (a
+            // question without a parent follows the thread's head): the head goes back
+            // to the start before each copy after the first.
+            if let (None, Some((_, first))) = (&branch_point, runs.first()) {
+                let first: &Run = first;
+                if let Some(question) = &first.tip {
+                    self.conversation
+                        .branch_beside(&props.thread_id, question)
+                        .await?;
+                }
+            }
             self.store_question(&column_props, &mut run, branch_point.clone())
                 .await?;
             runs.push((column_props, run));
+        }
+        // The thread shows the first column.
+        if branch_point.is_none()
+            && runs.len() > 1
+            && let Some(first) = runs.first().and_then(|(_, run)| run.tip.clone())
+        {
+            self.conversation
+                .switch_to(&props.thread_id, &first)
+                .await?;
         }
         Ok(runs)
     }
