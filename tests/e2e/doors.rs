@@ -123,6 +123,8 @@ async fn every_command_refuses_bad_input_and_writes_nothing() {
     let approvals = json!([
         ["decide_approval", { "threadId": t, "decision": { "decision": "maybe" } }],
         ["decide_approval", { "threadId": t, "decision": { "decision": "approve" } }],
+        ["decide_approval", { "threadId": t, "decision": { "decision": "approve" }, "traceId": "no-such-column" }],
+        ["decide_approval", { "threadId": t, "decision": { "decision": "approve" }, "traceId": 5 }],
         ["decide_approval", { "threadId": t, "decision": { "decision": "approve", "arguments": "@big:5000" } }],
         ["decide_approval", { "threadId": "no-such-thread", "decision": { "decision": "deny" } }],
         ["stop_waiting", { "threadId": t }],

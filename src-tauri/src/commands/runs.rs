@@ -287,21 +287,27 @@ impl Handler for CancelRun {
 impl Handler for DecideApproval {
     async fn handle(self, app: AppHandle) -> Result<String, IpcError> {
         let wb = workbench(&app)?;
-        if wb.is_running(&self.thread_id) {
-            return Err(busy());
-        }
         // Arguments that do not fit are refused here, at once, and the run keeps waiting.
+        let refused = |e: AgentError| match e {
+            AgentError::InvalidInput(message) => IpcError::new(ErrorCode::InvalidInput, message)
+                .with_details(serde_json::json!({ "field": "decision.arguments" })),
+            other => agent_error(other),
+        };
+        if wb.is_running(&self.thread_id) {
+            // A comparison's column waits where it is: it goes on with the decision.
+            let Some(trace) = self.trace_id else {
+                return Err(busy());
+            };
+            wb.art
+                .decide_column(&self.thread_id, &trace, self.decision)
+                .map_err(refused)?;
+            return Ok(trace);
+        }
         let waiting = wb
             .art
             .check_decision(&self.thread_id, &self.decision)
             .await
-            .map_err(|e| match e {
-                AgentError::InvalidInput(message) => {
-                    IpcError::new(ErrorCode::InvalidInput, message)
-                        .with_details(serde_json::json!({ "field": "decision.arguments" }))
-                }
-                other => agent_error(other),
-            })?;
+            .map_err(refused)?;
         let work = Work::Resume(self.decision);
         spawn(app, &wb, self.thread_id, waiting.trace_id, work)
     }

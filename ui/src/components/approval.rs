@@ -94,13 +94,21 @@ pub fn ApprovalCard(run: RunView) -> impl IntoView {
         };
         busy.try_set(true);
         store.resume(run.clone());
+        // A comparison's column waits where it is (stopped like any column at work);
+        // a lone run that waits is the thread's.
+        let trace_id = run.trace_id.clone();
+        let column = store
+            .comparisons
+            .with_untracked(|all| all.iter().any(|c| c.has(&trace_id)));
         spawn_local(async move {
             let outcome = match decided {
+                None if column => ipc::call(&cmd::CancelRun { trace_id }).await,
                 None => ipc::call(&cmd::StopWaiting { thread_id }).await,
                 Some(decided) => {
                     let args = cmd::DecideApproval {
                         thread_id,
                         decision: decided,
+                        trace_id: column.then_some(trace_id),
                     };
                     ipc::call(&args).await.map(|_| ())
                 }
@@ -210,6 +218,7 @@ pub fn PlanReviewCard(run: RunView) -> impl IntoView {
         let args = cmd::DecideApproval {
             thread_id,
             decision,
+            trace_id: None,
         };
         // The run goes on (or ends, cancelled) in the card the user sees.
         store.resume(run.clone());

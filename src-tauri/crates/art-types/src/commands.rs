@@ -455,6 +455,10 @@ pub struct DecideApproval {
     pub thread_id: String,
     /// Approve (maybe with edited arguments, maybe always) or deny (maybe with a reason).
     pub decision: crate::approval::ApprovalDecision,
+    /// The run that waits, when it is a comparison's column (several of a thread's
+    /// columns may wait at once); the thread's waiting run otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 /// Stop a run that waits for a decision: it ends as stopped, and the thread takes new

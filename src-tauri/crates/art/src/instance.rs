@@ -193,6 +193,17 @@ impl ArtInstance {
         Ok(out)
     }
 
+    /// The user's decision on the call column `trace_id` (of a comparison in thread
+    /// `thread_id`) waits on: checked, then the column goes on.
+    pub fn decide_column(
+        &self,
+        thread_id: &str,
+        trace_id: &str,
+        decision: ApprovalDecision,
+    ) -> Result<(), AgentError> {
+        self.agent.decide_column(thread_id, trace_id, decision)
+    }
+
     /// Show the branch through `message_id` (see [`ConversationManager::switch_to`]).
     /// Refused while a run of the thread is at work or waits for a decision: it adds to
     /// the branch it started on.
@@ -473,6 +484,7 @@ impl ArtInstanceBuilder {
             waiting_runs: Arc::new(WaitingRuns::new(Arc::clone(&self.storage))),
             claims: Arc::new(Claims::new(Arc::clone(&self.storage))),
             attachments: self.attachments.clone(),
+            column_waits: Arc::default(),
         };
         let usage = Arc::new(UsageLedger::new(
             Arc::clone(&self.storage),

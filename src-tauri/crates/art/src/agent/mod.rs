@@ -166,6 +166,19 @@ pub trait AgentCore: Send + Sync {
         Ok(None)
     }
 
+    /// The user's decision on the call a comparison's column (`trace_id`, of thread
+    /// `thread_id`) waits on; the column goes on (see [`pes::PesAgent::decide_column`]).
+    /// Default: nothing waits.
+    fn decide_column(
+        &self,
+        thread_id: &str,
+        trace_id: &str,
+        decision: ApprovalDecision,
+    ) -> Result<(), AgentError> {
+        let _ = (trace_id, decision);
+        Err(AgentError::NothingWaiting(thread_id.to_owned()))
+    }
+
     /// Ask `props`'s question of several models at once, each column a run on its own
     /// branch (see [`pes::PesAgent::compare`]): each column's end. Default: refused.
     async fn compare(

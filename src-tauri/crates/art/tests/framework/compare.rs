@@ -419,3 +419,161 @@ async fn a_bad_comparison_is_refused_before_anything_is_stored() {
     assert_eq!(summary.message_count, 0);
     art.ready(&thread).await.unwrap();
 }
+
+/// `gpt-tool…` models plan one step, call the calculator (6*7) in it, end the step and
+/// answer "Answer from MODEL" — each call of a model the next of its script; any other
+/// model answers every call "Answer from MODEL".
+fn calling_models() -> Router {
+    let calls = std::sync::Mutex::new(std::collections::HashMap::<String, usize>::new());
+    Box::new(move |request| {
+        if !request.request_line.starts_with("POST") {
+            return None;
+        }
+        let model = model_of(request);
+        let answer = text_reply(Protocol::OpenAi, &format!("Answer from {model}"), 4);
+        if !model.starts_with("gpt-tool") {
+            return Some(answer);
+        }
+        let n = {
+            let mut calls = calls.lock().unwrap();
+            let n = calls.entry(model.clone()).or_default();
+            *n += 1;
+            *n
+        };
+        Some(match n {
+            1 => text_reply(
+                Protocol::OpenAi,
+                &art_testkit::framework::scripted::steps_json(
+                    "Sum",
+                    &[("1", "Multiply 6 by 7", &["calculator"])],
+                    &[],
+                ),
+                9,
+            ),
+            2 => art_testkit::fake::scripts::tool_call_reply(
+                Protocol::OpenAi,
+                &[(
+                    "c1",
+                    "calculator",
+                    serde_json::json!({ "expression": "6*7" }),
+                )],
+            ),
+            3 => text_reply(Protocol::OpenAi, "6 times 7 is 42.", 5),
+            _ => answer,
+        })
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_column_that_asks_first_waits_in_its_column_while_the_others_answer() {
+    use art_types::approval::{ApprovalDecision, ToolPolicy};
+    let server = FakeServer::start_at(0, Some(calling_models()), Vec::new())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let art = Arc::new(instance(&dir));
+    let base_url = format!("{}/v1", server.url());
+    let thread = wire::thread_at(&art, "openai", "gpt-thread", &base_url, &["calculator"]).await;
+    let mut config = art.state.load_thread_context(&thread).await.unwrap().config;
+    config
+        .tool_policies
+        .insert("calculator".into(), ToolPolicy::Ask);
+    art.state.set_thread_config(&thread, &config).await.unwrap();
+    let columns = vec![
+        column("openai", "gpt-tool-a"),
+        column("openai", "gpt-tool-b"),
+        column("openai", "gpt-c"),
+    ];
+    let traces: Vec<String> = columns.iter().map(|c| c.trace_id.clone()).collect();
+    let stop_b = columns[1].cancel.clone();
+    let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let comparing = {
+        let (art, heard) = (Arc::clone(&art), Arc::clone(&heard));
+        let props = wire::ask(&thread, "What is 6*7?");
+        tokio::spawn(async move {
+            art.compare(props, columns, &|place, _| {
+                heard.lock().unwrap().push(place)
+            })
+            .await
+        })
+    };
+    let approve = |arguments: Option<serde_json::Value>| ApprovalDecision::Approve {
+        arguments,
+        always: false,
+    };
+    // Both calling columns come to wait: arguments that do not fit the calculator are
+    // refused then (and the column keeps waiting); before, nothing waits.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    for trace in &traces[..2] {
+        loop {
+            let bad = approve(Some(serde_json::json!({ "expression": 5 })));
+            match art.decide_column(&thread, trace, bad) {
+                Err(AgentError::InvalidInput(_)) => break,
+                Err(AgentError::NothingWaiting(_)) => {}
+                other => panic!("{other:?}"),
+            }
+            assert!(tokio::time::Instant::now() < deadline, "never waited");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    // Meanwhile the third answered; the thread stays the comparison's while two wait.
+    while !heard.lock().unwrap().contains(&2) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the third never ended"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(matches!(art.ready(&thread).await, Err(AgentError::Busy(_))));
+    // Stopped while it waits, b ends stopped; a, approved, runs the calculator and
+    // answers. A decision for another thread, or for a column that ended, finds nothing.
+    assert!(matches!(
+        art.decide_column("another-thread", &traces[0], approve(None)),
+        Err(AgentError::NothingWaiting(_))
+    ));
+    stop_b.cancel();
+    while heard.lock().unwrap().len() < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "b never stopped");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(matches!(
+        art.decide_column(&thread, &traces[1], approve(None)),
+        Err(AgentError::NothingWaiting(_))
+    ));
+    art.decide_column(&thread, &traces[0], approve(None))
+        .unwrap();
+    let ended = comparing.await.unwrap().unwrap();
+    let a = ended[0].as_ref().unwrap();
+    assert_eq!(
+        a.metadata.status,
+        RunStatus::Success,
+        "{:?}",
+        a.metadata.error
+    );
+    assert_eq!(a.response.content, "Answer from gpt-tool-a");
+    assert_eq!(a.metadata.tool_calls, 1);
+    let b = ended[1].as_ref().unwrap();
+    assert_eq!(
+        b.metadata.error.as_ref().map(|e| e.code.clone()),
+        Some(art_types::FailureCode::Cancelled)
+    );
+    assert_eq!(b.metadata.tool_calls, 0);
+    assert_eq!(
+        ended[2].as_ref().unwrap().response.content,
+        "Answer from gpt-c"
+    );
+    assert_eq!(*heard.lock().unwrap(), [2, 1, 0]);
+    // a's record: the call waited, the user approved it, the calculator's 42 went back
+    // to the model.
+    let (view, _) = art::compare::run(&art, &traces[0]).await.unwrap();
+    let approval = view.tools[0].approval.as_ref().unwrap();
+    assert!(approval.approved);
+    assert_eq!(approval.decided_by, art_types::approval::Decider::User);
+    let told = server
+        .requests()
+        .iter()
+        .filter(|r| model_of(r) == "gpt-tool-a")
+        .any(|r| r.body.contains("42"));
+    assert!(told, "the tool's result reached the model");
+    art.ready(&thread).await.unwrap();
+}

@@ -270,15 +270,6 @@ impl PesAgent {
                 let why = "this thread's policy for the tool is deny";
                 Some(self.refused(run, call, why, told).await)
             }
-            ToolPolicy::Ask if run.comparison.is_some() => {
-                let told = format!(
-                    "`{}` asks before it runs, and a comparison's columns cannot wait for the \
-                     user: answer without it",
-                    call.tool_name
-                );
-                let why = "a comparison's columns do not wait for approval";
-                Some(self.refused(run, call, why, told).await)
-            }
             ToolPolicy::Ask => None,
         }
     }
@@ -293,7 +284,7 @@ impl PesAgent {
     }
 
     /// What the user's decision on `call` lets happen, recorded.
-    async fn decided(
+    pub(super) async fn decided(
         &self,
         run: &Run,
         call: &ParsedToolCall,

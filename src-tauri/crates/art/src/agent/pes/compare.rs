@@ -7,10 +7,9 @@
 //! wants: a local column waits for the local columns before it ([`queued_behind`] says
 //! which), and its run starts when its turn comes.
 //!
-//! Not yet in a column: waiting on the user. A call that would ask first is refused
-//! (the model reads why, the refusal is recorded as an approval), and the thread's plan
-//! checkpoint does not hold the columns — the plans are what the columns show side by
-//! side.
+//! A column's call that asks first waits for the user in the column (`column_wait.rs`)
+//! while the others go on. The thread's plan checkpoint does not hold the columns: the
+//! plans are what the columns show side by side.
 
 use std::time::Instant;
 

@@ -18,6 +18,7 @@
 
 mod approvals;
 mod calls;
+mod column_wait;
 mod compare;
 mod exchange;
 mod held;
@@ -58,6 +59,7 @@ use crate::sockets::Sockets;
 use crate::tools::ToolSystem;
 pub use approvals::WaitingRuns;
 use calls::run_error;
+pub use column_wait::ColumnWaits;
 pub use compare::{Column, ColumnEnded, MAX_COLUMNS, MIN_COLUMNS, queued_behind};
 pub use replan::UPDATE_PLAN;
 use run::{Failed, Run, Stop};
@@ -92,6 +94,8 @@ pub struct PesAgent {
     pub claims: Arc<Claims>,
     /// The attachment store (`None`: this instance takes no attachments).
     pub attachments: Option<Arc<Attachments>>,
+    /// Comparisons' columns that wait for a decision (in this process).
+    pub column_waits: Arc<ColumnWaits>,
 }
 
 /// What every phase of one run works from.
@@ -536,6 +540,15 @@ impl AgentCore for PesAgent {
         thread_id: &str,
     ) -> Result<Option<AgentFinalResponse>, AgentError> {
         self.stop_waiting_run(thread_id).await
+    }
+
+    fn decide_column(
+        &self,
+        thread_id: &str,
+        trace_id: &str,
+        decision: ApprovalDecision,
+    ) -> Result<(), AgentError> {
+        PesAgent::decide_column(self, thread_id, trace_id, decision)
     }
 
     async fn compare(

@@ -54,6 +54,10 @@ impl PesAgent {
             } else {
                 match self.verdict(run, setup, &call).await {
                     Some(verdict) => verdict,
+                    // A comparison's column waits where it is, beside the others.
+                    None if run.comparison.is_some() => {
+                        self.wait_in_column(run, st, &call, cancel).await?
+                    }
                     None => return Ok(None),
                 }
             };
