@@ -1,5 +1,6 @@
 //! Compare, replay and diff in the app: one question to three local models from the
-//! composer, in columns (one calls a tool), one kept, its run replayed from the record on
+//! composer, in columns (one calls a tool that asks first: approved in its column), one
+//! kept, its run replayed from the record on
 //! the thread's model and compared with it; and a run replayed from the Trace panel with
 //! its tool call answered from the record, shown on its own branch, then compared with
 //! its original — figures, plan, the tool call, the answers word by word.
@@ -55,6 +56,13 @@ async fn three_models_answer_in_columns_one_is_kept_replayed_and_diffed() {
     app.click(".model-group[data-provider=\"ollama\"] .model-choice[data-model=\"llama3.2:3b\"]")
         .await;
     app.wait_for_text("#model-name", "llama3.2:3b").await;
+    // The calculator asks first in this thread.
+    app.click("#settings-button").await;
+    app.select(".tool-policy[data-tool=\"calculator\"]", "ask")
+        .await;
+    app.click("#save-settings").await;
+    app.wait_for("#settings-saved").await;
+    app.click("#settings-button").await;
 
     // Compare…: three models ticked, in order, asked the question being written.
     app.type_into("#composer-input", "What is 19 + 23?").await;
@@ -69,9 +77,22 @@ async fn three_models_answer_in_columns_one_is_kept_replayed_and_diffed() {
     app.wait_for("#comparison").await;
     assert_eq!(app.count(".comparison-column").await, 3);
 
-    // Each column answers in its own place; qwen3's calls the calculator.
+    // Each column answers in its own place. qwen3's calls the calculator, which asks
+    // first: its column waits for the decision, and gemma3 (local too) for its turn.
     app.wait_for_text(&format!("{} .answer", column("llama3.2:3b")), "forty-two")
         .await;
+    let approval = format!(
+        "{} .approval-card[data-tool=\"calculator\"]",
+        column("qwen3:4b")
+    );
+    app.wait_for(&approval).await;
+    app.wait_for_text(
+        &format!("{} .column-state", column("gemma3:4b")),
+        "Waits for qwen3:4b",
+    )
+    .await;
+    app.screenshot("compare-approval").await;
+    app.click(&format!("{approval} button.approve")).await;
     app.wait_for_text(&format!("{} .answer", column("qwen3:4b")), "42")
         .await;
     app.wait_for_text(&format!("{} .answer", column("gemma3:4b")), "Gemma")
