@@ -40,6 +40,7 @@ const ALL: &[&str] = &[
     "attachments",
     "knowledge",
     "push",
+    "columns",
 ];
 
 /// Run the named benchmarks (all when none is named), then rewrite BENCHMARKS.md.

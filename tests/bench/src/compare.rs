@@ -55,15 +55,17 @@ fn pin(core: Option<usize>) -> Result<(), String> {
 }
 
 /// The fake server's process; killed when dropped.
-struct ServerProcess {
+pub(crate) struct ServerProcess {
     child: Child,
-    url: String,
+    /// Where it listens.
+    pub(crate) url: String,
     /// First-byte times of the answers, as the server reports them.
     served: mpsc::Receiver<u128>,
 }
 
 impl ServerProcess {
-    fn start(tokens: usize, framing: Framing) -> Result<Self, String> {
+    /// Start `art-bench serve` with `tokens` per answer, framed as `framing`.
+    pub(crate) fn start(tokens: usize, framing: Framing) -> Result<Self, String> {
         let me = std::env::current_exe().map_err(|e| e.to_string())?;
         let mut child = Command::new(me)
             .args(["serve", "--tokens", &tokens.to_string(), "--framing"])

@@ -23,6 +23,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ("attachments", "Attachments"),
     ("knowledge", "Knowledge search"),
     ("push", "Traces to a collector"),
+    ("columns", "Comparing models"),
 ];
 
 /// The hand-written part (how to read the numbers, how budgets were reached), read when

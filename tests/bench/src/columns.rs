@@ -1,0 +1,264 @@
+//! `art-bench columns`: a four-way comparison (`ArtInstance::compare`) against the same
+//! four models asked one after another in runs of their own. The same question, the same
+//! fake server (`art-bench serve`, a process of its own: OpenAI's SSE, paced like a
+//! model, a short plan for the planning call), the same provider over HTTP; each round
+//! asks in new threads, the two ways taking turns first. Measured in this process (the
+//! server's work is its own): CPU per answer token — the comparison's four columns
+//! together against the four runs together — and each column's time to its first answer
+//! token against a lone run's. Budget: ≤ 1.1× the separate runs' CPU per token.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use art::ArtInstance;
+use art::agent::CancellationToken;
+use art::agent::pes::Column;
+use art::providers::factory::{BuiltinFactory, builtin_entries};
+use art::providers::manager::{ManagerOptions, ProviderManager};
+use art::providers::options::BASE_URL;
+use art::secrets::{MemoryStore, Secret, SecretStore};
+use art::sockets::StreamFilter;
+use art::storage::sqlite::SqliteStorage;
+use art_testkit::bench::{Budget, Figure, Results};
+use art_types::{AgentProps, ProviderConfig, StreamEventKind, ThreadConfig, TokenType};
+use serde_json::json;
+
+use crate::clients::cpu_seconds;
+use crate::compare::ServerProcess;
+use crate::server::Framing;
+
+/// Tokens in each answer.
+const TOKENS: usize = 2_000;
+/// Models compared.
+const MODELS: [&str; 4] = ["model-a", "model-b", "model-c", "model-d"];
+/// Rounds of each way, after a warm-up round.
+const ROUNDS: usize = 7;
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// One round's figures: CPU seconds, and each run's time to its first answer token from
+/// the moment it was asked.
+struct Round {
+    cpu: f64,
+    firsts: Vec<f64>,
+}
+
+/// A new thread on the OpenAI entry at `url` (the columns reach the server where the
+/// thread does).
+async fn thread(art: &ArtInstance, url: &str) -> String {
+    let thread = art
+        .conversation
+        .create_thread(None)
+        .await
+        .unwrap()
+        .thread_id;
+    let mut provider_config = ProviderConfig {
+        provider_name: "openai".into(),
+        model_id: MODELS[0].into(),
+        ..ProviderConfig::default()
+    };
+    provider_config
+        .adapter_options
+        .insert(BASE_URL.into(), json!(format!("{url}/v1")));
+    let config = ThreadConfig {
+        provider_config,
+        ..ThreadConfig::default()
+    };
+    art.state.set_thread_config(&thread, &config).await.unwrap();
+    thread
+}
+
+fn question(thread: &str, trace: Option<String>) -> AgentProps {
+    AgentProps {
+        query: "Tell me everything".into(),
+        thread_id: thread.to_owned(),
+        trace_id: trace,
+        options: Default::default(),
+        attachments: Vec::new(),
+    }
+}
+
+/// Ask the four models, one way or the other; every stream event read, as the app's
+/// bridge reads them, the first answer token of each run timed.
+async fn round(art: &ArtInstance, url: &str, together: bool) -> Round {
+    let mut events = art.sockets.stream.subscribe(StreamFilter::default());
+    let firsts = Arc::new(std::sync::Mutex::new(HashMap::<String, Instant>::new()));
+    let listener = {
+        let firsts = Arc::clone(&firsts);
+        tokio::spawn(async move {
+            while let Some(e) = events.recv().await {
+                if let StreamEventKind::Token {
+                    token_type: TokenType::FinalSynthesisLlmResponse,
+                    ..
+                } = e.kind
+                {
+                    firsts
+                        .lock()
+                        .unwrap()
+                        .entry(e.trace_id)
+                        .or_insert_with(Instant::now);
+                }
+            }
+        })
+    };
+    let traces: Vec<String> = MODELS.iter().map(|_| art::clock::new_id()).collect();
+    let mut asked = Vec::new();
+    let cpu = cpu_seconds();
+    if together {
+        let thread = thread(art, url).await;
+        let columns = MODELS
+            .iter()
+            .zip(&traces)
+            .map(|(model, trace)| Column {
+                trace_id: trace.clone(),
+                provider: ProviderConfig {
+                    provider_name: "openai".into(),
+                    model_id: (*model).into(),
+                    ..ProviderConfig::default()
+                },
+                cancel: CancellationToken::new(),
+            })
+            .collect();
+        let at = Instant::now();
+        asked = vec![at; MODELS.len()];
+        let ended = art
+            .compare(question(&thread, None), columns, &|_, _| {})
+            .await
+            .unwrap();
+        for out in ended {
+            let out = out.unwrap();
+            assert!(out.metadata.error.is_none(), "{:?}", out.metadata.error);
+        }
+    } else {
+        for (model, trace) in MODELS.iter().zip(&traces) {
+            let thread = thread(art, url).await;
+            let mut props = question(&thread, Some(trace.clone()));
+            props.options.provider_config = Some(ProviderConfig {
+                provider_name: "openai".into(),
+                model_id: (*model).into(),
+                ..ProviderConfig::default()
+            });
+            asked.push(Instant::now());
+            let out = art.process(props, CancellationToken::new()).await.unwrap();
+            assert!(out.metadata.error.is_none(), "{:?}", out.metadata.error);
+        }
+    }
+    let cpu = cpu_seconds() - cpu;
+    // The last events leave the socket just after the runs end.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    listener.abort();
+    let firsts = firsts.lock().unwrap();
+    let firsts = traces
+        .iter()
+        .zip(&asked)
+        .map(|(trace, at)| {
+            let first = firsts.get(trace).expect("every run streamed its answer");
+            first.duration_since(*at).as_secs_f64() * 1_000.0
+        })
+        .collect();
+    Round { cpu, firsts }
+}
+
+/// Run the benchmark; its figures go to `columns.json`.
+pub fn run() -> Result<(), String> {
+    let mut results = Results::new("columns", "cargo xtask bench columns");
+    results.note(&format!(
+        "Four models of one OpenAI-compatible provider entry, each answering {TOKENS} tokens \
+         from the fake server (`art-bench serve --framing paced`, a process of its own) after \
+         a short plan; a comparison of the four against the four asked one after another, \
+         each in a new thread, {ROUNDS} rounds after a warm-up, the order alternating. The \
+         CPU is this process's (the agents, SQLite, the stream read as the app's bridge \
+         reads it), not the server's."
+    ));
+    let server = ServerProcess::start(TOKENS, Framing::Paced)?;
+    let rt = crate::framework::runtime();
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let secrets = Arc::new(MemoryStore::new());
+    secrets
+        .set("openai", &Secret::new("k"))
+        .map_err(|e| e.to_string())?;
+    let providers = Arc::new(ProviderManager::new(
+        builtin_entries(),
+        Arc::new(BuiltinFactory::default()),
+        secrets,
+        ManagerOptions::default(),
+    ));
+    let storage = SqliteStorage::open(dir.path().join("art.sqlite3")).map_err(|e| e.to_string())?;
+    let art = ArtInstance::builder(Arc::new(storage), providers)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let (mut ratio, mut cpu_apart, mut cpu_together) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut first_apart, mut first_together) = (Vec::new(), Vec::new());
+    let per_token = |cpu: f64| cpu * 1e6 / (TOKENS * MODELS.len()) as f64;
+    for i in 0..=ROUNDS {
+        let order = if i % 2 == 0 {
+            [false, true]
+        } else {
+            [true, false]
+        };
+        let mut pair = [None, None];
+        for together in order {
+            let round = rt.block_on(round(&art, &server.url, together));
+            pair[usize::from(together)] = Some(round);
+        }
+        let [Some(mut apart), Some(mut together)] = pair else {
+            unreachable!("both ways ran")
+        };
+        if i == 0 {
+            continue;
+        }
+        ratio.push(together.cpu / apart.cpu);
+        cpu_apart.push(per_token(apart.cpu));
+        cpu_together.push(per_token(together.cpu));
+        first_apart.push(median(&mut apart.firsts));
+        // Each column's first token against a lone run's, from when it was asked.
+        first_together.push(median(&mut together.firsts));
+    }
+    let added: Vec<f64> = first_together
+        .iter()
+        .zip(&first_apart)
+        .map(|(t, a)| t - a)
+        .collect();
+    results.add(Figure::new(
+        "columns/cpu_per_token_apart_us",
+        &format!(
+            "CPU per answer token, four models asked one after another ({TOKENS} tokens each)"
+        ),
+        "µs",
+        cpu_apart,
+    ));
+    results.add(Figure::new(
+        "columns/cpu_per_token_together_us",
+        "CPU per answer token, the same four compared at once (one question, four columns)",
+        "µs",
+        cpu_together,
+    ));
+    results.add(
+        Figure::new(
+            "columns/cpu_ratio",
+            "A four-way comparison's CPU over the four separate runs' (per round)",
+            "×",
+            ratio,
+        )
+        .budget(Budget::AtMost(1.1)),
+    );
+    results.add(Figure::new(
+        "columns/first_token_apart_ms",
+        "Time to the first answer token of a lone run (median of the round's four)",
+        "ms",
+        first_apart,
+    ));
+    results.add(Figure::new(
+        "columns/first_token_added_ms",
+        "What a column adds to it: its first answer token from the comparison's start, \
+         minus a lone run's (median of the round's four columns)",
+        "ms",
+        added,
+    ));
+    drop(server);
+    results.write().map(drop).map_err(|e| e.to_string())
+}
