@@ -9,7 +9,26 @@ use art_testkit::fake::FakeServer;
 use art_testkit::fake::ollama::OllamaLibrary;
 use art_testkit::fake::scripts::{Protocol, text_reply};
 
-use crate::day::{ENTER, PLAN, fake_ollama, launched, new_thread, plan_without_tools};
+use crate::day::{
+    ENTER, PLAN, fake_ollama, launched, new_thread, ollama_address, plan_without_tools,
+};
+
+/// Replay… on the thread's one run with a calculator call, from the record (the form's
+/// default) on the thread's model: the replay answers ("Replayed…"), the calculator's
+/// result marked recorded.
+async fn replay_from_the_record(app: &art_testkit::e2e::AppSession) {
+    app.click("#trace-button").await;
+    app.wait_for_text("#trace-panel .trace-run-head", "1 tool call")
+        .await;
+    app.click(".replay-run").await;
+    app.wait_for("#replay-form").await;
+    app.wait_for("#replay-recorded:checked").await;
+    app.click("#replay-start").await;
+    app.wait_gone("#replay-form").await;
+    app.wait_for_text(".message.ai .answer", "Replayed").await;
+    app.wait_for(".tool-card[data-tool=\"calculator\"] .recorded-badge")
+        .await;
+}
 
 /// The column of `model`.
 fn column(model: &str) -> String {
@@ -42,14 +61,7 @@ async fn three_models_answer_in_columns_one_is_kept_replayed_and_diffed() {
     .unwrap();
     let app = launched().await;
     // The Models page's Ollama is the fake one: the compare list reads its models.
-    let set = app
-        .eval_async(
-            "const done = arguments[arguments.length - 1];
-             window.__TAURI__.core.invoke('ollama_address', { baseUrl: arguments[0] })
-                 .then(done, e => done('refused: ' + JSON.stringify(e)));",
-            vec![ollama.url().into()],
-        )
-        .await;
+    let set = ollama_address(&app, &ollama.url()).await;
     assert_eq!(set.as_str(), Some(ollama.url().as_str()));
     new_thread(&app, &ollama.url()).await;
     app.click("#model-picker").await;
@@ -144,16 +156,7 @@ async fn three_models_answer_in_columns_one_is_kept_replayed_and_diffed() {
     assert!(!shown.contains("Gemma thinks"), "{shown}");
 
     // Its run replayed from the record on the thread's model, then diffed with it.
-    app.click("#trace-button").await;
-    app.wait_for_text("#trace-panel .trace-run-head", "1 tool call")
-        .await;
-    app.click(".replay-run").await;
-    app.wait_for("#replay-recorded:checked").await;
-    app.click("#replay-start").await;
-    app.wait_gone("#replay-form").await;
-    app.wait_for_text(".message.ai .answer", "Replayed").await;
-    app.wait_for(".tool-card[data-tool=\"calculator\"] .recorded-badge")
-        .await;
+    replay_from_the_record(&app).await;
     app.wait_for(".compare-original").await;
     app.click(".compare-original").await;
     let answer = app.wait_for_text("#diff-answer", "Replayed").await;
@@ -187,20 +190,9 @@ async fn a_run_replayed_from_the_record_is_compared_with_its_original() {
         .await;
     app.wait_for_text(".message.ai .answer", "is 42").await;
 
-    // Replay… on the run: recorded (the form's default), the thread's model.
-    app.click("#trace-button").await;
-    app.wait_for_text("#trace-panel .trace-run-head", "1 tool call")
-        .await;
-    app.click(".replay-run").await;
-    app.wait_for("#replay-form").await;
-    app.wait_for("#replay-recorded:checked").await;
-    app.click("#replay-start").await;
-    app.wait_gone("#replay-form").await;
-    // The replay answers on a branch beside the original (‹ 2 / 2 ›), its tool call
-    // answered from the record.
-    app.wait_for_text(".message.ai .answer", "Replayed").await;
-    app.wait_for(".tool-card[data-tool=\"calculator\"] .recorded-badge")
-        .await;
+    // Replay… on the run: recorded (the form's default), the thread's model; it answers
+    // on a branch beside the original (‹ 2 / 2 ›), its tool call answered from the record.
+    replay_from_the_record(&app).await;
     app.wait_for_text(".message.user .branch-position", "2 / 2")
         .await;
     app.screenshot("replay-answered").await;

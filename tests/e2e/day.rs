@@ -26,6 +26,19 @@ pub(crate) async fn fake_ollama(replies: Vec<Reply>) -> FakeServer {
         .unwrap()
 }
 
+/// Point the Ollama the app manages (the Models page's, whose models the pickers list)
+/// at `base_url`, as its address field does; what the app answers (the address it
+/// keeps, or why it refused).
+pub(crate) async fn ollama_address(app: &AppSession, base_url: &str) -> serde_json::Value {
+    app.eval_async(
+        "const done = arguments[arguments.length - 1];
+         window.__TAURI__.core.invoke('ollama_address', { baseUrl: arguments[0] })
+             .then(done, e => done('refused: ' + JSON.stringify(e)));",
+        vec![base_url.into()],
+    )
+    .await
+}
+
 /// The app, started and connected to its backend.
 pub(crate) async fn launched() -> AppSession {
     let app = AppSession::launch().await;

@@ -88,14 +88,7 @@ async fn the_picker_switches_models_and_says_what_each_can_do() {
     app.wait_for_text("#install-ollama", "ollama.com").await;
     app.screenshot("first-run-no-ollama").await;
     app.wait_for("#add-key").await;
-    let set = app
-        .eval_async(
-            "const done = arguments[arguments.length - 1];
-             window.__TAURI__.core.invoke('ollama_address', { baseUrl: arguments[0] })
-                 .then(done, e => done('refused: ' + JSON.stringify(e)));",
-            vec![server.url().into()],
-        )
-        .await;
+    let set = crate::day::ollama_address(&app, &server.url()).await;
     assert_eq!(set.as_str(), Some(server.url().as_str()));
     app.click("#check-again").await;
     let offered = app

@@ -24,14 +24,7 @@ async fn models_are_listed_pulled_with_progress_and_deleted() {
         .await;
     // The suite holds the default Ollama address (nothing may reach it): the page is
     // pointed at the fake library before it first lists, as its address field would.
-    let set = app
-        .eval_async(
-            "const done = arguments[arguments.length - 1];
-             window.__TAURI__.core.invoke('ollama_address', { baseUrl: arguments[0] })
-                 .then(done, e => done('refused: ' + JSON.stringify(e)));",
-            vec![format!("{}/v1", server.url()).into()],
-        )
-        .await;
+    let set = crate::day::ollama_address(&app, &format!("{}/v1", server.url())).await;
     assert_eq!(set.as_str(), Some(server.url().as_str()), "no /v1");
     app.click("#models-button").await;
     app.wait_for("#models").await;

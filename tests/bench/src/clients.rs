@@ -233,16 +233,9 @@ async fn adapter_alone(adapter: &dyn ProviderAdapter, model: &str) -> Result<Sam
     Ok(meter.finish())
 }
 
-/// A PES run on a fresh SQLite file, its stream coalesced as the desktop bridge does; the
-/// server streams `tokens` deltas.
-async fn pipeline(
-    provider: &str,
-    base_url: &str,
-    model: &str,
-    tokens: usize,
-) -> Result<Sample, String> {
-    let expected = crate::server::answer(tokens).len() as u64;
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+/// An instance on a new SQLite file in `dir`, with the built-in providers, `provider`
+/// holding a key (the fake servers take any).
+pub(crate) fn instance(provider: &str, dir: &std::path::Path) -> Result<ArtInstance, String> {
     let secrets = Arc::new(MemoryStore::new());
     secrets
         .set(provider, &Secret::new("k"))
@@ -253,10 +246,23 @@ async fn pipeline(
         secrets,
         ManagerOptions::default(),
     ));
-    let storage = SqliteStorage::open(dir.path().join("art.sqlite3")).map_err(|e| e.to_string())?;
-    let art = ArtInstance::builder(Arc::new(storage), providers)
+    let storage = SqliteStorage::open(dir.join("art.sqlite3")).map_err(|e| e.to_string())?;
+    ArtInstance::builder(Arc::new(storage), providers)
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())
+}
+
+/// A PES run on a fresh SQLite file, its stream coalesced as the desktop bridge does; the
+/// server streams `tokens` deltas.
+async fn pipeline(
+    provider: &str,
+    base_url: &str,
+    model: &str,
+    tokens: usize,
+) -> Result<Sample, String> {
+    let expected = crate::server::answer(tokens).len() as u64;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let art = instance(provider, dir.path())?;
     let thread = art
         .conversation
         .create_thread(None)

@@ -14,15 +14,9 @@ use std::time::{Duration, Instant};
 use art::ArtInstance;
 use art::agent::CancellationToken;
 use art::agent::pes::Column;
-use art::providers::factory::{BuiltinFactory, builtin_entries};
-use art::providers::manager::{ManagerOptions, ProviderManager};
-use art::providers::options::BASE_URL;
-use art::secrets::{MemoryStore, Secret, SecretStore};
 use art::sockets::StreamFilter;
-use art::storage::sqlite::SqliteStorage;
 use art_testkit::bench::{Budget, Figure, Results};
-use art_types::{AgentProps, ProviderConfig, StreamEventKind, ThreadConfig, TokenType};
-use serde_json::json;
+use art_types::{AgentProps, ProviderConfig, StreamEventKind, TokenType};
 
 use crate::clients::cpu_seconds;
 use crate::compare::ServerProcess;
@@ -50,26 +44,8 @@ struct Round {
 /// A new thread on the OpenAI entry at `url` (the columns reach the server where the
 /// thread does).
 async fn thread(art: &ArtInstance, url: &str) -> String {
-    let thread = art
-        .conversation
-        .create_thread(None)
+    art_testkit::framework::adapters::thread_at(art, "openai", MODELS[0], &format!("{url}/v1"), &[])
         .await
-        .unwrap()
-        .thread_id;
-    let mut provider_config = ProviderConfig {
-        provider_name: "openai".into(),
-        model_id: MODELS[0].into(),
-        ..ProviderConfig::default()
-    };
-    provider_config
-        .adapter_options
-        .insert(BASE_URL.into(), json!(format!("{url}/v1")));
-    let config = ThreadConfig {
-        provider_config,
-        ..ThreadConfig::default()
-    };
-    art.state.set_thread_config(&thread, &config).await.unwrap();
-    thread
 }
 
 fn question(thread: &str, trace: Option<String>) -> AgentProps {
@@ -177,20 +153,7 @@ pub fn run() -> Result<(), String> {
     let server = ServerProcess::start(TOKENS, Framing::Paced)?;
     let rt = crate::framework::runtime();
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let secrets = Arc::new(MemoryStore::new());
-    secrets
-        .set("openai", &Secret::new("k"))
-        .map_err(|e| e.to_string())?;
-    let providers = Arc::new(ProviderManager::new(
-        builtin_entries(),
-        Arc::new(BuiltinFactory::default()),
-        secrets,
-        ManagerOptions::default(),
-    ));
-    let storage = SqliteStorage::open(dir.path().join("art.sqlite3")).map_err(|e| e.to_string())?;
-    let art = ArtInstance::builder(Arc::new(storage), providers)
-        .build()
-        .map_err(|e| e.to_string())?;
+    let art = crate::clients::instance("openai", dir.path())?;
     let (mut ratio, mut cpu_apart, mut cpu_together) = (Vec::new(), Vec::new(), Vec::new());
     let (mut first_apart, mut first_together) = (Vec::new(), Vec::new());
     let per_token = |cpu: f64| cpu * 1e6 / (TOKENS * MODELS.len()) as f64;

@@ -333,20 +333,7 @@ impl PesAgent {
             .first()
             .cloned()
             .ok_or_else(|| broken("a step waits with no call to decide on"))?;
-        let content = self.suspension_of(run, &step, &call);
-        let root = run.root_span.clone();
-        let mut o = run.obs(
-            ObservationType::Suspension,
-            json!(content),
-            run.span(
-                Phase::Execution,
-                &step.span,
-                Some(&root),
-                clock::now_ms(),
-                false,
-            ),
-        );
-        o.title = Some(format!("Waiting for approval: {}", call.tool_name));
+        let (_, o) = self.suspension(run, &step, &call);
         self.wait(run, Some(step), Vec::new(), intent, options, o)
             .await
     }
@@ -416,6 +403,31 @@ impl PesAgent {
             step_id: run.steps.get(step.index).map(|s| s.id.clone()),
             question_id: None,
         }
+    }
+
+    /// The SUSPENSION of `run` whose `call` of `step` waits for approval: what waits,
+    /// and its record.
+    pub(super) fn suspension(
+        &self,
+        run: &Run,
+        step: &StepState,
+        call: &ParsedToolCall,
+    ) -> (SuspensionContent, crate::observation::NewObservation) {
+        let content = self.suspension_of(run, step, call);
+        let root = run.root_span.clone();
+        let mut o = run.obs(
+            ObservationType::Suspension,
+            json!(content),
+            run.span(
+                Phase::Execution,
+                &step.span,
+                Some(&root),
+                clock::now_ms(),
+                false,
+            ),
+        );
+        o.title = Some(format!("Waiting for approval: {}", call.tool_name));
+        (content, o)
     }
 
     /// What `waiting` waits on: a step's call, or its plan (under the name `plan`).

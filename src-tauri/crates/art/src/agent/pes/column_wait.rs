@@ -10,8 +10,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use art_types::approval::{ApprovalDecision, SuspensionContent, ToolPolicy};
-use art_types::{ObservationType, ParsedToolCall, Phase};
-use serde_json::json;
+use art_types::{ParsedToolCall, Phase};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -21,7 +20,6 @@ use super::calls::stopped;
 use super::run::{Run, Stop};
 use super::steps::StepState;
 use crate::agent::AgentError;
-use crate::clock;
 
 /// The comparisons' columns that wait for a decision, by their run's trace id.
 #[derive(Default)]
@@ -64,30 +62,17 @@ impl PesAgent {
         call: &ParsedToolCall,
         cancel: &CancellationToken,
     ) -> Result<Verdict, Stop> {
-        let content = self.suspension_of(run, st, call);
+        let (content, record) = self.suspension(run, st, call);
         let (decide, decided) = oneshot::channel();
         self.column_waits.waiting().insert(
             run.trace_id.clone(),
             Waiter {
                 thread_id: run.thread_id.clone(),
-                call: content.clone(),
+                call: content,
                 decide,
             },
         );
-        let root = run.root_span.clone();
-        let mut o = run.obs(
-            ObservationType::Suspension,
-            json!(content),
-            run.span(
-                Phase::Execution,
-                &st.span,
-                Some(&root),
-                clock::now_ms(),
-                false,
-            ),
-        );
-        o.title = Some(format!("Waiting for approval: {}", call.tool_name));
-        self.record(o).await;
+        self.record(record).await;
         run.pause();
         let decision = tokio::select! {
             biased;
