@@ -14,15 +14,18 @@ use crate::day::{
 };
 
 /// Replay… on the thread's one run with a calculator call, from the record (the form's
-/// default) on the thread's model: the replay answers ("Replayed…"), the calculator's
-/// result marked recorded.
-async fn replay_from_the_record(app: &art_testkit::e2e::AppSession) {
+/// default) on the thread's model, with `prompt` as its system prompt when given: the
+/// replay answers ("Replayed…"), the calculator's result marked recorded.
+async fn replay_from_the_record(app: &art_testkit::e2e::AppSession, prompt: Option<&str>) {
     app.click("#trace-button").await;
     app.wait_for_text("#trace-panel .trace-run-head", "1 tool call")
         .await;
     app.click(".replay-run").await;
     app.wait_for("#replay-form").await;
     app.wait_for("#replay-recorded:checked").await;
+    if let Some(prompt) = prompt {
+        app.type_into("#replay-prompt", prompt).await;
+    }
     app.click("#replay-start").await;
     app.wait_gone("#replay-form").await;
     app.wait_for_text(".message.ai .answer", "Replayed").await;
@@ -155,8 +158,9 @@ async fn three_models_answer_in_columns_one_is_kept_replayed_and_diffed() {
     assert!(!shown.contains("Llama says"), "{shown}");
     assert!(!shown.contains("Gemma thinks"), "{shown}");
 
-    // Its run replayed from the record on the thread's model, then diffed with it.
-    replay_from_the_record(&app).await;
+    // Its run replayed from the record on the thread's model with another system
+    // prompt, then diffed with it.
+    replay_from_the_record(&app, Some("Answer like a ship's log.")).await;
     app.wait_for(".compare-original").await;
     app.click(".compare-original").await;
     let answer = app.wait_for_text("#diff-answer", "Replayed").await;
@@ -173,6 +177,22 @@ async fn three_models_answer_in_columns_one_is_kept_replayed_and_diffed() {
         })
         .count();
     assert_eq!(chats, 8);
+    // The replay's calls carry its system prompt; the comparison's did not.
+    let prompted: Vec<bool> = ollama
+        .requests()
+        .iter()
+        .filter(|r| r.request_line.starts_with("POST /api/chat"))
+        .filter(|r| {
+            r.json()["messages"]
+                .as_array()
+                .is_some_and(|m| !m.is_empty())
+        })
+        .map(|r| r.body.contains("ship's log"))
+        .collect();
+    assert_eq!(
+        prompted,
+        [false, false, false, false, false, false, true, true]
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -192,7 +212,7 @@ async fn a_run_replayed_from_the_record_is_compared_with_its_original() {
 
     // Replay… on the run: recorded (the form's default), the thread's model; it answers
     // on a branch beside the original (‹ 2 / 2 ›), its tool call answered from the record.
-    replay_from_the_record(&app).await;
+    replay_from_the_record(&app, None).await;
     app.wait_for_text(".message.user .branch-position", "2 / 2")
         .await;
     app.screenshot("replay-answered").await;

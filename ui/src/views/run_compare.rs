@@ -190,9 +190,16 @@ pub fn DiffView(a: String, b: String) -> impl IntoView {
     }
 }
 
+/// `prompt` as a replay's system prompt: `None` (the thread's) when left blank.
+pub fn other_prompt(prompt: &str) -> Option<String> {
+    let prompt = prompt.trim();
+    (!prompt.is_empty()).then(|| prompt.to_owned())
+}
+
 /// "Replay…" on run `trace_id` of `thread_id`: a model (the recent ones, or the
-/// thread's), whether tools run again, and what an unrecorded call gets. `done` is
-/// told once the replay started (the thread shows it on its new branch).
+/// thread's), another system prompt or tool set (the thread's when not changed), whether
+/// tools run again, and what an unrecorded call gets. `done` is told once the replay
+/// started (the thread shows it on its new branch).
 #[component]
 pub fn ReplayForm(thread_id: String, trace_id: String, done: Callback<()>) -> impl IntoView {
     let models = LocalResource::new(|| async {
@@ -201,6 +208,24 @@ pub fn ReplayForm(thread_id: String, trace_id: String, done: Callback<()>) -> im
             .map(|s| s.recent_models)
             .unwrap_or_default()
     });
+    // Every tool, and the thread's own set (where the replay's starts from).
+    let tool_names = LocalResource::new(|| async {
+        ipc::call(&cmd::ListTools {})
+            .await
+            .map(|tools| tools.into_iter().map(|t| t.name).collect::<Vec<_>>())
+            .unwrap_or_default()
+    });
+    let prompt = RwSignal::new(String::new());
+    let other_tools = RwSignal::new(false);
+    let tools = RwSignal::new(Vec::<String>::new());
+    {
+        let thread_id = thread_id.clone();
+        spawn_local(async move {
+            if let Ok(config) = ipc::call(&cmd::GetThreadConfig { thread_id }).await {
+                tools.try_set(config.enabled_tools);
+            }
+        });
+    }
     let model = RwSignal::new(String::new());
     let recorded = RwSignal::new(true);
     let ask = RwSignal::new(false);
@@ -221,8 +246,8 @@ pub fn ReplayForm(thread_id: String, trace_id: String, done: Callback<()>) -> im
             thread_id: thread.get_value(),
             trace_id: trace.get_value(),
             provider_config,
-            system_prompt: None,
-            tools: None,
+            system_prompt: other_prompt(&prompt.get_untracked()),
+            tools: other_tools.get_untracked().then(|| tools.get_untracked()),
             mode: if recorded.get_untracked() {
                 ReplayMode::Recorded
             } else {
@@ -260,6 +285,32 @@ pub fn ReplayForm(thread_id: String, trace_id: String, done: Callback<()>) -> im
                     {move || models.get().map(|list| list.iter().map(option).collect_view())}
                 </select>
             </label>
+            <textarea id="replay-prompt" class="replay-prompt" rows="2"
+                placeholder="System prompt (leave blank for the thread's)"
+                prop:value=move || prompt.get()
+                on:input=move |ev| prompt.set(event_target_value(&ev))></textarea>
+            <label class="small"><input type="checkbox" id="replay-other-tools"
+                prop:checked=move || other_tools.get()
+                on:change=move |ev| other_tools.set(event_target_checked(&ev)) />
+                " Other tools than the thread's"</label>
+            <Show when=move || other_tools.get()>
+                <div class="replay-tools small" id="replay-tools">
+                    {move || tool_names.get().unwrap_or_default().into_iter().map(|name| {
+                        let (ticked, toggled, tool) = (name.clone(), name.clone(), name.clone());
+                        view! {
+                            <label data-tool=tool><input type="checkbox"
+                                prop:checked=move || tools.with(|t| t.contains(&ticked))
+                                on:change=move |ev| {
+                                    let on = event_target_checked(&ev);
+                                    tools.update(|t| {
+                                        t.retain(|n| *n != toggled);
+                                        if on { t.push(toggled.clone()); }
+                                    });
+                                } />" "{name}</label>
+                        }
+                    }).collect_view()}
+                </div>
+            </Show>
             <label class="small"><input type="checkbox" id="replay-recorded"
                 prop:checked=move || recorded.get()
                 on:change=move |ev| recorded.set(event_target_checked(&ev)) />
@@ -275,5 +326,19 @@ pub fn ReplayForm(thread_id: String, trace_id: String, done: Callback<()>) -> im
             <button class="small" on:click=move |_| done.run(())>"Cancel"</button>
             {move || error.get().map(|error| view! { <ErrorCard error /> })}
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_blank_prompt_keeps_the_threads() {
+        assert_eq!(other_prompt("  \n "), None);
+        assert_eq!(
+            other_prompt("  Answer in French. "),
+            Some("Answer in French.".to_owned())
+        );
     }
 }
