@@ -344,31 +344,13 @@ async fn a_call_the_record_lacks_runs_once_approved_and_a_waiting_run_is_replaye
     assert!(md.contains("not recorded"), "{md}");
 }
 
-/// The fake Ollama's fixed answers, and an unload (`/api/chat` with no messages, sent
-/// before another local model loads) answered as Ollama does, not from the script.
-fn ollama_with_unload() -> art_testkit::fake::Router {
-    let base = router(Protocol::Ollama);
-    Box::new(move |request| {
-        let unloading = request.request_line.starts_with("POST /api/chat")
-            && request.json()["messages"]
-                .as_array()
-                .is_some_and(Vec::is_empty);
-        if unloading {
-            let model = request.json()["model"].clone();
-            let done = serde_json::json!({"model": model, "done": true, "done_reason": "unload"});
-            return Some(Reply::json(&done.to_string()));
-        }
-        base(request)
-    })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compare_asks_two_local_models_in_turn_and_prints_columns_then_figures() {
     let plan =
         r#"{"title": "Sum", "intent": "Add 19 and 23", "plan": ["Answer"], "toolCalls": []}"#;
     let ollama = FakeServer::start_at(
         0,
-        Some(ollama_with_unload()),
+        Some(router(Protocol::Ollama)),
         vec![
             text_reply(Protocol::Ollama, plan, 16),
             text_reply(Protocol::Ollama, "Hello.", 4),
