@@ -21,7 +21,7 @@ use crate::views::thread::picker::CurrentModel;
 use crate::views::thread_knowledge::ThreadKnowledge;
 use crate::views::tool_picker::{ToolPicker, token_cost};
 
-const BASE_URL: &str = "base_url";
+use art_types::provider::BASE_URL_OPTION as BASE_URL;
 
 #[derive(Deserialize)]
 struct Problem {

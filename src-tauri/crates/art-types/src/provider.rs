@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 /// capabilities); a remote model is assumed to see them.
 pub const VISION_OPTION: &str = "vision";
 
+/// The provider option (in a thread's provider options) naming the address the thread
+/// reaches its provider at, instead of the provider entry's default.
+pub const BASE_URL_OPTION: &str = "base_url";
+
 /// The wire protocol a provider entry speaks (which adapter serves it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -13,7 +13,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use super::message::{Progress, StreamingAnswer};
-use super::picker::{Group, fill};
+use super::picker::{CurrentModel, Group, fill};
 use crate::components::error_card::ErrorCard;
 use crate::components::run_card::RunCard;
 use crate::ipc;
@@ -97,6 +97,8 @@ pub fn CompareMenu(
     let failed = RwSignal::new(None::<IpcError>);
     let chosen = RwSignal::new(Vec::<ModelChoice>::new());
     let search = RwSignal::new(String::new());
+    // The thread's model: its provider's models are listed where the thread reaches it.
+    let current = use_context::<CurrentModel>();
     let show = move || {
         open.set(true);
         search.set(String::new());
@@ -105,7 +107,12 @@ pub fn CompareMenu(
         spawn_local(async move {
             let loaded = async {
                 let settings: AppSettings = ipc::call(&cmd::GetAppSettings {}).await?;
-                fill(groups, &settings).await
+                let thread = current.and_then(|m| {
+                    m.config
+                        .try_with_untracked(|c| c.as_ref().map(|c| c.provider_config.clone()))
+                        .flatten()
+                });
+                fill(groups, &settings, thread).await
             }
             .await;
             if let Err(e) = loaded {

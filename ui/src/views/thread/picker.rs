@@ -6,8 +6,10 @@
 
 use art_types::commands as cmd;
 use art_types::models::{Capability, LocalModel, same_model};
+use art_types::provider::BASE_URL_OPTION;
 use art_types::{
-    AdapterKind, AppSettings, IpcError, KeyState, ModelChoice, ProviderInfo, ThreadConfig,
+    AdapterKind, AppSettings, IpcError, KeyState, ModelChoice, ProviderConfig, ProviderInfo,
+    ThreadConfig,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -132,8 +134,25 @@ fn local_entry(provider: &str, m: &LocalModel) -> Entry {
     }
 }
 
-/// What provider `provider` lists (Ollama's installed models with their capabilities).
-async fn provider_models(provider: &ProviderInfo) -> Result<Vec<Entry>, String> {
+/// Where provider `provider`'s models are listed from for a thread on `thread`: the
+/// thread's own address when it reaches that provider somewhere else than the provider's
+/// default (an OpenAI-compatible server on this machine, say); `None`, the provider's.
+pub fn listed_at(provider: &str, thread: Option<&ProviderConfig>) -> Option<String> {
+    let thread = thread.filter(|t| t.provider_name == provider)?;
+    thread
+        .adapter_options
+        .get(BASE_URL_OPTION)
+        .and_then(|v| v.as_str())
+        .filter(|url| !url.trim().is_empty())
+        .map(str::to_owned)
+}
+
+/// What provider `provider` lists (Ollama's installed models with their capabilities;
+/// another provider's from `base_url` when given).
+async fn provider_models(
+    provider: &ProviderInfo,
+    base_url: Option<String>,
+) -> Result<Vec<Entry>, String> {
     let name = provider.name.clone();
     if provider.kind == AdapterKind::Ollama {
         return match ipc::call(&cmd::ListLocalModels {}).await {
@@ -152,7 +171,7 @@ async fn provider_models(provider: &ProviderInfo) -> Result<Vec<Entry>, String> 
     }
     let asked = cmd::ListModels {
         provider: name.clone(),
-        base_url: None,
+        base_url,
     };
     match ipc::call(&asked).await {
         Ok(list) => Ok(list
@@ -176,6 +195,7 @@ async fn provider_models(provider: &ProviderInfo) -> Result<Vec<Entry>, String> 
 pub(super) async fn fill(
     groups: RwSignal<Vec<Group>>,
     settings: &AppSettings,
+    thread: Option<ProviderConfig>,
 ) -> Result<(), IpcError> {
     let providers = ipc::call(&cmd::ListProviders {}).await?;
     let recent: Vec<Entry> = settings
@@ -201,8 +221,9 @@ pub(super) async fn fill(
     }));
     groups.try_set(initial);
     for provider in providers {
+        let base_url = listed_at(&provider.name, thread.as_ref());
         spawn_local(async move {
-            let listed = provider_models(&provider).await;
+            let listed = provider_models(&provider, base_url).await;
             groups.try_update(|groups| {
                 if let (Ok(found), Some(recent)) =
                     (&listed, groups.iter_mut().find(|g| g.id == "recent"))
@@ -247,7 +268,11 @@ pub fn ModelPicker(thread_id: String) -> impl IntoView {
             let loaded = async {
                 let s = ipc::call(&cmd::GetAppSettings {}).await?;
                 settings.try_set(s.clone());
-                fill(listed, &s).await
+                let thread = current
+                    .config
+                    .try_with_untracked(|c| c.as_ref().map(|c| c.provider_config.clone()))
+                    .flatten();
+                fill(listed, &s, thread).await
             }
             .await;
             if let Err(e) = loaded {
@@ -369,5 +394,37 @@ pub fn ModelPicker(thread_id: String) -> impl IntoView {
                 </div>
             </Show>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_threads_own_address_lists_its_providers_models() {
+        let mut thread = ProviderConfig {
+            provider_name: "openai".into(),
+            model_id: "local-model".into(),
+            ..ProviderConfig::default()
+        };
+        assert_eq!(
+            listed_at("openai", Some(&thread)),
+            None,
+            "the provider's own"
+        );
+        thread
+            .adapter_options
+            .insert(BASE_URL_OPTION.into(), "http://127.0.0.1:1234/v1".into());
+        assert_eq!(
+            listed_at("openai", Some(&thread)).as_deref(),
+            Some("http://127.0.0.1:1234/v1")
+        );
+        assert_eq!(
+            listed_at("anthropic", Some(&thread)),
+            None,
+            "another provider"
+        );
+        assert_eq!(listed_at("openai", None), None);
     }
 }

@@ -10,7 +10,7 @@ use crate::reasoning::provider::ProviderError;
 use crate::secrets::Secret;
 
 /// Adapter option naming the base URL (overrides the provider's default).
-pub const BASE_URL: &str = "base_url";
+pub const BASE_URL: &str = art_types::provider::BASE_URL_OPTION;
 
 /// The base URL of an entry's merged options, checked to be http(s).
 pub fn base_url(
