@@ -91,6 +91,8 @@ impl Handler for CompareModels {
                 trace_id: trace.clone(),
                 provider,
                 cancel,
+                // Its approval card is in the column.
+                can_ask: true,
             })
             .collect();
         for trace in &traces {

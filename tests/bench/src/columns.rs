@@ -103,6 +103,7 @@ async fn round(art: Arc<ArtInstance>, url: String, together: bool) -> Round {
                     ..ProviderConfig::default()
                 },
                 cancel: CancellationToken::new(),
+                can_ask: false,
             })
             .collect();
         let at = Instant::now();

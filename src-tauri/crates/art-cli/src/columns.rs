@@ -52,6 +52,8 @@ pub async fn compare(stack: &Standard, args: CompareArgs) -> anyhow::Result<Exit
             trace_id: art::clock::new_id(),
             provider: provider.clone(),
             cancel: stop.child_token(),
+            // Nothing is asked while the columns run: a call that asks first is refused.
+            can_ask: false,
         })
         .collect();
     let traces: Vec<String> = columns.iter().map(|c| c.trace_id.clone()).collect();

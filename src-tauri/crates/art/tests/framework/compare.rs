@@ -57,6 +57,7 @@ fn column(provider: &str, model: &str) -> Column {
             ..ProviderConfig::default()
         },
         cancel: CancellationToken::new(),
+        can_ask: true,
     }
 }
 
@@ -575,5 +576,56 @@ async fn a_column_that_asks_first_waits_in_its_column_while_the_others_answer() 
         .filter(|r| model_of(r) == "gpt-tool-a")
         .any(|r| r.body.contains("42"));
     assert!(told, "the tool's result reached the model");
+    art.ready(&thread).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn where_no_one_can_be_asked_a_column_s_call_that_asks_first_is_refused() {
+    use art_types::approval::{Decider, ToolPolicy};
+    let server = FakeServer::start_at(0, Some(calling_models()), Vec::new())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let art = instance(&dir);
+    let base_url = format!("{}/v1", server.url());
+    let thread = wire::thread_at(&art, "openai", "gpt-thread", &base_url, &["calculator"]).await;
+    let mut config = art.state.load_thread_context(&thread).await.unwrap().config;
+    config
+        .tool_policies
+        .insert("calculator".into(), ToolPolicy::Ask);
+    art.state.set_thread_config(&thread, &config).await.unwrap();
+    // As `art compare` asks: nobody to decide while the columns run.
+    let columns: Vec<Column> = ["gpt-tool-a", "gpt-c"]
+        .into_iter()
+        .map(|model| Column {
+            can_ask: false,
+            ..column("openai", model)
+        })
+        .collect();
+    let trace = columns[0].trace_id.clone();
+    let ended = art
+        .compare(wire::ask(&thread, "What is 6*7?"), columns, &|_, _| {})
+        .await
+        .unwrap();
+    // Answered, the refused call counted as a tool failure.
+    let a = ended[0].as_ref().unwrap();
+    assert_eq!(
+        a.metadata.status,
+        RunStatus::Partial,
+        "{:?}",
+        a.metadata.error
+    );
+    assert_eq!(a.response.content, "Answer from gpt-tool-a");
+    assert_eq!(a.metadata.tool_calls, 0, "nothing ran");
+    let (view, _) = art::compare::run(&art, &trace).await.unwrap();
+    let refusal = view.tools[0].approval.as_ref().unwrap();
+    assert!(!refusal.approved);
+    assert_eq!(refusal.decided_by, Decider::Policy);
+    let told = server
+        .requests()
+        .iter()
+        .filter(|r| model_of(r) == "gpt-tool-a")
+        .any(|r| r.body.contains("no one can be asked"));
+    assert!(told, "the model read why");
     art.ready(&thread).await.unwrap();
 }

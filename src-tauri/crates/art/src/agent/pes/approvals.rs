@@ -270,6 +270,15 @@ impl PesAgent {
                 let why = "this thread's policy for the tool is deny";
                 Some(self.refused(run, call, why, told).await)
             }
+            ToolPolicy::Ask if run.comparison.is_some() && !run.column_asks => {
+                let told = format!(
+                    "`{}` asks before it runs, and no one can be asked in this comparison: \
+                     answer without it",
+                    call.tool_name
+                );
+                let why = "no one to ask in this comparison";
+                Some(self.refused(run, call, why, told).await)
+            }
             ToolPolicy::Ask => None,
         }
     }

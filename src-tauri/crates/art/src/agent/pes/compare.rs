@@ -8,7 +8,8 @@
 //! which), and its run starts when its turn comes.
 //!
 //! A column's call that asks first waits for the user in the column (`column_wait.rs`)
-//! while the others go on. The thread's plan checkpoint does not hold the columns: the
+//! while the others go on — or, where no one can be asked (`art compare`), is refused by
+//! policy. The thread's plan checkpoint does not hold the columns: the
 //! plans are what the columns show side by side.
 
 use std::time::Instant;
@@ -36,6 +37,10 @@ pub struct Column {
     pub provider: ProviderConfig,
     /// Stops this column alone.
     pub cancel: CancellationToken,
+    /// Whether a call that asks first waits in the column for the user's decision
+    /// ([`PesAgent::decide_column`]); with no one to ask (`art compare`), it is refused
+    /// by policy and the model told why.
+    pub can_ask: bool,
 }
 
 /// Told of each column's end as it comes — the column's place and how it ended —
@@ -188,6 +193,7 @@ impl PesAgent {
                 context.config.tool_calling,
             );
             run.comparison = Some(comparison.to_owned());
+            run.column_asks = column.can_ask;
             // At the thread's start there is no message to hang the questions below (a
             // question without a parent follows the thread's head): the head goes back
             // to the start before each copy after the first.

@@ -116,6 +116,10 @@ pub(super) struct Run {
     /// The comparison the run is a column of (its id), if any.
     #[serde(default)]
     pub comparison: Option<String>,
+    /// As a column: whether a call that asks first waits for the user's decision (else
+    /// it is refused by policy). A column is never stored: not kept.
+    #[serde(skip)]
+    pub column_asks: bool,
     /// Every call id the run has used.
     pub call_ids: HashSet<String>,
     /// Decisions taken on calls that waited, by call id (given when the run goes on).
@@ -161,6 +165,7 @@ impl Run {
             limits,
             tip: None,
             comparison: None,
+            column_asks: false,
             call_ids: HashSet::new(),
             worked_ms: 0,
             decisions: HashMap::new(),
