@@ -165,28 +165,21 @@ async fn three_models_answer_in_columns_one_is_kept_replayed_and_diffed() {
     app.click(".compare-original").await;
     let answer = app.wait_for_text("#diff-answer", "Replayed").await;
     assert!(answer.contains("42"), "{answer}");
-    // Only the replay's calls went to the server after the comparison's six.
-    let chats = ollama
+    // Only the replay's calls went to the server after the comparison's six, and they
+    // carry its system prompt; the comparison's did not.
+    let chats: Vec<_> = ollama
         .requests()
-        .iter()
+        .into_iter()
         .filter(|r| r.request_line.starts_with("POST /api/chat"))
         .filter(|r| {
             r.json()["messages"]
                 .as_array()
                 .is_some_and(|m| !m.is_empty())
         })
-        .count();
-    assert_eq!(chats, 8);
-    // The replay's calls carry its system prompt; the comparison's did not.
-    let prompted: Vec<bool> = ollama
-        .requests()
+        .collect();
+    assert_eq!(chats.len(), 8);
+    let prompted: Vec<bool> = chats
         .iter()
-        .filter(|r| r.request_line.starts_with("POST /api/chat"))
-        .filter(|r| {
-            r.json()["messages"]
-                .as_array()
-                .is_some_and(|m| !m.is_empty())
-        })
         .map(|r| r.body.contains("ship's log"))
         .collect();
     assert_eq!(

@@ -465,21 +465,27 @@ fn calling_models() -> Router {
     })
 }
 
+/// A thread on the OpenAI entry at `server` with the calculator, which asks first.
+async fn asking_thread(art: &art::ArtInstance, server: &FakeServer) -> String {
+    let base_url = format!("{}/v1", server.url());
+    let thread = wire::thread_at(art, "openai", "gpt-thread", &base_url, &["calculator"]).await;
+    let mut config = art.state.load_thread_context(&thread).await.unwrap().config;
+    config
+        .tool_policies
+        .insert("calculator".into(), art_types::approval::ToolPolicy::Ask);
+    art.state.set_thread_config(&thread, &config).await.unwrap();
+    thread
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_column_that_asks_first_waits_in_its_column_while_the_others_answer() {
-    use art_types::approval::{ApprovalDecision, ToolPolicy};
+    use art_types::approval::ApprovalDecision;
     let server = FakeServer::start_at(0, Some(calling_models()), Vec::new())
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let art = Arc::new(instance(&dir));
-    let base_url = format!("{}/v1", server.url());
-    let thread = wire::thread_at(&art, "openai", "gpt-thread", &base_url, &["calculator"]).await;
-    let mut config = art.state.load_thread_context(&thread).await.unwrap().config;
-    config
-        .tool_policies
-        .insert("calculator".into(), ToolPolicy::Ask);
-    art.state.set_thread_config(&thread, &config).await.unwrap();
+    let thread = asking_thread(&art, &server).await;
     let columns = vec![
         column("openai", "gpt-tool-a"),
         column("openai", "gpt-tool-b"),
@@ -581,19 +587,13 @@ async fn a_column_that_asks_first_waits_in_its_column_while_the_others_answer() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn where_no_one_can_be_asked_a_column_s_call_that_asks_first_is_refused() {
-    use art_types::approval::{Decider, ToolPolicy};
+    use art_types::approval::Decider;
     let server = FakeServer::start_at(0, Some(calling_models()), Vec::new())
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let art = instance(&dir);
-    let base_url = format!("{}/v1", server.url());
-    let thread = wire::thread_at(&art, "openai", "gpt-thread", &base_url, &["calculator"]).await;
-    let mut config = art.state.load_thread_context(&thread).await.unwrap().config;
-    config
-        .tool_policies
-        .insert("calculator".into(), ToolPolicy::Ask);
-    art.state.set_thread_config(&thread, &config).await.unwrap();
+    let thread = asking_thread(&art, &server).await;
     // As `art compare` asks: nobody to decide while the columns run.
     let columns: Vec<Column> = ["gpt-tool-a", "gpt-c"]
         .into_iter()
