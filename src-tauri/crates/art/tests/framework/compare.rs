@@ -248,6 +248,43 @@ async fn three_models_answer_on_their_own_branches_and_a_failing_one_fails_alone
     art.ready(&thread).await.unwrap();
 }
 
+/// Whoever hears of the last column's end may ask again in the thread at once (the app
+/// keeps a column then): the comparison has given the thread back before that end is
+/// told. Each end is taken outside the callback, beside the comparison in one task, and
+/// the thread tried there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_column_is_told_of_once_the_thread_is_free() {
+    let server = FakeServer::start_at(0, Some(openai_models()), Vec::new())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let art = instance(&dir);
+    let base_url = format!("{}/v1", server.url());
+    let thread = wire::thread_at(&art, "openai", "gpt-thread", &base_url, &[]).await;
+    let columns = vec![column("openai", "gpt-a"), column("openai", "gpt-c")];
+    let (told, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    let tell = |place, _: &Result<_, _>| {
+        let _ = told.send(place);
+    };
+    let compared = art.compare(wire::ask(&thread, "Hello"), columns, &tell);
+    let free_when_told = async {
+        let mut free = Vec::new();
+        while free.len() < 2 {
+            let place = heard.recv().await.expect("every end told");
+            free.push((place, art.idle(&thread).await.is_ok()));
+        }
+        free
+    };
+    let (ended, free) = tokio::join!(compared, free_when_told);
+    assert!(ended.unwrap().iter().all(Result::is_ok));
+    let free: Vec<bool> = free.iter().map(|(_, free)| *free).collect();
+    assert_eq!(
+        free,
+        [false, true],
+        "busy while a column runs, free at the last's end"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_column_ends_stopped_and_the_others_finish() {
     let server = FakeServer::start_at(0, Some(openai_models()), Vec::new())

@@ -12,6 +12,7 @@
 //! policy. The thread's plan checkpoint does not hold the columns: the
 //! plans are what the columns show side by side.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use art_types::{AgentFinalResponse, AgentOptions, AgentProps, ProviderConfig};
@@ -44,7 +45,8 @@ pub struct Column {
 }
 
 /// Told of each column's end as it comes — the column's place and how it ended —
-/// before the comparison as a whole ends (the app shows a column's figures at once).
+/// before the comparison as a whole ends (the app shows a column's figures at once); of
+/// the last column's once the comparison has given the thread back.
 pub type ColumnEnded<'a> =
     &'a (dyn Fn(usize, &Result<AgentFinalResponse, AgentError>) + Send + Sync);
 
@@ -74,7 +76,8 @@ impl PesAgent {
     /// own). `Err` when the comparison cannot start: a bad question, too few or too
     /// many columns, a replay, a thread that is missing, busy or waits on the user.
     /// `props.trace_id` names the comparison (its claim on the thread); `ended` hears
-    /// of each column's end as it comes.
+    /// of each column's end as it comes — of the last one once the thread is free again,
+    /// so whoever hears it may start the next run there at once.
     pub async fn compare(
         &self,
         props: AgentProps,
@@ -126,6 +129,8 @@ impl PesAgent {
         let behind = queued_behind(&providers, |name| self.engine.is_local(name));
         // Local columns take turns on one lock, in column order (tokio's is fair).
         let local_turn = tokio::sync::Mutex::new(());
+        // Columns still running: the last to end is told of after the claim's release.
+        let running = AtomicUsize::new(columns.len());
         let answers = runs
             .into_iter()
             .zip(&columns)
@@ -139,7 +144,7 @@ impl PesAgent {
                         thread.title.clone(),
                         context.state.clone(),
                     );
-                    let local_turn = &local_turn;
+                    let (local_turn, running) = (&local_turn, &running);
                     async move {
                         let _turn = if local {
                             let turn = local_turn.lock().await;
@@ -156,14 +161,24 @@ impl PesAgent {
                         let out = self
                             .answer(&column_props, run, config, title, state, &column.cancel)
                             .await;
-                        ended(place, &out);
-                        out
+                        let last = running.fetch_sub(1, Ordering::SeqCst) == 1;
+                        if !last {
+                            ended(place, &out);
+                        }
+                        (out, last)
                     }
                 },
             );
         let outcomes = futures::future::join_all(answers).await;
         claim.release().await;
-        Ok(outcomes)
+        let mut answered = Vec::with_capacity(outcomes.len());
+        for (place, (out, last)) in outcomes.into_iter().enumerate() {
+            if last {
+                ended(place, &out);
+            }
+            answered.push(out);
+        }
+        Ok(answered)
     }
 
     /// Each column's run, its question stored below the message the thread shows (in
