@@ -21,7 +21,11 @@
 //!   Reference (from Debian's `debian-reference-en`, unpacked into `target/`), ingestion
 //!   and query latency, a query over 100,000 passages (`knowledge.rs`);
 //! - `push`: 1,000,000 spans from the push's queue to a local OTLP receiver, and the
-//!   CPU and time to first token a run adds when traces are pushed (`push.rs`).
+//!   CPU and time to first token a run adds when traces are pushed (`push.rs`);
+//! - `columns`: a four-way comparison's CPU per token and added time to first token
+//!   against four separate runs (`columns.rs`);
+//! - `columns-page`: the release app's page while four columns stream — each column's
+//!   lag and the frames — against one stream (`desktop/columns.rs`).
 
 use std::time::Instant;
 
@@ -41,7 +45,11 @@ const ALL: &[&str] = &[
     "knowledge",
     "push",
     "columns",
+    "columns-page",
 ];
+
+/// The benchmarks that drive the release app.
+const APP_BENCHES: &[&str] = &["desktop", "columns-page"];
 
 /// Run the named benchmarks (all when none is named), then rewrite BENCHMARKS.md.
 pub fn run(names: &[String]) -> Result<(), String> {
@@ -57,7 +65,7 @@ pub fn run(names: &[String]) -> Result<(), String> {
         .copied()
         .filter(|a| names.is_empty() || names.iter().any(|n| n == a))
         .collect();
-    let with_app = wanted.contains(&"desktop");
+    let with_app = wanted.iter().any(|b| APP_BENCHES.contains(b));
     let tools = setup::ensure(if with_app { Needs::BENCH } else { Needs::PEERS })?;
     build(with_app, wanted.contains(&"attachments"))?;
     for (i, bench) in wanted.iter().enumerate() {
@@ -69,7 +77,7 @@ pub fn run(names: &[String]) -> Result<(), String> {
         ));
         match *bench {
             "stream" => stream()?,
-            "desktop" => desktop(&tools)?,
+            "desktop" | "columns-page" => desktop(&tools, bench)?,
             "mcp" => {
                 // The same servers the tests use, and the TypeScript SDK client.
                 let servers = peers::install_mcp_servers()?;
@@ -159,8 +167,9 @@ fn stream() -> Result<(), String> {
     cmd::step("Benchmark: stream (ours and the peers)", &mut compare)
 }
 
-/// The release app under Xvfb with its own D-Bus session, driven by tauri-driver.
-fn desktop(tools: &setup::Tools) -> Result<(), String> {
+/// The release app under Xvfb with its own D-Bus session, driven by tauri-driver, for
+/// the benchmark `name`.
+fn desktop(tools: &setup::Tools, name: &str) -> Result<(), String> {
     let driver = tools
         .tauri_driver
         .clone()
@@ -168,7 +177,7 @@ fn desktop(tools: &setup::Tools) -> Result<(), String> {
     let session = Session::start(Wants::for_benchmarks(driver))?;
     let app = cmd::target_dir().join("release/art-workbench");
     let mut bench = std::process::Command::new(runner());
-    bench.arg("desktop");
+    bench.arg(name);
     session.apply(&mut bench);
     if let Some(url) = session.webdriver_url() {
         bench.env("ART_E2E_WEBDRIVER", url);
@@ -177,7 +186,7 @@ fn desktop(tools: &setup::Tools) -> Result<(), String> {
         "ART_E2E_ARTIFACTS",
         cmd::target_dir().join("artifacts/bench"),
     );
-    cmd::step("Benchmark: desktop (release app)", &mut bench)
+    cmd::step(&format!("Benchmark: {name} (release app)"), &mut bench)
 }
 
 /// The knowledge benchmark's corpus: the Debian Reference's whole-book PDF, from the

@@ -8,7 +8,7 @@
 //! art-bench compare [--tokens N] [--runs R] [--peers DIR]   # figures → tests/bench/results/stream.json
 //! art-bench framework | export | adapters | mcp | attachments | knowledge | push | columns
 //!                                                           # figures → tests/bench/results/<name>.json
-//! art-bench desktop                                         # needs ART_E2E_APP, a display, tauri-driver
+//! art-bench desktop | columns-page                          # need ART_E2E_APP, a display, tauri-driver
 //! art-bench client <name> <url> <model> <tokens> <ct|mt>    # one Rust client, one stream (JSON line)
 //! art-bench report [--out FILE]                             # every results file → BENCHMARKS.md
 //! art-bench serve [--tokens N] [--framing events|paced|burst]  # the fake server: its URL, then
@@ -34,7 +34,7 @@ mod server;
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: art-bench compare [--tokens N] [--runs R] [--peers DIR]\n\
-                     \x20      art-bench framework | export | adapters | desktop | mcp | attachments | knowledge | push | columns\n\
+                     \x20      art-bench framework | export | adapters | desktop | mcp | attachments | knowledge | push | columns | columns-page\n\
                      \x20      art-bench client <name> <url> <model> <tokens> <ct|mt>\n\
                      \x20      art-bench report [--out FILE]\n\
                      \x20      art-bench serve [--tokens N] [--framing events|paced|burst]";
@@ -78,6 +78,7 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("knowledge") => knowledge::run(),
         Some("push") => push::run(args.get(1).map(String::as_str)),
         Some("columns") => columns::run(),
+        Some("columns-page") => desktop::columns::run(),
         Some("push-receiver") => push::receiver(),
         Some("client") => {
             let [_, name, url, model, tokens, runtime] = args else {

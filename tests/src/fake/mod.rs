@@ -162,8 +162,9 @@ struct Shared {
     requests: Mutex<Vec<Recorded>>,
     abandoned: AtomicUsize,
     first_bytes: Mutex<Vec<Instant>>,
-    /// When each completed reply's last piece had been written.
-    last_bytes: Mutex<Vec<Instant>>,
+    /// When each completed reply's last piece had been written, with its request's
+    /// index in `requests`.
+    last_bytes: Mutex<Vec<(Instant, usize)>>,
     /// Requests being answered now, and the most at once.
     active: AtomicUsize,
     most_active: AtomicUsize,
@@ -276,7 +277,26 @@ impl FakeServer {
             .last_bytes
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .iter()
+            .map(|(at, _)| *at)
+            .collect()
+    }
+
+    /// Each completed reply's request with when its last piece had been written, in the
+    /// order they completed (how a bench tells which of several streams at once ended
+    /// when: by the model each asked for).
+    pub fn completed(&self) -> Vec<(Recorded, Instant)> {
+        let ended = self
+            .shared
+            .last_bytes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let requests = self.requests();
+        ended
+            .into_iter()
+            .filter_map(|(at, i)| Some((requests.get(i)?.clone(), at)))
+            .collect()
     }
 
     /// Requests received so far.
@@ -350,11 +370,11 @@ async fn serve(mut socket: TcpStream, state: Arc<Shared>) -> std::io::Result<()>
         .as_ref()
         .and_then(|route| route(&request))
         .or_else(|| scripts::model_details(&request));
-    state
-        .requests
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .push(request);
+    let index = {
+        let mut requests = state.requests.lock().unwrap_or_else(|p| p.into_inner());
+        requests.push(request);
+        requests.len() - 1
+    };
     let reply = routed.or_else(|| {
         state
             .replies
@@ -418,7 +438,7 @@ async fn serve(mut socket: TcpStream, state: Arc<Shared>) -> std::io::Result<()>
                 .last_bytes
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .push(Instant::now());
+                .push((Instant::now(), index));
             socket.write_all(b"0\r\n\r\n").await
         }
         Ending::Disconnect => socket.shutdown().await,

@@ -23,6 +23,7 @@ use art_testkit::fake::FakeServer;
 use art_testkit::fake::scripts::{Protocol, router, text_reply};
 use serde_json::json;
 
+pub mod columns;
 mod memory;
 mod seed;
 
@@ -120,13 +121,21 @@ fn app_rss_kb() -> u64 {
     app_processes().iter().map(|p| p.rss_kb).sum()
 }
 
-/// `text` as Ollama streams it, one NDJSON line per token, `per_write` lines per write
-/// every [`WRITE_EVERY`].
-fn paced_reply(text: &str, per_write: usize) -> art_testkit::fake::Reply {
-    let mut reply = text_reply(Protocol::Ollama, text, usize::MAX);
-    let body: Vec<u8> = reply.chunks.concat();
-    let lines: Vec<&[u8]> = body.split_inclusive(|b| *b == b'\n').collect();
-    reply.chunks = lines.chunks(per_write).map(<[&[u8]]>::concat).collect();
+/// `text` as `protocol` streams it, one event per token (an NDJSON line for Ollama, an
+/// SSE event otherwise), `per_write` events per write every [`WRITE_EVERY`].
+fn paced_reply(protocol: Protocol, text: &str, per_write: usize) -> art_testkit::fake::Reply {
+    let mut reply = text_reply(protocol, text, usize::MAX);
+    let body = String::from_utf8(reply.chunks.concat()).expect("UTF-8");
+    let end = if protocol == Protocol::Ollama {
+        "\n"
+    } else {
+        "\n\n"
+    };
+    let events: Vec<&str> = body.split_inclusive(end).collect();
+    reply.chunks = events
+        .chunks(per_write)
+        .map(|group| group.concat().into_bytes())
+        .collect();
     reply.delayed(WRITE_EVERY)
 }
 
@@ -324,13 +333,13 @@ async fn measure() -> Result<(), String> {
     let tokens = text.split_inclusive(' ').count();
     for _ in 0..STREAMS {
         replies.push(text_reply(Protocol::Ollama, plan, 4_096));
-        replies.push(paced_reply(&text, TOKENS_PER_WRITE));
+        replies.push(paced_reply(Protocol::Ollama, &text, TOKENS_PER_WRITE));
     }
     let ramp_text = answer_of(RAMP_LINES);
     let ramp_tokens = ramp_text.split_inclusive(' ').count();
     for per_write in RAMP {
         replies.push(text_reply(Protocol::Ollama, plan, 4_096));
-        replies.push(paced_reply(&ramp_text, *per_write));
+        replies.push(paced_reply(Protocol::Ollama, &ramp_text, *per_write));
     }
     let ollama = FakeServer::start_at(0, Some(router(Protocol::Ollama)), replies)
         .await

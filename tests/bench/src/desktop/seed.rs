@@ -11,6 +11,7 @@ use art::paths::DATABASE_FILE;
 use art::sockets::Sockets;
 use art::storage::sqlite::SqliteStorage;
 use art_testkit::fake::scripts::MODEL;
+use art_types::provider::BASE_URL_OPTION;
 use art_types::{
     ConversationMessage, MessageRole, MessageStatus, ObservationType, ProviderConfig,
     StateSavingStrategy, ThreadConfig,
@@ -147,31 +148,56 @@ pub async fn seed(dir: &Path, base_url: &str) -> Seeded {
         .await
         .expect("message");
 
-    let mut streams = Vec::new();
     // The measured streams', then one per step of the ramp.
-    for _ in 0..STREAMS + RAMP.len() {
-        let thread = new_thread("Streaming").await;
-        let mut options = serde_json::Map::new();
-        options.insert("base_url".into(), Value::String(base_url.to_owned()));
+    let mut options = serde_json::Map::new();
+    options.insert(BASE_URL_OPTION.into(), Value::String(base_url.to_owned()));
+    let ollama = ProviderConfig {
+        provider_name: "ollama".into(),
+        model_id: MODEL.into(),
+        adapter_options: options,
+    };
+    let streams = configured(&conversation, &state, &ollama, STREAMS + RAMP.len()).await;
+    Seeded {
+        long,
+        short,
+        streams,
+    }
+}
+
+/// `count` new threads titled "Streaming", each asking `provider`.
+async fn configured(
+    conversation: &ConversationManager,
+    state: &StateManager,
+    provider: &ProviderConfig,
+    count: usize,
+) -> Vec<String> {
+    let mut threads = Vec::new();
+    for _ in 0..count {
+        let thread = conversation
+            .create_thread(Some("Streaming"))
+            .await
+            .expect("thread")
+            .thread_id;
         let config = ThreadConfig {
-            provider_config: ProviderConfig {
-                provider_name: "ollama".into(),
-                model_id: MODEL.into(),
-                adapter_options: options,
-            },
+            provider_config: provider.clone(),
             ..ThreadConfig::default()
         };
         state
             .set_thread_config(&thread, &config)
             .await
             .expect("config");
-        streams.push(thread);
+        threads.push(thread);
     }
-    Seeded {
-        long,
-        short,
-        streams,
-    }
+    threads
+}
+
+/// A database in `dir` with `count` threads asking `provider` (each titled
+/// "Streaming").
+pub async fn threads_on(dir: &Path, provider: &ProviderConfig, count: usize) -> Vec<String> {
+    let storage = Arc::new(SqliteStorage::open(dir.join(DATABASE_FILE)).expect("database"));
+    let conversation = ConversationManager::new(storage.clone(), Arc::new(Sockets::default()));
+    let state = StateManager::new(storage, StateSavingStrategy::Explicit);
+    configured(&conversation, &state, provider, count).await
 }
 
 /// The streamed answer: 3,000 lines, each carrying its marker `L0000`…, in paragraphs

@@ -24,6 +24,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ("knowledge", "Knowledge search"),
     ("push", "Traces to a collector"),
     ("columns", "Comparing models"),
+    ("columns-page", "Comparing models in the app"),
 ];
 
 /// The hand-written part (how to read the numbers, how budgets were reached), read when
