@@ -160,6 +160,9 @@ async fn a_run_replayed_on_another_model_answers_from_the_record_or_runs_again()
         text_reply(Protocol::Ollama, "42, and 2 + 2 was not recorded.", 4),
         text_reply(Protocol::Ollama, &replay_plan, 16),
         text_reply(Protocol::Ollama, "42 and 4.", 4),
+        text_reply(Protocol::Ollama, &replay_plan, 16),
+        text_reply(Protocol::Ollama, "The calculator is not there.", 4),
+        text_reply(Protocol::Ollama, "No calculator to ask.", 4),
     ])
     .await;
 
@@ -246,6 +249,28 @@ async fn a_run_replayed_on_another_model_answers_from_the_record_or_runs_again()
         "{spans}"
     );
     assert!(spans.contains(&format!(r#"{{"stringValue":"{original}"}}"#)));
+
+    // Live without the calculator: said before it starts; the calls the model makes to
+    // it fail (nothing answers them from the record), and the model reads why.
+    let out = art(
+        data.path(),
+        &["replay", "--trace", &original, "--tools", "current_time"],
+    )
+    .await;
+    assert!(
+        stderr(&out).contains("`calculator` (called by the run) is not available now"),
+        "{}",
+        stderr(&out)
+    );
+    let without = run_id(&stdout(&out));
+    let diff = art(
+        data.path(),
+        &["diff", &original, &without, "--format", "json"],
+    )
+    .await;
+    let json: serde_json::Value = serde_json::from_slice(&diff.stdout).expect("JSON");
+    assert_eq!(json["tools"][0]["b"]["failed"], true, "{json:#}");
+    assert_eq!(json["tools"][1]["b"]["failed"], true, "{json:#}");
 
     // A run that is not there cannot be replayed.
     let out = art(data.path(), &["replay", "--trace", "no-such-run"]).await;
