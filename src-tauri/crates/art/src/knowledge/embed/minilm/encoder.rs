@@ -11,13 +11,13 @@ use candle_nn::VarBuilder;
 use rayon::prelude::*;
 use serde::Deserialize;
 
-mod attention;
 mod fused;
-mod ops;
 mod short;
 
+use art_kernels::attention;
+use art_kernels::dense::Strips;
+use art_kernels::ops::Norm;
 use fused::{AddBias, AddNorm, Normalise};
-use ops::Norm;
 use short::Floats;
 
 pub use short::SHORT_TOKENS;
@@ -58,17 +58,18 @@ fn default_act() -> String {
 struct Dense {
     weight: Tensor,
     bias: Vec<f32>,
-    /// The weight in the short path's order ([`short::Strips`]); `None` where the outputs
-    /// are not a whole number of strips.
-    strips: Option<short::Strips>,
+    /// The weight and bias in the short path's order ([`Strips`]); `None` where the
+    /// outputs are not a whole number of strips.
+    strips: Option<Strips>,
 }
 
 impl Dense {
     fn new(weight: Tensor, bias: Tensor) -> candle_core::Result<Self> {
+        let bias = bias.to_vec1()?;
         Ok(Self {
-            strips: short::Strips::of(&weight)?,
+            strips: short::strips_of(&weight, &bias)?,
             weight,
-            bias: bias.to_vec1()?,
+            bias,
         })
     }
 
@@ -102,20 +103,19 @@ impl Dense {
     }
 }
 
-impl Norm {
-    fn load(vb: &VarBuilder, size: usize, eps: f64) -> candle_core::Result<Self> {
-        // Older checkpoints name them gamma and beta.
-        let (weight, bias) = if vb.contains_tensor("weight") {
-            ("weight", "bias")
-        } else {
-            ("gamma", "beta")
-        };
-        Ok(Self {
-            weight: vb.get(size, weight)?.to_vec1()?,
-            bias: vb.get(size, bias)?.to_vec1()?,
-            eps: eps as f32,
-        })
-    }
+/// A layer normalisation's scale and shift read from the weights.
+fn load_norm(vb: &VarBuilder, size: usize, eps: f64) -> candle_core::Result<Norm> {
+    // Older checkpoints name them gamma and beta.
+    let (weight, bias) = if vb.contains_tensor("weight") {
+        ("weight", "bias")
+    } else {
+        ("gamma", "beta")
+    };
+    Ok(Norm {
+        weight: vb.get(size, weight)?.to_vec1()?,
+        bias: vb.get(size, bias)?.to_vec1()?,
+        eps: eps as f32,
+    })
 }
 
 /// One transformer layer.
@@ -186,14 +186,14 @@ impl Encoder {
                     projection("value")?,
                 ])?,
                 attention_out: Dense::load(&attention.pp("output.dense"), hidden, hidden)?,
-                attention_norm: Norm::load(&attention.pp("output.LayerNorm"), hidden, eps)?,
+                attention_norm: load_norm(&attention.pp("output.LayerNorm"), hidden, eps)?,
                 intermediate: Dense::load(
                     &layer.pp("intermediate.dense"),
                     hidden,
                     config.intermediate_size,
                 )?,
                 output: Dense::load(&layer.pp("output.dense"), config.intermediate_size, hidden)?,
-                output_norm: Norm::load(&layer.pp("output.LayerNorm"), hidden, eps)?,
+                output_norm: load_norm(&layer.pp("output.LayerNorm"), hidden, eps)?,
             });
         }
         Ok(Self {
@@ -203,7 +203,7 @@ impl Encoder {
                 "position_embeddings.weight",
             )?,
             token_type: token_types.get(0)?,
-            embeddings_norm: Norm::load(&embeddings.pp("LayerNorm"), hidden, eps)?,
+            embeddings_norm: load_norm(&embeddings.pp("LayerNorm"), hidden, eps)?,
             layers,
             heads: config.num_attention_heads,
             hidden,

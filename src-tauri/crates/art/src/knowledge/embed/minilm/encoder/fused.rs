@@ -9,7 +9,7 @@
 use candle_core::{CpuStorage, InplaceOp1, InplaceOp2, Layout};
 use rayon::prelude::*;
 
-use super::ops::{Norm, add_and_normalise, add_bias};
+use art_kernels::ops::{Norm, add_and_normalise, add_bias};
 
 /// Rows a core takes at a time.
 const ROWS_A_TASK: usize = 16;

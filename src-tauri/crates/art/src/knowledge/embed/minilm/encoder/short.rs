@@ -1,27 +1,18 @@
-//! One short text — a question — through the encoder as plain loops over the weights, in
-//! the widest SIMD the CPU has (AVX-512, AVX2 or scalar, chosen at run time by `pulp`).
-//! For a dozen tokens the packed path's cost is not arithmetic but its overheads: matrix
+//! One short text — a question — through the encoder on plain slices, no tensors. For a
+//! dozen tokens the packed path's cost is not arithmetic but its overheads: matrix
 //! products tiled for hundreds of rows, a tensor allocated per step. Here each dense layer
-//! reads its weights once, in order (in strips packed for it; the strips shared between
-//! the cores), the sums of 4 tokens at a time kept in registers. Measured in release
-//! (`cargo xtask bench knowledge`): a query over the book 14 → 10 ms.
+//! is `art_kernels::dense` over its weights packed in strips at load, and the steps
+//! between are `art_kernels::ops`' passes. Measured in release (`cargo xtask bench
+//! knowledge`): a query over the book 14 → 10 ms.
 
+use art_kernels::dense::{ROWS, Strips};
+use art_kernels::ops::{add_and_normalise, gelu, softmax_rows};
 use candle_core::{Storage, Tensor};
-use pulp::{Arch, Simd, WithSimd};
-use rayon::prelude::*;
 
-use super::ops::{add_and_normalise, gelu, softmax_rows};
 use super::{Dense, Encoder, Layer};
 
 /// Texts of at most this many tokens take this path.
 pub const SHORT_TOKENS: usize = 64;
-
-/// Token rows the dense kernel computes together.
-const ROWS: usize = 4;
-
-/// Output columns of a strip of a dense layer's weights ([`Strips`]): 4 vectors of
-/// AVX-512, 8 of AVX2.
-const STRIP: usize = 64;
 
 /// A tensor's floats, borrowed for as long as the guard lives.
 pub struct Floats<'a> {
@@ -158,123 +149,20 @@ impl Encoder {
     }
 }
 
-/// A dense layer's weight (`in × out`) cut into strips of [`STRIP`] output columns, each
-/// strip's `in × STRIP` block contiguous: the short path reads it once, in order, while
-/// the sums of a block of token rows stay in registers (a strip of the `in × out` matrix
-/// itself is `in` separate pieces a page or more apart, which the CPU cannot fetch ahead:
-/// measured twice as slow).
-pub struct Strips {
-    floats: Vec<f32>,
-    inputs: usize,
+/// `weight` (`in × out`) packed for the short path ([`Strips`]), with `bias`; `None`
+/// where the outputs are not a whole number of strips.
+pub fn strips_of(weight: &Tensor, bias: &[f32]) -> candle_core::Result<Option<Strips>> {
+    let (inputs, _) = weight.dims2()?;
+    let rows = Floats::of(weight)?;
+    Ok(Strips::pack(rows.get()?, inputs, bias.to_vec()))
 }
 
-impl Strips {
-    /// `weight` (`in × out`) in strips, or `None` where `out` is not a whole number of
-    /// them.
-    pub fn of(weight: &Tensor) -> candle_core::Result<Option<Self>> {
-        let (inputs, outputs) = weight.dims2()?;
-        if !outputs.is_multiple_of(STRIP) {
-            return Ok(None);
-        }
-        let rows = Floats::of(weight)?;
-        let rows = rows.get()?;
-        let mut floats = Vec::with_capacity(rows.len());
-        for strip in 0..outputs / STRIP {
-            for row in rows.chunks_exact(outputs) {
-                floats.extend_from_slice(&row[strip * STRIP..(strip + 1) * STRIP]);
-            }
-        }
-        Ok(Some(Self { floats, inputs }))
-    }
-}
-
-/// `x` (`rows × in`, rows a multiple of [`ROWS`]) through a dense layer → `rows × out`,
-/// its strips shared between the cores (each core's share of the weights read once).
+/// `x` (`rows × in`, rows a multiple of [`ROWS`]) through a dense layer → `rows × out`.
 fn dense(layer: &Dense, x: &[f32]) -> candle_core::Result<Vec<f32>> {
     let Some(strips) = &layer.strips else {
         candle_core::bail!("short path: a layer's outputs are not whole strips");
     };
-    let bias = &layer.bias;
-    let (inputs, outputs) = (strips.inputs, bias.len());
-    if strips.floats.len() != inputs * outputs || !x.len().is_multiple_of(inputs * ROWS) {
-        candle_core::bail!("short path: a dense layer's shapes do not agree");
-    }
-    let rows = x.len() / inputs;
-    // Computed strip by strip (`strip × rows × STRIP`), then put in row order.
-    let mut by_strip = vec![0f32; rows * outputs];
-    by_strip
-        .par_chunks_mut(rows * STRIP)
-        .zip(strips.floats.par_chunks_exact(inputs * STRIP))
-        .zip(bias.par_chunks_exact(STRIP))
-        .for_each(|((out, strip), bias)| {
-            Arch::new().dispatch(Product {
-                x,
-                strip,
-                bias,
-                inputs,
-                out,
-            });
-        });
-    let mut out = vec![0f32; rows * outputs];
-    for (strip, block) in by_strip.chunks_exact(rows * STRIP).enumerate() {
-        for (row, values) in block.chunks_exact(STRIP).enumerate() {
-            let start = row * outputs + strip * STRIP;
-            out[start..start + STRIP].copy_from_slice(values);
-        }
-    }
-    Ok(out)
-}
-
-/// One strip's outputs: `out (rows × STRIP) = x · strip + bias`.
-struct Product<'a> {
-    x: &'a [f32],
-    strip: &'a [f32],
-    bias: &'a [f32],
-    inputs: usize,
-    out: &'a mut [f32],
-}
-
-impl WithSimd for Product<'_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: Simd>(self, simd: S) {
-        let Self {
-            x,
-            strip,
-            bias,
-            inputs,
-            out,
-        } = self;
-        // STRIP / lanes vectors wide, taken 4 vectors at a time (AVX-512: the whole
-        // strip; 4 rows × 4 vectors of sums fill half its registers).
-        let width = 4 * S::F32_LANES;
-        for group in (0..STRIP).step_by(width) {
-            let b = S::as_simd_f32s(&bias[group..group + width]).0;
-            for (x, out) in x
-                .chunks_exact(ROWS * inputs)
-                .zip(out.chunks_exact_mut(ROWS * STRIP))
-            {
-                let (x0, rest) = x.split_at(inputs);
-                let (x1, rest) = rest.split_at(inputs);
-                let (x2, x3) = rest.split_at(inputs);
-                let mut acc = [[b[0], b[1], b[2], b[3]]; ROWS];
-                for ((((w, &a), &b), &c), &d) in
-                    strip.chunks_exact(STRIP).zip(x0).zip(x1).zip(x2).zip(x3)
-                {
-                    let w = S::as_simd_f32s(&w[group..group + width]).0;
-                    let w = [w[0], w[1], w[2], w[3]];
-                    for (acc, x) in acc.iter_mut().zip([a, b, c, d]) {
-                        let x = simd.splat_f32s(x);
-                        for (acc, w) in acc.iter_mut().zip(w) {
-                            *acc = simd.mul_add_e_f32s(x, w, *acc);
-                        }
-                    }
-                }
-                for (row, acc) in out.chunks_exact_mut(STRIP).zip(&acc) {
-                    S::as_mut_simd_f32s(&mut row[group..group + width]).0[..4].copy_from_slice(acc);
-                }
-            }
-        }
-    }
+    strips
+        .apply(x)
+        .map_err(|e| candle_core::Error::Msg(format!("short path: {e}")))
 }

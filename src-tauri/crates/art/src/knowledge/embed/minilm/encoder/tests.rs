@@ -1,4 +1,4 @@
-use super::ops::{erf, exp};
+use art_kernels::ops::{erf, exp};
 
 #[test]
 fn erf_is_within_a_millionth_of_the_exact_one() {
@@ -40,7 +40,7 @@ fn softmax_gives_candles_softmax() {
             .chain(std::iter::repeat_n(2.5, width))
             .collect();
         let mut ours = values.clone();
-        super::ops::softmax_rows(&mut ours, width);
+        art_kernels::ops::softmax_rows(&mut ours, width);
         let ours = Tensor::from_vec(ours, (4, width), &Device::Cpu).unwrap();
         let tensor = Tensor::from_vec(values, (4, width), &Device::Cpu).unwrap();
         let theirs = candle_nn::ops::softmax_last_dim(&tensor).unwrap();
@@ -73,7 +73,7 @@ fn add_norm_gives_candles_layer_norm_of_the_sum() {
         tensor(7, &[width]),
     );
     let (weight, shift) = (tensor(11, &[width]), tensor(13, &[width]));
-    let norm = super::ops::Norm {
+    let norm = art_kernels::ops::Norm {
         weight: weight.to_vec1().unwrap(),
         bias: shift.to_vec1().unwrap(),
         eps: 1e-12,
@@ -104,7 +104,7 @@ fn add_norm_gives_candles_layer_norm_of_the_sum() {
 
 #[test]
 fn attention_gives_the_plain_formula_for_texts_of_any_length() {
-    use super::attention::{HEAD, attend};
+    use art_kernels::attention::{HEAD, attend};
     let (heads, hidden) = (2, 2 * HEAD);
     for len in [1, 3, 4, 5, 17, 33, 100, 256] {
         let qkv: Vec<f32> = (0..len * 3 * hidden)

@@ -95,8 +95,11 @@ fn larger(a: f32, b: f32) -> f32 {
 
 /// Layer normalisation's scale, shift and epsilon, as plain values.
 pub struct Norm {
+    /// Each column's scale (γ): the row's width.
     pub weight: Vec<f32>,
+    /// Each column's shift (β).
     pub bias: Vec<f32>,
+    /// Added to the variance before its square root (the model's `layer_norm_eps`).
     pub eps: f32,
 }
 

@@ -6,7 +6,7 @@
 
 use pulp::{Arch, Simd, WithSimd};
 
-use super::ops::softmax;
+use crate::ops::softmax;
 
 /// The head size this kernel is compiled for (all-MiniLM-L6-v2's, and that of most small
 /// sentence-embedding BERTs: 384 dimensions in 12 heads).
