@@ -48,6 +48,23 @@ fn openai_models() -> Router {
     })
 }
 
+/// A fake OpenAI-compatible server answering by `router`, an instance in a fresh data
+/// directory (kept by the returned guard), and a thread on the OpenAI entry reaching
+/// the server, with `tools` enabled.
+async fn on_fake_openai(
+    router: Router,
+    tools: &[&str],
+) -> (FakeServer, tempfile::TempDir, art::ArtInstance, String) {
+    let server = FakeServer::start_at(0, Some(router), Vec::new())
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let art = instance(&dir);
+    let base_url = format!("{}/v1", server.url());
+    let thread = wire::thread_at(&art, "openai", "gpt-thread", &base_url, tools).await;
+    (server, dir, art, thread)
+}
+
 fn column(provider: &str, model: &str) -> Column {
     Column {
         trace_id: art::clock::new_id(),
@@ -63,13 +80,7 @@ fn column(provider: &str, model: &str) -> Column {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_models_answer_on_their_own_branches_and_a_failing_one_fails_alone() {
-    let server = FakeServer::start_at(0, Some(openai_models()), Vec::new())
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let art = instance(&dir);
-    let base_url = format!("{}/v1", server.url());
-    let thread = wire::thread_at(&art, "openai", "gpt-thread", &base_url, &[]).await;
+    let (server, _dir, art, thread) = on_fake_openai(openai_models(), &[]).await;
     let first = art
         .process(wire::ask(&thread, "Hello there"), CancellationToken::new())
         .await
@@ -254,13 +265,7 @@ async fn three_models_answer_on_their_own_branches_and_a_failing_one_fails_alone
 /// the thread tried there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_last_column_is_told_of_once_the_thread_is_free() {
-    let server = FakeServer::start_at(0, Some(openai_models()), Vec::new())
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let art = instance(&dir);
-    let base_url = format!("{}/v1", server.url());
-    let thread = wire::thread_at(&art, "openai", "gpt-thread", &base_url, &[]).await;
+    let (_server, _dir, art, thread) = on_fake_openai(openai_models(), &[]).await;
     let columns = vec![column("openai", "gpt-a"), column("openai", "gpt-c")];
     let (told, mut heard) = tokio::sync::mpsc::unbounded_channel();
     let tell = |place, _: &Result<_, _>| {
@@ -287,13 +292,8 @@ async fn the_last_column_is_told_of_once_the_thread_is_free() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_column_ends_stopped_and_the_others_finish() {
-    let server = FakeServer::start_at(0, Some(openai_models()), Vec::new())
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let art = Arc::new(instance(&dir));
-    let base_url = format!("{}/v1", server.url());
-    let thread = wire::thread_at(&art, "openai", "gpt-thread", &base_url, &[]).await;
+    let (server, _dir, art, thread) = on_fake_openai(openai_models(), &[]).await;
+    let art = Arc::new(art);
     let columns = vec![column("openai", "gpt-slow"), column("openai", "gpt-b")];
     let stop = columns[0].cancel.clone();
     let comparing = {
@@ -502,27 +502,23 @@ fn calling_models() -> Router {
     })
 }
 
-/// A thread on the OpenAI entry at `server` with the calculator, which asks first.
-async fn asking_thread(art: &art::ArtInstance, server: &FakeServer) -> String {
-    let base_url = format!("{}/v1", server.url());
-    let thread = wire::thread_at(art, "openai", "gpt-thread", &base_url, &["calculator"]).await;
+/// [`on_fake_openai`] answering by [`calling_models`], the thread with the calculator,
+/// which asks first.
+async fn asking_thread() -> (FakeServer, tempfile::TempDir, art::ArtInstance, String) {
+    let (server, dir, art, thread) = on_fake_openai(calling_models(), &["calculator"]).await;
     let mut config = art.state.load_thread_context(&thread).await.unwrap().config;
     config
         .tool_policies
         .insert("calculator".into(), art_types::approval::ToolPolicy::Ask);
     art.state.set_thread_config(&thread, &config).await.unwrap();
-    thread
+    (server, dir, art, thread)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_column_that_asks_first_waits_in_its_column_while_the_others_answer() {
     use art_types::approval::ApprovalDecision;
-    let server = FakeServer::start_at(0, Some(calling_models()), Vec::new())
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let art = Arc::new(instance(&dir));
-    let thread = asking_thread(&art, &server).await;
+    let (server, _dir, art, thread) = asking_thread().await;
+    let art = Arc::new(art);
     let columns = vec![
         column("openai", "gpt-tool-a"),
         column("openai", "gpt-tool-b"),
@@ -625,12 +621,7 @@ async fn a_column_that_asks_first_waits_in_its_column_while_the_others_answer() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn where_no_one_can_be_asked_a_column_s_call_that_asks_first_is_refused() {
     use art_types::approval::Decider;
-    let server = FakeServer::start_at(0, Some(calling_models()), Vec::new())
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let art = instance(&dir);
-    let thread = asking_thread(&art, &server).await;
+    let (server, _dir, art, thread) = asking_thread().await;
     // As `art compare` asks: nobody to decide while the columns run.
     let columns: Vec<Column> = ["gpt-tool-a", "gpt-c"]
         .into_iter()
