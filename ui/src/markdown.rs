@@ -193,6 +193,8 @@ pub struct Incremental {
     /// Bytes scanned for boundaries (whole lines), and the fence open there.
     scanned: usize,
     open_fence: Option<(char, usize)>,
+    /// What followed `seen` in the text last rendered (its unfinished line), if any was.
+    rendered: Option<String>,
 }
 
 /// What [`Incremental::advance`] produced.
@@ -207,11 +209,14 @@ pub struct Advance {
 }
 
 impl Incremental {
-    /// Take the text as it is now (the previous one extended).
-    pub fn advance(&mut self, text: &str) -> Advance {
+    /// Take the text as it is now (the previous one extended); `None` when it is the
+    /// text last rendered (a view hears of every run's batch, not only its own).
+    pub fn advance(&mut self, text: &str) -> Option<Advance> {
         let reset = !text.starts_with(&self.seen);
         if reset {
             *self = Self::default();
+        } else if self.rendered.as_deref() == Some(&text[self.seen.len()..]) {
+            return None;
         }
         let mut boundary = None;
         while let Some(end) = text[self.scanned..].find('\n') {
@@ -228,16 +233,17 @@ impl Incremental {
                 _ => {}
             }
         }
+        self.rendered = Some(text[self.scanned..].to_owned());
         let mut chunks = Vec::new();
         if let Some(end) = boundary.filter(|end| *end > self.stable) {
             chunks.push(to_html(&text[self.stable..end]));
             self.stable = end;
         }
-        Advance {
+        Some(Advance {
             reset,
             chunks,
             tail: to_html(&text[self.stable..]),
-        }
+        })
     }
 }
 
@@ -338,7 +344,7 @@ mod tests {
             while !text.is_char_boundary(end) {
                 end += 1;
             }
-            let step = md.advance(&text[..end]);
+            let step = md.advance(&text[..end]).expect("a longer text");
             assert!(!step.reset);
             chunks.extend(step.chunks);
             tail = step.tail;
@@ -366,9 +372,29 @@ mod tests {
     fn a_text_that_does_not_extend_the_last_one_starts_over() {
         let mut md = Incremental::default();
         md.advance("one\n\ntwo");
-        let step = md.advance("other");
+        let step = md.advance("other").expect("another text");
         assert!(step.reset);
         assert_eq!(step.tail, to_html("other"));
+        // Even one as long as the last is rendered anew.
+        let step = md.advance("00000").expect("another text");
+        assert_eq!(step.tail, to_html("00000"));
+    }
+
+    #[test]
+    fn the_same_text_again_renders_nothing() {
+        let mut md = Incremental::default();
+        assert!(
+            md.advance("").is_some(),
+            "the first text is rendered, even empty"
+        );
+        assert!(md.advance("").is_none());
+        assert!(md.advance("one\n\ntw").is_some());
+        assert!(
+            md.advance("one\n\ntw").is_none(),
+            "nothing new: nothing rendered"
+        );
+        let step = md.advance("one\n\ntwo").expect("one more letter");
+        assert_eq!(step.tail, to_html("two"));
     }
 
     #[test]
