@@ -9,8 +9,6 @@ mod error;
 mod events;
 mod highlight;
 mod logging;
-#[cfg(target_os = "linux")]
-mod painting;
 mod state;
 mod workbench;
 
@@ -59,8 +57,6 @@ pub fn run() {
         .plugin(tauri_plugin_dialog::init())
         .manage(app_state)
         .setup(|app| {
-            #[cfg(target_os = "linux")]
-            painting::apply(app);
             state::start_background_probes(app.handle());
             quit_when_told(app.handle().clone());
             Ok(())
