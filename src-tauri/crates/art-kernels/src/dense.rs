@@ -20,18 +20,19 @@ pub const STRIP: usize = 64;
 /// What [`Strips::apply`] was given does not fit the layer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mismatch {
-    /// The layer's inputs.
-    pub inputs: usize,
-    /// The floats given.
-    pub given: usize,
+    /// The layer's inputs and outputs.
+    pub layer: (usize, usize),
+    /// The floats of `x` and of the bias given.
+    pub given: (usize, usize),
 }
 
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ((inputs, outputs), (x, bias)) = (self.layer, self.given);
         write!(
             f,
-            "{} floats are not whole blocks of {ROWS} rows of {} inputs",
-            self.given, self.inputs
+            "{x} input floats (a multiple of {ROWS} × {inputs} wanted) and {bias} bias \
+             floats ({outputs} wanted)"
         )
     }
 }
@@ -39,20 +40,19 @@ impl fmt::Display for Mismatch {
 impl std::error::Error for Mismatch {}
 
 /// A dense layer's weight (`in × out`) cut into strips of [`STRIP`] output columns, each
-/// strip's `in × STRIP` block contiguous, with the layer's bias. The product reads it
+/// strip's `in × STRIP` block contiguous. The product reads it
 /// once, in order (a strip of the `in × out` matrix itself is `in` separate pieces a page
 /// or more apart, which the CPU cannot fetch ahead: measured twice as slow).
 pub struct Strips {
     floats: Vec<f32>,
-    bias: Vec<f32>,
     inputs: usize,
+    outputs: usize,
 }
 
 impl Strips {
-    /// `weight` (`inputs × bias.len()`, row by row) in strips, or `None` where its
-    /// outputs are not a whole number of strips or the sizes do not agree.
-    pub fn pack(weight: &[f32], inputs: usize, bias: Vec<f32>) -> Option<Self> {
-        let outputs = bias.len();
+    /// `weight` (`inputs × outputs`, row by row) in strips, or `None` where its outputs
+    /// are not a whole number of strips or the sizes do not agree.
+    pub fn pack(weight: &[f32], inputs: usize, outputs: usize) -> Option<Self> {
         if outputs == 0 || !outputs.is_multiple_of(STRIP) || weight.len() != inputs * outputs {
             return None;
         }
@@ -64,19 +64,19 @@ impl Strips {
         }
         Some(Self {
             floats,
-            bias,
             inputs,
+            outputs,
         })
     }
 
     /// `x` (`rows × in`, rows a multiple of [`ROWS`]) through the layer: `x · weight +
     /// bias`, `rows × out`, its strips shared between the cores.
-    pub fn apply(&self, x: &[f32]) -> Result<Vec<f32>, Mismatch> {
-        let (inputs, outputs) = (self.inputs, self.bias.len());
-        if !x.len().is_multiple_of(inputs * ROWS) {
+    pub fn apply(&self, x: &[f32], bias: &[f32]) -> Result<Vec<f32>, Mismatch> {
+        let (inputs, outputs) = (self.inputs, self.outputs);
+        if bias.len() != outputs || !x.len().is_multiple_of(inputs * ROWS) {
             return Err(Mismatch {
-                inputs,
-                given: x.len(),
+                layer: (inputs, outputs),
+                given: (x.len(), bias.len()),
             });
         }
         let rows = x.len() / inputs;
@@ -85,7 +85,7 @@ impl Strips {
         by_strip
             .par_chunks_mut(rows * STRIP)
             .zip(self.floats.par_chunks_exact(inputs * STRIP))
-            .zip(self.bias.par_chunks_exact(STRIP))
+            .zip(bias.par_chunks_exact(STRIP))
             .for_each(|((out, strip), bias)| {
                 Arch::new().dispatch(Product {
                     x,

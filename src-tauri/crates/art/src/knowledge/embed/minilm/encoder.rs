@@ -58,18 +58,17 @@ fn default_act() -> String {
 struct Dense {
     weight: Tensor,
     bias: Vec<f32>,
-    /// The weight and bias in the short path's order ([`Strips`]); `None` where the
-    /// outputs are not a whole number of strips.
+    /// The weight in the short path's order ([`Strips`]); `None` where the outputs are
+    /// not a whole number of strips.
     strips: Option<Strips>,
 }
 
 impl Dense {
     fn new(weight: Tensor, bias: Tensor) -> candle_core::Result<Self> {
-        let bias = bias.to_vec1()?;
         Ok(Self {
-            strips: short::strips_of(&weight, &bias)?,
+            strips: short::strips_of(&weight)?,
             weight,
-            bias,
+            bias: bias.to_vec1()?,
         })
     }
 

@@ -149,12 +149,12 @@ impl Encoder {
     }
 }
 
-/// `weight` (`in × out`) packed for the short path ([`Strips`]), with `bias`; `None`
-/// where the outputs are not a whole number of strips.
-pub fn strips_of(weight: &Tensor, bias: &[f32]) -> candle_core::Result<Option<Strips>> {
-    let (inputs, _) = weight.dims2()?;
+/// `weight` (`in × out`) packed for the short path ([`Strips`]); `None` where the outputs
+/// are not a whole number of strips.
+pub fn strips_of(weight: &Tensor) -> candle_core::Result<Option<Strips>> {
+    let (inputs, outputs) = weight.dims2()?;
     let rows = Floats::of(weight)?;
-    Ok(Strips::pack(rows.get()?, inputs, bias.to_vec()))
+    Ok(Strips::pack(rows.get()?, inputs, outputs))
 }
 
 /// `x` (`rows × in`, rows a multiple of [`ROWS`]) through a dense layer → `rows × out`.
@@ -163,6 +163,6 @@ fn dense(layer: &Dense, x: &[f32]) -> candle_core::Result<Vec<f32>> {
         candle_core::bail!("short path: a layer's outputs are not whole strips");
     };
     strips
-        .apply(x)
+        .apply(x, &layer.bias)
         .map_err(|e| candle_core::Error::Msg(format!("short path: {e}")))
 }
