@@ -9,6 +9,8 @@ mod error;
 mod events;
 mod highlight;
 mod logging;
+#[cfg(target_os = "linux")]
+mod painting;
 mod state;
 mod workbench;
 
@@ -41,11 +43,16 @@ fn quit_when_told(app: tauri::AppHandle) {
 
 /// Build and run the app until its last window closes.
 pub fn run() {
+    // First: it may start the program again (WebKit reads its variables at start).
+    #[cfg(target_os = "linux")]
+    let painting = painting::prepare();
     let started = std::time::Instant::now();
     let data_dir = state::prepare_data_dir();
     // Held for the life of the app: dropping it flushes the log file.
     let _log_guard = logging::init(data_dir.as_ref().ok());
     tracing::info!(version = art::VERSION, "starting {}", art::APP_NAME);
+    #[cfg(target_os = "linux")]
+    painting.log();
     // A reader's panic on a damaged file is a refusal: into the log, not onto stderr.
     art::panics::quiet_caught();
     if let Err(e) = &data_dir {
