@@ -127,9 +127,20 @@ pub fn mini_browser() -> Option<PathBuf> {
 }
 
 /// MiniBrowser showing `about:blank`, idle for as long as the app is measured after its
-/// start (its start-up plus [`IDLE`]): the memory any WebKitGTK window costs here.
+/// start (its start-up plus [`IDLE`]): the memory any WebKitGTK window costs here. It
+/// paints as the app does: on a machine with no GPU render node the app turns Skia's CPU
+/// painting on (`src-tauri/src/painting.rs`), so MiniBrowser gets it too.
 pub async fn blank_page(browser: &Path, wait: Duration) -> Result<(Totals, String), String> {
-    let mut child = tokio::process::Command::new(browser)
+    let mut command = tokio::process::Command::new(browser);
+    let gpu = std::fs::read_dir("/dev/dri").is_ok_and(|nodes| {
+        nodes
+            .flatten()
+            .any(|node| node.file_name().to_string_lossy().starts_with("renderD"))
+    });
+    if !gpu && std::env::var_os("WEBKIT_SKIA_ENABLE_CPU_RENDERING").is_none() {
+        command.env("WEBKIT_SKIA_ENABLE_CPU_RENDERING", "1");
+    }
+    let mut child = command
         .arg("about:blank")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

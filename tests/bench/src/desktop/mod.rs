@@ -433,7 +433,8 @@ async fn measure() -> Result<(), String> {
          from the server's last write to the answer's last line on screen, polled every 20 ms \
          through WebDriver); start-up is the app started \
          directly, {STARTS} times after a warm-up, each with a new data directory (page cache warm); \
-         the baseline is WebKitGTK's MiniBrowser (same library) on `about:blank`, idle as long.",
+         the baseline is WebKitGTK's MiniBrowser (same library, painting as the app does: on the \
+         CPU where there is no GPU render node) on `about:blank`, idle as long.",
         2 * RUNS,
         RAMP_LINES,
         RAMP.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", "),
