@@ -271,7 +271,14 @@ impl TracePush {
                 };
                 tokio::select! {
                     () = stop.cancelled() => return,
-                    changed = settings.changed() => if changed.is_err() { return } else { continue 'settings },
+                    changed = settings.changed() => if changed.is_err() {
+                        return
+                    } else {
+                        // The next sender reads from the oldest row: this one's last
+                        // batch must be out of the queue first.
+                        let _ = sender.settle().await;
+                        continue 'settings
+                    },
                     () = wait => {}
                 }
             }

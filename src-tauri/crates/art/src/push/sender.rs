@@ -46,6 +46,10 @@ pub struct Sender {
     /// The batch after the one on its way, read and compressed meanwhile (on another
     /// core than the request's); dropped when that one is not taken.
     next: Option<tokio::task::JoinHandle<Result<Option<Batch>, PushError>>>,
+    /// The rows of the last batch taken, being removed from the queue while the next
+    /// batch is on its way (awaited before anything reads the queue from its oldest row
+    /// again, and before the queue is said empty).
+    removing: Option<tokio::task::JoinHandle<Result<(), OutboxError>>>,
 }
 
 /// A batch ready to send: its rows and the request body made of them.
@@ -89,6 +93,18 @@ impl Sender {
             batch: BATCH_BYTES,
             backoff: FIRST_BACKOFF,
             next: None,
+            removing: None,
+        }
+    }
+
+    /// Wait for the last batch's rows to be removed from the queue.
+    pub async fn settle(&mut self) -> Result<(), PushError> {
+        match self.removing.take() {
+            Some(removing) => removing
+                .await
+                .map_err(|e| PushError::Stopped(e.to_string()))?
+                .map_err(PushError::from),
+            None => Ok(()),
         }
     }
 
@@ -111,12 +127,17 @@ impl Sender {
     pub async fn step(&mut self) -> Result<Step, PushError> {
         let ready = match self.next.take() {
             Some(next) => next,
-            None => self.read_ahead(None),
+            None => {
+                // Read from the oldest row: the last batch's rows must be gone first.
+                self.settle().await?;
+                self.read_ahead(None)
+            }
         };
         let Some(batch) = ready
             .await
             .map_err(|e| PushError::Stopped(e.to_string()))??
         else {
+            self.settle().await?;
             return Ok(Step::Empty);
         };
         let Batch {
@@ -126,18 +147,39 @@ impl Sender {
             single,
             body,
         } = batch;
-        // The next batch is made while this one is on its way.
+        // The next batch is made while this one is on its way, and the last one's rows
+        // are removed meanwhile.
         self.next = Some(self.read_ahead(rows.last().map(|r| r.id)));
-        let sent = match body {
-            Ok(body) => self.endpoint.post(body).await,
-            Err(e) => Err(e),
+        let removing = self.removing.take();
+        let post = async {
+            match body {
+                Ok(body) => self.endpoint.post(body).await,
+                Err(e) => Err(e),
+            }
         };
+        let (sent, removed) = tokio::join!(post, async {
+            match removing {
+                Some(removing) => removing
+                    .await
+                    .map_err(|e| PushError::Stopped(e.to_string()))?
+                    .map_err(PushError::from),
+                None => Ok(()),
+            }
+        });
+        if let Err(e) = removed {
+            // This batch may have been taken, its rows still queued: read again from the
+            // oldest (a collector tolerates a span sent twice; a span lost, not).
+            self.next = None;
+            return Err(e);
+        }
         let outbox = Arc::clone(&self.outbox);
         match sent {
             Ok(taken) => {
                 self.backoff = FIRST_BACKOFF;
                 let rejected = taken.rejected.min(spans);
-                blocking(move || outbox.remove_taken(&rows, rejected)).await?;
+                self.removing = Some(tokio::task::spawn_blocking(move || {
+                    outbox.remove_taken(&rows, rejected)
+                }));
                 Ok(Step::Sent {
                     spans,
                     rejected: (rejected > 0).then_some((rejected, taken.message)),
