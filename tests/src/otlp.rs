@@ -156,7 +156,9 @@ impl OtlpReceiver {
         Self::listen(port, true).await
     }
 
-    /// A receiver that counts spans without keeping them (for the benchmark).
+    /// A receiver that counts spans without keeping them (for the benchmark): protobuf
+    /// requests are gunzipped and their spans counted on the wire, not decoded into
+    /// messages (see `spans_on_the_wire`).
     pub async fn counting() -> Self {
         Self::listen(0, false)
             .await
