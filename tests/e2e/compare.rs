@@ -82,6 +82,9 @@ async fn three_models_answer_in_columns_one_is_kept_replayed_and_diffed() {
     // Compare…: three models ticked, in order, asked the question being written.
     app.type_into("#composer-input", "What is 19 + 23?").await;
     app.click("#compare-button").await;
+    // Every provider's list in first: the menu draws its groups again as each arrives,
+    // and a tick on an entry being replaced is lost.
+    app.wait_gone("#compare-menu .group-loading").await;
     for model in models {
         app.click(&format!(".compare-choice[data-model=\"{model}\"] input"))
             .await;

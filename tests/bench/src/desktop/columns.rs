@@ -266,6 +266,8 @@ async fn four(app: &AppSession, server: &FakeServer, thread: &str, every: Durati
     open(app, thread).await;
     let before: Vec<usize> = MODELS.iter().map(|m| calls_of(server, m).len()).collect();
     app.click("#compare-button").await;
+    // Every provider's list in first (a tick on an entry being drawn again is lost).
+    app.wait_gone("#compare-menu .group-loading").await;
     for model in MODELS {
         app.click(&format!(".compare-choice[data-model=\"{model}\"] input"))
             .await;

@@ -152,7 +152,9 @@ pub fn CompareMenu(
     let group_view = move |group: Group| {
         let wanted = search.with(|s| s.trim().to_lowercase());
         let body = match group.entries {
-            None => view! { <p class="muted small group-note">"Loading…"</p> }.into_any(),
+            None => {
+                view! { <p class="muted small group-note group-loading">"Loading…"</p> }.into_any()
+            }
             Some(Err(note)) => view! { <p class="muted small group-note">{note}</p> }.into_any(),
             Some(Ok(entries)) => entries
                 .into_iter()
