@@ -99,13 +99,7 @@ impl Sender {
 
     /// Wait for the last batch's rows to be removed from the queue.
     pub async fn settle(&mut self) -> Result<(), PushError> {
-        match self.removing.take() {
-            Some(removing) => removing
-                .await
-                .map_err(|e| PushError::Stopped(e.to_string()))?
-                .map_err(PushError::from),
-            None => Ok(()),
-        }
+        removed(self.removing.take()).await
     }
 
     /// The endpoint.
@@ -157,16 +151,8 @@ impl Sender {
                 Err(e) => Err(e),
             }
         };
-        let (sent, removed) = tokio::join!(post, async {
-            match removing {
-                Some(removing) => removing
-                    .await
-                    .map_err(|e| PushError::Stopped(e.to_string()))?
-                    .map_err(PushError::from),
-                None => Ok(()),
-            }
-        });
-        if let Err(e) = removed {
+        let (sent, gone) = tokio::join!(post, removed(removing));
+        if let Err(e) = gone {
             // This batch may have been taken, its rows still queued: read again from the
             // oldest (a collector tolerates a span sent twice; a span lost, not).
             self.next = None;
@@ -215,6 +201,19 @@ impl Sender {
                 Ok(Step::Refused(spans, reason))
             }
         }
+    }
+}
+
+/// The end of a batch's removal from the queue, if one is under way.
+async fn removed(
+    removing: Option<tokio::task::JoinHandle<Result<(), OutboxError>>>,
+) -> Result<(), PushError> {
+    match removing {
+        Some(removing) => removing
+            .await
+            .map_err(|e| PushError::Stopped(e.to_string()))?
+            .map_err(PushError::from),
+        None => Ok(()),
     }
 }
 
