@@ -90,6 +90,9 @@ pub fn run() {
             if let Ok(workbench) = app.state::<AppState>().workbench() {
                 // Spans not sent yet stay queued for the next start.
                 workbench.push_stop.cancel();
+                if let Err(e) = workbench.push.keep_unsent() {
+                    tracing::warn!("unsent spans were not kept for the next start: {e}");
+                }
                 tauri::async_runtime::block_on(workbench.art.close());
                 tracing::info!("MCP servers stopped; quitting");
             }

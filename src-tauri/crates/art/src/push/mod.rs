@@ -3,9 +3,13 @@
 //! into a durable queue ([`outbox`]), and a sender ([`TracePush::run`]) sends the queue
 //! oldest first in batches ([`send`]), retrying with backoff while the collector is
 //! away, so nothing is lost when it is down or the app quits: what is queued is sent
-//! after a restart. A [`PushStatus`] says how it goes.
+//! after a restart. While the collector takes what is sent, a run's spans wait in memory
+//! instead ([`fresh`]): named in a log, moved to the queue's file when the collector
+//! does not take them or the app quits, and queued again from the database after a
+//! crash ([`TracePush::recover`]). A [`PushStatus`] says how it goes.
 
 mod config;
+pub mod fresh;
 mod now;
 pub mod outbox;
 pub mod send;
@@ -23,6 +27,7 @@ use crate::clock;
 use crate::export::{self, ExportError, Redactor};
 use crate::instance::ArtInstance;
 pub use config::{MIN_QUEUE_LIMIT, SaveError, check, load, save, store_headers, stored_headers};
+pub use fresh::{FreshRun, Logged};
 pub use now::{PushExportError, Pushed, push_export, queue_file};
 pub use outbox::{Counts, Outbox, OutboxError, Row, Rows, Tally};
 pub use send::{Endpoint, EndpointError, SendError, Taken};
@@ -96,6 +101,7 @@ impl TracePush {
         if let Ok(mut failure) = self.failure.lock() {
             *failure = None;
         }
+        self.outbox.set_limit(settings.queue_limit);
         let on = active.is_some();
         self.settings.send_replace(active);
         self.publish(if on { PushState::Idle } else { PushState::Off });
@@ -177,31 +183,46 @@ impl TracePush {
         )
         .await?;
         let outbox = Arc::clone(&self.outbox);
-        let trace = trace_id.to_owned();
         let limit = settings.queue_limit.max(1);
+        if !waiting && !outbox.has_early(trace_id) {
+            // The usual run: whole, none of it sent early, kept in memory for the sender.
+            if spans == 0 {
+                return Ok(0);
+            }
+            let run = FreshRun {
+                trace_id: trace_id.to_owned(),
+                thread_id: thread_id.to_owned(),
+                content: settings.include_content,
+                spans,
+                bytes,
+            };
+            if let Some(run) = outbox.add_fresh(run)? {
+                // Memory is full (the collector has been away): into the file.
+                blocking(move || outbox.add(&[(run.trace_id, run.spans, run.bytes)], limit))
+                    .await?;
+            }
+            self.publish(PushState::Idle);
+            self.wake.notify_one();
+            return Ok(spans);
+        }
+        let trace = trace_id.to_owned();
         // One trip to the queue's thread: what was sent while the run waited, left out;
         // the rest queued; what is sent now remembered while it waits (forgotten once
         // it ended).
         let spans = blocking(move || {
             let early = outbox.sent_early(&trace)?;
-            let (spans, bytes, sent) = if waiting || !early.is_empty() {
-                sender::without(&bytes, |span| {
-                    early.contains(&span.span_id)
-                        || (waiting
-                            && span
-                                .attributes
-                                .iter()
-                                .any(|kv| kv.key == export::otlp::OPEN))
-                })
-            } else {
-                (spans, bytes, Vec::new())
-            };
+            let (spans, bytes, sent) = sender::without(&bytes, |span| {
+                early.contains(&span.span_id)
+                    || (waiting
+                        && span
+                            .attributes
+                            .iter()
+                            .any(|kv| kv.key == export::otlp::OPEN))
+            });
             if spans > 0 {
                 outbox.add(&[(trace.clone(), spans, bytes)], limit)?;
             }
-            if waiting || !early.is_empty() {
-                outbox.mark_early(&trace, if waiting { &sent } else { &[] })?;
-            }
+            outbox.mark_early(&trace, if waiting { &sent } else { &[] })?;
             Ok(spans)
         })
         .await?;
@@ -212,10 +233,69 @@ impl TracePush {
         Ok(spans)
     }
 
+    /// Queue again the runs an earlier process kept in memory and never saw sent (it was
+    /// killed, or the machine stopped): exported from `art`'s database as they were
+    /// (content as it was chosen then), into the queue's file. Called once at start,
+    /// before the runs of this session end; returns the spans queued.
+    pub async fn recover(&self, art: &ArtInstance, redactor: &Redactor) -> Result<u64, PushError> {
+        let left = self.outbox.left();
+        if left.is_empty() {
+            return Ok(0);
+        }
+        let mut rows = Vec::new();
+        for run in &left {
+            let exported = export::run_as_protobuf(
+                art,
+                &run.thread_id,
+                &run.trace_id,
+                None,
+                run.content,
+                redactor,
+            )
+            .await;
+            match exported {
+                Ok((0, _)) => {}
+                Ok((spans, bytes)) => rows.push((run.trace_id.clone(), spans, bytes)),
+                // Its thread was deleted meanwhile: nothing to send.
+                Err(ExportError::NotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let spans = rows.iter().map(|(_, spans, _)| spans).sum();
+        let outbox = Arc::clone(&self.outbox);
+        blocking(move || outbox.add_left(&left, &rows)).await?;
+        if spans > 0 {
+            tracing::info!(spans, "spans of runs a crash left unsent are queued again");
+            self.publish(PushState::Idle);
+            self.wake.notify_one();
+        }
+        Ok(spans)
+    }
+
+    /// Runs an earlier process left unsent in memory, for [`Self::recover`].
+    pub fn left_unsent(&self) -> usize {
+        self.outbox.left().len()
+    }
+
+    /// Move the runs waiting in memory to the queue's file, where the next start finds
+    /// them: called as the app quits (and by [`Self::run`] when it stops).
+    pub fn keep_unsent(&self) -> Result<u64, OutboxError> {
+        self.outbox.spill()
+    }
+
     /// Send the queue for as long as `stop` is not cancelled: [`LINGER`] after a run is
     /// queued (with the runs queued meanwhile), at once when the settings change, again
-    /// after a failure's wait.
+    /// after a failure's wait. When it stops, what waits in memory goes to the queue's
+    /// file.
     pub async fn run(self: Arc<Self>, stop: CancellationToken) {
+        self.send(&stop).await;
+        let push = Arc::clone(&self);
+        if let Err(e) = blocking(move || push.keep_unsent()).await {
+            tracing::warn!("unsent spans were not kept for the next start: {e}");
+        }
+    }
+
+    async fn send(&self, stop: &CancellationToken) {
         let mut settings = self.settings.subscribe();
         'settings: loop {
             let active = settings.borrow_and_update().clone();

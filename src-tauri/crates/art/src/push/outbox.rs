@@ -6,10 +6,17 @@
 //! was sent, dropped or refused — is kept in the queue's file and changed in the same
 //! transaction as the rows, so what the status line says survives a restart and is
 //! read without counting the rows.
+//!
+//! In front of the file, the runs that just ended wait in memory while the collector
+//! takes what is sent ([`super::fresh`]): they reach the file only when it does not.
 
+use std::collections::HashSet;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use super::fresh::{Fresh, FreshRun, Logged};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -106,6 +113,14 @@ const PAGE_SIZE: i64 = 65_536;
 /// The queue.
 pub struct Outbox {
     conn: Mutex<Connection>,
+    /// Runs in memory, in front of the file.
+    fresh: Fresh,
+    /// Spans the file may hold (the user's limit), for runs moved there from memory.
+    limit: AtomicU64,
+    /// The file's counts as last read (none after a change).
+    counted: Mutex<Option<Counts>>,
+    /// Runs with spans queued while they waited (`sent_early`), known without a read.
+    early: Mutex<HashSet<String>>,
 }
 
 const SCHEMA: &str = "
@@ -151,9 +166,110 @@ impl Outbox {
             params![WAITING_ROWS, WAITING_SPANS],
         )
         .map_err(err)?;
+        let early = {
+            let mut read = conn
+                .prepare("SELECT DISTINCT trace_id FROM sent_early")
+                .map_err(err)?;
+            let ids = read.query_map([], |r| r.get(0)).map_err(err)?;
+            ids.collect::<rusqlite::Result<HashSet<String>>>()
+                .map_err(err)?
+        };
         Ok(Self {
             conn: Mutex::new(conn),
+            fresh: Fresh::open(&path.with_extension("pending"))?,
+            limit: AtomicU64::new(art_types::push::PushSettings::default().queue_limit),
+            counted: Mutex::new(None),
+            early: Mutex::new(early),
         })
+    }
+
+    /// Spans the file may hold, for runs moved there from memory (the user's limit;
+    /// [`Self::add`] takes its own).
+    pub fn set_limit(&self, limit: u64) {
+        self.limit.store(limit.max(1), Ordering::Relaxed);
+    }
+
+    /// Keep a run that ended in memory for the sender (see [`super::fresh`]); given back
+    /// when memory is full, to be queued in the file with [`Self::add`].
+    pub fn add_fresh(&self, run: FreshRun) -> Result<Option<FreshRun>, OutboxError> {
+        Ok(self.fresh.add(run)?.err())
+    }
+
+    /// Spans the file may hold, as last set.
+    pub fn limit(&self) -> u64 {
+        self.limit.load(Ordering::Relaxed)
+    }
+
+    /// The oldest runs in memory that fit in `max_bytes` (at least one, when any wait),
+    /// now on their way; none when some already are.
+    pub fn take_fresh(&self, max_bytes: usize) -> Vec<Arc<FreshRun>> {
+        self.fresh.take(max_bytes)
+    }
+
+    /// The runs on their way from memory were taken by the collector, `rejected` of
+    /// their spans refused (OTLP's partial success): counted, and forgotten.
+    pub fn fresh_taken(&self, spans: u64, rejected: u64) -> Result<(), OutboxError> {
+        let rejected = rejected.min(spans);
+        let counted = self.with(|conn| {
+            let tx = conn.transaction()?;
+            bump(&tx, Tally::Sent.key(), (spans - rejected) as i64)?;
+            if rejected > 0 {
+                bump(&tx, Tally::Refused.key(), rejected as i64)?;
+            }
+            tx.commit()
+        });
+        // Forgotten even if not counted: sending them again would not count them either.
+        self.fresh.done()?;
+        counted
+    }
+
+    /// The runs on their way from memory were refused for good: counted, and forgotten.
+    pub fn fresh_refused(&self, spans: u64) -> Result<(), OutboxError> {
+        let counted = self.with(|conn| bump(conn, Tally::Refused.key(), spans as i64));
+        self.fresh.done()?;
+        counted
+    }
+
+    /// Move every run in memory (on its way or waiting) into the file, where the limit
+    /// applies: the collector did not take them, or the app quits. Returns the spans
+    /// dropped for room.
+    pub fn spill(&self) -> Result<u64, OutboxError> {
+        let runs = self.fresh.drain();
+        if runs.is_empty() {
+            return Ok(0);
+        }
+        let rows: Vec<(String, u64, Vec<u8>)> = runs
+            .iter()
+            .map(|r| (r.trace_id.clone(), r.spans, r.bytes.clone()))
+            .collect();
+        let dropped = self.add(&rows, self.limit())?;
+        self.fresh.done()?;
+        Ok(dropped)
+    }
+
+    /// Runs an earlier process kept in memory and did not see sent (it crashed): to be
+    /// queued again from the database ([`super::TracePush::recover`]).
+    pub fn left(&self) -> Vec<Logged> {
+        self.fresh.left()
+    }
+
+    /// Queue `rows` made of runs an earlier process left ([`Self::left`]), and forget
+    /// those runs.
+    pub fn add_left(
+        &self,
+        runs: &[Logged],
+        rows: &[(String, u64, Vec<u8>)],
+    ) -> Result<u64, OutboxError> {
+        let dropped = self.add(rows, self.limit())?;
+        self.fresh.recovered(runs)?;
+        Ok(dropped)
+    }
+
+    /// Whether run `trace_id` had spans queued while it waited.
+    pub fn has_early(&self, trace_id: &str) -> bool {
+        self.early
+            .lock()
+            .map_or(true, |early| early.contains(trace_id))
     }
 
     fn with<T>(
@@ -164,7 +280,12 @@ impl Outbox {
             .conn
             .lock()
             .map_err(|_| OutboxError("a writer panicked".into()))?;
-        work(&mut conn).map_err(err)
+        let done = work(&mut conn).map_err(err);
+        // Counts are read again after any change (reads clear nothing they keep).
+        if let Ok(mut counted) = self.counted.lock() {
+            *counted = None;
+        }
+        done
     }
 
     /// Queue `rows` (trace id, spans, bytes) in order, then drop the oldest rows while
@@ -325,30 +446,63 @@ impl Outbox {
                 }
             }
             tx.commit()
-        })
+        })?;
+        if let Ok(mut early) = self.early.lock() {
+            if span_ids.is_empty() {
+                early.remove(trace_id);
+            } else {
+                early.insert(trace_id.to_owned());
+            }
+        }
+        Ok(())
     }
 
-    /// The counts now (one read of the tallies, never of the rows).
+    /// The counts now: those of the file (its tallies, read again only after a change,
+    /// never counting its rows) and the runs in memory.
     pub fn counts(&self) -> Result<Counts, OutboxError> {
-        self.with(|conn| {
-            let mut read = conn.prepare_cached("SELECT key, value FROM tallies")?;
-            let mut rows = read.query([])?;
-            let mut counts = Counts::default();
-            while let Some(row) = rows.next()? {
-                let key: String = row.get(0)?;
-                let value = row.get::<_, i64>(1)?.max(0) as u64;
-                match key.as_str() {
-                    WAITING_ROWS => counts.rows = value,
-                    WAITING_SPANS => counts.spans = value,
-                    "sent" => counts.sent = value,
-                    "dropped" => counts.dropped = value,
-                    "refused" => counts.refused = value,
-                    _ => {}
+        let mut counts = {
+            let conn = self
+                .conn
+                .lock()
+                .map_err(|_| OutboxError("a writer panicked".into()))?;
+            let mut counted = self
+                .counted
+                .lock()
+                .map_err(|_| OutboxError("a reader panicked".into()))?;
+            match *counted {
+                Some(counts) => counts,
+                None => {
+                    let counts = read_counts(&conn).map_err(err)?;
+                    *counted = Some(counts);
+                    counts
                 }
             }
-            Ok(counts)
-        })
+        };
+        let (runs, spans) = self.fresh.counts();
+        counts.rows += runs;
+        counts.spans += spans;
+        Ok(counts)
     }
+}
+
+/// The tallies.
+fn read_counts(conn: &Connection) -> rusqlite::Result<Counts> {
+    let mut read = conn.prepare_cached("SELECT key, value FROM tallies")?;
+    let mut rows = read.query([])?;
+    let mut counts = Counts::default();
+    while let Some(row) = rows.next()? {
+        let key: String = row.get(0)?;
+        let value = row.get::<_, i64>(1)?.max(0) as u64;
+        match key.as_str() {
+            WAITING_ROWS => counts.rows = value,
+            WAITING_SPANS => counts.spans = value,
+            "sent" => counts.sent = value,
+            "dropped" => counts.dropped = value,
+            "refused" => counts.refused = value,
+            _ => {}
+        }
+    }
+    Ok(counts)
 }
 
 /// Delete `rows` — consecutive rows as taken, in one statement over their ids (rows

@@ -1,7 +1,9 @@
 //! One sender of a queue to one endpoint: a batch at a time, oldest first, and what
 //! each answer means for the queue — taken (removed, counted), wait and try again
 //! (backoff doubling to a minute, or the collector's `Retry-After`), too large (the
-//! batch halved, then a run split in two), refused (dropped, counted).
+//! batch halved, then a run split in two), refused (dropped, counted). The file's rows
+//! go first (they are older), then the runs waiting in memory ([`super::fresh`]), which
+//! move to the file when the collector does not take them.
 
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
@@ -61,6 +63,8 @@ struct Batch {
     /// The entry, when the batch is one row (to split it, should it be too large).
     single: Option<Vec<u8>>,
     body: Result<Vec<u8>, SendError>,
+    /// Runs from memory (no rows): sent, refused or moved to the file as a whole.
+    fresh: usize,
 }
 
 /// Read the oldest rows after `after` (up to `limit` bytes) and make their body.
@@ -72,7 +76,12 @@ fn prepare(
 ) -> Result<Option<Batch>, PushError> {
     let taken = outbox.take(limit, after)?;
     if taken.rows.is_empty() {
-        return Ok(None);
+        // Memory's runs come after the file's (never read ahead: one batch of them at
+        // a time is on its way).
+        return Ok(after
+            .is_none()
+            .then(|| fresh(outbox, endpoint, limit))
+            .flatten());
     }
     let body = endpoint.body(&taken.bytes);
     Ok(Some(Batch {
@@ -81,7 +90,28 @@ fn prepare(
         single: (taken.rows.len() == 1).then_some(taken.bytes),
         rows: taken.rows,
         body,
+        fresh: 0,
     }))
+}
+
+/// The oldest runs in memory (up to `limit` bytes) as a batch.
+fn fresh(outbox: &Outbox, endpoint: &Endpoint, limit: usize) -> Option<Batch> {
+    let runs = outbox.take_fresh(limit);
+    if runs.is_empty() {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(runs.iter().map(|r| r.bytes.len()).sum());
+    for run in &runs {
+        bytes.extend_from_slice(&run.bytes);
+    }
+    Some(Batch {
+        rows: Vec::new(),
+        spans: runs.iter().map(|r| r.spans).sum(),
+        size: bytes.len(),
+        single: None,
+        body: endpoint.body(&bytes),
+        fresh: runs.len(),
+    })
 }
 
 impl Sender {
@@ -119,27 +149,31 @@ impl Sender {
 
     /// Send the oldest batch.
     pub async fn step(&mut self) -> Result<Step, PushError> {
-        let ready = match self.next.take() {
-            Some(next) => next,
+        let ahead = match self.next.take() {
+            Some(next) => joined(next).await?,
+            None => None,
+        };
+        let batch = match ahead {
+            Some(batch) => Some(batch),
             None => {
                 // Read from the oldest row: the last batch's rows must be gone first.
                 self.settle().await?;
-                self.read_ahead(None)
+                joined(self.read_ahead(None)).await?
             }
         };
-        let Some(batch) = ready
-            .await
-            .map_err(|e| PushError::Stopped(e.to_string()))??
-        else {
-            self.settle().await?;
+        let Some(batch) = batch else {
             return Ok(Step::Empty);
         };
+        if batch.fresh > 0 {
+            return self.send_fresh(batch).await;
+        }
         let Batch {
             rows,
             spans,
             size,
             single,
             body,
+            fresh: _,
         } = batch;
         // The next batch is made while this one is on its way, and the last one's rows
         // are removed meanwhile.
@@ -174,9 +208,7 @@ impl Sender {
             Err(SendError::Retry { after, reason }) => {
                 // Read again from the oldest when the collector is back.
                 self.next = None;
-                let wait = after.unwrap_or_else(|| jitter(self.backoff));
-                self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
-                Ok(Step::Wait(wait, reason))
+                Ok(self.wait(after, reason))
             }
             Err(SendError::TooLarge(reason)) => {
                 self.next = None;
@@ -202,6 +234,67 @@ impl Sender {
             }
         }
     }
+
+    /// Send a batch of runs from memory. What the collector does not take now goes to
+    /// the file with every other run in memory (the file's limit applies there, and a
+    /// restart finds them); a batch too large is split there, as the file's are.
+    async fn send_fresh(&mut self, batch: Batch) -> Result<Step, PushError> {
+        let (spans, size, runs) = (batch.spans, batch.size, batch.fresh);
+        let post = async {
+            match batch.body {
+                Ok(body) => self.endpoint.post(body).await,
+                Err(e) => Err(e),
+            }
+        };
+        let outbox = Arc::clone(&self.outbox);
+        let spill = || {
+            let outbox = Arc::clone(&outbox);
+            blocking(move || outbox.spill())
+        };
+        match post.await {
+            Ok(taken) => {
+                self.backoff = FIRST_BACKOFF;
+                let rejected = taken.rejected.min(spans);
+                self.removing = Some(tokio::task::spawn_blocking(move || {
+                    outbox.fresh_taken(spans, rejected)
+                }));
+                Ok(Step::Sent {
+                    spans,
+                    rejected: (rejected > 0).then_some((rejected, taken.message)),
+                })
+            }
+            Err(SendError::Retry { after, reason }) => {
+                spill().await?;
+                Ok(self.wait(after, reason))
+            }
+            Err(SendError::TooLarge(_)) => {
+                spill().await?;
+                if runs > 1 {
+                    self.batch = (size / 2).max(1);
+                }
+                Ok(Step::Split)
+            }
+            Err(SendError::Refused(reason)) => {
+                blocking(move || outbox.fresh_refused(spans)).await?;
+                Ok(Step::Refused(spans, reason))
+            }
+        }
+    }
+
+    /// Wait before the next try: as the collector said, else the backoff (doubled for
+    /// the time after).
+    fn wait(&mut self, after: Option<Duration>, reason: String) -> Step {
+        let wait = after.unwrap_or_else(|| jitter(self.backoff));
+        self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+        Step::Wait(wait, reason)
+    }
+}
+
+/// A prepared batch, once its preparation is done.
+async fn joined(
+    ready: tokio::task::JoinHandle<Result<Option<Batch>, PushError>>,
+) -> Result<Option<Batch>, PushError> {
+    ready.await.map_err(|e| PushError::Stopped(e.to_string()))?
 }
 
 /// The end of a batch's removal from the queue, if one is under way.

@@ -1,7 +1,8 @@
 //! "Send traces to": finished runs pushed to an OTLP/HTTP receiver over real TCP (the
 //! testkit's, which decodes with `opentelemetry-proto`), from a real SQLite queue, with
 //! the collector's faults: down at start, a closed connection, a slow answer, 429 with
-//! `Retry-After`, 500, 413 for a batch too large; a full queue; a restart with a queue.
+//! `Retry-After`, 500, 413 for a batch too large; a full queue; a restart with a queue;
+//! a kill while runs wait in memory, and a quit.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -358,6 +359,87 @@ async fn a_full_queue_drops_the_oldest_and_a_restart_sends_the_rest() {
     assert_eq!(receiver.wait_for(2 * spans, PATIENCE).await, 2 * spans);
     let done = status_until(&push, |s| s.queued_spans == 0).await;
     assert_eq!((done.sent_spans, done.dropped_spans), (2 * spans, spans));
+    stop.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_waiting_in_memory_when_the_app_is_killed_is_sent_after_the_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (art, thread, trace) = known_run(dir.path()).await;
+    let receiver = OtlpReceiver::start().await;
+    let mut with_content = settings(&receiver.url());
+    with_content.include_content = true;
+    let redactor = Redactor::new(Vec::new());
+    // The run ends; before the sender's turn comes, the app is killed: nothing moves
+    // the run to the queue's file (no sender runs here, and dropping is all a kill
+    // leaves behind).
+    let push = TracePush::open(&dir.path().join(outbox::FILE)).unwrap();
+    push.configure(&with_content, &[]).unwrap();
+    let queued = push
+        .run_ended(&art, &redactor, &thread, &trace)
+        .await
+        .unwrap();
+    assert!(queued > 0);
+    assert_eq!(push.status().borrow().queued_spans, queued, "counted while in memory");
+    let log = std::fs::read_to_string(dir.path().join("trace-outbox.pending")).unwrap();
+    assert_eq!(log, format!("{trace}\t{thread}\t1\n"), "named in the log");
+    drop(push);
+
+    // The next start finds it named, queues it again from the database as it was
+    // (content and all), and sends it once.
+    let stop = CancellationToken::new();
+    let push = start(dir.path(), &with_content, &stop);
+    assert_eq!(push.left_unsent(), 1);
+    assert_eq!(push.recover(&art, &redactor).await.unwrap(), queued);
+    assert_eq!(push.left_unsent(), 0);
+    assert_eq!(receiver.wait_for(queued, PATIENCE).await, queued);
+    let done = status_until(&push, |s| s.queued_spans == 0 && s.sent_spans == queued).await;
+    assert_eq!(done.dropped_spans, 0);
+    assert!(taken_ids(&receiver).values().all(|n| *n == 1));
+    assert!(
+        receiver
+            .spans()
+            .iter()
+            .any(|s| attr_str(s, "output.value") == Some("It is 42.")),
+        "the content chosen when it ended"
+    );
+    // Nothing is named any more: a third start has nothing to recover.
+    let log = std::fs::read_to_string(dir.path().join("trace-outbox.pending")).unwrap();
+    assert_eq!(log, "");
+    stop.cancel();
+    drop(push);
+    let again = TracePush::open(&dir.path().join(outbox::FILE)).unwrap();
+    assert_eq!(again.left_unsent(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_in_memory_when_the_app_quits_are_kept_in_the_queue_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (art, thread, trace) = known_run(dir.path()).await;
+    let port = OtlpReceiver::start().await.port();
+    let url = format!("http://127.0.0.1:{port}");
+    let redactor = Redactor::new(Vec::new());
+    let stop = CancellationToken::new();
+    let push = start(dir.path(), &settings(&url), &stop);
+    let queued = push
+        .run_ended(&art, &redactor, &thread, &trace)
+        .await
+        .unwrap();
+    // The app quits before the sender's first try (it waits `LINGER` for more runs).
+    push.keep_unsent().unwrap();
+    stop.cancel();
+    let status = push.status().borrow().clone();
+    assert_eq!(status.queued_spans, queued);
+    drop(push);
+    let log = std::fs::read_to_string(dir.path().join("trace-outbox.pending")).unwrap();
+    assert_eq!(log, "", "in the file now: nothing to recover");
+
+    let receiver = OtlpReceiver::start_at(port).await.unwrap();
+    let stop = CancellationToken::new();
+    let push = start(dir.path(), &settings(&url), &stop);
+    assert_eq!(push.left_unsent(), 0);
+    assert_eq!(receiver.wait_for(queued, PATIENCE).await, queued);
+    status_until(&push, |s| s.queued_spans == 0 && s.sent_spans == queued).await;
     stop.cancel();
 }
 
