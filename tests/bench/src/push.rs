@@ -21,9 +21,13 @@ use art::ArtInstance;
 use art::agent::CancellationToken;
 use art::export::{self, Format, Options, Redactor, Scope};
 use art::push::{Endpoint, Outbox, Sender, Step, TracePush};
+
+use crate::compare::ServerProcess;
+use crate::server::Framing;
 use art::sockets::StreamFilter;
 use art::storage::sqlite::SqliteStorage;
 use art_testkit::bench::{Budget, Figure, Results};
+use art_testkit::fake::scripts::MODEL;
 use art_testkit::framework::scripted::{Script, ScriptedSource, plan_json, thread_config};
 use art_types::push::{PushSettings, PushState};
 use art_types::{AgentProps, StreamEventKind, TokenType};
@@ -210,13 +214,168 @@ fn scripts(runs: usize) -> Vec<Script> {
     all
 }
 
-/// CPU per run and time to first token, the push on and off, alternating batches.
-fn per_run(results: &mut Results, url: &str) -> u64 {
+/// Where the runs' model answers from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// The scripted provider in this process: a plan with one calculator call, then the
+    /// answer — no HTTP, no parsing; the least CPU a run can spend.
+    InProcess,
+    /// The fake OpenAI-compatible server (`art-bench serve`, a process of its own) over
+    /// TCP, streaming the answer as a real server writes it (one SSE event per token, as
+    /// fast as it can): the plan answers directly, then the answer.
+    OverHttp,
+}
+
+impl Source {
+    fn key(self) -> &'static str {
+        match self {
+            Self::InProcess => "in_process",
+            Self::OverHttp => "over_http",
+        }
+    }
+
+    fn said(self) -> String {
+        match self {
+            Self::InProcess => format!(
+                "plan, one tool call, a {TOKENS}-token answer; the scripted provider in this process"
+            ),
+            Self::OverHttp => format!(
+                "plan, a {TOKENS}-token answer; OpenAI's SSE over TCP from the fake server's process"
+            ),
+        }
+    }
+}
+
+/// One batch of runs: the runs' own CPU and each first answer token, then (push on) the
+/// push's work for them, read once the runs' background writing is done.
+struct Batch {
+    runs_cpu: f64,
+    push_cpu: f64,
+    firsts: Vec<f64>,
+    queued: u64,
+}
+
+/// `runs` runs in `thread`, each its own task's work on the runtime (as the app runs
+/// them), then, if `pushing`, each queued as it would be when it ends and the batch sent.
+async fn batch(
+    art: Arc<ArtInstance>,
+    push: Arc<TracePush>,
+    thread: String,
+    runs: usize,
+    pushing: bool,
+    tool_calls: u32,
+) -> Batch {
+    let redactor = Redactor::new(Vec::new());
+    let mut firsts = Vec::new();
+    let mut traces = Vec::new();
+    // The runs' own CPU: each run from its start to its answer.
+    let mut runs_cpu = 0.0;
+    for _ in 0..runs {
+        let mut sub = art.sockets.stream.subscribe(StreamFilter::default());
+        // As the app starts a run: with its id, watched when it is sent (`watch` does
+        // nothing with the push off).
+        let trace = art::clock::new_id();
+        let props = AgentProps {
+            query: "What is 19 + 23?".into(),
+            thread_id: thread.clone(),
+            trace_id: Some(trace.clone()),
+            options: Default::default(),
+            attachments: Vec::new(),
+        };
+        let at = cpu();
+        push.watch(&art, &thread, &trace);
+        let started = Instant::now();
+        let run = art.process(props, CancellationToken::new());
+        tokio::pin!(run);
+        // The first token of the answer (the synthesis streams it), taken while the run
+        // goes on.
+        let (mut first, mut listening) = (None, true);
+        let out = loop {
+            tokio::select! {
+                out = &mut run => break out,
+                event = sub.recv(), if listening => match event {
+                    Some(e) if first.is_none() && matches!(
+                        e.kind,
+                        StreamEventKind::Token { token_type: TokenType::FinalSynthesisLlmResponse, .. }
+                    ) => first = Some(started.elapsed()),
+                    Some(_) => {}
+                    None => listening = false,
+                },
+            }
+        };
+        runs_cpu += cpu() - at;
+        let out = out.unwrap();
+        assert_eq!(
+            out.metadata.tool_calls, tool_calls,
+            "{:?}",
+            out.metadata.error
+        );
+        let first = first.unwrap_or_else(|| started.elapsed());
+        firsts.push(first.as_secs_f64() * 1_000.0);
+        traces.push(trace);
+    }
+    if !pushing {
+        return Batch {
+            runs_cpu,
+            push_cpu: 0.0,
+            firsts,
+            queued: 0,
+        };
+    }
+    // What the runs left to their storage's background threads (the WAL moved into the
+    // database every 250 ms) is done before the push is measured: it is the runs' work,
+    // and the CPU read here is the whole process's.
+    tokio::time::sleep(SETTLE).await;
+    // Each run's export and queuing, as the app does when a run ends.
+    let at = cpu();
+    let mut queued = 0;
+    for trace in &traces {
+        queued += push
+            .run_ended(&art, &redactor, &thread, trace)
+            .await
+            .unwrap();
+    }
+    // Then the batch's sending: the sender waits `LINGER` after the first run queued
+    // (longer than the queuing above takes), so it sends now.
+    let mut status = push.status();
+    while !status.borrow_and_update().queued_spans.eq(&0)
+        && status.borrow().state != PushState::Failing
+    {
+        let _ = tokio::time::timeout(Duration::from_secs(5), status.changed()).await;
+    }
+    Batch {
+        runs_cpu,
+        push_cpu: cpu() - at,
+        firsts,
+        queued,
+    }
+}
+
+/// CPU per run and time to first token, the push on and off, alternating batches, with
+/// the model answering from `source`.
+fn per_run(results: &mut Results, url: &str, source: Source) -> Result<u64, String> {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
-    let storage = Arc::new(SqliteStorage::open(dir.path().join("runs.sqlite3")).unwrap());
-    let source = Arc::new(ScriptedSource::new(scripts(2 * RUNS * ROUNDS + 4)));
-    let art = ArtInstance::builder(storage, source).build().unwrap();
+    let (art, server, tool_calls) = match source {
+        Source::InProcess => {
+            let storage = Arc::new(SqliteStorage::open(dir.path().join("runs.sqlite3")).unwrap());
+            let source = Arc::new(ScriptedSource::new(scripts(2 * RUNS * ROUNDS + 4)));
+            (
+                ArtInstance::builder(storage, source).build().unwrap(),
+                None,
+                1,
+            )
+        }
+        Source::OverHttp => {
+            let server = ServerProcess::start(TOKENS, Framing::Events)?;
+            (
+                crate::clients::instance("openai", dir.path())?,
+                Some(server),
+                0,
+            )
+        }
+    };
+    let art = Arc::new(art);
     let push = TracePush::open(&dir.path().join("outbox.sqlite")).unwrap();
     let stop = CancellationToken::new();
     // Each batch in a thread of its own: a run reads its thread's history, so the
@@ -224,19 +383,27 @@ fn per_run(results: &mut Results, url: &str) -> u64 {
     // the later ones slower, whichever they are).
     let new_thread = || {
         rt.block_on(async {
-            let t = art
-                .conversation
-                .create_thread(None)
-                .await
-                .unwrap()
-                .thread_id;
-            let config = thread_config("m", &["calculator"]);
-            art.state.set_thread_config(&t, &config).await.unwrap();
-            t
+            match &server {
+                None => {
+                    let t = art
+                        .conversation
+                        .create_thread(None)
+                        .await
+                        .unwrap()
+                        .thread_id;
+                    let config = thread_config("m", &["calculator"]);
+                    art.state.set_thread_config(&t, &config).await.unwrap();
+                    t
+                }
+                Some(server) => {
+                    let base = format!("{}/v1", server.url);
+                    art_testkit::framework::adapters::thread_at(&art, "openai", MODEL, &base, &[])
+                        .await
+                }
+            }
         })
     };
     rt.spawn(Arc::clone(&push).run(stop.clone()));
-    let redactor = Redactor::new(Vec::new());
     let on = PushSettings {
         enabled: true,
         endpoint: url.to_owned(),
@@ -262,84 +429,27 @@ fn per_run(results: &mut Results, url: &str) -> u64 {
             };
             push.configure(&settings, &[]).unwrap();
             let runs = if round == 0 { 1 } else { RUNS };
-            let mut firsts = Vec::new();
-            let mut traces = Vec::new();
-            // The runs' own CPU: each run from its start to its answer.
-            let mut runs_cpu = 0.0;
-            let push_cpu = rt.block_on(async {
-                for _ in 0..runs {
-                    let mut sub = art.sockets.stream.subscribe(StreamFilter::default());
-                    // As the app starts a run: with its id, watched when it is sent
-                    // (`watch` does nothing with the push off).
-                    let trace = art::clock::new_id();
-                    let props = AgentProps {
-                        query: "What is 19 + 23?".into(),
-                        thread_id: thread.clone(),
-                        trace_id: Some(trace.clone()),
-                        options: Default::default(),
-                        attachments: Vec::new(),
-                    };
-                    let at = cpu();
-                    push.watch(&art, &thread, &trace);
-                    let started = Instant::now();
-                    let run = art.process(props, CancellationToken::new());
-                    tokio::pin!(run);
-                    // The first token of the answer (the synthesis streams it), taken
-                    // while the run goes on.
-                    let (mut first, mut listening) = (None, true);
-                    let out = loop {
-                        tokio::select! {
-                            out = &mut run => break out,
-                            event = sub.recv(), if listening => match event {
-                                Some(e) if first.is_none() && matches!(
-                                    e.kind,
-                                    StreamEventKind::Token { token_type: TokenType::FinalSynthesisLlmResponse, .. }
-                                ) => first = Some(started.elapsed()),
-                                Some(_) => {}
-                                None => listening = false,
-                            },
-                        }
-                    };
-                    runs_cpu += cpu() - at;
-                    let out = out.unwrap();
-                    assert_eq!(out.metadata.tool_calls, 1, "{:?}", out.metadata.error);
-                    let first = first.unwrap_or_else(|| started.elapsed());
-                    firsts.push(first.as_secs_f64() * 1_000.0);
-                    traces.push(trace);
-                }
-                if !pushing {
-                    return 0.0;
-                }
-                // What the runs left to their storage's background threads (the WAL
-                // moved into the database every 250 ms) is done before the push is
-                // measured: it is the runs' work, and the CPU read here is the whole
-                // process's.
-                tokio::time::sleep(SETTLE).await;
-                // Each run's export and queuing, as the app does when a run ends.
-                let at = cpu();
-                for trace in &traces {
-                    queued += push
-                        .run_ended(&art, &redactor, &thread, trace)
-                        .await
-                        .unwrap();
-                }
-                // Then the batch's sending: the sender waits `LINGER` after the first
-                // run queued (longer than the queuing above takes), so it sends now.
-                let mut status = push.status();
-                while !status.borrow_and_update().queued_spans.eq(&0)
-                    && status.borrow().state != PushState::Failing
-                {
-                    let _ = tokio::time::timeout(Duration::from_secs(5), status.changed()).await;
-                }
-                cpu() - at
-            });
+            // A task on the runtime, as the app runs a run (`block_on` would run it on
+            // this thread, every read hopping to it from a worker).
+            let task = rt.spawn(batch(
+                Arc::clone(&art),
+                Arc::clone(&push),
+                thread,
+                runs,
+                pushing,
+                tool_calls,
+            ));
+            let mut done = rt
+                .block_on(task)
+                .map_err(|e| format!("a batch failed: {e}"))?;
+            queued += done.queued;
             // On: the runs and the push's work for them; off: the runs.
-            let per_run = (runs_cpu + push_cpu) * 1_000.0 / runs as f64;
+            let per_run = (done.runs_cpu + done.push_cpu) * 1_000.0 / runs as f64;
             if round > 0 && pushing {
-                direct.push(push_cpu / runs_cpu * 100.0);
+                direct.push(done.push_cpu / done.runs_cpu * 100.0);
             }
             if round > 0 {
-                let median_first = median(&mut firsts);
+                let median_first = median(&mut done.firsts);
                 if pushing {
                     cpu_on.push(per_run);
                     ttft_on.push(median_first);
@@ -361,25 +471,30 @@ fn per_run(results: &mut Results, url: &str) -> u64 {
         .zip(&ttft_off)
         .map(|(on, off)| on - off)
         .collect();
+    let key = source.key();
+    let said = source.said();
     results.add(Figure::new(
-        "push/run_cpu_off_ms",
-        &format!("CPU of a run (plan, one tool call, a {TOKENS}-token answer; in-process provider), push off"),
+        &format!("push/{key}/run_cpu_off_ms"),
+        &format!("CPU of a run ({said}), push off"),
         "ms",
         cpu_off,
     ));
     results.add(Figure::new(
-        "push/run_cpu_on_ms",
-        "The same runs, push on: each run's CPU and its share of the push's work (exported, queued, sent to the receiver)",
+        &format!("push/{key}/run_cpu_on_ms"),
+        &format!(
+            "The same runs ({said}), push on: each run's CPU and its share of the push's \
+             work (exported, queued, sent to the receiver)"
+        ),
         "ms",
         cpu_on,
     ));
     results.add(
         Figure::new(
-            "push/run_cpu_added_percent",
+            &format!("push/{key}/run_cpu_added_percent"),
             &format!(
-                "CPU the push adds to a run: its own (each run's export and queuing, then \
-                 the batch's sending, read once the runs' background writing is done), \
-                 against the runs' own CPU, batches of {RUNS}"
+                "CPU the push adds to a run ({said}): its own (each run's export and \
+                 queuing, then the batch's sending, read once the runs' background writing \
+                 is done), against the runs' own CPU, batches of {RUNS}"
             ),
             "%",
             direct,
@@ -387,24 +502,25 @@ fn per_run(results: &mut Results, url: &str) -> u64 {
         .budget(Budget::AtMost(2.0)),
     );
     results.add(Figure::new(
-        "push/run_cpu_added_paired_percent",
+        &format!("push/{key}/run_cpu_added_paired_percent"),
         &format!(
-            "Cross-check: a batch of {RUNS} on against the batch of {RUNS} off beside it (each \
-             in a new thread, the order alternating) — the machine's spread between batches \
-             is larger than what is measured"
+            "Cross-check ({said}): a batch of {RUNS} on against the batch of {RUNS} off \
+             beside it (each in a new thread, the order alternating) — the machine's spread \
+             between batches is larger than what is measured"
         ),
         "%",
         added,
     ));
     results.add(Figure::new(
-        "push/ttft_added_ms",
+        &format!("push/{key}/ttft_added_ms"),
         &format!(
-            "Time to first token of a run, push on minus off (median of each batch of {RUNS})"
+            "Time to first token of a run ({said}), push on minus off (median of each \
+             batch of {RUNS})"
         ),
         "ms",
         ttft_added,
     ));
-    queued
+    Ok(queued)
 }
 
 /// Run the push benchmarks; the figures go to `push.json` (one `part` alone only prints
@@ -420,11 +536,25 @@ pub fn run(part: Option<&str>) -> Result<(), String> {
          least a real run spends (a provider over HTTP adds parsing), the harshest ratio.",
     );
     let receiver = Receiver::spawn()?;
+    let url = &receiver.url;
     let sent = match part {
-        None => throughput(&mut results, &receiver.url) + per_run(&mut results, &receiver.url),
-        Some("throughput") => throughput(&mut results, &receiver.url),
-        Some("per-run") => per_run(&mut results, &receiver.url),
-        Some(other) => return Err(format!("no part {other:?} (throughput, per-run)")),
+        None => {
+            throughput(&mut results, url)
+                + per_run(&mut results, url, Source::OverHttp)?
+                + per_run(&mut results, url, Source::InProcess)?
+        }
+        Some("throughput") => throughput(&mut results, url),
+        Some("per-run") => {
+            per_run(&mut results, url, Source::OverHttp)?
+                + per_run(&mut results, url, Source::InProcess)?
+        }
+        Some("per-run-http") => per_run(&mut results, url, Source::OverHttp)?,
+        Some("per-run-in-process") => per_run(&mut results, url, Source::InProcess)?,
+        Some(other) => {
+            return Err(format!(
+                "no part {other:?} (throughput, per-run, per-run-http, per-run-in-process)"
+            ));
+        }
     };
     let taken = receiver.stop();
     if taken != sent {

@@ -207,7 +207,7 @@ pub async fn export(
 
 /// One run of thread `thread_id` as OTLP protobuf, as the push queues each run when it
 /// ends: the `resource_spans` entries of the `.pb` export of [`Scope::Trace`] (without
-/// their length prefixes) and how many spans they hold. The run's observations are
+/// their length prefixes, written so) and how many spans they hold. The run's observations are
 /// `kept` when the caller has them (kept as they were recorded: see
 /// [`crate::observation::RunTap`]), else read on the run's index; its messages are read
 /// on the run's index too — so it costs the same however long the thread. A run with no
@@ -232,12 +232,12 @@ pub async fn run_as_protobuf(
         .conversation
         .messages_of_run(thread_id, trace_id)
         .await?;
-    let mut framed = Vec::new();
+    let mut entries = Vec::new();
     let mut sink = otlp::Writer::new(
-        &mut framed,
+        &mut entries,
         redactor,
         include_content,
-        otlp::Encoding::Protobuf,
+        otlp::Encoding::Entries,
     );
     sink.begin(thread_id, &messages);
     if let Some(scan) = scan.as_mut() {
@@ -250,7 +250,7 @@ pub async fn run_as_protobuf(
     sink.end_thread()?;
     sink.finish(&Summary::default())?;
     let spans = sink.spans();
-    Ok((spans, otlp::unframe(&framed).concat()))
+    Ok((spans, entries))
 }
 
 /// [`export`] into a new file at `path`; a failed export leaves no half-written file.

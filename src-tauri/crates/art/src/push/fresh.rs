@@ -324,8 +324,15 @@ mod tests {
         assert!(left[0].content && !left[1].content);
         // A run of this session, then the old ones queued again: only the new one stays.
         assert!(fresh.add(run("n", 1)).unwrap().is_ok());
-        let named: Vec<_> = parse(&logged(&fresh)).into_iter().map(|l| l.trace_id).collect();
-        assert_eq!(named, ["a", "b", "n"], "the torn line does not swallow the next");
+        let named: Vec<_> = parse(&logged(&fresh))
+            .into_iter()
+            .map(|l| l.trace_id)
+            .collect();
+        assert_eq!(
+            named,
+            ["a", "b", "n"],
+            "the torn line does not swallow the next"
+        );
         fresh.recovered(&left).unwrap();
         assert!(fresh.left().is_empty());
         assert_eq!(logged(&fresh), "n\tt1\t0\n");

@@ -380,7 +380,11 @@ async fn a_run_waiting_in_memory_when_the_app_is_killed_is_sent_after_the_restar
         .await
         .unwrap();
     assert!(queued > 0);
-    assert_eq!(push.status().borrow().queued_spans, queued, "counted while in memory");
+    assert_eq!(
+        push.status().borrow().queued_spans,
+        queued,
+        "counted while in memory"
+    );
     let log = std::fs::read_to_string(dir.path().join("trace-outbox.pending")).unwrap();
     assert_eq!(log, format!("{trace}\t{thread}\t1\n"), "named in the log");
     drop(push);

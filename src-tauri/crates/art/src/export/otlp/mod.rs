@@ -128,6 +128,9 @@ pub(crate) enum Encoding {
     JsonLines,
     /// Protobuf, each after its length (4 bytes, big-endian).
     Protobuf,
+    /// Protobuf `resource_spans` entries one after another, unframed: what the push
+    /// queues and sends.
+    Entries,
 }
 
 /// Writes one `TracesData` per run.
@@ -297,6 +300,14 @@ impl<'a> Writer<'a> {
                     proto::append_run(out, &trace, &spans, SERVICE_NAME, crate::VERSION, redactor);
                 });
             }
+            Encoding::Entries => proto::append_run(
+                &mut self.bytes,
+                &trace,
+                &spans,
+                SERVICE_NAME,
+                crate::VERSION,
+                self.redactor,
+            ),
         }
         drop(spans);
         drop(observations);
