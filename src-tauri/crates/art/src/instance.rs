@@ -450,15 +450,15 @@ impl ArtInstanceBuilder {
     /// Build. Fails only when a tool has an invalid name or schema.
     pub fn build(self) -> Result<ArtInstance, RegistryError> {
         let sockets = Arc::new(Sockets::default());
-        let conversation = Arc::new(ConversationManager::new(
-            Arc::clone(&self.storage),
-            Arc::clone(&sockets),
-        ));
-        let state = Arc::new(StateManager::new(Arc::clone(&self.storage), self.strategy));
         let observations = Arc::new(ObservationManager::new(
             Arc::clone(&self.storage),
             Arc::clone(&sockets),
         ));
+        let conversation = Arc::new(
+            ConversationManager::new(Arc::clone(&self.storage), Arc::clone(&sockets))
+                .tapped(observations.shared_tap()),
+        );
+        let state = Arc::new(StateManager::new(Arc::clone(&self.storage), self.strategy));
         let library = Arc::new(PromptLibrary::new(Arc::clone(&self.storage)));
         let registry = Arc::new(ToolRegistry::new());
         if self.builtin_tools {

@@ -50,6 +50,8 @@ pub struct ConversationManager {
     /// Held while a thread's entry is read, changed and written back (its head and
     /// counts): runs writing to one thread at once (a comparison's columns) lose none.
     pub(super) writing: tokio::sync::Mutex<()>,
+    /// Keeps the messages of watched runs as they are written.
+    tap: Option<Arc<crate::observation::RunTap>>,
 }
 
 fn clean_title(title: &str) -> Result<String, ContextError> {
@@ -122,7 +124,15 @@ impl ConversationManager {
             storage,
             sockets,
             writing: tokio::sync::Mutex::new(()),
+            tap: None,
         }
+    }
+
+    /// Offer `tap` the messages runs write (so that a watched run's are handed over with
+    /// its observations when it ends).
+    pub(crate) fn tapped(mut self, tap: Arc<crate::observation::RunTap>) -> Self {
+        self.tap = Some(tap);
+        self
     }
 
     /// Write a thread's entry (title, counts, head) as it is now.
@@ -255,6 +265,9 @@ impl ConversationManager {
         thread.message_count += new_ones;
         thread.updated_at = thread.updated_at.max(clock::now_ms());
         self.save_thread(&thread).await?;
+        if let Some(tap) = &self.tap {
+            tap.written(&placed);
+        }
         for m in &placed {
             self.sockets.messages.notify(m);
         }

@@ -23,7 +23,7 @@ use art_types::{AgentState, ConversationMessage, ThreadConfig, ThreadSummary};
 
 use crate::context::{ContextError, MessageOptions};
 use crate::instance::ArtInstance;
-use crate::observation::{ObservationQuery, StoredObservation};
+use crate::observation::{KeptRun, ObservationQuery, StoredObservation};
 use crate::storage::StorageError;
 
 pub use redact::{KEEP_REDACTOR, REDACTED, Redactor, Redactors};
@@ -207,19 +207,29 @@ pub async fn export(
 
 /// One run of thread `thread_id` as OTLP protobuf, as the push queues each run when it
 /// ends: the `resource_spans` entries of the `.pb` export of [`Scope::Trace`] (without
-/// their length prefixes, written so) and how many spans they hold. The run's observations are
-/// `kept` when the caller has them (kept as they were recorded: see
-/// [`crate::observation::RunTap`]), else read on the run's index; its messages are read
-/// on the run's index too — so it costs the same however long the thread. A run with no
-/// observations (or none in that thread) has no spans.
+/// their length prefixes, written so) and how many spans they hold. The run's
+/// observations and messages are `kept` when the caller has them (kept as they were
+/// written: see [`crate::observation::RunTap`]), else read on the run's index — so it
+/// costs the same however long the thread. A run with no observations (or none in that
+/// thread) has no spans.
 pub async fn run_as_protobuf(
     art: &ArtInstance,
     thread_id: &str,
     trace_id: &str,
-    kept: Option<Vec<StoredObservation>>,
+    kept: Option<KeptRun>,
     include_content: bool,
     redactor: &Redactor,
 ) -> Result<(u64, Vec<u8>), ExportError> {
+    let (kept, messages) = match kept {
+        Some(kept) => (Some(kept.observations), kept.messages),
+        None => {
+            let messages = art
+                .conversation
+                .messages_of_run(thread_id, trace_id)
+                .await?;
+            (None, messages)
+        }
+    };
     let mut scan = kept.is_none().then(|| {
         let query = ObservationQuery {
             thread_id: Some(thread_id.to_owned()),
@@ -228,10 +238,6 @@ pub async fn run_as_protobuf(
         };
         art.observations.scan(&query, BATCH)
     });
-    let messages = art
-        .conversation
-        .messages_of_run(thread_id, trace_id)
-        .await?;
     let mut entries = Vec::new();
     let mut sink = otlp::Writer::new(
         &mut entries,

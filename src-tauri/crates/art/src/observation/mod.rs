@@ -12,7 +12,7 @@ use serde_json::Value;
 pub mod sent;
 mod tap;
 
-pub use tap::RunTap;
+pub use tap::{KeptRun, RunTap};
 
 use crate::clock;
 use crate::sockets::Sockets;
@@ -288,7 +288,7 @@ pub const WRITE_CHUNK: usize = 256;
 pub struct ObservationManager {
     storage: Arc<dyn StorageAdapter>,
     sockets: Arc<Sockets>,
-    tap: RunTap,
+    tap: Arc<RunTap>,
 }
 
 impl ObservationManager {
@@ -297,7 +297,7 @@ impl ObservationManager {
         Self {
             storage,
             sockets,
-            tap: RunTap::default(),
+            tap: Arc::default(),
         }
     }
 
@@ -305,6 +305,12 @@ impl ObservationManager {
     /// trace push, which then reads nothing back when a run ends).
     pub fn tap(&self) -> &RunTap {
         &self.tap
+    }
+
+    /// The tap, to be shared with the conversation manager (which offers it the
+    /// messages runs write).
+    pub(crate) fn shared_tap(&self) -> Arc<RunTap> {
+        Arc::clone(&self.tap)
     }
 
     /// Stamp, persist, then broadcast one observation.

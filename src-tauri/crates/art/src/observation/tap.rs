@@ -1,12 +1,15 @@
-//! The observations of chosen runs kept in memory as they are recorded, for whoever
-//! needs a run whole when it ends (the trace push): handing them over costs no reading
-//! back from storage. A run is kept only from [`RunTap::watch`] (called before it
+//! The observations of chosen runs kept in memory as they are recorded, and the messages
+//! they write (their question, answer and tool results, as the conversation manager
+//! places them), for whoever needs a run whole when it ends (the trace push): handing
+//! them over costs no reading back from storage. A run is kept only from [`RunTap::watch`] (called before it
 //! records anything) to [`RunTap::take`]; a run not watched, or dropped to stay within
 //! the bounds, is simply not here, and its reader reads storage as before.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use art_types::ConversationMessage;
 
 use super::StoredObservation;
 use crate::storage::Record;
@@ -21,9 +24,20 @@ const MAX_BYTES: usize = 16 << 20;
 #[derive(Default)]
 struct Kept {
     records: Vec<Record>,
+    /// Its messages as last written (a streaming answer's checkpoints replace it).
+    messages: Vec<ConversationMessage>,
     bytes: usize,
     /// When it was watched, in watch order (for dropping the oldest).
     since: u64,
+}
+
+/// What a watched run recorded: its observations in time order and its messages.
+#[derive(Default)]
+pub struct KeptRun {
+    /// Its observations, oldest first.
+    pub observations: Vec<StoredObservation>,
+    /// Its messages, as last written, in the order first written.
+    pub messages: Vec<ConversationMessage>,
 }
 
 /// Keeps the observations of watched runs (see the module docs).
@@ -108,18 +122,53 @@ impl RunTap {
         self.any.store(!watched.runs.is_empty(), Ordering::Release);
     }
 
-    /// The observations run `trace_id` recorded since it was watched, oldest first; with
+    /// Keep copies of `messages` (as written, each replacing its earlier version) that
+    /// belong to watched runs.
+    pub(crate) fn written(&self, messages: &[ConversationMessage]) {
+        if messages.is_empty() || !self.active() {
+            return;
+        }
+        let mut watched = self.watched();
+        let mut over = Vec::new();
+        for message in messages {
+            let Some(trace) = message.trace_id() else {
+                continue;
+            };
+            if let Some(kept) = watched.runs.get_mut(trace) {
+                kept.bytes += message.content.len();
+                if kept.bytes > MAX_BYTES {
+                    over.push(trace.to_owned());
+                    continue;
+                }
+                match kept
+                    .messages
+                    .iter_mut()
+                    .find(|m| m.message_id == message.message_id)
+                {
+                    Some(earlier) => *earlier = message.clone(),
+                    None => kept.messages.push(message.clone()),
+                }
+            }
+        }
+        for trace in over {
+            watched.runs.remove(&trace);
+        }
+        self.any.store(!watched.runs.is_empty(), Ordering::Release);
+    }
+
+    /// What run `trace_id` recorded since it was watched (see [`KeptRun`]); with
     /// `keep` (a run that waits and goes on later) it stays watched, else it is no
     /// longer. `None` when it is not watched (never, or dropped to stay within the
     /// bounds).
-    pub fn take(&self, trace_id: &str, keep: bool) -> Option<Vec<StoredObservation>> {
+    pub fn take(&self, trace_id: &str, keep: bool) -> Option<KeptRun> {
         let mut watched = self.watched();
-        let records = if keep {
-            watched.runs.get(trace_id)?.records.clone()
+        let (records, messages) = if keep {
+            let kept = watched.runs.get(trace_id)?;
+            (kept.records.clone(), kept.messages.clone())
         } else {
             let kept = watched.runs.remove(trace_id)?;
             self.any.store(!watched.runs.is_empty(), Ordering::Release);
-            kept.records
+            (kept.records, kept.messages)
         };
         drop(watched);
         let mut observations: Vec<StoredObservation> =
@@ -127,7 +176,10 @@ impl RunTap {
         // Time order, as storage reads them (recorded in order already, but writers of
         // one run may interleave).
         observations.sort_by_key(|o| o.record().timestamp);
-        Some(observations)
+        Some(KeptRun {
+            observations,
+            messages,
+        })
     }
 
     /// Stop watching run `trace_id`, dropping what it kept.
@@ -170,9 +222,12 @@ mod tests {
         tap.recorded(&[record("a", 3, "second"), record("b", 2, "other run")]);
         tap.recorded(&[record("a", 2, "first")]);
         // A run that waits: what it recorded so far, still watched.
-        assert_eq!(bodies(&tap.take("a", true).unwrap()), ["first", "second"]);
+        assert_eq!(
+            bodies(&tap.take("a", true).unwrap().observations),
+            ["first", "second"]
+        );
         tap.recorded(&[record("a", 4, "after the wait")]);
-        let all = tap.take("a", false).unwrap();
+        let all = tap.take("a", false).unwrap().observations;
         assert_eq!(bodies(&all), ["first", "second", "after the wait"]);
         assert!(tap.take("a", false).is_none(), "taken once");
         assert!(tap.take("b", false).is_none(), "never watched");

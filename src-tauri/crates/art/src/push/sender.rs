@@ -206,8 +206,10 @@ impl Sender {
                 })
             }
             Err(SendError::Retry { after, reason }) => {
-                // Read again from the oldest when the collector is back.
+                // Read again from the oldest when the collector is back; the runs in
+                // memory wait in the file meanwhile (its limit applies to them too).
                 self.next = None;
+                blocking(move || outbox.spill()).await?;
                 Ok(self.wait(after, reason))
             }
             Err(SendError::TooLarge(reason)) => {

@@ -894,8 +894,21 @@ async fn a_run_queued_as_it_ends_is_its_protobuf_export() {
         // watched: taken again for the next pass).
         let kept = art.observations.tap().take(&trace, true);
         assert!(
-            kept.as_ref().is_some_and(|k| k.len() > 6),
+            kept.as_ref().is_some_and(|k| k.observations.len() > 6),
             "the run was kept"
+        );
+        // Its messages too (question and answer, placed in the thread as stored), so
+        // nothing is read back: the bytes below are the same as from storage.
+        let stored = art
+            .conversation
+            .messages_of_run(&thread, &trace)
+            .await
+            .unwrap();
+        let kept_messages = &kept.as_ref().unwrap().messages;
+        assert!(stored.len() >= 2, "{stored:?}");
+        assert_eq!(
+            serde_json::to_value(kept_messages).unwrap(),
+            serde_json::to_value(&stored).unwrap()
         );
         let (spans, entries) =
             export::run_as_protobuf(&art, &thread, &trace, None, include_content, &redactor)
