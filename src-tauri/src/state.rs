@@ -135,14 +135,7 @@ pub fn start_background_probes(app: &AppHandle) {
             // Runs a crash left unsent, queued again from the database (the redactor,
             // which reads the keychain, is built only then).
             if push_wb.push.left_unsent() > 0 {
-                let redactor = push_wb
-                    .redactors
-                    .get(art::standard::export_redactor(
-                        &push_wb.art,
-                        &push_wb.providers,
-                        &push_wb.secrets,
-                    ))
-                    .await;
+                let redactor = push_wb.push_redactor().await;
                 if let Err(e) = push_wb.push.recover(&push_wb.art, &redactor).await {
                     tracing::warn!("runs a crash left unsent could not be queued again: {e}");
                 }

@@ -53,8 +53,8 @@ pub struct Workbench {
     /// Stops the push's sender when the app quits.
     pub push_stop: CancellationToken,
     /// The redactor the push's runs are exported with, kept between runs (building one
-    /// reads every key from the keychain).
-    pub redactors: art::export::Redactors,
+    /// reads every key from the keychain): see [`Self::push_redactor`].
+    redactors: art::export::Redactors,
 }
 
 /// Keeps the pulls still to finish in the app's settings as they change (the latest
@@ -151,6 +151,18 @@ impl Workbench {
             sign_ins: Mutex::new(HashMap::new()),
             answers,
         })
+    }
+
+    /// The redactor the push's runs are exported with: every provider key and MCP secret
+    /// (the kept one while no secret changed, else built again from the keychain).
+    pub async fn push_redactor(&self) -> Arc<art::export::Redactor> {
+        self.redactors
+            .get(art::standard::export_redactor(
+                &self.art,
+                &self.providers,
+                &self.secrets,
+            ))
+            .await
     }
 
     /// The provider entry called `name`.

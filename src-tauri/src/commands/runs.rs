@@ -109,14 +109,7 @@ fn queue_for_collector(wb: &Arc<Workbench>, thread_id: &str, trace: &str, waitin
     }
     let (wb, thread_id, trace) = (Arc::clone(wb), thread_id.to_owned(), trace.to_owned());
     tauri::async_runtime::spawn(async move {
-        let redactor = wb
-            .redactors
-            .get(art::standard::export_redactor(
-                &wb.art,
-                &wb.providers,
-                &wb.secrets,
-            ))
-            .await;
+        let redactor = wb.push_redactor().await;
         let queued = if waiting {
             wb.push
                 .run_waiting(&wb.art, &redactor, &thread_id, &trace)
