@@ -11,6 +11,7 @@ mod markdown;
 mod run_view;
 mod shell;
 mod store;
+mod tickets;
 mod timeline;
 mod views;
 

@@ -14,6 +14,7 @@ use leptos::task::spawn_local;
 use crate::components::error_card::problem_at;
 use crate::ipc;
 use crate::store::Store;
+use crate::tickets::{Tickets, shows};
 use crate::views::collection_model::CollectionModel;
 use crate::views::usage::compact;
 
@@ -146,13 +147,25 @@ pub fn Knowledge() -> impl IntoView {
     let confirm = RwSignal::new(false);
     let query = RwSignal::new(String::new());
     let hits = RwSignal::new(None::<Searched>);
+    // Answers may come back out of order: an older search's or list's answer never
+    // replaces a newer one, and a search of the collection left never lands on the one
+    // opened since.
+    let searches = StoredValue::new(Tickets::default());
+    let collection_lists = StoredValue::new(Tickets::default());
+    let document_lists = StoredValue::new(Tickets::default());
     let keep_in_sync = RwSignal::new(true);
 
     let fail = move |e: IpcError| problem.set(Some(("form".into(), e)));
     let fail_at = move |field: &str, e: IpcError| problem.set(Some((field.into(), e)));
     let reload = move || {
+        let listed = collection_lists.try_update_value(Tickets::ask);
+        let documents_listed = document_lists.try_update_value(Tickets::ask);
+        let (Some(listed), Some(documents_listed)) = (listed, documents_listed) else {
+            return;
+        };
         spawn_local(async move {
             match ipc::call(&cmd::ListCollections {}).await {
+                Ok(_) if !shows(collection_lists, listed) => {}
                 Ok(list) => {
                     if open.get_untracked().is_none()
                         && let Some(first) = list.first()
@@ -169,7 +182,8 @@ pub fn Knowledge() -> impl IntoView {
                 return;
             };
             match ipc::call(&cmd::ListDocuments { collection: id }).await {
-                Ok(list) => documents.set(list),
+                Ok(list) if shows(document_lists, documents_listed) => documents.set(list),
+                Ok(_) => {}
                 Err(e) => fail(e),
             }
         });
@@ -199,6 +213,7 @@ pub fn Knowledge() -> impl IntoView {
         problem.set(None);
         note.set(None);
         confirm.set(false);
+        searches.update_value(Tickets::forget);
         hits.set(None);
         rename_to.set(name);
         open.set(Some(id));
@@ -291,8 +306,15 @@ pub fn Knowledge() -> impl IntoView {
             collection: open.get_untracked(),
             k: Some(5),
         };
+        let Some(ticket) = searches.try_update_value(Tickets::ask) else {
+            return;
+        };
         spawn_local(async move {
-            match ipc::call(&args).await {
+            let answer = ipc::call(&args).await;
+            if !shows(searches, ticket) {
+                return;
+            }
+            match answer {
                 Ok(found) => hits.set(Some(found)),
                 Err(e) => fail(e),
             }
