@@ -265,11 +265,11 @@ impl ConversationManager {
         thread.message_count += new_ones;
         thread.updated_at = thread.updated_at.max(clock::now_ms());
         self.save_thread(&thread).await?;
-        if let Some(tap) = &self.tap {
-            tap.written(&placed);
-        }
         for m in &placed {
             self.sockets.messages.notify(m);
+        }
+        if let Some(tap) = &self.tap {
+            tap.written(placed);
         }
         Ok(())
     }

@@ -67,9 +67,13 @@ impl Redactor {
     /// `text` with every secret replaced (borrowed when there was none).
     pub fn apply<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
-        for key in &self.known {
-            if out.contains(key.as_str()) {
-                out = Cow::Owned(out.replace(key.as_str(), REDACTED));
+        // Longest first: text shorter than the last cannot hold any.
+        let shortest = self.known.last().map_or(usize::MAX, String::len);
+        if text.len() >= shortest {
+            for key in &self.known {
+                if out.contains(key.as_str()) {
+                    out = Cow::Owned(out.replace(key.as_str(), REDACTED));
+                }
             }
         }
         // Then anything key-shaped (the same scrub provider messages get).
@@ -168,6 +172,8 @@ mod tests {
         let r = Redactor::new([SENTINEL.to_owned(), "short".to_owned()]);
         let cases = [
             (format!("the key is {SENTINEL}."), "the key is [REDACTED]."),
+            // The text no longer than the shortest key is still searched.
+            (SENTINEL.to_owned(), "[REDACTED]"),
             ("sk-proj-abcdefghijklmnop1234".into(), "[REDACTED]"),
             (
                 "key sk-ant-api03-AbCdEfGhIjKlMnOp_qr-st".into(),

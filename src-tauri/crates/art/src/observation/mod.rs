@@ -358,7 +358,7 @@ impl ObservationManager {
         for write in writing {
             write.await?;
         }
-        self.tap.recorded(&tapped);
+        self.tap.recorded(tapped);
         for o in &observations {
             self.sockets.observations.notify(o);
         }

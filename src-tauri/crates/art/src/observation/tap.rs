@@ -95,25 +95,27 @@ impl RunTap {
         self.any.load(Ordering::Acquire)
     }
 
-    /// Keep copies of `records` that belong to watched runs (called once they are
-    /// stored).
-    pub(super) fn recorded(&self, records: &[Record]) {
+    /// Keep `records` that belong to watched runs (copies of what was stored, handed
+    /// over once stored; the others are dropped).
+    pub(super) fn recorded(&self, records: Vec<Record>) {
         if records.is_empty() || !self.active() {
             return;
         }
         let mut watched = self.watched();
         let mut over = Vec::new();
         for record in records {
-            let Some(trace) = record.trace_id.as_deref() else {
+            let Some(kept) = record
+                .trace_id
+                .as_deref()
+                .and_then(|trace| watched.runs.get_mut(trace))
+            else {
                 continue;
             };
-            if let Some(kept) = watched.runs.get_mut(trace) {
-                kept.bytes += record.body.len();
-                if kept.bytes > MAX_BYTES {
-                    over.push(trace.to_owned());
-                } else {
-                    kept.records.push(record.clone());
-                }
+            kept.bytes += record.body.len();
+            if kept.bytes > MAX_BYTES {
+                over.extend(record.trace_id);
+            } else {
+                kept.records.push(record);
             }
         }
         for trace in over {
@@ -122,9 +124,9 @@ impl RunTap {
         self.any.store(!watched.runs.is_empty(), Ordering::Release);
     }
 
-    /// Keep copies of `messages` (as written, each replacing its earlier version) that
-    /// belong to watched runs.
-    pub(crate) fn written(&self, messages: &[ConversationMessage]) {
+    /// Keep `messages` (as written, each replacing its earlier version) that belong to
+    /// watched runs (the others are dropped).
+    pub(crate) fn written(&self, messages: Vec<ConversationMessage>) {
         if messages.is_empty() || !self.active() {
             return;
         }
@@ -134,20 +136,21 @@ impl RunTap {
             let Some(trace) = message.trace_id() else {
                 continue;
             };
-            if let Some(kept) = watched.runs.get_mut(trace) {
-                kept.bytes += message.content.len();
-                if kept.bytes > MAX_BYTES {
-                    over.push(trace.to_owned());
-                    continue;
-                }
-                match kept
-                    .messages
-                    .iter_mut()
-                    .find(|m| m.message_id == message.message_id)
-                {
-                    Some(earlier) => *earlier = message.clone(),
-                    None => kept.messages.push(message.clone()),
-                }
+            let Some(kept) = watched.runs.get_mut(trace) else {
+                continue;
+            };
+            kept.bytes += message.content.len();
+            if kept.bytes > MAX_BYTES {
+                over.push(trace.to_owned());
+                continue;
+            }
+            match kept
+                .messages
+                .iter_mut()
+                .find(|m| m.message_id == message.message_id)
+            {
+                Some(earlier) => *earlier = message,
+                None => kept.messages.push(message),
             }
         }
         for trace in over {
@@ -217,16 +220,16 @@ mod tests {
     #[test]
     fn a_watched_run_is_handed_over_whole_and_nothing_else_is_kept() {
         let tap = RunTap::default();
-        tap.recorded(&[record("a", 1, "before")]);
+        tap.recorded(vec![record("a", 1, "before")]);
         tap.watch("a");
-        tap.recorded(&[record("a", 3, "second"), record("b", 2, "other run")]);
-        tap.recorded(&[record("a", 2, "first")]);
+        tap.recorded(vec![record("a", 3, "second"), record("b", 2, "other run")]);
+        tap.recorded(vec![record("a", 2, "first")]);
         // A run that waits: what it recorded so far, still watched.
         assert_eq!(
             bodies(&tap.take("a", true).unwrap().observations),
             ["first", "second"]
         );
-        tap.recorded(&[record("a", 4, "after the wait")]);
+        tap.recorded(vec![record("a", 4, "after the wait")]);
         let all = tap.take("a", false).unwrap().observations;
         assert_eq!(bodies(&all), ["first", "second", "after the wait"]);
         assert!(tap.take("a", false).is_none(), "taken once");
@@ -245,8 +248,8 @@ mod tests {
         // A run larger than the bound is not kept in part.
         tap.watch("big");
         let half = "x".repeat(MAX_BYTES / 2 + 1);
-        tap.recorded(&[record("big", 1, &half)]);
-        tap.recorded(&[record("big", 2, &half)]);
+        tap.recorded(vec![record("big", 1, &half)]);
+        tap.recorded(vec![record("big", 2, &half)]);
         assert!(tap.take("big", false).is_none());
         tap.watch("gone");
         tap.forget("gone");
