@@ -52,16 +52,12 @@ async fn new_thread_on(app: &AppSession, url: &str, model: &str) {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_picked_pdf_and_a_pasted_image_reach_the_model_and_stay_on_the_question() {
-    let plan =
-        r#"{"title": "Report", "intent": "Read the report", "plan": ["Answer"], "toolCalls": []}"#;
-    let ollama = fake_ollama(vec![
-        text_reply(Protocol::Ollama, plan, 24),
-        text_reply(
-            Protocol::Ollama,
-            "The orchard produced **1,240 kg** of apples.",
-            8,
-        ),
-    ])
+    // No tools in this thread: one call, the answer's.
+    let ollama = fake_ollama(vec![text_reply(
+        Protocol::Ollama,
+        "The orchard produced **1,240 kg** of apples.",
+        8,
+    )])
     .await;
     let picks = tempfile::tempdir().unwrap();
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

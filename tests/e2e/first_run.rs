@@ -20,14 +20,12 @@ async fn the_first_run_pulls_a_model_and_opens_a_thread_that_answers() {
         &[2_000_000_000, 12_000],
         &["completion", "tools"],
     );
-    let replies = vec![
-        text_reply(
-            Protocol::Ollama,
-            r#"{"title": "Greet", "intent": "Say hello", "steps": []}"#,
-            12,
-        ),
-        text_reply(Protocol::Ollama, "Hello from your first model.", 6),
-    ];
+    // The first thread has no tools: it answers in one call.
+    let replies = vec![text_reply(
+        Protocol::Ollama,
+        "Hello from your first model.",
+        6,
+    )];
     let server = FakeServer::start_at(0, Some(library.router()), replies)
         .await
         .unwrap();

@@ -74,6 +74,34 @@ pub fn everything_script() -> String {
         .into_owned()
 }
 
+/// server-everything over streamable HTTP on a free port of loopback, once it accepts
+/// connections: the child (killed when dropped) and its port. Its endpoint is
+/// `http://127.0.0.1:{port}/mcp`.
+pub async fn everything_over_http() -> (tokio::process::Child, u16) {
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let server = tokio::process::Command::new("node")
+        .args([everything_script(), "streamableHttp".into()])
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    (server, port)
+}
+
 /// `mcp-server-time` (PyPI) over stdio, from its virtual environment.
 pub fn time(name: &str, marker: &str) -> McpServerConfig {
     stdio(

@@ -146,6 +146,10 @@ impl Failure {
                 "The document is longer than the model reads",
                 "Add it to the thread's knowledge with the button under the question: the agent then searches it. Or choose a model with a larger window and retry.",
             ),
+            FailureCode::ImagesUnsupported => (
+                "The model does not take images",
+                "Choose a model with vision in the thread's settings (a llama.cpp server needs the model's --mmproj), or ask without the image.",
+            ),
             FailureCode::AttachmentRefused => (
                 "An attachment cannot go to this model",
                 "Choose another model in the thread's settings and retry, or edit the question without it.",

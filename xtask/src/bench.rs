@@ -25,7 +25,9 @@
 //! - `columns`: a four-way comparison's CPU per token and added time to first token
 //!   against four separate runs (`columns.rs`);
 //! - `columns-page`: the release app's page while four columns stream — each column's
-//!   lag and the frames — against one stream (`desktop/columns.rs`).
+//!   lag and the frames — against one stream (`desktop/columns.rs`);
+//! - `first-token`: a question in a thread without tools, from asking to its first
+//!   answer token, against a plain streaming chat to the same server (`first_token.rs`).
 
 use std::time::Instant;
 
@@ -46,6 +48,7 @@ const ALL: &[&str] = &[
     "push",
     "columns",
     "columns-page",
+    "first-token",
 ];
 
 /// The benchmarks that drive the release app.

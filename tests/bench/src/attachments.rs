@@ -58,16 +58,11 @@ fn photo() -> Vec<u8> {
 /// When each chat request arrived whole at the fake server.
 type Arrivals = Arc<Mutex<Vec<Instant>>>;
 
-/// A fake Ollama answering `runs` runs (a plan, then an answer), noting arrivals.
+/// A fake Ollama answering `runs` runs (no tools: each one call, the answer), noting
+/// arrivals.
 async fn server(runs: usize, arrivals: Arrivals) -> FakeServer {
-    let plan = r#"{"title": "Look", "intent": "describe", "plan": ["answer"], "toolCalls": []}"#;
     let replies: Vec<Reply> = (0..runs)
-        .flat_map(|_| {
-            [
-                text_reply(Protocol::Ollama, plan, 64),
-                text_reply(Protocol::Ollama, "Seen.", 64),
-            ]
-        })
+        .map(|_| text_reply(Protocol::Ollama, "Seen.", 64))
         .collect();
     let router = Box::new(move |request: &art_testkit::fake::Recorded| {
         if request.request_line.contains("/api/chat") {

@@ -66,10 +66,20 @@ pub(crate) struct ServerProcess {
 impl ServerProcess {
     /// Start `art-bench serve` with `tokens` per answer, framed as `framing`.
     pub(crate) fn start(tokens: usize, framing: Framing) -> Result<Self, String> {
+        Self::start_with(tokens, framing, Duration::ZERO)
+    }
+
+    /// [`ServerProcess::start`], the server waiting `prefill` before each chat answer.
+    pub(crate) fn start_with(
+        tokens: usize,
+        framing: Framing,
+        prefill: Duration,
+    ) -> Result<Self, String> {
         let me = std::env::current_exe().map_err(|e| e.to_string())?;
         let mut child = Command::new(me)
             .args(["serve", "--tokens", &tokens.to_string(), "--framing"])
             .arg(framing.key())
+            .args(["--prefill-ms", &prefill.as_millis().to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .spawn()

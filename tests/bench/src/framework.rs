@@ -274,11 +274,8 @@ fn agent_per_token(results: &mut Results) {
                 })
                 .collect();
             tokens.push(StreamEventKind::End);
-            let scripts = vec![
-                Script::text(&plan_json("bench", &[])),
-                Script::events(tokens),
-            ];
-            scripted_thread(&rt, scripts, &[])
+            // No tools: the run is the answer's one call.
+            scripted_thread(&rt, vec![Script::events(tokens)], &[])
         },
         |(_dir, art, thread)| {
             rt.block_on(async {

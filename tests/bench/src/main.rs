@@ -6,12 +6,12 @@
 //!
 //! ```text
 //! art-bench compare [--tokens N] [--runs R] [--peers DIR]   # figures → tests/bench/results/stream.json
-//! art-bench framework | export | adapters | mcp | attachments | knowledge | push | columns
+//! art-bench framework | export | adapters | mcp | attachments | knowledge | push | columns | first-token
 //!                                                           # figures → tests/bench/results/<name>.json
 //! art-bench desktop | columns-page                          # need ART_E2E_APP, a display, tauri-driver
 //! art-bench client <name> <url> <model> <tokens> <ct|mt>    # one Rust client, one stream (JSON line)
 //! art-bench report [--out FILE]                             # every results file → BENCHMARKS.md
-//! art-bench serve [--tokens N] [--framing events|paced|burst]  # the fake server: its URL, then
+//! art-bench serve [--tokens N] [--framing events|paced|burst] [--prefill-ms MS]  # the fake server: its URL, then
 //!                                                           # `served NS` per answer
 //! ```
 
@@ -22,6 +22,7 @@ mod columns;
 mod compare;
 mod desktop;
 mod export;
+mod first_token;
 mod framework;
 mod knowledge;
 mod ledger;
@@ -34,10 +35,10 @@ mod server;
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: art-bench compare [--tokens N] [--runs R] [--peers DIR]\n\
-                     \x20      art-bench framework | export | adapters | desktop | mcp | attachments | knowledge | push | columns | columns-page\n\
+                     \x20      art-bench framework | export | adapters | desktop | mcp | attachments | knowledge | push | columns | columns-page | first-token\n\
                      \x20      art-bench client <name> <url> <model> <tokens> <ct|mt>\n\
                      \x20      art-bench report [--out FILE]\n\
-                     \x20      art-bench serve [--tokens N] [--framing events|paced|burst]";
+                     \x20      art-bench serve [--tokens N] [--framing events|paced|burst] [--prefill-ms MS]";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -78,6 +79,7 @@ fn run(args: &[String]) -> Result<(), String> {
         Some("knowledge") => knowledge::run(),
         Some("push") => push::run(args.get(1).map(String::as_str)),
         Some("columns") => columns::run(),
+        Some("first-token") => first_token::run_bench(),
         Some("columns-page") => desktop::columns::run(),
         Some("push-receiver") => push::receiver(),
         Some("client") => {
@@ -110,7 +112,9 @@ fn run(args: &[String]) -> Result<(), String> {
                 Some(key) => server::Framing::parse(&key)?,
                 None => server::Framing::Events,
             };
-            let server = server::Server::bind(tokens, framing)?;
+            let prefill = flag::<u64>(args, "--prefill-ms")?.unwrap_or(0);
+            let server = server::Server::bind(tokens, framing)?
+                .with_prefill(std::time::Duration::from_millis(prefill));
             println!("{}", server.url());
             server.run(|ns| println!("served {ns}"));
             Ok(())

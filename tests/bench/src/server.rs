@@ -223,6 +223,7 @@ pub struct Server {
     listener: TcpListener,
     answers: std::sync::Arc<Answers>,
     framing: Framing,
+    prefill: Duration,
 }
 
 impl Server {
@@ -233,7 +234,15 @@ impl Server {
             listener,
             answers: std::sync::Arc::new(Answers::new(tokens, framing)),
             framing,
+            prefill: Duration::ZERO,
         })
+    }
+
+    /// Wait `prefill` before every chat answer's first byte (a plan's too), as a model
+    /// reads its prompt before it writes: what a question waits for on a local model.
+    pub fn with_prefill(mut self, prefill: Duration) -> Self {
+        self.prefill = prefill;
+        self
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -249,9 +258,10 @@ impl Server {
         for socket in self.listener.incoming().flatten() {
             let (answers, served) = (self.answers.clone(), served.clone());
             let paced = self.framing == Framing::Paced;
+            let prefill = self.prefill;
             std::thread::spawn(move || {
                 // A client that hangs up early is its own failure, reported by it.
-                let _ = respond(socket, &answers, paced, &*served);
+                let _ = respond(socket, &answers, paced, prefill, &*served);
             });
         }
     }
@@ -262,6 +272,7 @@ fn respond(
     mut socket: TcpStream,
     answers: &Answers,
     paced: bool,
+    prefill: Duration,
     served: &dyn Fn(u128),
 ) -> std::io::Result<()> {
     socket.set_nodelay(true)?;
@@ -282,6 +293,9 @@ fn respond(
         socket.write_all(head.as_bytes())?;
         return socket.write_all(&body);
     };
+    if !prefill.is_zero() {
+        std::thread::sleep(prefill);
+    }
     let head = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
         answer.content_type

@@ -93,18 +93,20 @@ fn update_note(update: &PlanUpdateContent) -> String {
 #[component]
 pub fn RunCard(run: RunView) -> impl IntoView {
     // A plan the model left empty (no title, intent or steps) says nothing: not shown.
-    let plan = run
-        .plan
-        .clone()
-        .filter(|p| p.title.is_some() || p.intent.is_some() || !p.steps.is_empty());
+    // While the model plans, its draft (the title and the steps written so far).
+    let drafting = run.plan.is_none() && run.draft.is_some();
+    let plan = run.plan.clone().or_else(|| run.draft.clone()).filter(|p| {
+        p.title.is_some() || p.intent.is_some() || !p.steps.is_empty() || p.unread.is_some()
+    });
     let plan = plan.map(|plan| {
         view! {
             <section class="card plan-card">
                 <header class="card-title">
-                    <span class="badge">"Plan"</span>
+                    <span class="badge">{if drafting { "Planning…" } else { "Plan" }}</span>
                     {plan.title.clone().map(|t| view! { <strong class="plan-title">{t}</strong> })}
                 </header>
                 {plan.intent.clone().map(|i| view! { <p class="plan-intent">{i}</p> })}
+                {plan.unread.clone().map(|u| view! { <p class="muted small plan-unread">{u}</p> })}
                 <ol class="plan-steps">
                     {plan.steps.into_iter().map(|s| {
                         let status = s.status;
@@ -227,6 +229,13 @@ pub fn RunCard(run: RunView) -> impl IntoView {
             </p>
         }
     });
+    let direct = run.direct().then(|| {
+        view! {
+            <p class="run-note muted small answered-directly">
+                "Answered directly: no tools, so no plan (Settings → Plans to plan anyway)."
+            </p>
+        }
+    });
     let approval = run
         .waiting
         .as_ref()
@@ -235,7 +244,7 @@ pub fn RunCard(run: RunView) -> impl IntoView {
     let review = run
         .waits_for_review()
         .then(|| view! { <PlanReviewCard run=run.clone() /> });
-    view! { <div class="run-card">{left_out}{plan}{thinking}{review}{tools}{approval}{error}</div> }
+    view! { <div class="run-card">{left_out}{direct}{plan}{thinking}{review}{tools}{approval}{error}</div> }
 }
 
 /// "Attach" for each file a tool returned (images, embedded resources), when the card

@@ -5,7 +5,7 @@
 
 use art_types::IpcError;
 use art_types::commands::ReadPassages;
-use art_types::knowledge::{Cited, Passages, SEARCH_TOOL, SearchOutput};
+use art_types::knowledge::{Cited, Passages, SearchOutput};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde_json::Value;
@@ -15,10 +15,7 @@ use crate::ipc;
 
 /// A `search_knowledge` result as the tool wrote it (`None` for any other tool).
 pub fn search_of(tool: &str, output: &Value) -> Option<SearchOutput> {
-    if tool != SEARCH_TOOL {
-        return None;
-    }
-    serde_json::from_value::<SearchOutput>(output.clone()).ok()
+    SearchOutput::of_tool(tool, output)
 }
 
 /// The start of a passage, on one line.

@@ -134,6 +134,19 @@ pub fn AgentSettings(
                 } />
                 " Ask for the plan by its JSON Schema (the provider's structured output)"</label>
             <p class="muted small">"Small local models then write a plan that parses every time. Turned off by itself when the server refuses it."</p>
+            <label><input type="checkbox" id="plan-first"
+                prop:checked=move || config.with(|c| c.as_ref().is_some_and(|c| c.plan_first))
+                on:change=move |ev| {
+                    let on = event_target_checked(&ev);
+                    config.update(|c| if let Some(c) = c { c.plan_first = on });
+                    edited.run(());
+                } />
+                " Plan first even without tools"</label>
+            <p class="muted small" id="plans-now">{move || config.with(|c| match c.as_ref() {
+                Some(c) if c.answers_directly() => "Now: no tools, so each question is answered in one streamed call, without a plan.",
+                Some(_) => "Now: each question is planned first, then answered.",
+                None => "",
+            })}</p>
         </div>
     }
 }

@@ -191,6 +191,7 @@ mod tests {
             folders: Vec::new(),
             embedder: "ollama:nomic-embed-text".into(),
             changing: None,
+            embedded: 0,
         };
         assert_eq!(change_line(&c), None);
         c.changing = Some(ModelChange {

@@ -516,6 +516,7 @@ mod tests {
             folders: Vec::new(),
             embedder: art_types::knowledge::BUILTIN_EMBEDDER.into(),
             changing: None,
+            embedded: 0,
         };
         assert_eq!(
             counts_line(&c),

@@ -31,8 +31,44 @@ fn who(role: MessageRole) -> &'static str {
     }
 }
 
+/// The model that answered `m`'s run, as `provider:model`: an answer's own metadata, or
+/// for a question its run's figures (a comparison's copies of one question differ only
+/// by it). `None` when nothing says.
+async fn model_of(stack: &Standard, m: &ConversationMessage) -> Option<String> {
+    let named = |v: &serde_json::Value| -> Option<String> {
+        let model = v.get("model")?.as_str().filter(|s| !s.is_empty())?;
+        Some(
+            match v.get("provider").and_then(serde_json::Value::as_str) {
+                Some(p) if !p.is_empty() => format!("{p}:{model}"),
+                _ => model.to_owned(),
+            },
+        )
+    };
+    if let Some(model) = named(&m.metadata) {
+        return Some(model);
+    }
+    let trace = m.metadata.get(art_types::message::TRACE_ID)?.as_str()?;
+    let query = art::observation::ObservationQuery {
+        trace_ids: vec![trace.to_owned()],
+        types: vec![art_types::ObservationType::FinalResponse],
+        limit: Some(1),
+        ..Default::default()
+    };
+    let ended = stack.art.observations.query(&query).await.ok()?;
+    named(ended.first()?.content.get("metadata")?)
+}
+
+/// `m`'s first line, after the model of its run when it has alternatives (`(ollama:qwen3)
+/// What is 19 + 23?`).
+async fn labelled(stack: &Standard, m: &ConversationMessage) -> String {
+    match model_of(stack, m).await {
+        Some(model) => format!("({model}) {}", gist(m)),
+        None => gist(m),
+    }
+}
+
 /// `art branches`: the active branch, one message a line, and at each message with
-/// alternatives the others' ids (for `art switch`).
+/// alternatives the others' ids (for `art switch`), each labelled with its run's model.
 pub async fn list(stack: &Standard, thread: &str) -> anyhow::Result<()> {
     let conversation = &stack.art.conversation;
     let path = conversation.path(thread, MessageOptions::default()).await?;
@@ -47,7 +83,11 @@ pub async fn list(stack: &Standard, thread: &str) -> anyhow::Result<()> {
             Some((point, i)) => format!(" [{} of {}]", i + 1, point.alternatives.len()),
             None => String::new(),
         };
-        sayln!("{}  {:<9} {}{mark}", m.message_id, who(m.role), gist(m));
+        let text = match place(&m.message_id) {
+            Some(_) => labelled(stack, m).await,
+            None => gist(m),
+        };
+        sayln!("{}  {:<9} {text}{mark}", m.message_id, who(m.role));
         if let Some((point, _)) = place(&m.message_id) {
             for (i, other) in point.alternatives.iter().enumerate() {
                 if *other == m.message_id {
@@ -58,7 +98,7 @@ pub async fn list(stack: &Standard, thread: &str) -> anyhow::Result<()> {
                         "    {} of {}: {other}  {}",
                         i + 1,
                         point.alternatives.len(),
-                        gist(&o)
+                        labelled(stack, &o).await
                     ),
                     None => sayln!("    {} of {}: {other}", i + 1, point.alternatives.len()),
                 }

@@ -15,8 +15,12 @@ use crate::printer::Printer;
 /// What `art diff` prints.
 #[derive(Debug, Clone, Copy, Default, ValueEnum)]
 pub enum DiffFormat {
-    /// Markdown: a figures table, the plans and calls marked, the answers' word diff.
+    /// For reading: on a terminal what only one run has in colour, piped the answers as
+    /// `-` / `+` lines (no markup either way).
     #[default]
+    Text,
+    /// Markdown: a figures table, the plans and calls marked, the answers' word diff
+    /// with `<del>` / `<ins>`.
     Md,
     /// JSON: the whole diff, as the app exports it.
     Json,
@@ -26,6 +30,11 @@ pub enum DiffFormat {
 pub async fn diff(stack: &Standard, a: &str, b: &str, format: DiffFormat) -> anyhow::Result<()> {
     let diff = art::compare::diff(&stack.art, a, b).await?;
     match format {
+        DiffFormat::Text => {
+            let colour = std::io::IsTerminal::is_terminal(&std::io::stdout())
+                && std::env::var_os("NO_COLOR").is_none();
+            sayln!("{}", diff.text(colour).trim_end());
+        }
         DiffFormat::Md => sayln!("{}", diff.markdown().trim_end()),
         DiffFormat::Json => sayln!("{}", serde_json::to_string_pretty(&diff)?),
     }

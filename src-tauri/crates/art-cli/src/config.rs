@@ -86,6 +86,10 @@ pub struct Args {
     /// Show the plan for review before any step runs.
     #[arg(long, value_enum)]
     plan_review: Option<Switch>,
+    /// Plan first even with no tools (`off`, the default: a thread that offers no
+    /// tools answers in one streamed call).
+    #[arg(long, value_enum)]
+    plan_first: Option<Switch>,
     /// The knowledge collections `search_knowledge` searches in this thread, by name,
     /// comma-separated (`""`: all of them).
     #[arg(long, value_delimiter = ',', value_name = "COLLECTIONS")]
@@ -240,6 +244,9 @@ fn apply(stack: &Standard, config: &mut ThreadConfig, args: &Args) -> anyhow::Re
     if let Some(review) = args.plan_review {
         config.plan_checkpoint = matches!(review, Switch::On);
     }
+    if let Some(first) = args.plan_first {
+        config.plan_first = matches!(first, Switch::On);
+    }
     if let Some(first) = args.search_first {
         config.search_first = matches!(first, Switch::On);
     }
@@ -331,6 +338,14 @@ fn print(stack: &Standard, config: &ThreadConfig) {
     sayln!("tool calling    {offer}");
     let on = |b: bool| if b { "on" } else { "off" };
     sayln!("plan review     {}", on(config.plan_checkpoint));
+    let planning = if config.answers_directly() {
+        "no: answers in one call (no tools)"
+    } else if config.plan_first && config.enabled_tools.is_empty() {
+        "yes (plan first is on)"
+    } else {
+        "yes"
+    };
+    sayln!("plans           {planning}");
     sayln!("plan schema     {}", on(!config.plain_plans));
     let knowledge = if config.knowledge.is_empty() {
         "all collections".to_owned()

@@ -323,7 +323,7 @@ fn ended(out: &AgentFinalResponse, printer: &Printer, thread_id: &str, stopped: 
     if printer.answered() {
         sayln!();
     }
-    sayln!("\n{}", footer(out));
+    sayln!("\n{}", footer(out, printer.first_token()));
     if out.metadata.history_left_out > 0 {
         noteln!(
             "art: {} earlier message(s) left out to fit the model's context window",
@@ -342,6 +342,19 @@ fn ended(out: &AgentFinalResponse, printer: &Printer, thread_id: &str, stopped: 
                 Some(e) => noteln!("art: the run failed: {} ({})", e.message, e.code),
                 None => {}
             }
+            // A document no model reads whole: what to do from the terminal.
+            if out
+                .metadata
+                .error
+                .as_ref()
+                .is_some_and(|e| e.code == art_types::FailureCode::DocumentTooLong)
+            {
+                noteln!(
+                    "art: to ask about it, put it in a knowledge collection (`art kb create \
+                     Docs`, `art kb add Docs FILE`) and ask with `--tools search_knowledge`: \
+                     the agent searches it and cites its pages"
+                );
+            }
             if !printer.answered() {
                 noteln!(
                     "art: the question is kept but left out of later questions; ask it again \
@@ -354,7 +367,7 @@ fn ended(out: &AgentFinalResponse, printer: &Printer, thread_id: &str, stopped: 
     }
 }
 
-fn footer(out: &AgentFinalResponse) -> String {
+fn footer(out: &AgentFinalResponse, first_token: Option<std::time::Duration>) -> String {
     let m = &out.metadata;
     // The model that answered, else the one the run asked; no name, no empty field.
     let model = out
@@ -370,8 +383,14 @@ fn footer(out: &AgentFinalResponse) -> String {
         0 => String::new(),
         n => format!(" ({n} cached)"),
     };
+    // A thread without tools answers in one call: said, so nobody looks for the plan.
+    let plan = if m.direct { ", no plan" } else { "" };
+    // How long the user waited for the answer to start.
+    let first = first_token
+        .map(|d| format!("first token {:.1} s · ", d.as_secs_f64()))
+        .unwrap_or_default();
     format!(
-        "{model}{}{cached} → {} tokens · {} LLM calls, {} tool calls · {:.1} s · run {}",
+        "{model}{}{cached} → {} tokens · {} LLM calls, {} tool calls{plan} · {first}{:.1} s · run {}",
         m.usage.input_tokens,
         m.usage.output_tokens,
         m.llm_calls,

@@ -95,14 +95,12 @@ pub struct Models<'a> {
 }
 
 impl Models<'_> {
-    /// The embedder of `model`: the built-in one (its weights downloaded first only when
-    /// `download`), or a provider's, connected; `None`, said on stderr, when it cannot be
-    /// had (its passages are searched by their words).
-    fn embedder(&self, model: &str, download: bool) -> Option<Arc<dyn Embedder>> {
+    /// The embedder of `model` to embed passages with: the built-in one (its weights
+    /// downloaded first when they are not there), or a provider's, connected; `None`,
+    /// said on stderr, when it cannot be had (its passages are searched by their words).
+    fn embedder(&self, model: &str) -> Option<Arc<dyn Embedder>> {
         if model == embed::minilm::MODEL {
-            return (download || self.home.is_downloaded())
-                .then(|| load(self.home))
-                .flatten();
+            return load(self.home);
         }
         match self.providers.connect(model) {
             Ok(embedder) => Some(Arc::new(embedder)),
@@ -191,15 +189,8 @@ pub fn kb(store: &KnowledgeStore, models: &Models<'_>, command: Command) -> anyh
             collection,
             k,
         } => {
-            // Searched by meaning too when the models are here (the built-in one is never
-            // downloaded to search).
-            for model in store.models_in_use()? {
-                if store.passages_of_model(&model)? > 0
-                    && let Some(embedder) = models.embedder(&model, false)
-                {
-                    store.set_embedder(embedder);
-                }
-            }
+            // By meaning too where the store can have the models (its source: the stack's,
+            // as for `art run` and the app; the built-in one is never downloaded to search).
             let found = store.search_scoped(&query, &[], collection.as_deref(), k)?;
             if found.words_only > 0 {
                 noteln!(
@@ -291,7 +282,7 @@ fn embed_waiting(store: &KnowledgeStore, models: &Models<'_>) -> anyhow::Result<
         if waiting == 0 {
             continue;
         }
-        let Some(embedder) = models.embedder(&model, true) else {
+        let Some(embedder) = models.embedder(&model) else {
             continue;
         };
         let bar = ProgressBar::new(waiting).with_style(
@@ -329,15 +320,18 @@ fn index(store: &KnowledgeStore) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A collection on one line: its name, documents by state, passages.
+/// A collection on one line: its name, documents by state, passages, and how they are
+/// found — by meaning only as far as they are embedded.
 fn summary(c: &Collection) -> String {
     let counts = c.counts.parts().join(", ");
-    let mut line = format!(
-        "{}: {counts}; {} passages; by meaning with {}",
-        c.name,
-        c.chunks,
-        embedder_label(&c.embedder)
-    );
+    let model = embedder_label(&c.embedder);
+    let found = match (c.embedded, c.chunks) {
+        (_, 0) => format!("by meaning with {model} once embedded"),
+        (0, _) => format!("by words only: none embedded with {model} yet"),
+        (e, n) if e >= n => format!("by meaning with {model}"),
+        (e, n) => format!("by meaning with {model} ({e} of {n} embedded; the rest by words)"),
+    };
+    let mut line = format!("{}: {counts}; {} passages; {found}", c.name, c.chunks);
     if let Some(change) = &c.changing {
         line.push_str(&format!(
             " ({} of {} embedded so far; {} answers meanwhile)",

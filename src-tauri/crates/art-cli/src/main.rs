@@ -5,7 +5,7 @@
 //! art run --thread ID "question"                run the agent, print plan, tools, answer
 //! art export --format otlp --thread ID -o FILE  export traces (jsonl | otlp | markdown)
 //! art import FILE                               import a native (jsonl) trace file
-//! art diff RUN_A RUN_B [--format md|json]       two runs compared: plans, calls, answers
+//! art diff RUN_A RUN_B [--format text|md|json]  two runs compared: plans, calls, answers
 //! art replay --trace ID --model P:M [--recorded] a run asked again, on another model
 //! art retry --thread ID                         ask the last failed question again
 //! art drop --thread ID                          remove the last failed question
@@ -83,8 +83,8 @@ enum Command {
         a: String,
         /// The second run's id.
         b: String,
-        /// Markdown or JSON.
-        #[arg(long, value_enum, default_value = "md")]
+        /// Text (coloured on a terminal, `-` / `+` lines when piped), Markdown or JSON.
+        #[arg(long, value_enum, default_value = "text")]
         format: compare::DiffFormat,
     },
     /// A recorded run asked again on a branch beside it, with another model, system
@@ -208,9 +208,22 @@ enum Command {
     Config(config::Args),
 }
 
-/// The data directory, made ready, and its attachment store.
+/// The data directory, made ready, and its attachment store: `--data-dir` (a relative
+/// one taken from the current folder), else `ART_WORKBENCH_DATA_DIR` as the app reads
+/// it, else the app's own.
 fn data_dir(data_dir: Option<PathBuf>) -> anyhow::Result<(DataDir, Arc<Attachments>)> {
-    let dir = DataDir::resolve_from(data_dir).context("no data directory")?;
+    let dir = match data_dir {
+        Some(given) if given.as_os_str().is_empty() => {
+            anyhow::bail!("--data-dir needs a folder, got an empty path")
+        }
+        Some(given) => {
+            let absolute = std::path::absolute(&given)
+                .with_context(|| format!("--data-dir {}", given.display()))?;
+            DataDir::resolve_from(Some(absolute))
+                .with_context(|| format!("--data-dir {}", given.display()))?
+        }
+        None => DataDir::resolve().context("no data directory")?,
+    };
     dir.ensure().context("cannot use the data directory")?;
     let attachments = Attachments::open(dir.attachments_dir(), BlobStore::DEFAULT_LIMIT)
         .with_context(|| format!("in {}", dir.attachments_dir().display()))?;

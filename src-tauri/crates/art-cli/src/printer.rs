@@ -4,6 +4,7 @@
 //! streams (thinking too, on request). Observations go through the shared fold
 //! (`art_types::record::view`), so the terminal says what the app's run card shows.
 
+use art_types::knowledge::SearchOutput;
 use art_types::record::StepStatus;
 use art_types::record::view::{Change, RunView, ToolState};
 use art_types::{Observation, ObservationType, StreamEvent, StreamEventKind, TokenType};
@@ -20,6 +21,10 @@ pub struct Printer {
     thinking_open: bool,
     /// The run's error was printed (as it happened): the end does not repeat it.
     error_shown: bool,
+    /// When the printer started following the run (the question asked, a decision
+    /// given), and how long after it the first answer text came.
+    started: std::time::Instant,
+    first_token: Option<std::time::Duration>,
 }
 
 impl Printer {
@@ -45,7 +50,15 @@ impl Printer {
             answered: false,
             thinking_open: false,
             error_shown: false,
+            started: std::time::Instant::now(),
+            first_token: None,
         }
+    }
+
+    /// How long the answer's first text took to come, from when the printer started
+    /// following the run (`None` before any).
+    pub fn first_token(&self) -> Option<std::time::Duration> {
+        self.first_token
     }
 
     /// The run it prints.
@@ -73,6 +86,9 @@ impl Printer {
             if answer {
                 self.end_thinking();
                 self.answered = true;
+                if self.first_token.is_none() && !text.is_empty() {
+                    self.first_token = Some(self.started.elapsed());
+                }
                 say!("{text}");
             } else if self.thinking && token_type.is_thinking() && !text.is_empty() {
                 note!("{text}");
@@ -102,8 +118,18 @@ impl Printer {
         }
         self.end_thinking();
         match self.run.apply_observation(o) {
+            // What could not be read of the plan, and what the run does instead.
+            Change::Plan if o.kind == ObservationType::Error => {
+                if let Some(unread) = self.run.plan.as_ref().and_then(|p| p.unread.clone()) {
+                    sayln!("{unread}");
+                }
+            }
             Change::Plan if o.kind == ObservationType::Plan => {
                 let intent = self.run.plan.as_ref().and_then(|p| p.intent.clone());
+                let steps = self.run.plan.as_ref().map_or(0, |p| p.steps.len());
+                if intent.is_none() && steps == 0 {
+                    return;
+                }
                 sayln!(
                     "Plan{}",
                     intent.map(|i| format!(": {i}")).unwrap_or_default()
@@ -135,13 +161,31 @@ impl Printer {
                         return;
                     }
                     ToolState::Running => return,
-                    ToolState::Ok => format!(
-                        "ok → {}",
-                        tool.output
-                            .as_ref()
-                            .map(Value::to_string)
-                            .unwrap_or_default()
-                    ),
+                    // A search's passages as the answer cites them, one a line.
+                    ToolState::Ok => match tool
+                        .output
+                        .as_ref()
+                        .and_then(|o| SearchOutput::of_tool(&tool.tool_name, o))
+                    {
+                        Some(found) if found.results.is_empty() => "found nothing".to_owned(),
+                        Some(found) => {
+                            let mut said = format!("{} passage(s)", found.results.len());
+                            for cited in &found.results {
+                                said.push_str(&format!(
+                                    "\n  [{}] {}, {}",
+                                    cited.number, cited.document, cited.place
+                                ));
+                            }
+                            said
+                        }
+                        None => format!(
+                            "ok → {}",
+                            tool.output
+                                .as_ref()
+                                .map(Value::to_string)
+                                .unwrap_or_default()
+                        ),
+                    },
                     ToolState::Error => {
                         format!("error: {}", tool.error.as_deref().unwrap_or_default())
                     }

@@ -162,6 +162,10 @@ pub struct ExecutionMetadata {
     /// Synthesis call duration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synthesis_duration_ms: Option<u64>,
+    /// The run answered in one streamed call, without a plan (a thread that offers no
+    /// tools: [`crate::ThreadConfig::answers_directly`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub direct: bool,
     /// Number of LLM calls.
     pub llm_calls: u32,
     /// Number of tool calls.

@@ -95,6 +95,43 @@ impl Attachment {
     }
 }
 
+/// The context window assumed for a model whose own is not known (not set in the
+/// thread's settings, not reported by its server): what a question's documents and the
+/// history are fitted to, so a huge file is never sent whole to a model that cannot read
+/// it. Most current models read at least this much.
+pub const ASSUMED_WINDOW: u64 = 131_072;
+
+/// The largest context window of any model offered today (2 M tokens): a document longer
+/// than this reaches no model whole, only through a knowledge collection.
+pub const LARGEST_WINDOW: u64 = 2_097_152;
+
+/// Why a document does not fit, with the numbers and what to do.
+fn too_long(name: &str, tokens: u64, window: u64, assumed: bool) -> String {
+    let instead = "add it to the thread's knowledge instead (the agent then searches it)";
+    if tokens > LARGEST_WINDOW {
+        format!(
+            "{name} is ~{} tokens, longer than any model reads (the largest take ~{}): {instead}",
+            grouped(tokens),
+            grouped(LARGEST_WINDOW)
+        )
+    } else if assumed {
+        format!(
+            "{name} is ~{} tokens, more than the {} a model is assumed to read (the model's \
+             own window is not known: set it in the thread's settings if it reads more): \
+             {instead}",
+            grouped(tokens),
+            grouped(window)
+        )
+    } else {
+        format!(
+            "{name} is ~{} tokens, the model reads {}: {instead}, or choose a model with a \
+             larger window",
+            grouped(tokens),
+            grouped(window)
+        )
+    }
+}
+
 /// `3.1 MB`, `840 KB`, `12 bytes`.
 pub fn human_size(bytes: u64) -> String {
     const KB: f64 = 1_000.0;
@@ -213,8 +250,9 @@ pub enum AttachmentProblem {
         /// The file's name.
         name: String,
     },
-    /// A document longer than the model's context window.
-    #[error("{name} is ~{} tokens, the model reads {}: add it to the thread's knowledge instead, or choose a model with a larger window", grouped(*tokens), grouped(*window))]
+    /// A document longer than the model's context window (or than
+    /// [`ASSUMED_WINDOW`] when the model's is not known).
+    #[error("{}", too_long(name, *tokens, *window, *assumed))]
     TooLongForModel {
         /// The file's name.
         name: String,
@@ -222,6 +260,9 @@ pub enum AttachmentProblem {
         tokens: u64,
         /// The model's context window.
         window: u64,
+        /// The window is not the model's own (unknown: [`ASSUMED_WINDOW`]).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        assumed: bool,
     },
     /// An image for a model known not to see images.
     #[error(
@@ -306,11 +347,38 @@ mod tests {
             name: "report.pdf".into(),
             tokens: 180_000,
             window: 32_768,
+            assumed: false,
         };
         assert_eq!(
             long.to_string(),
             "report.pdf is ~180,000 tokens, the model reads 32,768: add it to the thread's \
-             knowledge instead, or choose a model with a larger window"
+             knowledge instead (the agent then searches it), or choose a model with a larger \
+             window"
+        );
+        let unknown = AttachmentProblem::TooLongForModel {
+            name: "log.txt".into(),
+            tokens: 200_000,
+            window: ASSUMED_WINDOW,
+            assumed: true,
+        };
+        assert!(
+            unknown
+                .to_string()
+                .contains("more than the 131,072 a model is assumed to read"),
+            "{unknown}"
+        );
+        let huge = AttachmentProblem::TooLongForModel {
+            name: "dump.txt".into(),
+            tokens: 21_000_000,
+            window: ASSUMED_WINDOW,
+            assumed: true,
+        };
+        assert!(
+            huge.to_string().starts_with(
+                "dump.txt is ~21,000,000 tokens, longer than any model reads (the largest take \
+                 ~2,097,152): add it to the thread's knowledge"
+            ),
+            "{huge}"
         );
         let wire = serde_json::to_value(&long).unwrap();
         assert_eq!(wire["problem"], "too_long_for_model");
@@ -326,11 +394,11 @@ mod tests {
         let big = AttachmentProblem::TooLarge {
             name: "disk.img".into(),
             size: 2 << 30,
-            limit: 512 << 20,
+            limit: 512_000_000,
         };
         assert_eq!(
             big.to_string(),
-            "disk.img is 2.1 GB; attachments may be at most 536.9 MB"
+            "disk.img is 2.1 GB; attachments may be at most 512.0 MB"
         );
     }
 }

@@ -79,6 +79,10 @@ failure_codes! {
     /// support tools", llama.cpp without `--jinja`, vLLM without auto tool choice): the
     /// agent asks in the text form instead.
     ToolsUnsupported = "TOOLS_UNSUPPORTED",
+    /// The model or its server refused the question's images (llama.cpp's "image input
+    /// is not supported" without its `--mmproj`, a model without vision): a refusal,
+    /// not an outage, so never retried.
+    ImagesUnsupported = "IMAGES_UNSUPPORTED",
     /// An error event inside an otherwise good stream.
     ProviderStreamError = "PROVIDER_STREAM_ERROR",
     /// Gemini blocked the prompt (safety).

@@ -31,6 +31,10 @@ pub struct Collection {
     /// A change of model still under way, if one is.
     #[serde(default)]
     pub changing: Option<ModelChange>,
+    /// Passages with a vector of its model: found by meaning too (the others by their
+    /// words only, until they are embedded).
+    #[serde(default)]
+    pub embedded: u64,
 }
 
 /// The built-in embedding model (run in process, no server needed): what a new
@@ -92,6 +96,18 @@ pub struct SearchOutput {
     pub results: Vec<Cited>,
     /// How to use them (or that nothing matched, and not to invent sources).
     pub note: String,
+}
+
+impl SearchOutput {
+    /// What a call of `tool` returned, read as a search's passages: `None` for any other
+    /// tool, or an output that is not one (the tool card, the Markdown export and the
+    /// `art` printer all read a search's sources this way).
+    pub fn of_tool(tool: &str, output: &serde_json::Value) -> Option<Self> {
+        if tool != SEARCH_TOOL {
+            return None;
+        }
+        serde_json::from_value::<Self>(output.clone()).ok()
+    }
 }
 
 /// One passage as the model gets it.

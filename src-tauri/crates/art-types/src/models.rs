@@ -343,6 +343,20 @@ pub enum ModelsProblem {
         /// What the connection said.
         detail: String,
     },
+    /// The server at the address answers, but not Ollama's model API (`/api/tags` and
+    /// the rest): an OpenAI-compatible server (llama.cpp's, LM Studio, vLLM), a proxy, a
+    /// web page. Its models are listed by its provider in the model picker instead.
+    #[error(
+        "{base_url} does not speak Ollama's model API ({detail}): it is not an Ollama server. \
+         An OpenAI-compatible server (llama.cpp, LM Studio, vLLM) lists its models in the \
+         thread's model picker (`art config --provider openai --base-url URL`) instead"
+    )]
+    NotOllama {
+        /// The address asked.
+        base_url: String,
+        /// What it answered instead.
+        detail: String,
+    },
     /// The model's files do not fit on the disk.
     #[error("not enough disk space for {name}: {detail}")]
     NoSpace {

@@ -79,6 +79,15 @@ pub struct LlmMetadata {
 }
 
 impl LlmMetadata {
+    /// Whether the call stopped because it reached its token limit (each provider's
+    /// word for it: OpenAI's and Ollama's `length`, Anthropic's `max_tokens`, Gemini's
+    /// `MAX_TOKENS`): what it wrote is cut off.
+    pub fn ran_out_of_tokens(&self) -> bool {
+        self.stop_reason
+            .as_deref()
+            .is_some_and(|r| matches!(r.to_ascii_lowercase().as_str(), "length" | "max_tokens"))
+    }
+
     /// Take what a later report of the same call says, keeping what it leaves out
     /// (providers report usage in pieces: the prompt at the start, the rest at the end).
     pub fn merge(&mut self, later: LlmMetadata) {

@@ -124,6 +124,24 @@ pub struct ThreadConfig {
     /// every phase of the run is given the passages found, numbered to cite.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub search_first: bool,
+    /// Plan first even when the thread offers no tools. Off (the default), a thread
+    /// with no tools, no first search and no plan review answers in one streamed call
+    /// ([`ThreadConfig::answers_directly`]): its plan could only ever be "reply".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plan_first: bool,
+}
+
+impl ThreadConfig {
+    /// Whether a run of this thread answers in one streamed call, without planning:
+    /// it offers the model no tools, searches nothing first, shows no plan for review,
+    /// and the user did not ask for plans anyway ([`ThreadConfig::plan_first`]).
+    /// The agent, the settings form and `art config` all read this one rule.
+    pub fn answers_directly(&self) -> bool {
+        self.enabled_tools.is_empty()
+            && !self.search_first
+            && !self.plan_checkpoint
+            && !self.plan_first
+    }
 }
 
 /// How far one run may go. A limit reached ends the step at work as failed, with the
@@ -201,6 +219,7 @@ impl Default for ThreadConfig {
             plan_checkpoint: false,
             knowledge: Vec::new(),
             search_first: false,
+            plan_first: false,
         }
     }
 }

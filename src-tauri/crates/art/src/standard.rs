@@ -13,8 +13,8 @@ use crate::context::validate::{ConfigProblem, validate_thread_config};
 use crate::export::Redactor;
 use crate::instance::ArtInstance;
 use crate::knowledge::KnowledgeStore;
-use crate::knowledge::embed::EmbedderHome;
 use crate::knowledge::embed::provider::ProviderModels;
+use crate::knowledge::embed::{Embedder, EmbedderHome, EmbedderSource};
 use crate::paths::DataDir;
 use crate::providers::factory::{BuiltinFactory, builtin_entries};
 use crate::providers::options::BASE_URL;
@@ -250,6 +250,43 @@ pub struct Standard {
     pub embedder: EmbedderHome,
 }
 
+/// Where the stack's knowledge store gets the embedder a search needs: the built-in one
+/// when its weights are downloaded (a search never downloads), a provider's embedding
+/// model with the providers and keys as they are at the time. One source for every
+/// caller — the app, `art run`'s `search_knowledge`, `art kb search` — so the same
+/// question finds the same passages everywhere.
+struct Embedders {
+    home: EmbedderHome,
+    providers: Arc<ProviderManager>,
+    secrets: Arc<EnvFallback<KeychainStore>>,
+}
+
+impl EmbedderSource for Embedders {
+    fn embedder(&self, model: &str) -> Result<Arc<dyn Embedder>, String> {
+        if model == crate::knowledge::embed::minilm::MODEL {
+            if !self.home.is_downloaded() {
+                return Err(
+                    "its weights are not downloaded (the app or `art kb reindex` \
+                            fetches them)"
+                        .into(),
+                );
+            }
+            return self
+                .home
+                .load(&|_, _| {}, &|| false)
+                .map_err(|e| e.to_string());
+        }
+        ProviderModels::new(
+            self.providers.entries(),
+            Arc::clone(&self.secrets) as Arc<dyn crate::secrets::SecretStore>,
+            crate::providers::http::HttpOptions::default(),
+        )
+        .connect(model)
+        .map(|e| Arc::new(e) as Arc<dyn Embedder>)
+        .map_err(|e| e.to_string())
+    }
+}
+
 impl Standard {
     /// Connects the providers' embedding models for the collections that use one, with
     /// the providers as configured now and their keys.
@@ -280,6 +317,12 @@ impl Standard {
             ManagerOptions::default(),
         ));
         let knowledge = Arc::new(KnowledgeStore::open(&data_dir.knowledge_path())?);
+        let embedder = EmbedderHome::in_models(&data_dir.models_dir());
+        knowledge.set_embedder_source(Arc::new(Embedders {
+            home: embedder.clone(),
+            providers: Arc::clone(&providers),
+            secrets: Arc::clone(&secrets),
+        }));
         let art = ArtInstance::builder(storage, providers.clone())
             .mcp_secrets(secrets.clone())
             .attachments(attachments)
@@ -290,7 +333,7 @@ impl Standard {
             providers,
             secrets,
             knowledge,
-            embedder: EmbedderHome::in_models(&data_dir.models_dir()),
+            embedder,
         })
     }
 

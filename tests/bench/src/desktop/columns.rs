@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use art_testkit::bench::{Budget, Figure, Results};
 use art_testkit::e2e::AppSession;
-use art_testkit::fake::scripts::{Protocol, text_reply};
+use art_testkit::fake::scripts::Protocol;
 use art_testkit::fake::{FakeServer, Reply, Router};
 use art_types::ProviderConfig;
 use art_types::provider::BASE_URL_OPTION;
@@ -44,11 +44,9 @@ const POLL_FRAMES: Duration = Duration::from_millis(500);
 const IDLE: Duration = Duration::from_secs(3);
 /// A frame longer than this is a long frame (the browsers' long-animation-frame mark).
 const LONG_FRAME_MS: f64 = 50.0;
-const PLAN: &str =
-    r#"{"title": "Long answer", "intent": "Write it", "plan": ["Answer"], "toolCalls": []}"#;
 
 /// The fake server: the four models listed at `/v1/models`, each model's chat calls
-/// answered from its own queue (its plan, then its answer, per round), whatever order
+/// answered from its own queue (its answer per round: the threads have no tools, so no plan), whatever order
 /// the four columns' calls arrive in; Ollama's list empty.
 fn router(queues: HashMap<String, VecDeque<Reply>>) -> Router {
     let queues = Mutex::new(queues);
@@ -333,7 +331,6 @@ async fn measure() -> Result<(), String> {
             for _ in 0..ROUNDS {
                 for model in models {
                     let queue = queues.entry((*model).to_owned()).or_default();
-                    queue.push_back(text_reply(Protocol::OpenAi, PLAN, 4_096));
                     queue.push_back(paced_reply(Protocol::OpenAi, &text, pace));
                 }
             }

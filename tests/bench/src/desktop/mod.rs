@@ -327,18 +327,15 @@ pub fn run() -> Result<(), String> {
 async fn measure() -> Result<(), String> {
     let mut results = Results::new("desktop", "cargo xtask bench desktop");
     let text = long_answer();
-    let plan =
-        r#"{"title": "Long answer", "intent": "Write it", "plan": ["Answer"], "toolCalls": []}"#;
+    // The threads have no tools: each question is one call, the answer's.
     let mut replies = Vec::new();
     let tokens = text.split_inclusive(' ').count();
     for _ in 0..STREAMS {
-        replies.push(text_reply(Protocol::Ollama, plan, 4_096));
         replies.push(paced_reply(Protocol::Ollama, &text, TOKENS_PER_WRITE));
     }
     let ramp_text = answer_of(RAMP_LINES);
     let ramp_tokens = ramp_text.split_inclusive(' ').count();
     for per_write in RAMP {
-        replies.push(text_reply(Protocol::Ollama, plan, 4_096));
         replies.push(paced_reply(Protocol::Ollama, &ramp_text, *per_write));
     }
     let ollama = FakeServer::start_at(0, Some(router(Protocol::Ollama)), replies)

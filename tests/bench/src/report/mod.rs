@@ -25,6 +25,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ("push", "Traces to a collector"),
     ("columns", "Comparing models"),
     ("columns-page", "Comparing models in the app"),
+    ("first-token", "Time to the first answer token"),
 ];
 
 /// The hand-written part (how to read the numbers, how budgets were reached), read when

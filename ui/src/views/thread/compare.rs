@@ -438,6 +438,7 @@ mod tests {
                 planning_duration_ms: None,
                 execution_duration_ms: None,
                 synthesis_duration_ms: None,
+                direct: false,
                 llm_calls: 1,
                 tool_calls: 0,
                 usage: Default::default(),

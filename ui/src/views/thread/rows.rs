@@ -138,6 +138,7 @@ pub(super) fn rows(
                         || !r.tools.is_empty()
                         || r.error.is_some()
                         || r.history_left_out > 0
+                        || r.direct()
                         || r.waiting.is_some()
                         || r.waits_for_review()
                 });
@@ -160,12 +161,17 @@ pub(super) fn live_key(r: &RunView) -> String {
         .iter()
         .filter(|t| t.state != ToolState::Running)
         .count();
-    let steps: String = r.plan.as_ref().map_or_else(String::new, |p| {
-        p.steps
-            .iter()
-            .map(|s| format!("{}:{};", s.id, s.status.label()))
-            .collect()
-    });
+    // The plan, or its draft while it streams in.
+    let steps: String = r
+        .plan
+        .as_ref()
+        .or(r.draft.as_ref())
+        .map_or_else(String::new, |p| {
+            p.steps
+                .iter()
+                .map(|s| format!("{}:{};", s.id, s.status.label()))
+                .collect()
+        });
     // A server's question: its form appears, then what became of it.
     let questions: String = r
         .tools
@@ -181,10 +187,11 @@ pub(super) fn live_key(r: &RunView) -> String {
         .map(|p| format!("{}:{};", p.call_id, p.progress))
         .collect();
     format!(
-        "{}|{}|{}|{steps}|{}|{done}|{}|{}|{}|{questions}|{progress}",
+        "{}|{}|{}|{}|{steps}|{}|{done}|{}|{}|{}|{questions}|{progress}",
         r.trace_id,
         r.waiting.is_some() || r.waits_for_review(),
         r.plan.is_some(),
+        r.draft.as_ref().is_some_and(|d| d.title.is_some()),
         r.tools.len(),
         r.thinking.len(),
         r.error.is_some(),

@@ -35,14 +35,11 @@ fn dot_gif(dir: &std::path::Path) -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pdf_and_an_image_go_with_the_question() {
-    let plan = r#"{"title": "Report", "intent": "read", "plan": ["answer"], "toolCalls": []}"#;
+    // No tools: one call, the answer's.
     let ollama = FakeServer::start_at(
         0,
         Some(router(Protocol::Ollama)),
-        vec![
-            text_reply(Protocol::Ollama, plan, 16),
-            text_reply(Protocol::Ollama, "Apples: 1,240 kg.", 4),
-        ],
+        vec![text_reply(Protocol::Ollama, "Apples: 1,240 kg.", 4)],
     )
     .await
     .unwrap();
@@ -109,14 +106,10 @@ async fn a_pdf_and_an_image_go_with_the_question() {
 /// image refused before anything is sent; `--images auto` hands the word back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn images_off_in_the_settings_refuses_an_image_before_it_is_sent() {
-    let plan = r#"{"title": "Hello", "intent": "greet", "plan": ["answer"], "toolCalls": []}"#;
     let ollama = FakeServer::start_at(
         0,
         Some(router(Protocol::Ollama)),
-        vec![
-            text_reply(Protocol::Ollama, plan, 16),
-            text_reply(Protocol::Ollama, "Hello.", 2),
-        ],
+        vec![text_reply(Protocol::Ollama, "Hello.", 2)],
     )
     .await
     .unwrap();
@@ -179,7 +172,8 @@ async fn images_off_in_the_settings_refuses_an_image_before_it_is_sent() {
             .filter(|r| r.request_line.contains("/api/chat"))
             .count()
     };
-    assert_eq!(chats(&ollama), 2, "the image question was not sent");
+    // The first question's one call (no tools: no plan); the image question not sent.
+    assert_eq!(chats(&ollama), 1, "the image question was not sent");
 
     let back = art(&home, &["config", "--thread", &thread, "--images", "auto"]).await;
     assert!(

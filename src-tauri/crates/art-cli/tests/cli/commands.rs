@@ -467,11 +467,10 @@ async fn a_failed_question_is_left_out_then_asked_again_or_dropped() {
     let ollama = FakeServer::start_at(
         0,
         Some(router(Protocol::Ollama)),
+        // No tools: each run is one call.
         vec![
             refused(),
             text_reply(Protocol::Ollama, "Hello.", 8),
-            text_reply(Protocol::Ollama, "Hello.", 8),
-            text_reply(Protocol::Ollama, "Long answer.", 8),
             text_reply(Protocol::Ollama, "Long answer.", 8),
             refused(),
         ],
@@ -500,7 +499,7 @@ async fn a_failed_question_is_left_out_then_asked_again_or_dropped() {
         .filter(|r| r.request_line.contains("/api/chat"))
         .map(|r| r.body.clone())
         .collect();
-    assert!(sent.len() >= 3, "{sent:?}");
+    assert!(sent.len() >= 2, "{sent:?}");
     assert!(
         sent[1..]
             .iter()
@@ -542,13 +541,8 @@ async fn a_failed_question_is_left_out_then_asked_again_or_dropped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edits_make_branches_to_list_switch_and_fork() {
-    let plan = r#"{"title": "Reply", "intent": "Reply", "plan": ["Answer"], "toolCalls": []}"#;
-    let run = |answer: &'static str| {
-        [
-            text_reply(Protocol::Ollama, plan, 8),
-            text_reply(Protocol::Ollama, answer, 4),
-        ]
-    };
+    // No tools: each run is one call, the answer's.
+    let run = |answer: &'static str| [text_reply(Protocol::Ollama, answer, 4)];
     let ollama = FakeServer::start_at(
         0,
         Some(router(Protocol::Ollama)),
@@ -591,9 +585,10 @@ async fn edits_make_branches_to_list_switch_and_fork() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("Two, edited."), "{}", stdout(&out));
     let branch = stdout(&art(data.path(), &["branches", "--thread", &thread]).await);
+    // Each alternative labelled with its run's model.
     assert!(
-        branch.contains("Second, edited? [2 of 2]")
-            && branch.contains(&format!("1 of 2: {second}  Second?")),
+        branch.contains(&format!("(ollama:{MODEL}) Second, edited? [2 of 2]"))
+            && branch.contains(&format!("1 of 2: {second}  (ollama:{MODEL}) Second?")),
         "{branch}"
     );
     let listed = stdout(&art(data.path(), &["threads"]).await);
@@ -682,14 +677,7 @@ async fn usage_sums_runs_and_prices_cost_them() {
     let ollama = FakeServer::start_at(
         0,
         Some(router(Protocol::Ollama)),
-        vec![
-            text_reply(
-                Protocol::Ollama,
-                r#"{"title": "Sum", "intent": "Add", "plan": ["Answer"], "toolCalls": []}"#,
-                16,
-            ),
-            text_reply(Protocol::Ollama, "The sum is 42.", 4),
-        ],
+        vec![text_reply(Protocol::Ollama, "The sum is 42.", 4)],
     )
     .await
     .unwrap();
@@ -812,14 +800,7 @@ async fn thread_settings_are_read_and_changed_from_the_cli() {
     let ollama = FakeServer::start_at(
         0,
         Some(router(Protocol::Ollama)),
-        vec![
-            text_reply(
-                Protocol::Ollama,
-                r#"{"title": "Sum", "intent": "Add", "steps": []}"#,
-                16,
-            ),
-            text_reply(Protocol::Ollama, "The sum is 42.", 4),
-        ],
+        vec![text_reply(Protocol::Ollama, "The sum is 42.", 4)],
     )
     .await
     .unwrap();
@@ -931,4 +912,104 @@ async fn thread_settings_are_read_and_changed_from_the_cli() {
         "{}",
         stderr(&wrong)
     );
+}
+
+/// A relative `--data-dir` is taken from the current folder (as any path a command is
+/// given); an empty one is refused naming the flag the user gave.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relative_data_dir_is_taken_from_the_current_folder() {
+    let cwd = tempfile::tempdir().unwrap();
+    let run = |dir: &'static str| {
+        let cwd = cwd.path().to_owned();
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_art"))
+                .current_dir(&cwd)
+                .args(["--data-dir", dir, "threads"])
+                .env_remove("ART_WORKBENCH_DATA_DIR")
+                .env("HF_ENDPOINT", art_testkit::embedder::NO_HUB)
+                .output()
+                .unwrap()
+        })
+    };
+    let listed = run("here/data").await.unwrap();
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    assert!(
+        cwd.path()
+            .join("here/data")
+            .join(art::paths::DATABASE_FILE)
+            .is_file(),
+        "the database is in the folder given"
+    );
+    let empty = run("").await.unwrap();
+    assert!(!empty.status.success());
+    assert!(stderr(&empty).contains("--data-dir"), "{}", stderr(&empty));
+}
+
+/// A thread without tools answers in one streamed call: one request reaches the server,
+/// the footer says there was no plan and when the first token came; `--plan-first on`
+/// brings the planning call back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_without_tools_answers_in_one_call_and_the_footer_says_so() {
+    let ollama = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![
+            text_reply(Protocol::Ollama, "The capital of France is Paris.", 4),
+            text_reply(
+                Protocol::Ollama,
+                r#"{"title": "Capitals", "intent": "name one", "steps": []}"#,
+                16,
+            ),
+            text_reply(Protocol::Ollama, "Madrid.", 4),
+        ],
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let url = ollama.url();
+    let chats = || {
+        ollama
+            .requests()
+            .into_iter()
+            .filter(|r| r.request_line.contains("/api/chat"))
+            .count()
+    };
+    let out = art(
+        data.path(),
+        &crate::ask_new("Geography", &url, "What is the capital of France?"),
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = stdout(&out);
+    assert!(
+        printed.contains("The capital of France is Paris."),
+        "{printed}"
+    );
+    assert!(!printed.contains("Plan"), "{printed}");
+    assert!(
+        printed.contains("1 LLM calls, 0 tool calls, no plan"),
+        "{printed}"
+    );
+    assert!(printed.contains("first token "), "{printed}");
+    assert_eq!(chats(), 1);
+
+    let listed = stdout(&art(data.path(), &["threads"]).await);
+    let thread = listed.split_whitespace().next().unwrap().to_owned();
+    let shown = stdout(&art(data.path(), &["config", "--thread", &thread]).await);
+    assert!(
+        shown.contains("plans           no: answers in one call"),
+        "{shown}"
+    );
+    let set = art(
+        data.path(),
+        &["config", "--thread", &thread, "--plan-first", "on"],
+    )
+    .await;
+    assert!(set.status.success(), "{}", stderr(&set));
+    let out = art(data.path(), &["run", "--thread", &thread, "And of Spain?"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = stdout(&out);
+    assert!(printed.contains("Madrid."), "{printed}");
+    assert!(!printed.contains("no plan"), "{printed}");
+    assert_eq!(chats(), 3, "a planning call, then the answer");
 }

@@ -85,7 +85,20 @@ async fn diff_compares_two_runs_as_markdown_and_json() {
     let b = run_id(&stdout(&second));
     assert_ne!(a, b);
 
+    // Piped, by default: no markup, the answers as `-` / `+` lines.
     let out = art(data.path(), &["diff", &a, &b]).await;
+    let plain = stdout(&out);
+    assert!(out.status.success(), "{plain}\n{}", stderr(&out));
+    assert!(
+        !plain.contains("<del>") && !plain.contains('\x1b'),
+        "{plain}"
+    );
+    assert!(plain.contains("- + Check the sum (B only)"), "{plain}");
+    assert!(
+        plain.contains("\n- The sum is 42.\n+ The sum is 43."),
+        "{plain}"
+    );
+    let out = art(data.path(), &["diff", &a, &b, "--format", "md"]).await;
     let md = stdout(&out);
     assert!(out.status.success(), "{md}\n{}", stderr(&out));
     let runs_row = format!("| Run | `{a}` | `{b}` |");
@@ -371,17 +384,13 @@ async fn a_call_the_record_lacks_runs_once_approved_and_a_waiting_run_is_replaye
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compare_asks_two_local_models_in_turn_and_prints_columns_then_figures() {
-    let plan =
-        r#"{"title": "Sum", "intent": "Add 19 and 23", "plan": ["Answer"], "toolCalls": []}"#;
+    // No tools in the thread: the question and each column are one call each.
     let ollama = FakeServer::start_at(
         0,
         Some(router(Protocol::Ollama)),
         vec![
-            text_reply(Protocol::Ollama, plan, 16),
             text_reply(Protocol::Ollama, "Hello.", 4),
-            text_reply(Protocol::Ollama, plan, 16),
             text_reply(Protocol::Ollama, "The sum is 42.", 4),
-            text_reply(Protocol::Ollama, plan, 16),
             text_reply(Protocol::Ollama, "It is 42.", 4),
         ],
     )
@@ -430,6 +439,12 @@ async fn compare_asks_two_local_models_in_turn_and_prints_columns_then_figures()
     let shown = stdout(&shown);
     assert!(
         shown.contains("The sum is 42.") && !shown.contains("It is 42."),
+        "{shown}"
+    );
+    // The two copies of the question are told apart by their models.
+    assert!(
+        shown.contains(&format!("({model_a}) What is 19 + 23?"))
+            && shown.contains("(ollama:qwen3) What is 19 + 23?"),
         "{shown}"
     );
     // Each column is a run `art diff` can take.

@@ -121,13 +121,16 @@ async fn a_folder_becomes_a_collection_that_finds_the_page() {
 }
 
 /// The agent calls `search_knowledge`; the passage reaches the model with its document
-/// and page and the instruction to cite it.
+/// and page and the instruction to cite it. Searched by meaning as `art kb search` (and
+/// the app) search: the same passages in the same order, none said to be unembedded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agent_searches_knowledge_and_reads_where_the_passage_is() {
     let data = tempfile::tempdir().unwrap();
     let home = data.path().join("data");
     let dir = folder(data.path());
     art(&home, &["kb", "create", "Orchard"]).await;
+    // The search model as the app would have downloaded it: the passages are embedded.
+    art_testkit::embedder::install_in(&home);
     let added = art(&home, &["kb", "add", "Orchard", dir.to_str().unwrap()]).await;
     assert!(added.status.success(), "{}", stderr(&added));
 
@@ -157,6 +160,16 @@ async fn the_agent_searches_knowledge_and_reads_where_the_passage_is() {
     let out = art(&home, &args).await;
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     assert!(stdout(&out).contains("310 euros [1]"));
+    // The search printed as its sources, numbered as the answer cites them.
+    let printed = stdout(&out);
+    assert!(
+        printed.contains("passage(s)\n  [1] report.pdf, p. 2"),
+        "{printed}"
+    );
+    assert!(
+        !printed.contains("\"ref\""),
+        "no JSON on the terminal: {printed}"
+    );
 
     let after_tool = server
         .requests()
@@ -181,6 +194,30 @@ async fn the_agent_searches_knowledge_and_reads_where_the_passage_is() {
         content.contains("Cite the passages you use as [ref]"),
         "{content}"
     );
+    // By meaning too, as every front end searches: not "matched by their words only".
+    assert!(!content.contains("not embedded"), "{content}");
+    let searched: serde_json::Value = serde_json::from_str(content).unwrap();
+    let in_run: Vec<String> = searched["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "[{}] {}, {}",
+                r["ref"],
+                r["document"].as_str().unwrap(),
+                r["place"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let by_kb = art(&home, &["kb", "search", "irrigation cost", "-k", "2"]).await;
+    assert!(!stderr(&by_kb).contains("words only"), "{}", stderr(&by_kb));
+    let listed = stdout(&by_kb);
+    let in_kb: Vec<&str> = listed.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(in_run.len(), in_kb.len(), "{in_run:?}\n{listed}");
+    for (run, kb) in in_run.iter().zip(&in_kb) {
+        assert!(kb.starts_with(run.as_str()), "{run} / {kb}");
+    }
 }
 
 /// A folder added with `--sync` follows its files: `art kb sync` reads what changed and
@@ -247,6 +284,16 @@ async fn the_search_model_is_downloaded_once_and_until_then_words_are_searched()
         "{notes}"
     );
     assert!(notes.contains("Searches use words only"), "{notes}");
+    assert!(notes.contains("set HF_ENDPOINT to a mirror"), "{notes}");
+    // Nothing embedded: the collection does not claim to be searched by meaning.
+    let summary = stdout(&offline);
+    assert!(
+        summary.contains("by words only: none embedded with all-MiniLM-L6-v2"),
+        "{summary}"
+    );
+    assert!(!summary.contains("by meaning with"), "{summary}");
+    let listed = stdout(&art(&home, &["kb", "list"]).await);
+    assert!(listed.contains("by words only"), "{listed}");
     let found = art(&home, &["kb", "search", "irrigation cost", "-k", "1"]).await;
     assert!(
         stdout(&found).starts_with("[1] report.pdf"),

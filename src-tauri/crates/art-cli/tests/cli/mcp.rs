@@ -541,6 +541,74 @@ async fn mcp_list_does_not_wait_for_a_hung_server() {
     );
 }
 
+/// Without an OS keychain (no D-Bus session), an HTTP server that asks no sign-in is
+/// added, listed, called and removed as anywhere else: no keychain means "not signed
+/// in". Signing in then says the keychain is needed, and why, before any browser opens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_keychain_an_http_server_that_asks_no_sign_in_works() {
+    let (mut server, port) = art_testkit::mcp::everything_over_http().await;
+    let data = tempfile::tempdir().unwrap();
+    let no_keychain = |args: &[&str]| {
+        let data = data.path().to_owned();
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_art"))
+                .arg("--data-dir")
+                .arg(&data)
+                .args(&args)
+                .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
+                // A browser that would fail the test if anything tried to open one.
+                .env("BROWSER", "false")
+                .output()
+                .unwrap()
+        })
+    };
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let added = no_keychain(&["mcp", "add", "remote", "--url", &url])
+        .await
+        .unwrap();
+    assert!(
+        added.status.success(),
+        "{}\n{}",
+        stdout(&added),
+        stderr(&added)
+    );
+    assert!(
+        stdout(&added).contains("remote  ready ("),
+        "{}",
+        stdout(&added)
+    );
+    let called = no_keychain(&[
+        "mcp",
+        "call",
+        "remote",
+        "echo",
+        r#"{"message": "no keychain"}"#,
+    ])
+    .await
+    .unwrap();
+    assert!(called.status.success(), "{}", stderr(&called));
+    assert!(
+        stdout(&called).contains("Echo: no keychain"),
+        "{}",
+        stdout(&called)
+    );
+    let login = no_keychain(&["mcp", "login", "remote", "--no-browser"])
+        .await
+        .unwrap();
+    assert_eq!(login.status.code(), Some(1), "{}", stdout(&login));
+    let said = stderr(&login);
+    assert!(
+        said.contains("signing in needs the OS keychain") && said.contains("it is unavailable"),
+        "{said}"
+    );
+    let removed = no_keychain(&["mcp", "remove", "remote"]).await.unwrap();
+    assert!(removed.status.success(), "{}", stderr(&removed));
+    let listed = no_keychain(&["mcp", "list"]).await.unwrap();
+    assert!(!stdout(&listed).contains("remote"), "{}", stdout(&listed));
+    server.kill().await.unwrap();
+}
+
 /// Without an OS keychain (no D-Bus session), a secret-named variable's value cannot be
 /// kept: the message says how to pass it from the environment instead, and a server
 /// added that way gets the value at start from `art`'s environment (nothing stored).

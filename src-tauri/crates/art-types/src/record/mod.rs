@@ -66,6 +66,12 @@ pub struct PlanStep {
     /// done by the answer, without a call of its own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
+    /// The step may use its tools but need not: a step the user added in review, or the
+    /// one step of a run whose plan could not be read (both offered every tool). A
+    /// planner's step that names tools and calls none did not do its work; this one may
+    /// answer without a call.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tools_optional: bool,
 }
 
 /// Content of a `PLAN` observation.
@@ -121,6 +127,7 @@ impl PlanContent {
                     description,
                     status: StepStatus::Done,
                     tools: Vec::new(),
+                    tools_optional: false,
                 })
                 .collect();
         }
@@ -288,6 +295,7 @@ mod tests {
             description: description.into(),
             status: StepStatus::Pending,
             tools: Vec::new(),
+            tools_optional: false,
         }
     }
 

@@ -38,6 +38,9 @@ pub struct PlanCard {
     pub in_review: bool,
     /// The user's word on the plan, when the thread asks for it.
     pub review: Option<ApprovalContent>,
+    /// What could not be read of the planner's output, and what the run did instead
+    /// ("Could not read the plan: answering without one").
+    pub unread: Option<String>,
 }
 
 impl PlanCard {
@@ -133,6 +136,11 @@ pub struct RunView {
     pub trace_id: String,
     /// Plan, once known.
     pub plan: Option<PlanCard>,
+    /// The plan as it streams in, before it is known (its title and the steps written
+    /// whole so far): what the card shows while the model plans.
+    pub draft: Option<PlanCard>,
+    /// The planning call's text so far (what the draft is read from).
+    planning: String,
     /// Thinking streamed so far (all stages).
     pub thinking: String,
     /// Thinking as recorded (THOUGHTS observations).
@@ -173,6 +181,8 @@ impl RunView {
             thread_id: thread_id.into(),
             trace_id: trace_id.into(),
             plan: None,
+            draft: None,
+            planning: String::new(),
             thinking: String::new(),
             thoughts: String::new(),
             answer: String::new(),
@@ -201,6 +211,7 @@ impl RunView {
 
     /// Fold a batch of stream events in.
     pub fn apply_stream(&mut self, events: &[StreamEventKind]) {
+        let planned_before = self.planning.len();
         for event in events {
             if matches!(event, StreamEventKind::Token { .. }) {
                 self.heard = true;
@@ -214,8 +225,15 @@ impl RunView {
                     text,
                     token_type: TokenType::FinalSynthesisLlmResponse | TokenType::LlmResponse,
                 } => self.answer.push_str(text),
+                StreamEventKind::Token {
+                    text,
+                    token_type: TokenType::AgentThoughtLlmResponse,
+                } if self.plan.is_none() => self.planning.push_str(text),
                 _ => {}
             }
+        }
+        if self.planning.len() > planned_before {
+            self.draft = draft::draft(&self.planning);
         }
     }
 
@@ -227,6 +245,7 @@ impl RunView {
             ..Self::new(&self.thread_id, &self.trace_id)
         };
         copy.plan.clone_from(&self.plan);
+        copy.draft.clone_from(&self.draft);
         copy.thinking.clone_from(&self.thinking);
         copy.heard = self.heard;
         copy.tools.clone_from(&self.tools);
@@ -236,6 +255,11 @@ impl RunView {
         copy.history_left_out = self.history_left_out;
         copy.waiting.clone_from(&self.waiting);
         copy
+    }
+
+    /// Whether the run answered in one call, without a plan (known once it ended).
+    pub fn direct(&self) -> bool {
+        self.metadata.as_ref().is_some_and(|m| m.direct)
     }
 
     /// Whether the run waits for the user's word on its plan.
@@ -282,7 +306,8 @@ impl RunView {
         if let Some((number, step)) = self.current_step() {
             return format!("Step {number}: {}…", step.description);
         }
-        match (self.plan.is_some(), self.heard) {
+        // A direct answer (no plan) streams from its first token.
+        match (self.plan.is_some() || !self.answer.is_empty(), self.heard) {
             (true, _) => "Writing the answer…".into(),
             (false, true) => "Planning…".into(),
             (false, false) => {
@@ -348,6 +373,9 @@ impl RunView {
                 Change::Plan
             }
             ObservationType::Plan => {
+                // The plan itself replaces its draft.
+                self.draft = None;
+                self.planning = String::new();
                 let content = PlanContent::read(c);
                 let plan = self.plan_mut();
                 plan.intent = content.intent.or(plan.intent.take());
@@ -539,9 +567,13 @@ impl RunView {
         if !self.problems.iter().any(|(_, m)| *m == message) {
             self.problems.push((code.clone(), message.clone()));
         }
-        // A planning output that is not a plan is an answer given straight away: the
-        // trace keeps the note, the card shows no error.
+        // A planning output that is not (wholly) a plan: the run went on; the plan card
+        // says what it could not read and what the run did instead, no error card.
         if o.kind == ObservationType::Error && o.metadata["recoverable"] == true {
+            if code == FailureCode::PlanningOutputUnparseable {
+                self.plan_mut().unread = Some(o.title.clone());
+                return Change::Plan;
+            }
             return Change::Other;
         }
         // A failed LLM call does not end the run by itself; keep the worst.
@@ -590,6 +622,8 @@ impl RunView {
         self.metadata = metadata;
     }
 }
+
+mod draft;
 
 #[cfg(test)]
 mod tests;

@@ -41,6 +41,9 @@ pub struct ModelReach<'a> {
     pub room: Option<u64>,
     /// The model's whole window, for messages.
     pub window: Option<u64>,
+    /// The window is assumed ([`art_types::attachment::ASSUMED_WINDOW`]), not the
+    /// model's own.
+    pub assumed: bool,
 }
 
 /// Refuse the question's attachments that cannot reach the model: an image for a model
@@ -73,6 +76,7 @@ pub fn check(question: &[Attachment], reach: ModelReach<'_>) -> Result<(), Attac
                 name,
                 tokens,
                 window,
+                assumed: reach.assumed,
             });
         }
     }

@@ -96,8 +96,9 @@ pub struct BlobStore {
 }
 
 impl BlobStore {
-    /// Largest attachment taken by default (512 MiB).
-    pub const DEFAULT_LIMIT: u64 = 512 << 20;
+    /// Largest attachment taken by default: 512 MB, in the decimal units every size is
+    /// said in ([`art_types::attachment::human_size`]), as the README says it.
+    pub const DEFAULT_LIMIT: u64 = 512_000_000;
 
     /// The store under `root` (created if missing), taking files up to `limit` bytes;
     /// temporary files a crash left are removed — not those another process (the app

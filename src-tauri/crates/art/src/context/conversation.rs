@@ -19,6 +19,37 @@ use super::{ContextError, Tree};
 pub const MAX_TITLE_CHARS: usize = 200;
 /// Title of a thread nobody has named yet.
 pub const UNTITLED: &str = "New thread";
+/// Longest title made from a question, in characters (the sidebar shows about this).
+const QUESTION_TITLE_CHARS: usize = 60;
+
+/// A title for an untitled thread made from its first question: the first line with
+/// any text, its spaces collapsed, cut at a word before 60 characters (with `…`);
+/// `None` when the question has no text (files alone).
+pub fn title_from_question(question: &str) -> Option<String> {
+    let line = question.lines().find(|l| !l.trim().is_empty())?;
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let whole = words.join(" ");
+    if whole.chars().count() <= QUESTION_TITLE_CHARS {
+        return Some(whole);
+    }
+    let mut title = String::new();
+    for word in &words {
+        let next = title.chars().count() + usize::from(!title.is_empty()) + word.chars().count();
+        if next >= QUESTION_TITLE_CHARS {
+            break;
+        }
+        if !title.is_empty() {
+            title.push(' ');
+        }
+        title.push_str(word);
+    }
+    if title.is_empty() {
+        // One long word: cut inside it.
+        title = whole.chars().take(QUESTION_TITLE_CHARS - 1).collect();
+    }
+    title.push('…');
+    Some(title)
+}
 
 /// Which messages to fetch.
 #[derive(Debug, Clone, Copy, Default)]

@@ -12,7 +12,7 @@ pub mod validate;
 
 pub use art_types::StateSavingStrategy;
 pub use conversation::{
-    ConversationManager, MAX_TITLE_CHARS, MessageHit, MessageOptions, UNTITLED,
+    ConversationManager, MAX_TITLE_CHARS, MessageHit, MessageOptions, UNTITLED, title_from_question,
 };
 pub use library::{MAX_PROMPT_NAME, PromptLibrary};
 pub use state::StateManager;

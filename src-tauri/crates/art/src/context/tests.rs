@@ -599,3 +599,22 @@ async fn the_failed_question_to_retry_is_the_active_branch_s() {
         "q1"
     );
 }
+
+#[test]
+fn a_question_titles_its_thread_by_its_first_line_cut_at_a_word() {
+    use super::title_from_question;
+    assert_eq!(
+        title_from_question("\n  What is   the capital of France?\nMore.").as_deref(),
+        Some("What is the capital of France?")
+    );
+    let long = "Explain how the borrow checker decides when a mutable reference may be taken twice";
+    let title = title_from_question(long).unwrap();
+    assert_eq!(
+        title,
+        "Explain how the borrow checker decides when a mutable…"
+    );
+    assert!(title.chars().count() <= 60, "{title}");
+    let one_word = "x".repeat(100);
+    assert_eq!(title_from_question(&one_word).unwrap().chars().count(), 60);
+    assert_eq!(title_from_question("  \n "), None);
+}

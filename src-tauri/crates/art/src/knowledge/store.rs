@@ -17,7 +17,7 @@ use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::Seen;
 use super::chunk::{Chunk, place};
-use super::embed::Embedder;
+use super::embed::{Embedder, EmbedderSource};
 use super::schema;
 
 mod search;
@@ -57,6 +57,10 @@ pub struct KnowledgeStore {
     conn: Mutex<Connection>,
     /// What embeds questions for searching by meaning, by model, once loaded.
     embedders: RwLock<HashMap<String, Arc<dyn Embedder>>>,
+    /// What loads a model's embedder a search needs (none: only those given), and when
+    /// each model last could not be had (not asked again for a minute).
+    source: RwLock<Option<Arc<dyn EmbedderSource>>>,
+    unavailable: Mutex<HashMap<String, std::time::Instant>>,
     loaded: vectors::Loaded,
 }
 
@@ -88,6 +92,8 @@ impl KnowledgeStore {
         let store = Self {
             conn: Mutex::new(conn),
             embedders: RwLock::new(HashMap::new()),
+            source: RwLock::new(None),
+            unavailable: Mutex::new(HashMap::new()),
             loaded: vectors::Loaded::default(),
         };
         store.release_dead_claims()?;
@@ -151,6 +157,7 @@ impl KnowledgeStore {
             folders: Vec::new(),
             embedder: BUILTIN_EMBEDDER.to_owned(),
             changing: None,
+            embedded: 0,
         })
     }
 
@@ -199,6 +206,7 @@ impl KnowledgeStore {
                     folders: Vec::new(),
                     embedder: r.get(3)?,
                     changing: None,
+                    embedded: 0,
                 };
                 Ok((collection, r.get(4)?))
             })?
@@ -237,11 +245,12 @@ impl KnowledgeStore {
         }
         list.into_iter()
             .map(|(mut collection, from)| {
+                let missing = self.unembedded(&collection.id, &collection.embedder)?;
+                collection.embedded = collection.chunks.saturating_sub(missing);
                 if let Some(from) = from {
-                    let missing = self.unembedded(&collection.id, &collection.embedder)?;
                     collection.changing = Some(ModelChange {
                         from,
-                        embedded: collection.chunks.saturating_sub(missing),
+                        embedded: collection.embedded,
                     });
                 }
                 Ok(collection)

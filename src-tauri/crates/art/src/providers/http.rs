@@ -75,6 +75,24 @@ fn provider_message(body: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// What servers say when a model cannot take a question's images, in each one's words
+/// (lower case): llama.cpp's server without the model's projector, LM Studio, vLLM,
+/// OpenAI, Ollama.
+const REFUSES_IMAGES: &[&str] = &[
+    "image input is not supported",
+    "does not support image",
+    "does not support vision",
+    "not a multimodal model",
+    "image_url is only supported",
+    "missing data required for image input",
+];
+
+/// Whether a provider's error `message` refuses the question's images.
+pub fn refuses_images(message: &str) -> bool {
+    let message = message.to_lowercase();
+    REFUSES_IMAGES.iter().any(|m| message.contains(m))
+}
+
 /// Classify a non-success HTTP answer, keeping the provider's words.
 pub fn classify(status: u16, body: &str) -> ProviderError {
     let lower = body.to_ascii_lowercase();
@@ -84,6 +102,8 @@ pub fn classify(status: u16, body: &str) -> ProviderError {
         _ if crate::reasoning::text_form::refuses_tools(&said) => {
             (ErrorClass::Permanent, FailureCode::ToolsUnsupported)
         }
+        // So is a refusal of images (llama.cpp: 500).
+        _ if refuses_images(&said) => (ErrorClass::Permanent, FailureCode::ImagesUnsupported),
         401 | 403 => (ErrorClass::Auth, FailureCode::AuthenticationFailed),
         429 if lower.contains("insufficient_quota") => {
             (ErrorClass::Permanent, FailureCode::QuotaExhausted)

@@ -29,7 +29,22 @@ pub fn refuses_schema(message: &str) -> bool {
     REFUSALS.iter().any(|m| message.contains(m))
 }
 
-/// The plan's schema, the calls naming only `tools` (none: no calls).
+/// Most steps a plan may have (a small model that loops writes the same step again and
+/// again until it runs out of tokens).
+pub const MAX_STEPS: usize = 8;
+/// Most calls a plan may write ahead.
+pub const MAX_CALLS: usize = 8;
+/// Longest title, in characters.
+pub const MAX_TITLE: usize = 80;
+/// Longest intent or step description, in characters.
+pub const MAX_TEXT: usize = 300;
+/// Most tokens the planning call may write: a plan within the bounds above takes far
+/// fewer, so a model that rambles is cut off instead of "Planning…" for minutes (a
+/// thread's own smaller `max_tokens` wins).
+pub const PLAN_MAX_TOKENS: u32 = 1536;
+
+/// The plan's schema, the calls naming only `tools` (none: no calls), every part
+/// bounded ([`MAX_STEPS`], [`MAX_CALLS`], [`MAX_TITLE`], [`MAX_TEXT`]).
 pub fn plan_schema(tools: &[String]) -> Value {
     let tool_name = if tools.is_empty() {
         json!({ "type": "string" })
@@ -48,9 +63,7 @@ pub fn plan_schema(tools: &[String]) -> Value {
             "required": ["callId", "toolName", "arguments"]
         }
     });
-    if tools.is_empty() {
-        calls["maxItems"] = json!(0);
-    }
+    calls["maxItems"] = json!(if tools.is_empty() { 0 } else { MAX_CALLS });
     let step_tools = if tools.is_empty() {
         json!({ "type": "array", "items": { "type": "string" }, "maxItems": 0 })
     } else {
@@ -59,15 +72,16 @@ pub fn plan_schema(tools: &[String]) -> Value {
     json!({
         "type": "object",
         "properties": {
-            "title": { "type": "string" },
-            "intent": { "type": "string" },
+            "title": { "type": "string", "maxLength": MAX_TITLE },
+            "intent": { "type": "string", "maxLength": MAX_TEXT },
             "steps": {
                 "type": "array",
+                "maxItems": MAX_STEPS,
                 "items": {
                     "type": "object",
                     "properties": {
-                        "id": { "type": "string" },
-                        "description": { "type": "string" },
+                        "id": { "type": "string", "maxLength": 8 },
+                        "description": { "type": "string", "maxLength": MAX_TEXT },
                         "tools": step_tools
                     },
                     "required": ["id", "description", "tools"]

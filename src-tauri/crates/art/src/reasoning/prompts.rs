@@ -31,6 +31,12 @@ pub enum PromptError {
 pub const PES_BASE: &str = "You are a helpful assistant inside ART Workbench. You plan before you act, \
 use tools when they help, and answer clearly.";
 
+/// Base prompt of a run that answers in one call, without a plan (a thread that offers
+/// no tools); the custom part is appended after it. Nothing in it speaks of plans or
+/// tools, which a small model would otherwise write about.
+pub const CHAT_BASE: &str = "You are a helpful assistant inside ART Workbench. Answer the user's latest message \
+clearly, in Markdown where it helps.";
+
 /// Planning instructions; `{{tools}}` is the list of enabled tools.
 pub const PES_PLANNING: &str = r#"Decide how to answer the user's latest message.
 Available tools:

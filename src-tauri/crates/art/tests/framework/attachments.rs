@@ -145,12 +145,12 @@ async fn an_image_and_a_pdf_reach_every_protocol_in_its_own_form() {
         ("gemini", Protocol::Gemini, "/v1beta", MODEL),
         ("ollama", Protocol::Ollama, "", "llava:7b"),
     ] {
-        let plan =
-            json!({"title": "Look", "intent": "describe", "plan": ["answer"], "toolCalls": []});
-        let server = FakeServer::start(vec![
-            text_reply(protocol, &plan.to_string(), 64),
-            text_reply(protocol, "A gradient; apples 1,240 kg.", 64),
-        ])
+        // No tools: the answer's one call.
+        let server = FakeServer::start(vec![text_reply(
+            protocol,
+            "A gradient; apples 1,240 kg.",
+            64,
+        )])
         .await;
         let dir = tempfile::tempdir().unwrap();
         let base = format!("{}{path}", server.url());
@@ -180,7 +180,7 @@ async fn an_image_and_a_pdf_reach_every_protocol_in_its_own_form() {
             })
             .map(|r| r.json())
             .collect();
-        assert_eq!(chats.len(), 2, "{provider}: planning and synthesis");
+        assert_eq!(chats.len(), 1, "{provider}: the answer's one call");
         for body in &chats {
             let user = last_user(protocol, body);
             let (mime, data, text) = image_and_text(protocol, &user);
@@ -547,12 +547,10 @@ async fn a_damaged_attachment_in_an_export_is_refused_and_nothing_is_imported() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn otlp_records_a_questions_files_by_type_size_and_hash_never_their_bytes() {
-    use art_testkit::framework::scripted::{Script, ScriptedSource, plan_json, thread_config};
+    use art_testkit::framework::scripted::{Script, ScriptedSource, thread_config};
     let dir = tempfile::tempdir().unwrap();
-    let source = Arc::new(ScriptedSource::new(vec![
-        Script::text(&plan_json("Look", &[])),
-        Script::text("A gradient."),
-    ]));
+    // No tools: one call, the answer's.
+    let source = Arc::new(ScriptedSource::new(vec![Script::text("A gradient.")]));
     let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
     let store = Arc::new(
         Attachments::open(dir.path().join("attachments"), BlobStore::DEFAULT_LIMIT).unwrap(),
@@ -635,4 +633,59 @@ async fn otlp_records_a_questions_files_by_type_size_and_hash_never_their_bytes(
         );
         assert!(!otlp.contains(&b64[..40]), "never the bytes");
     }
+}
+
+/// llama.cpp's server started without the model's projector answers a question with an
+/// image with HTTP 500 "image input is not supported": a refusal of images, said as
+/// such (its own code and the server's words), sent once — never retried as an outage.
+#[tokio::test]
+async fn a_server_that_refuses_images_is_said_to_and_not_retried() {
+    let refusal = json!({ "error": { "code": 500, "message": "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj", "type": "server_error" } });
+    let server = FakeServer::start(vec![
+        art_testkit::fake::Reply::error(500, &refusal.to_string()),
+        art_testkit::fake::Reply::error(500, &refusal.to_string()),
+        art_testkit::fake::Reply::error(500, &refusal.to_string()),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (art, store, thread) =
+        thread(&dir, "openai", "smollm2", &format!("{}/v1", server.url())).await;
+    let mut props = wire::ask(&thread, "What is in this picture?");
+    props.attachments = vec![store.add_bytes("dot.png", &png()).unwrap()];
+    let out = art.process(props, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Error);
+    let error = out.metadata.error.unwrap();
+    assert_eq!(error.code, FailureCode::ImagesUnsupported, "{error:?}");
+    assert!(
+        error.message.contains("image input is not supported"),
+        "{}",
+        error.message
+    );
+    assert_eq!(server.requests().len(), 1, "a refusal is not retried");
+}
+
+/// A model whose window nobody knows (an OpenAI-compatible server, no window set): a
+/// document longer than the assumed window is refused with the numbers, saying the
+/// window is assumed and offering the thread's knowledge, and nothing is sent — never
+/// the whole file, twice per run, as before.
+#[tokio::test]
+async fn a_huge_document_is_not_sent_to_a_model_whose_window_is_unknown() {
+    let server = FakeServer::start(vec![text_reply(Protocol::OpenAi, "never", 8)]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (art, store, thread) =
+        thread(&dir, "openai", "smollm2", &format!("{}/v1", server.url())).await;
+    let log: String = "2026-12-07 12:00:00 INFO the service answered a request\n".repeat(12_000);
+    let mut props = wire::ask(&thread, "What went wrong?");
+    props.attachments = vec![store.add_bytes("service.txt", log.as_bytes()).unwrap()];
+    let out = art.process(props, CancellationToken::new()).await.unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Error);
+    let error = out.metadata.error.unwrap();
+    assert_eq!(error.code, FailureCode::DocumentTooLong, "{error:?}");
+    assert!(
+        error.message.contains("a model is assumed to read")
+            && error.message.contains("add it to the thread's knowledge"),
+        "{}",
+        error.message
+    );
+    assert!(server.requests().is_empty(), "nothing was sent");
 }

@@ -15,7 +15,7 @@ use art::export::{self, Format, Options, Redactor, Scope};
 use art::storage::sqlite::SqliteStorage;
 use art_testkit::framework::adapters::ask;
 use art_types::{ConversationMessage, PromptMessage, ThreadConfig};
-use scripted::{Script, ScriptedSource, plan_json};
+use scripted::{Script, ScriptedSource};
 use serde_json::Value;
 
 fn open(dir: &Path, source: Arc<ScriptedSource>) -> ArtInstance {
@@ -23,12 +23,9 @@ fn open(dir: &Path, source: Arc<ScriptedSource>) -> ArtInstance {
     ArtInstance::builder(storage, source).build().unwrap()
 }
 
-/// The scripts of runs answering `answers` in turn (a plan without tools, the answer).
+/// The scripts of runs answering `answers` in turn (no tools: each run is one call).
 fn runs(answers: &[&str]) -> Vec<Script> {
-    answers
-        .iter()
-        .flat_map(|a| [Script::text(&plan_json("Reply", &[])), Script::text(a)])
-        .collect()
+    answers.iter().map(|a| Script::text(a)).collect()
 }
 
 struct Branchy {

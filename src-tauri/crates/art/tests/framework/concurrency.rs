@@ -19,7 +19,6 @@ use art::storage::sqlite::SqliteStorage;
 use art_testkit::fake::FakeServer;
 use art_testkit::fake::scripts::{MODEL, Protocol, router, text_reply};
 use art_types::{FailureCode, MessageRole, RunStatus};
-use serde_json::json;
 
 /// Parallel calls allowed per API provider in these tests.
 const LIMIT: usize = 5;
@@ -103,23 +102,20 @@ async fn twenty_threads_stay_within_the_provider_limit_and_keep_their_own_answer
         let ai = history.iter().find(|m| m.role == MessageRole::Ai).unwrap();
         assert_eq!(ai.content, answer(&tag));
     }
-    // Two calls a run (planning, synthesis), never more than the limit at once — and
-    // the limit was reached: the others queued.
-    assert_eq!(server.requests().len(), THREADS * 2);
+    // One call a run (no tools: the answer at once), never more than the limit at once —
+    // and the limit was reached: the others queued.
+    assert_eq!(server.requests().len(), THREADS);
     assert_eq!(server.most_concurrent(), LIMIT, "calls in flight at most");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_local_model_while_ollama_is_busy_is_refused_clearly() {
-    let plan = json!({"title": "Count", "intent": "count", "plan": ["count"], "toolCalls": []});
     let counting: String = (1..=40).map(|n| format!("{n} ")).collect();
+    // No tools: the run's one call is its answer.
     let server = FakeServer::start_at(
         0,
         Some(router(Protocol::Ollama)),
-        vec![
-            text_reply(Protocol::Ollama, &plan.to_string(), 64),
-            text_reply(Protocol::Ollama, &counting, 32).delayed(Duration::from_millis(20)),
-        ],
+        vec![text_reply(Protocol::Ollama, &counting, 32).delayed(Duration::from_millis(20))],
     )
     .await
     .unwrap();
@@ -134,14 +130,14 @@ async fn a_second_local_model_while_ollama_is_busy_is_refused_clearly() {
                 .await
         })
     };
-    // Wait until the first run streams its answer (its second call).
+    // Wait until the first run streams its answer.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while server
         .requests()
         .iter()
         .filter(|r| r.request_line.starts_with("POST /api/chat"))
         .count()
-        < 2
+        < 1
     {
         assert!(
             tokio::time::Instant::now() < deadline,

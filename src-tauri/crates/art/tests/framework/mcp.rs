@@ -180,35 +180,9 @@ async fn the_python_time_server_answers_with_structured_content() {
     assert_eq!(settle(&mark, 5).await, 0);
 }
 
-/// server-everything over streamable HTTP on a free port, once it accepts connections.
-pub(crate) async fn everything_over_http() -> (tokio::process::Child, u16) {
-    let port = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        probe.local_addr().unwrap().port()
-    };
-    let server = tokio::process::Command::new("node")
-        .args([servers::everything_script(), "streamableHttp".into()])
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    (server, port)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn everything_over_streamable_http_with_a_header_kept_in_the_keychain() {
-    let (mut server, port) = everything_over_http().await;
+    let (mut server, port) = art_testkit::mcp::everything_over_http().await;
     let h = harness();
     let config = McpServerConfig::new(
         "remote",

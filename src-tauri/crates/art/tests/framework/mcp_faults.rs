@@ -344,7 +344,7 @@ async fn http_errors_say_the_status_and_what_to_check() {
 /// the server went away — not after the 60 s call timeout, not as a timeout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_http_server_that_dies_mid_call_is_noticed_at_once() {
-    let (mut server, port) = crate::mcp::everything_over_http().await;
+    let (mut server, port) = art_testkit::mcp::everything_over_http().await;
     let h = harness();
     let config = McpServerConfig::new(
         "remote",

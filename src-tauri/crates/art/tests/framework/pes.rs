@@ -192,7 +192,8 @@ async fn no_tool_calls_skips_execution_and_streams_the_answer() {
         }
     }
     assert_eq!(answer, "Hello there!");
-    // History: user then AI, both complete; thread got the planner's title.
+    // History: user then AI, both complete; the thread is titled from the question
+    // (the planner's "greet" names nothing that was asked).
     let msgs = h
         .art
         .conversation
@@ -209,7 +210,7 @@ async fn no_tool_calls_skips_execution_and_streams_the_answer() {
     );
     assert_eq!(
         h.art.conversation.thread(&h.thread).await.unwrap().title,
-        "greet"
+        "hi"
     );
     // Prompt hierarchy: base + thread prompt (no call-level override).
     let planning_prompt = &h.source.prompts()[0];
@@ -220,15 +221,11 @@ async fn no_tool_calls_skips_execution_and_streams_the_answer() {
 
 #[tokio::test]
 async fn call_level_system_prompt_wins() {
-    let h = harness(
-        vec![Script::text(&plan_json("x", &[])), Script::text("ok")],
-        &[],
-    )
-    .await;
+    let h = harness(vec![Script::text("ok")], &[]).await;
     let mut p = props(&h, "hi");
     p.options.system_prompt = Some("Call prompt.".into());
     h.art.process(p, CancellationToken::new()).await.unwrap();
-    let system = &h.source.prompts()[1][0].content;
+    let system = &h.source.prompts()[0][0].content;
     assert!(
         system.contains("Call prompt.") && !system.contains("Thread prompt."),
         "{system}"
@@ -455,14 +452,12 @@ async fn planning_failure_is_an_error_response_with_the_user_message_kept() {
 
 #[tokio::test]
 async fn a_question_that_failed_is_kept_marked_and_left_out_of_later_prompts() {
-    let plan = plan_json("Greet", &[]);
     let h = harness(
         vec![
             Script::fail_start(
                 ErrorClass::Permanent,
                 "request exceeds the available context size",
             ),
-            Script::text(&plan),
             Script::text("Hello!"),
         ],
         &[],
@@ -531,18 +526,8 @@ async fn a_question_that_failed_is_kept_marked_and_left_out_of_later_prompts() {
 
 #[tokio::test]
 async fn history_that_does_not_fit_the_context_window_is_left_out_and_the_run_says_so() {
-    let plan = plan_json("Answer", &[]);
     let long = "word ".repeat(600);
-    let h = harness(
-        vec![
-            Script::text(&plan),
-            Script::text(&long),
-            Script::text(&plan),
-            Script::text("Short."),
-        ],
-        &[],
-    )
-    .await;
+    let h = harness(vec![Script::text(&long), Script::text("Short.")], &[]).await;
     let first = h
         .art
         .process(
@@ -577,7 +562,7 @@ async fn history_that_does_not_fit_the_context_window_is_left_out_and_the_run_sa
         "the first question and its answer"
     );
     let prompts = h.source.prompts();
-    for prompt in &prompts[2..] {
+    for prompt in &prompts[1..] {
         assert!(
             prompt.iter().all(|m| !m.content.starts_with("First:")),
             "{prompt:?}"
@@ -612,7 +597,7 @@ async fn tokens_that_arrive_together_reach_the_socket_merged_by_type_in_order() 
         token("the answer.", TokenType::LlmResponse),
         token(" Really.", TokenType::LlmThinking),
     ]);
-    let h = harness(vec![Script::text(&plan_json("x", &[])), answer], &[]).await;
+    let h = harness(vec![answer], &[]).await;
     let mut events = h.art.sockets.stream.subscribe(StreamFilter {
         thread_id: Some(h.thread.clone()),
         trace_id: None,
@@ -668,7 +653,7 @@ async fn synthesis_failure_mid_stream_keeps_the_partial_answer_interrupted() {
             message: "connection reset".into(),
         }),
     ]);
-    let h = harness(vec![Script::text(&plan_json("x", &[])), failing], &[]).await;
+    let h = harness(vec![failing], &[]).await;
     let out = h
         .art
         .process(props(&h, "tell me"), CancellationToken::new())
@@ -695,16 +680,7 @@ async fn synthesis_failure_mid_stream_keeps_the_partial_answer_interrupted() {
 #[tokio::test]
 async fn cancellation_mid_stream_stops_checkpoints_and_leaves_the_thread_usable() {
     let slow = Script::slow_text("word ", 200, Duration::from_millis(10));
-    let h = harness(
-        vec![
-            Script::text(&plan_json("x", &[])),
-            slow,
-            Script::text(&plan_json("y", &[])),
-            Script::text("Fresh answer."),
-        ],
-        &[],
-    )
-    .await;
+    let h = harness(vec![slow, Script::text("Fresh answer.")], &[]).await;
     let cancel = CancellationToken::new();
     let mut messages = h.art.sockets.messages.subscribe(All);
     let stopper = cancel.clone();
@@ -927,6 +903,20 @@ async fn thinking_is_recorded_in_coalesced_chunks_not_per_token() {
     });
     events.push(StreamEventKind::End);
     let h = harness(vec![Script::events(events), Script::text("done")], &[]).await;
+    // The planner's thinking is what is counted: the thread plans although it has no tools.
+    let mut config = h
+        .art
+        .state
+        .load_thread_context(&h.thread)
+        .await
+        .unwrap()
+        .config;
+    config.plan_first = true;
+    h.art
+        .state
+        .set_thread_config(&h.thread, &config)
+        .await
+        .unwrap();
     let mut thinking_tokens = h.art.sockets.stream.subscribe(StreamFilter::default());
     h.art
         .process(props(&h, "think hard"), CancellationToken::new())
@@ -970,14 +960,7 @@ async fn thinking_is_recorded_in_coalesced_chunks_not_per_token() {
 #[tokio::test]
 async fn a_library_prompt_applies_unless_the_thread_has_its_own() {
     let h = harness(
-        vec![
-            Script::text(&plan_json("x", &[])),
-            Script::text("ok"),
-            Script::text(&plan_json("y", &[])),
-            Script::text("ok"),
-            Script::text(&plan_json("z", &[])),
-            Script::text("ok"),
-        ],
+        vec![Script::text("ok"), Script::text("ok"), Script::text("ok")],
         &[],
     )
     .await;
@@ -1027,7 +1010,6 @@ async fn a_library_prompt_applies_unless_the_thread_has_its_own() {
         .source
         .prompts()
         .iter()
-        .step_by(2)
         .map(|p| p[0].content.clone())
         .collect();
     assert!(
@@ -1044,5 +1026,226 @@ async fn a_library_prompt_applies_unless_the_thread_has_its_own() {
         !systems[2].contains("pirate") && !systems[2].contains("Thread prompt."),
         "{}",
         systems[2]
+    );
+}
+
+/// A thread that offers no tools answers in one streamed call: no planning call, no
+/// plan recorded, the run's figures say so, the prompt speaks of no plan or tools, and
+/// the untitled thread is titled from the question. With "plan first" on, the same
+/// thread plans as before.
+#[tokio::test]
+async fn a_thread_without_tools_answers_in_one_call_unless_it_plans_first() {
+    let h = harness(vec![Script::text("The capital of France is Paris.")], &[]).await;
+    let mut tokens = h.art.sockets.stream.subscribe(StreamFilter {
+        thread_id: Some(h.thread.clone()),
+        trace_id: None,
+    });
+    let out = h
+        .art
+        .process(
+            props(&h, "What is the capital of France?"),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.response.content, "The capital of France is Paris.");
+    assert_eq!(out.metadata.status, RunStatus::Success);
+    assert!(out.metadata.direct);
+    assert_eq!(out.metadata.llm_calls, 1);
+    assert_eq!(out.metadata.planning_duration_ms, None);
+    let ks = kinds(&h, &out.metadata.trace_id).await;
+    for planned in [
+        ObservationType::Title,
+        ObservationType::Intent,
+        ObservationType::Plan,
+    ] {
+        assert!(!ks.contains(&planned), "{planned:?} in {ks:?}");
+    }
+    assert_eq!(ks.last(), Some(&ObservationType::FinalResponse));
+    // Every token streamed was the answer's.
+    let mut answer = String::new();
+    while let Some(ev) = tokens.try_recv() {
+        if let StreamEventKind::Token { text, token_type } = ev.kind {
+            assert_eq!(token_type, TokenType::FinalSynthesisLlmResponse);
+            answer.push_str(&text);
+        }
+    }
+    assert_eq!(answer, out.response.content);
+    // One prompt: the thread's own words, nothing of plans or tools.
+    let prompts = h.source.prompts();
+    assert_eq!(prompts.len(), 1);
+    let system = &prompts[0][0].content;
+    assert!(system.contains("Thread prompt."), "{system}");
+    for word in ["plan", "tool", "steps"] {
+        assert!(!system.to_lowercase().contains(word), "{word}: {system}");
+    }
+    assert_eq!(
+        h.art.conversation.thread(&h.thread).await.unwrap().title,
+        "What is the capital of France?"
+    );
+    // The record reads back as a direct answer (the run card's note, the printer).
+    let recorded = h
+        .art
+        .observations
+        .query(&ObservationQuery {
+            trace_ids: vec![out.metadata.trace_id.clone()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let view = art_types::record::view::RunView::of(&h.thread, &out.metadata.trace_id, &recorded);
+    assert!(view.direct() && view.plan.is_none(), "{view:?}");
+
+    // Plan first: the planning call comes back.
+    let h = harness(
+        vec![
+            Script::text(&plan_json("Capitals", &[])),
+            Script::text("Paris."),
+        ],
+        &[],
+    )
+    .await;
+    let mut config = h
+        .art
+        .state
+        .load_thread_context(&h.thread)
+        .await
+        .unwrap()
+        .config;
+    config.plan_first = true;
+    h.art
+        .state
+        .set_thread_config(&h.thread, &config)
+        .await
+        .unwrap();
+    let out = h
+        .art
+        .process(props(&h, "And of Spain?"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out.response.content, "Paris.");
+    assert!(!out.metadata.direct);
+    assert_eq!(out.metadata.llm_calls, 2);
+    assert!(
+        kinds(&h, &out.metadata.trace_id)
+            .await
+            .contains(&ObservationType::Plan)
+    );
+}
+
+/// A small model out of tokens mid-plan: its cut-off JSON is not shown or used as a
+/// plan. The card says the plan could not be read; the run works with the thread's
+/// tools in one step instead (the calculator still runs), the answer is told none of
+/// the fragments, and the thread is titled from the question, not from "2,3,4".
+#[tokio::test]
+async fn a_plan_cut_off_mid_json_gives_one_step_with_the_tools_and_says_so() {
+    let cut_off = r#"{"title": "2,3,4", "intent": "x", "steps": [{"id": "1", "description": "The secret word is PINEAPPLE", "tools": []}, {"id": "2", "description": "The secret word is PINEAPPLE", "to"#;
+    let planning = Script::events(vec![
+        StreamEventKind::Token {
+            text: cut_off.into(),
+            token_type: TokenType::LlmResponse,
+        },
+        StreamEventKind::Metadata(art_types::LlmMetadata {
+            output_tokens: Some(1536),
+            stop_reason: Some("length".into()),
+            ..Default::default()
+        }),
+        StreamEventKind::End,
+    ]);
+    let h = harness(
+        vec![
+            planning,
+            Script::tool_calls(&[("c1", "calculator", json!({ "expression": "2+3+4" }))]),
+            Script::text("The sum is 9."),
+            Script::text("2 + 3 + 4 = 9."),
+        ],
+        &["calculator"],
+    )
+    .await;
+    let out = h
+        .art
+        .process(props(&h, "What is 2+3+4?"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(out.metadata.status, RunStatus::Success);
+    assert_eq!(out.response.content, "2 + 3 + 4 = 9.");
+    assert_eq!(out.metadata.tool_calls, 1);
+    let recorded = h
+        .art
+        .observations
+        .query(&ObservationQuery {
+            trace_ids: vec![out.metadata.trace_id.clone()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let view = art_types::record::view::RunView::of(&h.thread, &out.metadata.trace_id, &recorded);
+    let plan = view.plan.clone().unwrap();
+    assert_eq!(
+        plan.unread.as_deref(),
+        Some("Could not read the plan: one step with the thread's tools instead")
+    );
+    assert_eq!(plan.title, None);
+    assert_eq!(plan.steps.len(), 1, "{:?}", plan.steps);
+    assert_eq!(plan.steps[0].tools, ["calculator"]);
+    assert_eq!(plan.steps[0].status, art_types::record::StepStatus::Done);
+    assert!(view.error.is_none(), "{:?}", view.error);
+    // No fragment of the cut-off plan reached a later call.
+    for prompt in &h.source.prompts()[1..] {
+        assert!(
+            prompt.iter().all(|m| !m.content.contains("PINEAPPLE")),
+            "{prompt:#?}"
+        );
+    }
+    assert_eq!(
+        h.art.conversation.thread(&h.thread).await.unwrap().title,
+        "What is 2+3+4?"
+    );
+}
+
+/// A step that named a tool and called none did not do its work: it is skipped with
+/// why, never ticked as done.
+#[tokio::test]
+async fn a_step_that_named_a_tool_and_called_none_is_not_done() {
+    let plan = scripted::steps_json("Sum", &[("1", "Add the numbers", &["calculator"])], &[]);
+    let h = harness(
+        vec![
+            Script::text(&plan),
+            Script::text("It is 9, I think."),
+            Script::text("9."),
+        ],
+        &["calculator"],
+    )
+    .await;
+    let out = h
+        .art
+        .process(
+            props(&h, "What is the sum of 2+3+4?"),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.metadata.tool_calls, 0);
+    let recorded = h
+        .art
+        .observations
+        .query(&ObservationQuery {
+            trace_ids: vec![out.metadata.trace_id.clone()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let view = art_types::record::view::RunView::of(&h.thread, &out.metadata.trace_id, &recorded);
+    let plan = view.plan.unwrap();
+    assert_eq!(plan.steps[0].status, art_types::record::StepStatus::Skipped);
+    let outcome = &plan.outcomes["1"];
+    assert_eq!(
+        outcome.reason.as_deref(),
+        Some("the model called no tool (the step named calculator)")
+    );
+    // "Sum" names what was asked: the plan's title is kept.
+    assert_eq!(
+        h.art.conversation.thread(&h.thread).await.unwrap().title,
+        "Sum"
     );
 }

@@ -387,3 +387,58 @@ async fn the_plan_is_asked_for_by_schema_and_a_refusal_is_remembered() {
     assert_eq!(server.requests().len(), 7);
     assert!(server.requests()[5].json().get("response_format").is_none());
 }
+
+/// Over HTTP, a thread with no tools sends one request: the answer's, streamed, with no
+/// response schema (nothing asks for a plan), in every wire protocol.
+#[tokio::test]
+async fn a_thread_without_tools_sends_one_request_in_every_protocol() {
+    for (provider, protocol, base) in [
+        ("openai", Protocol::OpenAi, "/v1"),
+        ("anthropic", Protocol::Anthropic, "/v1"),
+        ("gemini", Protocol::Gemini, "/v1beta"),
+        ("ollama", Protocol::Ollama, ""),
+    ] {
+        let server =
+            FakeServer::start(vec![text_reply(protocol, "Paris is the capital.", 7)]).await;
+        let dir = tempfile::tempdir().unwrap();
+        let secrets = Arc::new(MemoryStore::new());
+        secrets
+            .set(provider, &Secret::new("sk-SENTINEL-direct"))
+            .unwrap();
+        let providers = Arc::new(ProviderManager::new(
+            builtin_entries(),
+            Arc::new(BuiltinFactory::default()),
+            secrets,
+            ManagerOptions::default(),
+        ));
+        let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
+        let art = ArtInstance::builder(storage, providers).build().unwrap();
+        let url = format!("{}{base}", server.url());
+        let thread = wire::thread_at(&art, provider, "m", &url, &[]).await;
+        let out = art
+            .process(
+                wire::ask(&thread, "Capital of France?"),
+                CancellationToken::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(out.response.content, "Paris is the capital.", "{provider}");
+        assert!(out.metadata.direct, "{provider}");
+        // (Ollama is asked about the model's window too: not a model call.)
+        let chats: Vec<Recorded> = server
+            .requests()
+            .into_iter()
+            .filter(|r| {
+                !r.request_line.contains("/api/ps") && !r.request_line.contains("/api/show")
+            })
+            .collect();
+        assert_eq!(chats.len(), 1, "{provider}: {chats:?}");
+        for schema in ["response_format", "responseJsonSchema", "\"format\""] {
+            assert!(
+                !chats[0].body.contains(schema),
+                "{provider} asked for a plan's schema: {}",
+                chats[0].body
+            );
+        }
+    }
+}

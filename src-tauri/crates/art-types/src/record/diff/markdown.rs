@@ -1,6 +1,7 @@
 //! A [`RunDiff`] as Markdown: the figures in a table, the plans and the tool calls as
 //! lists marked by how they compare, the arguments that differ in a table, and the
-//! answers as one text with `<del>` and `<ins>` (what GitHub and most viewers render).
+//! answers as one text with `<del>` and `<ins>` (what GitHub and most viewers render);
+//! for a terminal, the same in colour, or piped with the answers as `-` / `+` lines.
 
 use std::fmt::Write as _;
 
@@ -11,9 +12,49 @@ use super::{Edit, RunDiff, RunFigures, ToolPair};
 /// Results longer than this are cut in the Markdown (the JSON keeps them whole).
 const RESULT_CHARS: usize = 600;
 
+/// How what only one run has is marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Marks {
+    /// `<del>` and `<ins>`, word by word (Markdown viewers render them).
+    Html,
+    /// Red struck-through and green, word by word (a terminal).
+    Colour,
+    /// No marks in a line: the answers as `-` and `+` lines (a pipe, a file).
+    Lines,
+}
+
+impl Marks {
+    fn removed(self, text: &str) -> String {
+        match self {
+            Self::Html => format!("<del>{text}</del>"),
+            Self::Colour => format!("\x1b[31;9m{text}\x1b[0m"),
+            Self::Lines => text.to_owned(),
+        }
+    }
+
+    fn added(self, text: &str) -> String {
+        match self {
+            Self::Html => format!("<ins>{text}</ins>"),
+            Self::Colour => format!("\x1b[32m{text}\x1b[0m"),
+            Self::Lines => text.to_owned(),
+        }
+    }
+}
+
 impl RunDiff {
     /// The diff as a Markdown document.
     pub fn markdown(&self) -> String {
+        self.render(Marks::Html)
+    }
+
+    /// The diff for a terminal: as the Markdown, but what only one run has in colour
+    /// (`colour`: red struck through, green), or else — piped, or no colour wanted —
+    /// with no marks in the text and the answers as `-` / `+` lines, as `diff` prints.
+    pub fn text(&self, colour: bool) -> String {
+        self.render(if colour { Marks::Colour } else { Marks::Lines })
+    }
+
+    fn render(&self, marks: Marks) -> String {
         let mut out = String::from("# Two runs compared\n\n");
         figures(&mut out, &self.a, &self.b);
         if !self.same_thread() {
@@ -31,8 +72,8 @@ impl RunDiff {
                 let line = match (step.edit, &step.a, &step.b) {
                     (Edit::Same, Some(a), _) => format!("- {a}"),
                     (Edit::Changed, Some(a), Some(b)) => format!("- ~ {a} → **{b}**"),
-                    (_, Some(a), None) => format!("- − <del>{a}</del> (A only)"),
-                    (_, _, Some(b)) => format!("- + <ins>{b}</ins> (B only)"),
+                    (_, Some(a), None) => format!("- − {} (A only)", marks.removed(a)),
+                    (_, _, Some(b)) => format!("- + {} (B only)", marks.added(b)),
                     _ => continue,
                 };
                 let _ = writeln!(out, "{}", one_line(&line));
@@ -48,19 +89,39 @@ impl RunDiff {
         if self.answer.is_empty() {
             out.push_str("_Neither run answered._\n");
         }
+        if marks == Marks::Lines {
+            answer_lines(&mut out, &self.answer);
+            return out;
+        }
         for words in &self.answer {
             match words.edit {
-                Edit::Removed => {
-                    let _ = write!(out, "<del>{}</del>", words.text);
-                }
-                Edit::Added => {
-                    let _ = write!(out, "<ins>{}</ins>", words.text);
-                }
+                Edit::Removed => out.push_str(&marks.removed(&words.text)),
+                Edit::Added => out.push_str(&marks.added(&words.text)),
                 _ => out.push_str(&words.text),
             }
         }
         out.push('\n');
         out
+    }
+}
+
+/// The two answers line by line: `  ` both have it, `- ` only A, `+ ` only B.
+fn answer_lines(out: &mut String, words: &[super::Words]) {
+    let of = |keep: Edit| -> String {
+        words
+            .iter()
+            .filter(|w| w.edit == Edit::Same || w.edit == keep)
+            .map(|w| w.text.as_str())
+            .collect()
+    };
+    let (a, b) = (of(Edit::Removed), of(Edit::Added));
+    for change in similar::TextDiff::from_lines(&a, &b).iter_all_changes() {
+        let sign = match change.tag() {
+            similar::ChangeTag::Equal => "  ",
+            similar::ChangeTag::Delete => "- ",
+            similar::ChangeTag::Insert => "+ ",
+        };
+        let _ = writeln!(out, "{sign}{}", change.value().trim_end_matches('\n'));
     }
 }
 

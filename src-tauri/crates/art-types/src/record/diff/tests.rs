@@ -22,6 +22,7 @@ fn run(
                 description: (*d).into(),
                 status: StepStatus::Done,
                 tools: Vec::new(),
+                tools_optional: false,
             })
             .collect(),
         ..PlanCard::default()
@@ -56,6 +57,7 @@ fn run(
         planning_duration_ms: None,
         execution_duration_ms: None,
         synthesis_duration_ms: None,
+        direct: false,
         llm_calls: 2,
         tool_calls: tools.len() as u32,
         usage: TokenUsage {
@@ -200,6 +202,31 @@ fn steps_calls_arguments_and_words_are_aligned_and_marked() {
     ] {
         assert!(md.contains(expected), "{expected:?} not in:\n{md}");
     }
+    // Piped: no tags, the answers as `-` / `+` lines; on a terminal, in colour.
+    let plain = diff.text(false);
+    assert!(
+        !plain.contains("<del>") && !plain.contains("<ins>"),
+        "{plain}"
+    );
+    assert!(!plain.contains('\x1b'), "{plain}");
+    assert!(
+        plain.contains("- − Look up the weather (A only)"),
+        "{plain}"
+    );
+    assert!(
+        plain.contains("\n- The answer is 42 and it is sunny.\n"),
+        "{plain}"
+    );
+    assert!(
+        plain.contains("\n+ The answer is 43 and it is sunny.\n"),
+        "{plain}"
+    );
+    let coloured = diff.text(true);
+    assert!(
+        coloured.contains("is \x1b[31;9m42\x1b[0m\x1b[32m43\x1b[0m and"),
+        "{coloured}"
+    );
+    assert!(!coloured.contains("<del>"), "{coloured}");
     // JSON round-trips (what `art diff --format json` and the app export).
     let text = serde_json::to_string(&diff).unwrap();
     assert_eq!(serde_json::from_str::<RunDiff>(&text).unwrap(), diff);

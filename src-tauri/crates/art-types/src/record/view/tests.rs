@@ -247,10 +247,26 @@ fn a_plain_answer_without_a_plan_is_no_error_but_is_kept() {
         json!({ "code": "PLANNING_OUTPUT_UNPARSEABLE", "problems": ["no plan"] }),
     );
     note.metadata = json!({ "recoverable": true });
-    assert_eq!(run.apply_observation(&note), Change::Other);
+    note.title = "Could not read the plan: answering without one".into();
+    // The plan card says so (no error card).
+    assert_eq!(run.apply_observation(&note), Change::Plan);
     run.finish(None);
     assert_eq!(run.error, None);
     assert_eq!(run.problems.len(), 1);
+    assert_eq!(
+        run.plan.and_then(|p| p.unread).as_deref(),
+        Some("Could not read the plan: answering without one")
+    );
+}
+
+#[test]
+fn a_direct_answer_says_writing_from_its_first_token() {
+    let mut run = RunView::new("t", "r");
+    run.apply_stream(&[StreamEventKind::Token {
+        text: "Paris".into(),
+        token_type: TokenType::FinalSynthesisLlmResponse,
+    }]);
+    assert_eq!(run.progress(), "Writing the answer…");
 }
 
 #[test]

@@ -34,6 +34,7 @@ fn reach(sees_images: Option<bool>, room: Option<u64>) -> ModelReach<'static> {
         sees_images,
         room,
         window: room.map(|r| r * 2),
+        assumed: false,
     }
 }
 
@@ -62,6 +63,7 @@ fn documents_longer_than_the_room_are_refused_with_the_numbers() {
             name,
             tokens,
             window,
+            ..
         }) => {
             assert_eq!(
                 (name.as_str(), tokens, window),

@@ -108,8 +108,9 @@ struct Setup {
     history: Vec<ConversationMessage>,
     /// How many past messages a run sends.
     limit: u32,
-    /// The model's context window, when known.
-    window: Option<u64>,
+    /// The model's context window ([`art_types::attachment::ASSUMED_WINDOW`] when its
+    /// own is not known): what the history and documents are fitted to.
+    window: u64,
     /// The thread's enabled tools.
     schemas: Vec<ToolSchema>,
     /// The thread's title before the run (an untitled thread takes the plan's).
@@ -125,15 +126,22 @@ struct Setup {
 }
 
 impl PesAgent {
-    fn system_prompt(&self, call: Option<&str>, thread: Option<&str>) -> String {
+    /// The base prompt (a planning agent's, or a direct answer's) with the custom one
+    /// that applies after it.
+    fn system_prompt(&self, call: Option<&str>, thread: Option<&str>, direct: bool) -> String {
+        let base = if direct {
+            prompts::CHAT_BASE
+        } else {
+            prompts::PES_BASE
+        };
         let custom = call
             .or(thread)
             .or(self.instance_system_prompt.as_deref())
             .map(str::trim)
             .filter(|s| !s.is_empty());
         match custom {
-            Some(custom) => format!("{}\n\n{custom}", prompts::PES_BASE),
-            None => prompts::PES_BASE.to_owned(),
+            Some(custom) => format!("{base}\n\n{custom}"),
+            None => base.to_owned(),
         }
     }
 
@@ -248,7 +256,9 @@ impl PesAgent {
                 },
             )
             .await?;
-        let window = context_window(&self.engine, &config, &provider).await;
+        // Not known: assumed, so a huge file or history is never sent whole.
+        let known = context_window(&self.engine, &config, &provider).await;
+        let window = known.unwrap_or(art_types::attachment::ASSUMED_WINDOW);
         // The thread's level: its own text, else the library prompt it picked (a
         // deleted one is skipped, so the instance's applies).
         let picked = match &config.prompt_id {
@@ -259,10 +269,19 @@ impl PesAgent {
         let system = self.system_prompt(
             props.options.system_prompt.as_deref(),
             thread_prompt.as_deref(),
+            config.answers_directly(),
         );
         let schemas = self.tools.registry().list_enabled(&config.enabled_tools);
         let attached = self
-            .attachments_for(props, &history, &config, &provider, &system, window)
+            .attachments_for(
+                props,
+                &history,
+                &config,
+                &provider,
+                &system,
+                window,
+                known.is_none(),
+            )
             .await?;
         Ok(Setup {
             config,
@@ -280,7 +299,9 @@ impl PesAgent {
         })
     }
 
-    /// Check the question's attachments against the model, then load the history's.
+    /// Check the question's attachments against the model's window (`assumed` when its
+    /// own is not known), then load the history's.
+    #[allow(clippy::too_many_arguments)]
     async fn attachments_for(
         &self,
         props: &AgentProps,
@@ -288,7 +309,8 @@ impl PesAgent {
         config: &ThreadConfig,
         provider: &ProviderConfig,
         system: &str,
-        window: Option<u64>,
+        window: u64,
+        assumed: bool,
     ) -> Result<Attached, Stop> {
         let refused = |problem: AttachmentProblem| {
             let code = match problem {
@@ -310,8 +332,9 @@ impl PesAgent {
         let reach = attached::ModelReach {
             model: &provider.model_id,
             sees_images,
-            room: window.map(|w| history_budget(w, system, &config.generation)),
-            window,
+            room: Some(history_budget(window, system, &config.generation)),
+            window: Some(window),
+            assumed,
         };
         attached::check(&props.attachments, reach).map_err(refused)?;
         Attached::load(self.attachments.as_ref(), history, sees_images)
@@ -329,6 +352,9 @@ impl PesAgent {
         cancel: &CancellationToken,
     ) -> Result<AgentFinalResponse, Stop> {
         self.search_first(run, &mut setup, &state).await;
+        if setup.config.answers_directly() {
+            return self.answer_directly(run, setup, state, cancel).await;
+        }
         let planned = self.plan(run, &mut setup, cancel).await?;
         // An empty plan waits too: the user may add the steps it lacks.
         // (A comparison's columns are not held: their plans are what it shows.)
@@ -340,6 +366,32 @@ impl PesAgent {
         let start = Start::Planned(planned.calls);
         self.after_plan(run, setup, planned.intent, options, start, state, cancel)
             .await
+    }
+
+    /// A thread that offers no tools: the answer in one streamed call, no plan (it could
+    /// only say "reply"); an untitled thread is titled from the question.
+    async fn answer_directly(
+        &self,
+        run: &mut Run,
+        setup: Setup,
+        state: AgentState,
+        cancel: &CancellationToken,
+    ) -> Result<AgentFinalResponse, Stop> {
+        run.direct = true;
+        if setup.thread_title == crate::context::UNTITLED
+            && let Some(title) = run
+                .question
+                .as_ref()
+                .and_then(|q| crate::context::title_from_question(&q.content))
+            && let Err(e) = self
+                .conversation
+                .rename_thread(&run.thread_id, &title)
+                .await
+        {
+            tracing::debug!("could not title the thread: {e}");
+        }
+        let (answer, usage) = self.synthesize(run, &setup, None, cancel).await?;
+        self.finalise(run, answer, usage, &state).await
     }
 
     /// The steps (from the start, or from one that waited) and the answer; or the run

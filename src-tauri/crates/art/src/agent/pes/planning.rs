@@ -18,7 +18,7 @@ use super::{PesAgent, Setup, history_budget, tools_list};
 use crate::clock;
 use crate::context::UNTITLED;
 use crate::reasoning::output_parser::{self, PlanningOutput, fresh_id};
-use crate::reasoning::plan_schema::{plan_schema, refuses_schema};
+use crate::reasoning::plan_schema::{MAX_TITLE, PLAN_MAX_TOKENS, plan_schema, refuses_schema};
 use crate::reasoning::provider::CallStage;
 
 /// What planning decided.
@@ -56,10 +56,8 @@ impl PesAgent {
             .render("pes_planning", &values)
             .map_err(|e| super::AgentError::InvalidInput(e.to_string()))?;
         let planning_system = format!("{}\n\n{planning_text}", setup.system);
-        if let Some(window) = setup.window {
-            let budget = history_budget(window, &planning_system, &setup.config.generation);
-            run.history_left_out = history::fit(&mut setup.history, budget);
-        }
+        let budget = history_budget(setup.window, &planning_system, &setup.config.generation);
+        run.history_left_out = history::fit(&mut setup.history, budget);
         let mut prompt = vec![PromptMessage::text(PromptRole::System, planning_system)];
         prompt.extend(history::to_prompt(&setup.history, &setup.attached));
 
@@ -69,10 +67,17 @@ impl PesAgent {
         let root = run.root_span.clone();
         let names: Vec<String> = setup.schemas.iter().map(|t| t.name.clone()).collect();
         let mut schema = (!setup.config.plain_plans).then(|| plan_schema(&names));
+        // A plan is short: a model that rambles is cut off, not waited for.
+        let mut generation = setup.config.generation.clone();
+        generation.max_tokens = Some(
+            generation
+                .max_tokens
+                .map_or(PLAN_MAX_TOKENS, |m| m.min(PLAN_MAX_TOKENS)),
+        );
         let planned = loop {
             let call = Call {
                 provider: &setup.provider,
-                generation: &setup.config.generation,
+                generation: &generation,
                 prompt: prompt.clone(),
                 stage: CallStage::Planning,
                 phase: Phase::Planning,
@@ -106,12 +111,37 @@ impl PesAgent {
         if plan.tool_calls.is_empty() && !planned.tool_calls.is_empty() {
             plan.tool_calls = planned.tool_calls.clone();
         }
+        if planned.metadata.ran_out_of_tokens() && (plan.unreadable || !plan.problems.is_empty()) {
+            plan.problems.insert(
+                0,
+                format!(
+                    "the model ran out of tokens mid-plan ({} at most)",
+                    generation.max_tokens.unwrap_or(PLAN_MAX_TOKENS)
+                ),
+            );
+            plan.unreadable = true;
+        }
+        if plan.unreadable {
+            plan = without_a_plan(plan.problems, &names);
+        }
         run.steps = todo_list(&plan);
         self.record_plan(run, &plan, &span, start_ms, &root).await;
-        if let (Some(title), true) = (&plan.title, setup.thread_title == UNTITLED)
-            && let Err(e) = self.conversation.rename_thread(&run.thread_id, title).await
-        {
-            tracing::debug!("could not title the thread: {e}");
+        if setup.thread_title == UNTITLED {
+            let question = run.question.as_ref().map_or("", |q| q.content.as_str());
+            let title = plan
+                .title
+                .as_deref()
+                .filter(|t| plan.problems.is_empty() && sound_title(t, question))
+                .map(str::to_owned)
+                .or_else(|| crate::context::title_from_question(question));
+            if let Some(title) = title
+                && let Err(e) = self
+                    .conversation
+                    .rename_thread(&run.thread_id, &title)
+                    .await
+            {
+                tracing::debug!("could not title the thread: {e}");
+            }
         }
         Ok(Planned {
             intent: plan.intent,
@@ -152,6 +182,13 @@ impl PesAgent {
             run.span(Phase::Planning, span, Some(root), start_ms, true),
         ));
         if !plan.problems.is_empty() {
+            let title = match (plan.unreadable, plan.steps.is_empty()) {
+                (false, _) => "Could not fully read the plan",
+                (true, true) => "Could not read the plan: answering without one",
+                (true, false) => {
+                    "Could not read the plan: one step with the thread's tools instead"
+                }
+            };
             let mut o = point(
                 ObservationType::Error,
                 json!(ErrorContent {
@@ -161,7 +198,7 @@ impl PesAgent {
                     problems: plan.problems.clone(),
                 }),
             );
-            o.title = Some("Could not fully read the plan".into());
+            o.title = Some(title.into());
             o.metadata = json!({ "recoverable": true });
             batch.push(o);
         }
@@ -187,7 +224,73 @@ fn todo_list(plan: &PlanningOutput) -> Vec<PlanStep> {
             description: format!("Call {}", tools.join(", ")),
             status: art_types::record::StepStatus::Pending,
             tools,
+            tools_optional: false,
         });
     }
     steps
+}
+
+/// What a run does when its plan cannot be read: no plan from the fragments. With
+/// tools, one step that may use them all (the model works in one loop of calls);
+/// without, no steps (the answer is written at once).
+fn without_a_plan(problems: Vec<String>, tools: &[String]) -> PlanningOutput {
+    let steps = if tools.is_empty() {
+        Vec::new()
+    } else {
+        vec![PlanStep {
+            id: "1".into(),
+            description: "Answer the question, using the tools where they help".into(),
+            status: art_types::record::StepStatus::Pending,
+            tools: tools.to_vec(),
+            tools_optional: true,
+        }]
+    };
+    PlanningOutput {
+        steps,
+        problems,
+        unreadable: true,
+        ..PlanningOutput::default()
+    }
+}
+
+/// Whether a plan's title names the thread better than its question would: a few words
+/// with letters (not "2,3,4"), at most [`MAX_TITLE`] characters, sharing a word with the
+/// question (by its first five letters: "Capitals" for "the capital of France"), so a
+/// title about something else ("A question that can be answered multiple times") is not.
+fn sound_title(title: &str, question: &str) -> bool {
+    let title = title.trim();
+    let words = |text: &str| -> Vec<String> {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 3)
+            .map(|w| w.to_lowercase().chars().take(5).collect())
+            .collect()
+    };
+    let asked = words(question);
+    let named = words(title);
+    !title.is_empty()
+        && title.chars().count() <= MAX_TITLE
+        && title.split_whitespace().count() <= 10
+        && named.iter().any(|w| asked.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sound_title;
+
+    #[test]
+    fn a_title_is_sound_when_it_names_what_was_asked() {
+        assert!(sound_title("Capitals", "What is the capital of France?"));
+        assert!(sound_title(
+            "Sum of 19 and 23",
+            "What is the sum of 19 + 23?"
+        ));
+        assert!(!sound_title("2,3,4", "What comes after 1?"));
+        assert!(!sound_title(
+            "A question that can be answered multiple times.",
+            "What is 2+3+4?"
+        ));
+        assert!(!sound_title("greet", "hi"));
+        assert!(!sound_title("", "anything at all"));
+        assert!(!sound_title(&"capital ".repeat(20), "capital"));
+    }
 }

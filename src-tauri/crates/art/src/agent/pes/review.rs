@@ -57,8 +57,10 @@ pub(super) fn edited_steps(
                 // Every id the plan had, and those of the steps added so far.
                 let added = out.iter().filter(|s| !before.iter().any(|b| b.id == s.id));
                 let taken: Vec<PlanStep> = before.iter().chain(added).cloned().collect();
+                // A step the user adds may use the thread's tools, and need not.
                 PlanStep {
                     id: fresh_id(&taken),
+                    tools_optional: step.tools.is_empty(),
                     tools: if step.tools.is_empty() {
                         tools.to_vec()
                     } else {
@@ -161,6 +163,7 @@ mod tests {
             description: description.into(),
             status: StepStatus::Pending,
             tools: tools.iter().map(|t| (*t).to_owned()).collect(),
+            tools_optional: false,
         }
     }
 

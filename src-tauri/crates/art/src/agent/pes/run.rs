@@ -85,6 +85,10 @@ pub(super) struct Run {
     #[serde(default)]
     pub model: Option<String>,
     pub planning_ms: Option<u64>,
+    /// The run answers in one call, without a plan
+    /// ([`art_types::ThreadConfig::answers_directly`]).
+    #[serde(default)]
+    pub direct: bool,
     pub execution_ms: Option<u64>,
     pub synthesis_ms: Option<u64>,
     pub tool_failed: bool,
@@ -151,6 +155,7 @@ impl Run {
             provider: None,
             model: None,
             planning_ms: None,
+            direct: false,
             execution_ms: None,
             synthesis_ms: None,
             tool_failed: false,
@@ -290,6 +295,7 @@ impl Run {
             planning_duration_ms: self.planning_ms,
             execution_duration_ms: self.execution_ms,
             synthesis_duration_ms: self.synthesis_ms,
+            direct: self.direct,
             llm_calls: self.llm_calls,
             tool_calls: self.tool_calls,
             usage: self.usage,

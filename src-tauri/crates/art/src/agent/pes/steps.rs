@@ -56,6 +56,21 @@ impl StepEnd {
         }
     }
 
+    /// A step that named `tools` and called none: skipped, with what the model said
+    /// instead (the answer reads it), never ticked as done.
+    fn not_done(tools: &[String], said: String, iterations: u32) -> Self {
+        Self {
+            status: StepStatus::Skipped,
+            output: Some(said).filter(|s| !s.is_empty()),
+            reason: Some(format!(
+                "the model called no tool (the step named {})",
+                tools.join(", ")
+            )),
+            iterations,
+            halts: false,
+        }
+    }
+
     fn failed(reason: String, iterations: u32, halts: bool) -> Self {
         Self {
             status: StepStatus::Failed,
@@ -108,15 +123,6 @@ pub(super) struct StepState {
     /// The current batch's reply stopped at the output limit: a call whose arguments
     /// are not a whole object was cut off, not written wrongly.
     pub cut_off: bool,
-}
-
-/// Whether a reply stopped because it reached the output limit (each provider's word:
-/// `length`, `max_tokens`, `MAX_TOKENS`).
-fn hit_output_limit(metadata: &art_types::LlmMetadata) -> bool {
-    metadata
-        .stop_reason
-        .as_deref()
-        .is_some_and(|r| matches!(r.to_ascii_lowercase().as_str(), "length" | "max_tokens"))
 }
 
 impl StepState {
@@ -228,6 +234,9 @@ impl PesAgent {
         }
         let limit = run.limits.step_iterations;
         let unfinished = || format!("the step did not finish within {limit} LLM calls");
+        // Whether the step called anything: one that named tools and called none did
+        // not do its work, whatever its reply says.
+        let mut called = resumed || !st.calls.is_empty();
         let end = loop {
             if !st.calls.is_empty() {
                 let Some((results, complete)) = self
@@ -273,8 +282,13 @@ impl PesAgent {
                     continue;
                 }
                 let (output, _) = output_parser::parse_synthesis(&reply.text);
+                let (named, optional) = (&run.steps[index].tools, run.steps[index].tools_optional);
+                if !called && !named.is_empty() && !optional {
+                    break StepEnd::not_done(named, output, st.iterations);
+                }
                 break StepEnd::done(output, st.iterations);
             }
+            called |= !rest.is_empty();
             if !rest.is_empty() && st.iterations >= limit {
                 // Its results would reach no one: the step has no call left to read them.
                 break StepEnd::failed(unfinished(), st.iterations, false);
@@ -284,7 +298,7 @@ impl PesAgent {
             } else {
                 String::new()
             };
-            st.cut_off = hit_output_limit(&reply.metadata);
+            st.cut_off = reply.metadata.ran_out_of_tokens();
             st.calls = rest;
         };
         let outcome = end.output.clone().or_else(|| end.reason.clone());

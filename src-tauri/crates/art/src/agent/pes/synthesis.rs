@@ -33,33 +33,40 @@ impl PesAgent {
         intent: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<(ConversationMessage, art_types::LlmMetadata), Stop> {
-        let values = HashMap::from([
-            ("intent", intent.unwrap_or("(not stated)").to_owned()),
-            ("steps", plan_text(run, usize::MAX)),
-            ("tool_results", results_text(&run.results)),
-        ]);
-        let synthesis_text = self
-            .prompts
-            .render("pes_synthesis", &values)
-            .map_err(|e| super::AgentError::InvalidInput(e.to_string()))?;
-        let system = format!("{}\n\n{synthesis_text}", setup.system);
-        // The active branch as it is now: with this run's tool calls and results.
-        let mut history_now = self
-            .conversation
-            .path_to(
-                &run.thread_id,
-                run.tip.as_deref(),
-                MessageOptions {
-                    limit: Some(setup.limit as usize + run.results.len()),
-                    before: None,
-                },
-            )
-            .await?;
-        if let Some(window) = setup.window {
-            let budget = history_budget(window, &system, &setup.config.generation);
-            let left_out = history::fit(&mut history_now, budget);
-            run.history_left_out = run.history_left_out.max(left_out);
-        }
+        // A direct answer has no plan, steps or results to be told of.
+        let system = if run.direct {
+            setup.system.clone()
+        } else {
+            let values = HashMap::from([
+                ("intent", intent.unwrap_or("(not stated)").to_owned()),
+                ("steps", plan_text(run, usize::MAX)),
+                ("tool_results", results_text(&run.results)),
+            ]);
+            let synthesis_text = self
+                .prompts
+                .render("pes_synthesis", &values)
+                .map_err(|e| super::AgentError::InvalidInput(e.to_string()))?;
+            format!("{}\n\n{synthesis_text}", setup.system)
+        };
+        // The active branch as it is now: with this run's tool calls and results (a
+        // direct answer added none to what the run read at its start).
+        let mut history_now = if run.direct && run.results.is_empty() {
+            setup.history.clone()
+        } else {
+            self.conversation
+                .path_to(
+                    &run.thread_id,
+                    run.tip.as_deref(),
+                    MessageOptions {
+                        limit: Some(setup.limit as usize + run.results.len()),
+                        before: None,
+                    },
+                )
+                .await?
+        };
+        let budget = history_budget(setup.window, &system, &setup.config.generation);
+        let left_out = history::fit(&mut history_now, budget);
+        run.history_left_out = run.history_left_out.max(left_out);
         let mut prompt = vec![PromptMessage::text(PromptRole::System, system)];
         prompt.extend(history::to_prompt(&history_now, &setup.attached));
         let provider = &setup.provider;
@@ -125,8 +132,18 @@ impl PesAgent {
         state: &art_types::AgentState,
     ) -> Result<AgentFinalResponse, Stop> {
         for index in 0..run.steps.len() {
-            if run.steps[index].status == StepStatus::Pending {
+            if run.steps[index].status != StepStatus::Pending {
+                continue;
+            }
+            // A step of pure reasoning is done by the answer; one that named tools that
+            // never ran (none of them available) was not done.
+            let tools = &run.steps[index].tools;
+            if tools.is_empty() {
                 self.record_point(run, index, StepStatus::Done, None, None)
+                    .await;
+            } else {
+                let reason = format!("not run: {} not available", tools.join(", "));
+                self.record_point(run, index, StepStatus::Skipped, None, Some(reason))
                     .await;
             }
         }

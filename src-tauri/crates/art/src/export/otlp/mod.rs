@@ -610,6 +610,11 @@ fn build_span<'r>(
     } else {
         span.attributes
             .push(text("openinference.span.kind", "CHAIN"));
+        // Planning is an operation the conventions name (`plan`); the other phases are
+        // ours (named by the span alone).
+        if draft.phase == Some(Phase::Planning) {
+            span.attributes.push(text("gen_ai.operation.name", "plan"));
+        }
         span.name.0 = match draft.phase {
             Some(Phase::Planning) => "plan",
             Some(Phase::Synthesis) => "synthesize",
@@ -816,11 +821,15 @@ fn tool_span<'r>(span: &mut Span<'r>, tool: &'r Obs<'_>, context: &RunContext<'r
         attributes.push(text("art.mcp.tool", &mcp.tool));
     }
     if context.include_content {
+        // The conventions' names, and OpenInference's (what Phoenix shows as the tool's
+        // input and output).
         if let Some(arguments) = c.arguments {
             attributes.push(text("gen_ai.tool.call.arguments", json_text(arguments)));
+            attributes.push(text("input.value", json_text(arguments)));
         }
         if let Some(output) = c.output {
             attributes.push(text("gen_ai.tool.call.result", json_text(output)));
+            attributes.push(text("output.value", json_text(output)));
         }
     }
     if c.status.as_deref() == Some("error") {

@@ -89,7 +89,8 @@ pub enum DownloadError {
     #[error(
         "cannot download the embedding model from {endpoint}: {reason}. Searches use words \
          only until it is downloaded; it is tried again when documents are added, or at the \
-         next start"
+         next start. Where huggingface.co cannot be reached, set HF_ENDPOINT to a mirror of \
+         it (HF_ENDPOINT=https://hf-mirror.example) before starting the app or `art`"
     )]
     Unreachable {
         /// The hub's address.

@@ -37,6 +37,16 @@ pub trait Embedder: Send + Sync {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
 }
 
+/// What connects the embedder of a collection's model when a search needs one that is
+/// not loaded yet — the one place every caller (the app, `art run`'s `search_knowledge`,
+/// `art kb search`) gets search by meaning from ([`crate::standard::Standard`] gives
+/// its store one). A search never downloads: the built-in model is loaded when its
+/// weights are there, a provider's model connected.
+pub trait EmbedderSource: Send + Sync {
+    /// The embedder of `model`, or why it cannot be had now.
+    fn embedder(&self, model: &str) -> Result<Arc<dyn Embedder>, String>;
+}
+
 /// Why passages could not be embedded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EmbedError {

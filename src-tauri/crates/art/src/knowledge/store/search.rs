@@ -9,8 +9,8 @@ use art_types::knowledge::{Collection, Hit, KnowledgeProblem, Matched, Searched}
 use rusqlite::{OptionalExtension, Row, params};
 
 use super::{KnowledgeStore, stored_place};
-use crate::knowledge::embed::Embedder;
 use crate::knowledge::embed::vectors::fuse;
+use crate::knowledge::embed::{Embedder, EmbedderSource};
 
 impl KnowledgeStore {
     /// The `k` passages that best match `query`, in `collection` (name or id) or in all
@@ -84,7 +84,7 @@ impl KnowledgeStore {
         let mut halves = Vec::with_capacity(collections.len());
         for c in &collections {
             let model = self.answering_model(&c.id, c.chunks)?;
-            let embedder = self.embedder_for(&model);
+            let embedder = self.embedder_for(&model).or_else(|| self.connect(&model));
             let set = match &embedder {
                 Some(embedder) => self.vector_set(&c.id, &model, embedder.dimension())?,
                 None => Arc::default(),
@@ -180,6 +180,48 @@ impl KnowledgeStore {
             .write()
             .unwrap_or_else(|p| p.into_inner())
             .insert(embedder.model().to_owned(), embedder);
+    }
+
+    /// Where a search gets the embedder of a model not loaded yet (the built-in one from
+    /// its weights, a provider's model): every caller of the store then searches by
+    /// meaning alike.
+    pub fn set_embedder_source(&self, source: Arc<dyn EmbedderSource>) {
+        *self.source.write().unwrap_or_else(|p| p.into_inner()) = Some(source);
+    }
+
+    /// `model`'s embedder from the source, kept for later searches; `None` when there is
+    /// no source, or it cannot be had (then not asked again for a minute: searched by
+    /// words meanwhile).
+    fn connect(&self, model: &str) -> Option<Arc<dyn Embedder>> {
+        const ASK_AGAIN_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+        let source = self
+            .source
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()?;
+        {
+            let unavailable = self.unavailable.lock().unwrap_or_else(|p| p.into_inner());
+            if unavailable
+                .get(model)
+                .is_some_and(|at| at.elapsed() < ASK_AGAIN_AFTER)
+            {
+                return None;
+            }
+        }
+        match source.embedder(model) {
+            Ok(embedder) => {
+                self.set_embedder(Arc::clone(&embedder));
+                Some(embedder)
+            }
+            Err(why) => {
+                tracing::info!("{model} is unavailable, searched by words only: {why}");
+                self.unavailable
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(model.to_owned(), std::time::Instant::now());
+                None
+            }
+        }
     }
 
     /// Stop using `model`'s embedder (it failed: it is connected again on the next try).

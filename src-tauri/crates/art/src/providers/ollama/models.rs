@@ -120,7 +120,15 @@ impl OllamaModels {
             .post(http::join(&self.base, "api/generate"))
             .timeout(ASK_TIMEOUT)
             .json(&json!({ "model": name, "keep_alive": 0 }));
-        self.answer(request, name, Asking::Installed).await?;
+        let response = self.answer(request, name, Asking::Installed).await?;
+        // Ollama answers with the model and `done`; anything else is another server.
+        let said = response.json::<Value>().await.ok();
+        if said.as_ref().and_then(|v| v.get("done")).is_none() {
+            return Err(ModelsProblem::NotOllama {
+                base_url: self.base.clone(),
+                detail: "/api/generate did not answer as Ollama does".into(),
+            });
+        }
         Ok(())
     }
 
@@ -168,6 +176,8 @@ impl OllamaModels {
         let mut pull = PullProgress::new(name);
         let mut framer = LineFramer::default();
         let mut failed: Option<ModelsProblem> = None;
+        // Whether any line was Ollama's JSON: a body without one is another server's.
+        let mut heard = false;
         let mut body = std::pin::pin!(http::idle_guarded(response, stall));
         let mut read = |line: &str, pull: &mut PullProgress, failed: &mut Option<ModelsProblem>| {
             if failed.is_some() {
@@ -176,6 +186,7 @@ impl OllamaModels {
             let Ok(value) = serde_json::from_str::<Value>(line) else {
                 return;
             };
+            heard |= value.is_object();
             if let Some(message) = value.get("error").and_then(Value::as_str) {
                 *failed = Some(problem(name, 0, message, Asking::Library));
                 return;
@@ -204,6 +215,10 @@ impl OllamaModels {
         match failed {
             Some(problem) => Err(problem),
             None if pull.done => Ok(pull),
+            None if !heard => Err(ModelsProblem::NotOllama {
+                base_url: self.base.clone(),
+                detail: "/api/pull did not answer as Ollama does".into(),
+            }),
             None => Err(ModelsProblem::Interrupted {
                 name: name.to_owned(),
             }),
@@ -230,10 +245,23 @@ impl OllamaModels {
             .get(http::join(&self.base, path))
             .timeout(ASK_TIMEOUT);
         let response = self.answer(request, "", Asking::Installed).await?;
-        response.json().await.map_err(|e| ModelsProblem::Server {
-            status: 200,
-            message: format!("{path} did not answer with JSON: {e}"),
-        })
+        // Every listing of Ollama's (`/api/tags`, `/api/ps`) is an object with `models`:
+        // anything else is another kind of server.
+        let not_ollama = |detail: String| ModelsProblem::NotOllama {
+            base_url: self.base.clone(),
+            detail,
+        };
+        let value: Value = response
+            .json()
+            .await
+            .map_err(|_| not_ollama(format!("/{path} did not answer with JSON")))?;
+        if value.get("models").is_some_and(Value::is_array) {
+            Ok(value)
+        } else {
+            Err(not_ollama(format!(
+                "/{path} answered without a list of models"
+            )))
+        }
     }
 
     /// Send `request`; a refusal becomes the problem it means for `name`.
@@ -254,11 +282,20 @@ impl OllamaModels {
         if status.is_success() {
             return Ok(response);
         }
+        let path = response.url().path().to_owned();
         let body = response.text().await.unwrap_or_default();
-        let message = serde_json::from_str::<Value>(&body)
+        let said = serde_json::from_str::<Value>(&body)
             .ok()
-            .and_then(|v| text(&v, "error"))
-            .unwrap_or(body);
+            .and_then(|v| text(&v, "error"));
+        // Ollama says why in `{"error": "…"}`; a path it does not know, answered
+        // otherwise, is another kind of server (llama.cpp: `{"error": {"code": 404, …}}`).
+        if said.is_none() && matches!(status.as_u16(), 404 | 405 | 501) {
+            return Err(ModelsProblem::NotOllama {
+                base_url: self.base.clone(),
+                detail: format!("HTTP {} for {path}", status.as_u16()),
+            });
+        }
+        let message = said.unwrap_or(body);
         Err(problem(name, status.as_u16(), &message, asking))
     }
 }

@@ -29,6 +29,9 @@ pub struct PlanningOutput {
     pub thinking: Option<String>,
     /// What could not be understood (recorded as an observation, not an error).
     pub problems: Vec<String>,
+    /// The output was a JSON plan that cannot be read (cut off, broken): nothing of it
+    /// is to be used, not even as text.
+    pub unreadable: bool,
 }
 
 impl PlanningOutput {
@@ -57,6 +60,13 @@ pub fn parse_planning(raw: &str) -> PlanningOutput {
             out.steps = steps::from_value(object.get("steps"), &mut out.problems);
             out
         }
+        // A JSON plan that does not parse (a small model out of tokens mid-plan): its
+        // fragments are no plan, and read as sections they would be shown as one.
+        None if starts_as_json(&text) => PlanningOutput {
+            problems: vec!["the plan is not valid JSON (cut off, or broken)".into()],
+            unreadable: true,
+            ..PlanningOutput::default()
+        },
         None => from_sections(&text),
     };
     if out.steps.is_empty() {
@@ -83,6 +93,19 @@ pub fn parse_synthesis(raw: &str) -> (String, Option<String>) {
     }
     let thinking = Some(thinking.trim().to_owned()).filter(|t| !t.is_empty());
     (text.trim().to_owned(), thinking)
+}
+
+/// Whether `text` opens as JSON (after any code fence): an object or an array.
+fn starts_as_json(text: &str) -> bool {
+    let text = text.trim_start();
+    let text = text
+        .strip_prefix("```")
+        .map(|rest| {
+            rest.trim_start_matches(|c: char| c.is_ascii_alphabetic())
+                .trim_start()
+        })
+        .unwrap_or(text);
+    text.starts_with('{') || text.starts_with('[')
 }
 
 const KNOWN_KEYS: [&str; 6] = [

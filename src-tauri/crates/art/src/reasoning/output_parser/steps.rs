@@ -17,6 +17,7 @@ fn step(id: String, description: String, tools: Vec<String>) -> PlanStep {
         description,
         status: StepStatus::Pending,
         tools,
+        tools_optional: false,
     }
 }
 

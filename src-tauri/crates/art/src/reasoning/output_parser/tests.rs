@@ -101,3 +101,27 @@ fn synthesis_is_trimmed_and_thinking_removed() {
     assert_eq!(text, "The answer is 4.");
     assert_eq!(thinking.as_deref(), Some("why"));
 }
+
+/// A small model out of tokens mid-plan: the JSON is cut off. Nothing of it is a plan —
+/// not its fragments read as sections (`Plan: "string",` shown as the plan before), not
+/// an inner object.
+#[test]
+fn a_json_plan_cut_off_is_unreadable_and_yields_nothing() {
+    for raw in [
+        r#"{"title": "Secret", "intent": "find it", "steps": [{"id": "1", "description": "The secret word is PINEAPPLE", "tools": []}, {"id": "2", "descr"#,
+        "```json\n{\"title\": \"x\",\n \"Plan\": \"string\",\n \"steps\": [",
+        "  [{\"id\": \"1\"",
+    ] {
+        let out = parse_planning(raw);
+        assert!(out.unreadable, "{raw}");
+        assert!(
+            out.steps.is_empty() && out.title.is_none() && out.plan.is_none(),
+            "{out:?}"
+        );
+        assert!(out.tool_calls.is_empty());
+        assert_eq!(out.problems.len(), 1, "{out:?}");
+    }
+    // Prose and sections are still read as before.
+    let sections = parse_planning("Intent: add\nPlan:\n1. add them");
+    assert!(!sections.unreadable && !sections.steps.is_empty());
+}

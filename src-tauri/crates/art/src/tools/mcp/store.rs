@@ -11,7 +11,7 @@ use art_types::mcp::{McpServerConfig, McpTransport, check_server_name, keeps_in_
 
 use super::{McpError, oauth};
 use crate::clock;
-use crate::secrets::{Secret, SecretStore};
+use crate::secrets::{Secret, SecretError, SecretStore};
 use crate::storage::{self, Collection, Query, Record, StorageAdapter};
 
 /// Longest call timeout a server may be given, in seconds.
@@ -230,15 +230,26 @@ impl McpStore {
                 .map(|v| (env_account(name, v), None))
                 .collect(),
         };
+        self.keychain(accounts).await?;
+        // A sign-in may or may not be there. Without a keychain there is none to forget
+        // (nothing can have been signed in to while it was missing), so the server goes
+        // all the same; its settings' own secrets above could not be left behind.
         let signed_in = [
             oauth::session_account(name),
             oauth::client_secret_account(name),
         ];
-        let accounts = accounts
-            .into_iter()
-            .chain(signed_in.into_iter().map(|a| (a, None)))
-            .collect();
-        self.keychain(accounts).await?;
+        match self
+            .keychain(signed_in.into_iter().map(|a| (a, None)).collect())
+            .await
+        {
+            Err(McpError::Keychain(SecretError::Unavailable { reason, .. })) => {
+                tracing::info!(
+                    server = name,
+                    "no sign-in to forget: the OS keychain is unavailable ({reason})"
+                );
+            }
+            other => other?,
+        }
         Ok(self.storage.delete(Collection::McpServers, name).await?)
     }
 

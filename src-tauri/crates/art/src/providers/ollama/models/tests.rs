@@ -239,3 +239,54 @@ fn ollama_errors_map_to_problems() {
         ModelsProblem::Server { status: 500, .. }
     ));
 }
+
+/// A server that is not Ollama (llama.cpp's: every `/api/…` path a 404 with its own
+/// error shape; a web page: HTML): every question about models says the server does not
+/// speak Ollama's model API — never `"" is not installed`, never the library's fault.
+#[tokio::test]
+async fn a_server_that_is_not_ollama_is_said_to_be_so() {
+    use art_testkit::fake::{Reply, Router};
+    let llama_cpp: Router = Box::new(|request| {
+        request.request_line.contains(" /api/").then(|| {
+            Reply::error(
+                404,
+                r#"{"error":{"code":404,"message":"File Not Found","type":"not_found_error"}}"#,
+            )
+        })
+    });
+    let html: Router = Box::new(|request| {
+        request.request_line.contains(" /api/").then(|| {
+            Reply::bytes(200, b"<!doctype html><title>Router admin</title>", 1)
+                .header("Content-Type", "text/html")
+        })
+    });
+    for router in [llama_cpp, html] {
+        let server = FakeServer::start_at(0, Some(router), Vec::new())
+            .await
+            .unwrap();
+        let models = OllamaModels::new(&server.url()).unwrap();
+        let not_ollama = |problem: ModelsProblem| {
+            assert!(
+                matches!(problem, ModelsProblem::NotOllama { .. }),
+                "{problem:?}"
+            );
+            assert!(
+                problem
+                    .to_string()
+                    .contains("does not speak Ollama's model API"),
+                "{problem}"
+            );
+        };
+        not_ollama(models.list().await.unwrap_err());
+        not_ollama(models.loaded().await.unwrap_err());
+        not_ollama(models.show("llama3.2").await.unwrap_err());
+        not_ollama(models.delete("llama3.2").await.unwrap_err());
+        not_ollama(models.unload("llama3.2").await.unwrap_err());
+        not_ollama(
+            models
+                .pull("llama3.2", Duration::from_secs(5), |_| {})
+                .await
+                .unwrap_err(),
+        );
+    }
+}

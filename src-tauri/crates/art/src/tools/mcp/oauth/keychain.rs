@@ -12,7 +12,7 @@ use std::sync::Arc;
 use rmcp::transport::auth::{AuthError, AuthorizationMetadata, CredentialStore, StoredCredentials};
 use serde::{Deserialize, Serialize};
 
-use crate::secrets::{Secret, SecretStore};
+use crate::secrets::{Secret, SecretError, SecretStore};
 
 /// The keychain entry of `server`'s sign-in.
 pub(crate) fn account(server: &str) -> String {
@@ -74,8 +74,26 @@ impl Keychain {
 
     /// The entry (empty when there is none).
     pub async fn read(&self) -> Result<Saved, AuthError> {
+        self.read_or_why().await.map_err(store_error)
+    }
+
+    /// The entry for the server at `url`, or the keychain's own error, so a caller can
+    /// tell a keychain that is not there ([`SecretError::Unavailable`]: nothing can be
+    /// signed in to, nothing is) from one that failed.
+    pub async fn read_for_or_why(&self, url: &str) -> Result<Saved, SecretError> {
+        let saved = self.read_or_why().await?;
+        Ok(if saved.url.as_deref() == Some(url) {
+            saved
+        } else {
+            Saved::default()
+        })
+    }
+
+    async fn read_or_why(&self) -> Result<Saved, SecretError> {
         let this = self.clone();
-        let text = blocking(move || this.secrets.get(&this.account)).await?;
+        let text = tokio::task::spawn_blocking(move || this.secrets.get(&this.account))
+            .await
+            .map_err(|e| SecretError::Backend(e.to_string()))??;
         match text {
             None => Ok(Saved::default()),
             // An entry this version cannot read is as good as none: the user signs in
@@ -108,12 +126,17 @@ impl Keychain {
 
 /// A keychain call, off the async threads (the Secret Service is spoken to blocking).
 async fn blocking<T: Send + 'static>(
-    call: impl FnOnce() -> Result<T, crate::secrets::SecretError> + Send + 'static,
+    call: impl FnOnce() -> Result<T, SecretError> + Send + 'static,
 ) -> Result<T, AuthError> {
     tokio::task::spawn_blocking(call)
         .await
         .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
-        .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
+        .map_err(store_error)
+}
+
+/// The keychain's error as the SDK's credential store reports one.
+fn store_error(error: SecretError) -> AuthError {
+    AuthError::CredentialStoreError(error.to_string())
 }
 
 #[async_trait::async_trait]

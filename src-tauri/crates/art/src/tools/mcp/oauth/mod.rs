@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 use keychain::{Keychain, Saved};
 pub(crate) use keychain::{account as session_account, client_secret_account};
 
-use crate::secrets::SecretStore;
+use crate::secrets::{SecretError, SecretStore};
 
 /// The name the app registers under.
 const CLIENT_NAME: &str = "ART Workbench";
@@ -113,6 +113,18 @@ pub enum SignInError {
     /// The keychain could not keep the sign-in.
     #[error("the sign-in could not be kept in the OS keychain: {0}")]
     Keychain(String),
+    /// There is no keychain to keep a sign-in in (no Secret Service, locked, no D-Bus
+    /// session): signing in is refused before the browser opens.
+    #[error(
+        "signing in needs the OS keychain, where the server's tokens are kept (never in a \
+         file), and it is unavailable: {reason}. {hint}"
+    )]
+    KeychainNeeded {
+        /// Why the keychain cannot be used.
+        reason: String,
+        /// What the user can do.
+        hint: String,
+    },
     /// Anything else the SDK reports.
     #[error("{0}")]
     Other(String),
@@ -142,7 +154,11 @@ pub async fn sign_in(
 ) -> Result<McpAccount, SignInError> {
     let url = request.url;
     let keychain = Keychain::new(Arc::clone(&secrets), request.server);
-    let before = keychain.read_for(url).await.map_err(keychain_error)?;
+    // The sign-in is kept in the keychain: without one, say so before the browser opens.
+    let before = keychain.read_for_or_why(url).await.map_err(|e| match e {
+        SecretError::Unavailable { reason, hint } => SignInError::KeychainNeeded { reason, hint },
+        other => SignInError::Keychain(other.to_string()),
+    })?;
     let challenge = challenge(url).await?;
 
     let mut manager = AuthorizationManager::new_allowing_private_addresses(url)
@@ -382,7 +398,20 @@ pub(crate) async fn authorizer(
     user_secret: Option<String>,
 ) -> Result<Option<AuthorizationManager>, AuthError> {
     let keychain = Keychain::new(secrets, server);
-    let saved: Saved = keychain.read_for(url).await?;
+    let saved: Saved = match keychain.read_for_or_why(url).await {
+        Ok(saved) => saved,
+        // No keychain: nothing was signed in to, so requests go without a token (a
+        // server that wants one answers 401: "sign in needed", and signing in says
+        // the keychain is needed).
+        Err(SecretError::Unavailable { reason, .. }) => {
+            tracing::debug!(
+                server,
+                "not signed in: the OS keychain is unavailable ({reason})"
+            );
+            return Ok(None);
+        }
+        Err(other) => return Err(AuthError::CredentialStoreError(other.to_string())),
+    };
     let signed_in = saved
         .credentials
         .as_ref()
