@@ -353,7 +353,16 @@ async fn regenerate_and_edit_make_branches_to_switch_search_and_fork() {
     app.wait_for("#regenerate-button").await;
     app.wait_for_text(".message.user .branch-position", "3 / 3")
         .await;
-    let text = app.page_text().await;
+    // (The thread is titled from its first question, "Say something.": only the
+    // messages are read here.)
+    let shown = app
+        .eval_async(
+            "const done = arguments[arguments.length - 1]; \
+             done([...document.querySelectorAll('.message')].map(m => m.innerText).join('\\n'));",
+            Vec::new(),
+        )
+        .await;
+    let text = shown.as_str().unwrap_or_default();
     assert!(
         !text.contains("Say something.") && !text.contains("Second answer."),
         "{text}"

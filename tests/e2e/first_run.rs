@@ -55,6 +55,12 @@ async fn the_first_run_pulls_a_model_and_opens_a_thread_that_answers() {
     app.click("#send-button").await;
     app.wait_for_text(".message.ai .answer", "Hello from your first model.")
         .await;
+    // No tools: answered in one call, and its card says so (no plan card).
+    app.wait_for_text(".run-card .answered-directly", "Answered directly")
+        .await;
+    assert_eq!(app.count(".plan-card").await, 0);
+    // Titled from the question.
+    app.wait_for_text("#thread-title", "Hello?").await;
     // The next thread starts on it too.
     app.click("#new-thread").await;
     for _ in 0..100 {

@@ -77,6 +77,32 @@ async fn a_run_pushed_to_phoenix_reads_back_whole() {
             attr(llm, "llm.input_messages.0.message.role").is_string(),
             "{llm:#}"
         );
+        // Every model call says what it answered: the plan, the step's call, the answer.
+        assert!(
+            attr(llm, "llm.output_messages.0.message.role").is_string(),
+            "{llm:#}"
+        );
+    }
+    // A later call's tool message carries the tool's result, not only its role.
+    let tool_messages: Vec<&Value> = spans
+        .iter()
+        .filter(|s| s["span_kind"] == "LLM")
+        .flat_map(|llm| {
+            (0..32)
+                .filter(move |i| {
+                    attr(llm, &format!("llm.input_messages.{i}.message.role")) == "tool"
+                })
+                .map(move |i| attr(llm, &format!("llm.input_messages.{i}.message.content")))
+        })
+        .collect();
+    assert!(!tool_messages.is_empty(), "{spans:#?}");
+    for content in &tool_messages {
+        assert!(
+            content
+                .as_str()
+                .is_some_and(|c| c.contains("Echo: hello phoenix")),
+            "{tool_messages:?}"
+        );
     }
     let tool = spans.iter().find(|s| s["span_kind"] == "TOOL").unwrap();
     println!("{tool:#}");
@@ -88,6 +114,11 @@ async fn a_run_pushed_to_phoenix_reads_back_whole() {
         .as_str()
         .unwrap_or_default();
     assert!(result.contains("Echo: hello phoenix"), "{tool:#}");
+    // The tool's input and output as Phoenix shows them.
+    let input = attr(tool, "input.value").as_str().unwrap_or_default();
+    assert!(input.contains("hello phoenix"), "{tool:#}");
+    let output = attr(tool, "output.value").as_str().unwrap_or_default();
+    assert!(output.contains("Echo: hello phoenix"), "{tool:#}");
     // The approval, as an event on the step that asked for it.
     let approved = spans
         .iter()

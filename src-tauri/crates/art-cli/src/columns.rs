@@ -22,8 +22,10 @@ pub struct CompareArgs {
     /// The thread to ask in (see `art threads`).
     #[arg(long, value_name = "ID")]
     thread: String,
-    /// A model to ask, as PROVIDER:MODEL (the model's own colons stay); 2 to 4 of them.
-    /// Another model of the thread's provider is reached where the thread reaches it.
+    /// A model to ask, as PROVIDER:MODEL (the model's own colons stay), or at a server of
+    /// its own as PROVIDER@URL:MODEL (openai@http://127.0.0.1:8080/v1:smollm2); 2 to 4
+    /// of them. Another model of the thread's provider, without a URL, is reached where
+    /// the thread reaches it.
     #[arg(long = "model", value_name = "PROVIDER:MODEL", required = true)]
     models: Vec<String>,
     /// The question.
@@ -137,9 +139,18 @@ pub async fn compare(stack: &Standard, args: CompareArgs) -> anyhow::Result<Exit
     })
 }
 
-/// `provider:model`.
+/// `provider:model`, or `provider@url:model` for a column with a server of its own.
 fn label(provider: &ProviderConfig) -> String {
-    format!("{}:{}", provider.provider_name, provider.model_id)
+    art_types::ModelSpec {
+        provider: provider.provider_name.clone(),
+        base_url: provider
+            .adapter_options
+            .get(art::providers::options::BASE_URL)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned),
+        model: provider.model_id.clone(),
+    }
+    .to_string()
 }
 
 /// A column: its plan, tool calls and answer (or why it has none).

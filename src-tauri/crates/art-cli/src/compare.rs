@@ -91,18 +91,26 @@ pub enum UnmatchedArg {
     Ask,
 }
 
-/// A `PROVIDER:MODEL` argument as the provider (checked) and model it names.
+/// A `PROVIDER:MODEL` (or `PROVIDER@URL:MODEL`) argument as the provider (checked),
+/// model and server it names.
 pub(crate) fn provider_model(stack: &Standard, asked: &str) -> anyhow::Result<ProviderConfig> {
-    let (provider, model) = asked
-        .split_once(':')
-        .filter(|(p, m)| !p.trim().is_empty() && !m.trim().is_empty())
-        .with_context(|| {
-            format!("say the model as PROVIDER:MODEL (e.g. ollama:llama3.2), not {asked:?}")
-        })?;
+    let spec = art_types::ModelSpec::parse(asked).with_context(|| {
+        format!(
+            "say the model as PROVIDER:MODEL (e.g. ollama:llama3.2), or with its server as \
+             PROVIDER@URL:MODEL (e.g. openai@http://127.0.0.1:8080/v1:smollm2), not {asked:?}"
+        )
+    })?;
+    let mut adapter_options = serde_json::Map::new();
+    if let Some(url) = spec.base_url {
+        adapter_options.insert(
+            art::providers::options::BASE_URL.into(),
+            serde_json::Value::String(url),
+        );
+    }
     Ok(ProviderConfig {
-        provider_name: crate::config::provider(stack, provider)?,
-        model_id: model.to_owned(),
-        adapter_options: serde_json::Map::new(),
+        provider_name: crate::config::provider(stack, &spec.provider)?,
+        model_id: spec.model,
+        adapter_options,
     })
 }
 

@@ -53,7 +53,7 @@ pub use prompt::{
 pub use provider::{
     AdapterKind, DoctorFinding, DoctorReport, KeyState, ModelInfo, ProviderInfo, Severity,
 };
-pub use settings::{AppSettings, ModelChoice};
+pub use settings::{AppSettings, ModelChoice, ModelSpec};
 pub use stream::{ErrorClass, LlmMetadata, StreamError, StreamEvent, StreamEventKind, TokenType};
 pub use thread::{
     AgentState, ForkOrigin, GenerationParams, ProviderConfig, RunLimits, SearchResult,

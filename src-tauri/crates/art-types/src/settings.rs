@@ -68,6 +68,70 @@ impl AppSettings {
     }
 }
 
+/// A model as a person types it for a comparison or a replay: `PROVIDER:MODEL`
+/// (`ollama:llama3.2:3b`, the model's own colons kept), or with the server it is at,
+/// `PROVIDER@URL:MODEL` (`openai@http://127.0.0.1:8080/v1:smollm2`) — so columns of one
+/// provider kind can each ask another server (LM Studio, llama.cpp, an Ollama elsewhere).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelSpec {
+    /// The provider entry's name.
+    pub provider: String,
+    /// The server's address, when given (else the provider's, or the thread's).
+    pub base_url: Option<String>,
+    /// The model's id at that server.
+    pub model: String,
+}
+
+impl ModelSpec {
+    /// Read `text`; `None` when it names no provider or no model. The address ends at
+    /// the `:` after its path (or after its port, when it has no path).
+    pub fn parse(text: &str) -> Option<Self> {
+        let text = text.trim();
+        let spec = match text.split_once('@') {
+            Some((provider, rest)) if !provider.contains(':') => {
+                let (scheme, after) = rest.split_once("://")?;
+                // Host, then a port's digits, then a path: the model follows the next `:`.
+                let mut end = after.find([':', '/']).unwrap_or(after.len());
+                if after[end..].starts_with(':') {
+                    let digits = after[end + 1..]
+                        .find(|c: char| !c.is_ascii_digit())
+                        .unwrap_or(after.len() - end - 1);
+                    if digits > 0 {
+                        end += 1 + digits;
+                    }
+                }
+                if after[end..].starts_with('/') {
+                    end += after[end..].find(':').unwrap_or(after.len() - end);
+                }
+                let model = after[end..].strip_prefix(':')?;
+                Self {
+                    provider: provider.trim().to_owned(),
+                    base_url: Some(format!("{scheme}://{}", &after[..end])),
+                    model: model.trim().to_owned(),
+                }
+            }
+            _ => {
+                let (provider, model) = text.split_once(':')?;
+                Self {
+                    provider: provider.trim().to_owned(),
+                    base_url: None,
+                    model: model.trim().to_owned(),
+                }
+            }
+        };
+        (!spec.provider.is_empty() && !spec.model.is_empty()).then_some(spec)
+    }
+}
+
+impl std::fmt::Display for ModelSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.base_url {
+            Some(url) => write!(f, "{}@{url}:{}", self.provider, self.model),
+            None => write!(f, "{}:{}", self.provider, self.model),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,5 +169,51 @@ mod tests {
         let back: AppSettings =
             serde_json::from_str(&serde_json::to_string(&settings).unwrap()).unwrap();
         assert_eq!(back.default_model(), Some(choice("llama3.2:3b")));
+    }
+
+    #[test]
+    fn a_model_is_read_with_or_without_its_server() {
+        use super::ModelSpec;
+        let read = |text: &str| ModelSpec::parse(text).map(|s| (s.provider, s.base_url, s.model));
+        assert_eq!(
+            read("ollama:llama3.2:3b"),
+            Some(("ollama".into(), None, "llama3.2:3b".into()))
+        );
+        assert_eq!(
+            read("openai@http://127.0.0.1:8080/v1:smollm2"),
+            Some((
+                "openai".into(),
+                Some("http://127.0.0.1:8080/v1".into()),
+                "smollm2".into()
+            ))
+        );
+        assert_eq!(
+            read("ollama@http://gpu-box:11434:qwen3:4b"),
+            Some((
+                "ollama".into(),
+                Some("http://gpu-box:11434".into()),
+                "qwen3:4b".into()
+            ))
+        );
+        assert_eq!(
+            read("openai@https://lm.example/v1:my-model"),
+            Some((
+                "openai".into(),
+                Some("https://lm.example/v1".into()),
+                "my-model".into()
+            ))
+        );
+        for bad in [
+            "",
+            "ollama",
+            "ollama:",
+            ":model",
+            "openai@http://h:1/v1",
+            "openai@nowhere:m",
+        ] {
+            assert_eq!(read(bad), None, "{bad}");
+        }
+        let spec = ModelSpec::parse("openai@http://127.0.0.1:8080/v1:smollm2").unwrap();
+        assert_eq!(spec.to_string(), "openai@http://127.0.0.1:8080/v1:smollm2");
     }
 }

@@ -483,3 +483,66 @@ async fn compare_refuses_too_few_models_and_unknown_providers() {
         assert!(stderr(&out).contains(said), "{args:?}: {}", stderr(&out));
     }
 }
+
+/// Columns of one provider kind at two servers (`PROVIDER@URL:MODEL`): each column asks
+/// its own server, as one would compare LM Studio with llama.cpp; the figures name each
+/// column with its server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_asks_each_column_at_its_own_server() {
+    let home = FakeServer::start_at(
+        0,
+        Some(router(Protocol::Ollama)),
+        vec![text_reply(Protocol::Ollama, "Hello.", 4)],
+    )
+    .await
+    .unwrap();
+    let server = |answer: &'static str| async move {
+        FakeServer::start_at(
+            0,
+            Some(router(Protocol::OpenAi)),
+            vec![text_reply(Protocol::OpenAi, answer, 4)],
+        )
+        .await
+        .unwrap()
+    };
+    let (lm_studio, llama_cpp) = (
+        server("From LM Studio.").await,
+        server("From llama.cpp.").await,
+    );
+    let data = tempfile::tempdir().unwrap();
+    let first = art(data.path(), &crate::ask_new("Sums", &home.url(), "Hi")).await;
+    assert!(first.status.success(), "{}", stderr(&first));
+    let thread = first_thread(data.path()).await;
+    let a = format!("openai@{}/v1:qwen2.5", lm_studio.url());
+    let b = format!("openai@{}/v1:smollm2", llama_cpp.url());
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_art"));
+    command
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["compare", "--thread", &thread, "--model", &a, "--model", &b])
+        .arg("Who are you?")
+        .env("OPENAI_API_KEY", "sk-local-servers-take-any")
+        .env("HF_ENDPOINT", art_testkit::embedder::NO_HUB);
+    let out = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    let printed = stdout(&out);
+    assert!(out.status.success(), "{printed}\n{}", stderr(&out));
+    let column_a = printed.find(&format!("── 1. {a} ──")).expect(&printed);
+    let column_b = printed.find(&format!("── 2. {b} ──")).expect(&printed);
+    let said_a = printed.find("From LM Studio.").expect(&printed);
+    let said_b = printed.find("From llama.cpp.").expect(&printed);
+    assert!(
+        column_a < said_a && said_a < column_b && column_b < said_b,
+        "{printed}"
+    );
+    for (server, model) in [(&lm_studio, "qwen2.5"), (&llama_cpp, "smollm2")] {
+        let chats: Vec<_> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.request_line.contains("/chat/completions"))
+            .collect();
+        assert_eq!(chats.len(), 1, "{model}: one call each (no tools: no plan)");
+        assert_eq!(chats[0].json()["model"], model);
+    }
+}

@@ -541,6 +541,27 @@ async fn mcp_list_does_not_wait_for_a_hung_server() {
     );
 }
 
+/// `art --data-dir DATA ARGS…` where no OS keychain runs (no D-Bus session), with
+/// `env` (`NAME`, value) besides; a browser that fails, should anything open one.
+fn without_keychain(
+    data: &std::path::Path,
+    args: Vec<String>,
+    env: Vec<(&'static str, String)>,
+) -> tokio::task::JoinHandle<std::process::Output> {
+    let data = data.to_owned();
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_art"))
+            .arg("--data-dir")
+            .arg(&data)
+            .args(&args)
+            .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
+            .env("BROWSER", "false")
+            .envs(env)
+            .output()
+            .unwrap()
+    })
+}
+
 /// Without an OS keychain (no D-Bus session), an HTTP server that asks no sign-in is
 /// added, listed, called and removed as anywhere else: no keychain means "not signed
 /// in". Signing in then says the keychain is needed, and why, before any browser opens.
@@ -549,19 +570,8 @@ async fn without_a_keychain_an_http_server_that_asks_no_sign_in_works() {
     let (mut server, port) = art_testkit::mcp::everything_over_http().await;
     let data = tempfile::tempdir().unwrap();
     let no_keychain = |args: &[&str]| {
-        let data = data.path().to_owned();
-        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-        tokio::task::spawn_blocking(move || {
-            std::process::Command::new(env!("CARGO_BIN_EXE_art"))
-                .arg("--data-dir")
-                .arg(&data)
-                .args(&args)
-                .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
-                // A browser that would fail the test if anything tried to open one.
-                .env("BROWSER", "false")
-                .output()
-                .unwrap()
-        })
+        let args = args.iter().map(|a| (*a).to_owned()).collect();
+        without_keychain(data.path(), args, Vec::new())
     };
     let url = format!("http://127.0.0.1:{port}/mcp");
     let added = no_keychain(&["mcp", "add", "remote", "--url", &url])
@@ -617,20 +627,11 @@ async fn without_a_keychain_a_secret_comes_from_the_environment_at_start() {
     let data = tempfile::tempdir().unwrap();
     let mark = marker();
     let no_keychain = |args: Vec<String>, token: Option<&str>| {
-        let data = data.path().to_owned();
-        let token = token.map(str::to_owned);
-        tokio::task::spawn_blocking(move || {
-            let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_art"));
-            command
-                .arg("--data-dir")
-                .arg(&data)
-                .args(&args)
-                .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus");
-            if let Some(token) = token {
-                command.env("GITHUB_TOKEN", token);
-            }
-            command.output().unwrap()
-        })
+        let env = token
+            .map(|t| ("GITHUB_TOKEN", t.to_owned()))
+            .into_iter()
+            .collect();
+        without_keychain(data.path(), args, env)
     };
     let add = |value: &str| add_everything(&mark, &[&format!("GITHUB_TOKEN={value}")]);
     let refused = no_keychain(add("ghp_SENTINEL0123456789"), None)

@@ -625,5 +625,7 @@ impl RunView {
 
 mod draft;
 
+pub use draft::balanced_object;
+
 #[cfg(test)]
 mod tests;

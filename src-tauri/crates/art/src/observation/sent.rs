@@ -10,7 +10,7 @@
 //! fits is cut, and the ones before it are named by one marker message. Images are
 //! named by their facts, never their bytes.
 
-use art_types::{PromptMessage, PromptRole};
+use art_types::{ParsedToolCall, PromptMessage, PromptRole};
 use serde_json::{Value, json};
 
 /// Characters of message text kept per call.
@@ -86,6 +86,30 @@ fn cut(text: &str, keep: usize) -> String {
     }
 }
 
+/// What a call answered (its text and the tools it called), in the conventions' output
+/// form — one assistant message with its `finish_reason` — its text cut to [`CAP`]
+/// characters.
+pub fn answered(text: &str, calls: &[ParsedToolCall], stop: Option<&str>) -> Value {
+    let mut parts = Vec::new();
+    if !text.is_empty() {
+        parts.push(text_part(cut(text, CAP)));
+    }
+    for call in calls {
+        parts.push(json!({
+            "type": "tool_call",
+            "id": call.call_id,
+            "name": call.tool_name,
+            "arguments": call.arguments,
+        }));
+    }
+    let finish = match stop {
+        _ if !calls.is_empty() => "tool_call",
+        Some("length" | "max_tokens" | "MAX_TOKENS") => "length",
+        _ => "stop",
+    };
+    json!([{ "role": "assistant", "parts": parts, "finish_reason": finish }])
+}
+
 fn message(role: &str, parts: Vec<Value>) -> Value {
     json!({ "role": role, "parts": parts })
 }
@@ -104,10 +128,15 @@ fn convert(m: &PromptMessage, keep: usize) -> Value {
         PromptRole::ToolResult => "tool",
     };
     if m.role == PromptRole::ToolResult {
+        // `result` as the conventions' schema vendored here names it, `response` as
+        // their current revision does (Phoenix reads that one: without it a tool
+        // message showed its role and no content).
+        let result = cut(&m.content, keep);
         parts.push(json!({
             "type": "tool_call_response",
             "id": m.tool_call_id.as_deref().unwrap_or(""),
-            "result": cut(&m.content, keep),
+            "result": result,
+            "response": result,
         }));
     } else if !m.content.is_empty() {
         parts.push(text_part(cut(&m.content, keep)));
@@ -168,7 +197,7 @@ mod tests {
                 { "role": "user", "parts": [{ "type": "text", "content": "What is 2+2?" }] },
                 { "role": "assistant", "parts": [{ "type": "tool_call", "id": "c1",
                   "name": "calculator", "arguments": { "expression": "2+2" } }] },
-                { "role": "tool", "parts": [{ "type": "tool_call_response", "id": "c1", "result": "4" }] },
+                { "role": "tool", "parts": [{ "type": "tool_call_response", "id": "c1", "result": "4", "response": "4" }] },
             ])
         );
     }

@@ -4,9 +4,11 @@
 //! them there:
 //!
 //! - each run is first named in a small log beside the queue (one appended line: its
-//!   trace, its thread and whether content is sent), which is emptied once nothing waits
-//!   in memory; a start after a crash finds the runs named there and queues them again
-//!   from the database, which holds every run whole ([`super::TracePush::recover`]);
+//!   trace, its thread and whether content is sent) — as it starts, and again when it
+//!   ends —, which is emptied once nothing waits in memory and no run is under way; a
+//!   start after a crash finds the runs named there (one killed mid-stream among them)
+//!   and queues them again from the database, which holds every run as far as it got
+//!   ([`super::TracePush::recover`]);
 //! - what the collector does not take, and what waits when the app quits, is moved to
 //!   the queue's file ([`super::Outbox::spill`]), where the queue's limit applies;
 //! - memory is bounded: past [`MAX_BYTES`] a run goes to the file at once.
@@ -69,6 +71,9 @@ struct Inner {
     bytes: usize,
     /// Named by an earlier process and not queued again yet: kept in the log.
     left: Vec<Logged>,
+    /// Runs under way, named in the log as they started: a crash mid-run leaves them
+    /// there for the next start.
+    started: Vec<Logged>,
     /// The log, once opened for appending.
     file: Option<File>,
     lines: usize,
@@ -120,7 +125,59 @@ impl Fresh {
         {
             return Ok(Err(run));
         }
-        let mut text = line(&run.trace_id, &run.thread_id, run.content);
+        self.append(
+            &mut inner,
+            &line(&run.trace_id, &run.thread_id, run.content),
+        )?;
+        inner.bytes += run.bytes.len();
+        inner.waiting.push_back(Arc::new(run));
+        Ok(Ok(()))
+    }
+
+    /// A run starts: named in the log, so that a crash before it ends (a kill
+    /// mid-stream) leaves it for the next start to export again.
+    pub(super) fn start(&self, run: Logged) -> Result<(), OutboxError> {
+        if !plain(&run.trace_id) || !plain(&run.thread_id) {
+            return Ok(());
+        }
+        let mut inner = self.inner();
+        if inner.started.iter().any(|r| r.trace_id == run.trace_id) {
+            return Ok(());
+        }
+        self.append(
+            &mut inner,
+            &line(&run.trace_id, &run.thread_id, run.content),
+        )?;
+        inner.started.push(run);
+        Ok(())
+    }
+
+    /// Run `trace_id` is no longer under way (it ended and was queued, or waits with its
+    /// spans so far in the file): its start's line is not needed any more.
+    pub(super) fn settle(&self, trace_id: &str) -> Result<(), OutboxError> {
+        let mut inner = self.inner();
+        let before = inner.started.len();
+        inner.started.retain(|r| r.trace_id != trace_id);
+        if inner.started.len() == before {
+            return Ok(());
+        }
+        self.relog(&mut inner, false)
+    }
+
+    /// The app quits in good order: runs under way are not crashed ones (one that
+    /// waits on a decision is queued again when it ends).
+    pub(super) fn forget_started(&self) -> Result<(), OutboxError> {
+        let mut inner = self.inner();
+        if inner.started.is_empty() {
+            return Ok(());
+        }
+        inner.started.clear();
+        self.relog(&mut inner, true)
+    }
+
+    /// Append `text` (whole lines) to the log.
+    fn append(&self, inner: &mut Inner, text: &str) -> Result<(), OutboxError> {
+        let mut text = text.to_owned();
         if inner.torn {
             text.insert(0, '\n');
         }
@@ -138,10 +195,8 @@ impl Fresh {
         file.write_all(text.as_bytes())
             .map_err(|e| OutboxError::io(&self.log, &e))?;
         inner.torn = false;
-        inner.lines += 1;
-        inner.bytes += run.bytes.len();
-        inner.waiting.push_back(Arc::new(run));
-        Ok(Ok(()))
+        inner.lines += text.matches('\n').count();
+        Ok(())
     }
 
     /// The oldest waiting runs that fit in `max_bytes` (at least one, when any wait),
@@ -205,7 +260,8 @@ impl Fresh {
     /// it) when it has grown long, or when asked (`rewrite`: runs it named are queued).
     fn relog(&self, inner: &mut Inner, rewrite: bool) -> Result<(), OutboxError> {
         let io = |e: std::io::Error| OutboxError::io(&self.log, &e);
-        let nothing = inner.waiting.is_empty() && inner.in_flight.is_empty();
+        let nothing =
+            inner.waiting.is_empty() && inner.in_flight.is_empty() && inner.started.is_empty();
         if nothing && inner.left.is_empty() {
             if inner.lines > 0 {
                 match inner.file.as_mut() {
@@ -221,7 +277,7 @@ impl Fresh {
             return Ok(());
         }
         let mut text = String::new();
-        for l in &inner.left {
+        for l in inner.left.iter().chain(&inner.started) {
             text.push_str(&line(&l.trace_id, &l.thread_id, l.content));
         }
         for r in inner.in_flight.iter().chain(&inner.waiting) {
@@ -232,7 +288,8 @@ impl Fresh {
         inner.file = None;
         std::fs::rename(&next, &self.log).map_err(io)?;
         inner.torn = false;
-        inner.lines = inner.left.len() + inner.in_flight.len() + inner.waiting.len();
+        inner.lines =
+            inner.left.len() + inner.started.len() + inner.in_flight.len() + inner.waiting.len();
         Ok(())
     }
 }

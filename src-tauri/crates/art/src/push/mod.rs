@@ -127,8 +127,18 @@ impl TracePush {
     /// observations are kept as they are recorded (see [`crate::observation::RunTap`]),
     /// so that queuing it reads nothing back. (A run not watched is read from storage.)
     pub fn watch(&self, art: &ArtInstance, thread_id: &str, trace_id: &str) {
-        if self.sends(thread_id) {
+        let content = self
+            .settings
+            .borrow()
+            .as_ref()
+            .filter(|(s, _)| s.scope.includes(thread_id))
+            .map(|(s, _)| s.include_content);
+        if let Some(content) = content {
             art.observations.tap().watch(trace_id);
+            // Named as it starts: a kill before it ends leaves it for the next start.
+            if let Err(e) = self.outbox.run_started(trace_id, thread_id, content) {
+                tracing::warn!("a run's start could not be noted for the push: {e}");
+            }
         }
     }
 
@@ -159,6 +169,24 @@ impl TracePush {
     }
 
     async fn queue(
+        &self,
+        art: &ArtInstance,
+        redactor: &Redactor,
+        thread_id: &str,
+        trace_id: &str,
+        waiting: bool,
+    ) -> Result<u64, PushError> {
+        let queued = self
+            .queue_now(art, redactor, thread_id, trace_id, waiting)
+            .await;
+        // Queued (or not to be sent): no longer one a crash would lose.
+        if let Err(e) = self.outbox.run_settled(trace_id) {
+            tracing::warn!("a run's end could not be noted for the push: {e}");
+        }
+        queued
+    }
+
+    async fn queue_now(
         &self,
         art: &ArtInstance,
         redactor: &Redactor,
@@ -280,7 +308,9 @@ impl TracePush {
     /// Move the runs waiting in memory to the queue's file, where the next start finds
     /// them: called as the app quits (and by [`Self::run`] when it stops).
     pub fn keep_unsent(&self) -> Result<u64, OutboxError> {
-        self.outbox.spill()
+        let dropped = self.outbox.spill()?;
+        self.outbox.forget_started()?;
+        Ok(dropped)
     }
 
     /// Send the queue for as long as `stop` is not cancelled: [`LINGER`] after a run is

@@ -247,6 +247,32 @@ impl Outbox {
         Ok(dropped)
     }
 
+    /// Run `trace_id` of `thread_id` starts (its spans to carry content or not): named
+    /// in the log until [`Self::run_settled`], so a crash mid-run leaves it to recover.
+    pub fn run_started(
+        &self,
+        trace_id: &str,
+        thread_id: &str,
+        content: bool,
+    ) -> Result<(), OutboxError> {
+        self.fresh.start(Logged {
+            trace_id: trace_id.to_owned(),
+            thread_id: thread_id.to_owned(),
+            content,
+        })
+    }
+
+    /// Run `trace_id` is queued (ended, or waiting with its spans so far): no longer
+    /// one a crash would lose.
+    pub fn run_settled(&self, trace_id: &str) -> Result<(), OutboxError> {
+        self.fresh.settle(trace_id)
+    }
+
+    /// The app quits in good order: the runs under way are not named for recovery.
+    pub fn forget_started(&self) -> Result<(), OutboxError> {
+        self.fresh.forget_started()
+    }
+
     /// Runs an earlier process kept in memory and did not see sent (it crashed): to be
     /// queued again from the database ([`super::TracePush::recover`]).
     pub fn left(&self) -> Vec<Logged> {

@@ -330,8 +330,34 @@ async fn otlp_is_a_span_tree_an_independent_decoder_reads() {
     assert_eq!(attr_str(root, "output.value"), Some("It is 42."));
     let synthesis = spans
         .iter()
-        .find(|s| s.name.starts_with("chat ") && attr_str(s, "gen_ai.output.messages").is_some())
-        .expect("the synthesis call carries the answer");
+        .find(|s| s.name.starts_with("chat ") && attr_str(s, "art.stage") == Some("synthesis"))
+        .expect("the synthesis call");
+    // Every model call says what it answered, in the conventions' form: the planning
+    // call its plan, the step's call its words (not only the answer's call).
+    for chat in spans.iter().filter(|s| s.name.starts_with("chat ")) {
+        let out = parsed(chat, "gen_ai.output.messages");
+        assert!(outputs.is_valid(&out), "{}: {out}", chat.name);
+    }
+    let planning = spans
+        .iter()
+        .find(|s| s.name.starts_with("chat ") && attr_str(s, "art.stage") == Some("planning"))
+        .expect("the planning call");
+    assert!(
+        attr_str(planning, "gen_ai.output.messages")
+            .unwrap()
+            .contains("Two sums"),
+        "the plan the model wrote"
+    );
+    // The phases say what they came to: the plan (an operation the conventions name),
+    // the answer.
+    let plan = spans
+        .iter()
+        .find(|s| s.name == "plan")
+        .expect("the plan span");
+    assert_eq!(attr_str(plan, "gen_ai.operation.name"), Some("plan"));
+    assert!(attr_str(plan, "output.value").is_some_and(|v| v.contains("6*7")));
+    let synthesize = spans.iter().find(|s| s.name == "synthesize").unwrap();
+    assert_eq!(attr_str(synthesize, "output.value"), Some("It is 42."));
     let said = parsed(synthesis, "gen_ai.output.messages");
     assert!(outputs.is_valid(&said), "{said}");
     assert!(said[0]["finish_reason"].is_string(), "{said}");
@@ -379,6 +405,9 @@ async fn otlp_is_a_span_tree_an_independent_decoder_reads() {
             .unwrap()
             .contains("expression")
     );
+    // OpenInference's input and output too (Phoenix shows the tool's from these).
+    assert!(attr_str(tool, "input.value").is_some_and(|v| v.contains("expression")));
+    assert!(attr_str(tool, "output.value").is_some());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -33,6 +33,14 @@ async fn calculator_thread(
     key: &str,
     base_url: &str,
 ) -> (ArtInstance, String) {
+    let art = instance(dir, provider, key);
+    let thread = wire::thread_at(&art, provider, model, base_url, &["calculator"]).await;
+    (art, thread)
+}
+
+/// An instance over a SQLite file in `dir` with the built-in providers and `key` stored
+/// for `provider`.
+fn instance(dir: &tempfile::TempDir, provider: &str, key: &str) -> ArtInstance {
     let secrets = Arc::new(MemoryStore::new());
     secrets.set(provider, &Secret::new(key)).unwrap();
     let providers = Arc::new(ProviderManager::new(
@@ -42,9 +50,7 @@ async fn calculator_thread(
         ManagerOptions::default(),
     ));
     let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
-    let art = ArtInstance::builder(storage, providers).build().unwrap();
-    let thread = wire::thread_at(&art, provider, model, base_url, &["calculator"]).await;
-    (art, thread)
+    ArtInstance::builder(storage, providers).build().unwrap()
 }
 
 #[tokio::test]
@@ -401,18 +407,7 @@ async fn a_thread_without_tools_sends_one_request_in_every_protocol() {
         let server =
             FakeServer::start(vec![text_reply(protocol, "Paris is the capital.", 7)]).await;
         let dir = tempfile::tempdir().unwrap();
-        let secrets = Arc::new(MemoryStore::new());
-        secrets
-            .set(provider, &Secret::new("sk-SENTINEL-direct"))
-            .unwrap();
-        let providers = Arc::new(ProviderManager::new(
-            builtin_entries(),
-            Arc::new(BuiltinFactory::default()),
-            secrets,
-            ManagerOptions::default(),
-        ));
-        let storage = Arc::new(SqliteStorage::open(dir.path().join("art.sqlite3")).unwrap());
-        let art = ArtInstance::builder(storage, providers).build().unwrap();
+        let art = instance(&dir, provider, "sk-SENTINEL-direct");
         let url = format!("{}{base}", server.url());
         let thread = wire::thread_at(&art, provider, "m", &url, &[]).await;
         let out = art

@@ -422,6 +422,57 @@ async fn a_run_waiting_in_memory_when_the_app_is_killed_is_sent_after_the_restar
     assert_eq!(again.left_unsent(), 0);
 }
 
+/// A run is named as it starts: the app killed mid-run (mid-stream) leaves it named, and
+/// the next start exports it from the database as far as it got and sends it; a quit in
+/// good order with a run under way names nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_under_way_when_the_app_is_killed_is_sent_after_the_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (art, thread, trace) = known_run(dir.path()).await;
+    let receiver = OtlpReceiver::start().await;
+    let redactor = Redactor::new(Vec::new());
+    let push = TracePush::open(&dir.path().join(outbox::FILE)).unwrap();
+    push.configure(&settings(&receiver.url()), &[]).unwrap();
+    // The run starts (what it recorded is in the database as it goes); the app is
+    // killed before it ends: nothing but the start's line is left.
+    push.watch(&art, &thread, &trace);
+    let log = std::fs::read_to_string(dir.path().join("trace-outbox.pending")).unwrap();
+    assert_eq!(
+        log,
+        format!("{trace}\t{thread}\t0\n"),
+        "named as it started"
+    );
+    drop(push);
+
+    let stop = CancellationToken::new();
+    let push = start(dir.path(), &settings(&receiver.url()), &stop);
+    assert_eq!(push.left_unsent(), 1);
+    let queued = push.recover(&art, &redactor).await.unwrap();
+    assert!(queued > 0);
+    assert_eq!(receiver.wait_for(queued, PATIENCE).await, queued);
+    status_until(&push, |s| s.queued_spans == 0 && s.sent_spans == queued).await;
+
+    // Under way at a quit in good order: not a crash, nothing named.
+    push.watch(&art, &thread, "01a2530c-0000-7000-8000-000000000001");
+    push.keep_unsent().unwrap();
+    stop.cancel();
+    drop(push);
+    let log = std::fs::read_to_string(dir.path().join("trace-outbox.pending")).unwrap();
+    assert_eq!(log, "", "nothing to recover after a quit");
+    // A run that ends is no longer named either.
+    let push = TracePush::open(&dir.path().join(outbox::FILE)).unwrap();
+    push.configure(&settings(&receiver.url()), &[]).unwrap();
+    push.watch(&art, &thread, &trace);
+    push.run_ended(&art, &redactor, &thread, &trace)
+        .await
+        .unwrap();
+    let log = std::fs::read_to_string(dir.path().join("trace-outbox.pending")).unwrap();
+    assert_eq!(log.lines().count(), 2, "its start and its end: {log}");
+    push.keep_unsent().unwrap();
+    let log = std::fs::read_to_string(dir.path().join("trace-outbox.pending")).unwrap();
+    assert_eq!(log, "", "in the queue's file now: {log}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_in_memory_when_the_app_quits_are_kept_in_the_queue_file() {
     let dir = tempfile::tempdir().unwrap();

@@ -68,8 +68,11 @@ fn steps_after(text: &str) -> Vec<PlanStep> {
         if !rest.starts_with('{') {
             break;
         }
-        let Some(len) = object_len(rest) else { break };
-        if let Ok(Value::Object(step)) = serde_json::from_str::<Value>(&rest[..len])
+        let Some(object) = balanced_object(rest) else {
+            break;
+        };
+        let len = object.len();
+        if let Ok(Value::Object(step)) = serde_json::from_str::<Value>(object)
             && let Some(description) = step.get("description").and_then(Value::as_str)
         {
             steps.push(PlanStep {
@@ -97,9 +100,10 @@ fn steps_after(text: &str) -> Vec<PlanStep> {
     steps
 }
 
-/// The length of the balanced `{…}` opening `text` (strings and escapes respected);
-/// `None` while it is not closed.
-fn object_len(text: &str) -> Option<usize> {
+/// The balanced `{…}` at the start of `text` (strings and escapes respected); `None`
+/// while it is not closed. The planning output's reader finds a plan in prose with it
+/// too (`art::reasoning::output_parser`).
+pub fn balanced_object(text: &str) -> Option<&str> {
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
     for (i, c) in text.char_indices() {
         if in_string {
@@ -117,7 +121,7 @@ fn object_len(text: &str) -> Option<usize> {
             '}' => {
                 depth = depth.checked_sub(1)?;
                 if depth == 0 {
-                    return Some(i + 1);
+                    return Some(&text[..=i]);
                 }
             }
             _ => {}

@@ -94,7 +94,7 @@ impl PesAgent {
         }
         let span_id = clock::new_id();
         let start_ms = clock::now_ms();
-        let (phase, parent) = (call.phase, call.parent_span);
+        let (phase, parent, stage) = (call.phase, call.parent_span, call.stage);
         let model =
             json!({ "provider": call.provider.provider_name, "model": call.provider.model_id });
         let mut start = run.obs(
@@ -159,8 +159,24 @@ impl PesAgent {
         }
         let span = run.span(phase, &span_id, Some(parent), start_ms, true);
         let mut end = match &result.ending {
-            Ending::Failed(error) => run.obs(ObservationType::LlmStreamError, json!({ "code": error.code, "class": error.class, "message": error.message }), span),
-            _ => run.obs(ObservationType::LlmStreamEnd, json!({ "metadata": result.metadata, "cancelled": matches!(result.ending, Ending::Cancelled) }), span),
+            Ending::Failed(error) => run.obs(
+                ObservationType::LlmStreamError,
+                json!({ "code": error.code, "class": error.class, "message": error.message }),
+                span,
+            ),
+            _ => {
+                let mut content = json!({ "metadata": result.metadata, "cancelled": matches!(result.ending, Ending::Cancelled) });
+                // What a planning or step call answered (the answer's is the answer
+                // message): every model call's output reaches its trace span.
+                if stage != CallStage::Synthesis {
+                    content["output"] = crate::observation::sent::answered(
+                        &result.text,
+                        &result.tool_calls,
+                        result.metadata.stop_reason.as_deref(),
+                    );
+                }
+                run.obs(ObservationType::LlmStreamEnd, content, span)
+            }
         };
         end.metadata = model;
         self.record(end).await;

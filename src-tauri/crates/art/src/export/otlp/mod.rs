@@ -615,6 +615,20 @@ fn build_span<'r>(
         if draft.phase == Some(Phase::Planning) {
             span.attributes.push(text("gen_ai.operation.name", "plan"));
         }
+        // What the phase came to, as OpenInference's output (with content): the plan,
+        // a step's outcome, the answer.
+        if context.include_content {
+            let output = match (draft.phase, closing) {
+                (Some(Phase::Synthesis), _) => context.answer,
+                (_, Some(o)) if matches!(o.kind, ObservationType::Plan | ObservationType::Step) => {
+                    o.raw
+                }
+                _ => None,
+            };
+            if let Some(output) = output {
+                span.attributes.push(text("output.value", output));
+            }
+        }
         span.name.0 = match draft.phase {
             Some(Phase::Planning) => "plan",
             Some(Phase::Synthesis) => "synthesize",
@@ -780,6 +794,16 @@ fn llm_span<'r>(span: &mut Span<'r>, draft: &Draft<'r, '_>, context: &RunContext
         let code = error.content.code.as_deref().unwrap_or("ERROR");
         let message = error.content.message.as_deref().unwrap_or("");
         fail(span, code, message);
+    }
+    // A planning or step call's answer, as it recorded it.
+    if context.include_content
+        && stage != Some("synthesis")
+        && let Some(output) = closing
+            .filter(|o| o.kind == ObservationType::LlmStreamEnd)
+            .and_then(|o| o.content.output)
+    {
+        span.attributes
+            .push(text("gen_ai.output.messages", output.get()));
     }
     if context.include_content
         && stage == Some("synthesis")

@@ -11,6 +11,7 @@ use art_types::record::PlanStep;
 use serde_json::{Map, Value};
 
 use super::think_tags::{self, Segment};
+use art_types::record::view::balanced_object;
 
 /// What the planning call said.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -139,34 +140,6 @@ fn find_json_object(text: &str) -> Option<Map<String, Value>> {
             _ => None,
         })
         .find(|map| KNOWN_KEYS.iter().any(|k| map.contains_key(*k)))
-}
-
-/// The balanced `{…}` at the start of `text` (strings and escapes respected).
-fn balanced_object(text: &str) -> Option<&str> {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for (i, c) in text.char_indices() {
-        if in_string {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => in_string = true,
-            '{' => depth += 1,
-            '}' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(&text[..=i]);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 fn text_of(value: &Value) -> Option<String> {
