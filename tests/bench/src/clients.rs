@@ -348,19 +348,36 @@ async fn pipeline(
 }
 
 async fn async_openai(url: &str, model: &str) -> Result<Sample, String> {
-    use async_openai::Client;
+    async_openai_chat(&async_openai_client(url), model, "Hi").await
+}
+
+/// An async-openai client of the OpenAI-compatible server at `url` (made once and kept,
+/// as an application keeps its client).
+pub(crate) fn async_openai_client(
+    url: &str,
+) -> async_openai::Client<async_openai::config::OpenAIConfig> {
     use async_openai::config::OpenAIConfig;
-    use async_openai::types::chat::{
-        ChatCompletionRequestUserMessage, CreateChatCompletionRequestArgs,
-    };
-    let client = Client::with_config(
+    async_openai::Client::with_config(
         OpenAIConfig::new()
             .with_api_base(format!("{url}/v1"))
             .with_api_key("k"),
-    );
+    )
+}
+
+/// One streaming chat of `question` through `client`, every text delta metered.
+pub(crate) async fn async_openai_chat(
+    client: &async_openai::Client<async_openai::config::OpenAIConfig>,
+    model: &str,
+    question: &str,
+) -> Result<Sample, String> {
+    use async_openai::types::chat::{
+        ChatCompletionRequestUserMessage, CreateChatCompletionRequestArgs,
+    };
     let request = CreateChatCompletionRequestArgs::default()
         .model(model)
-        .messages(vec![ChatCompletionRequestUserMessage::from("Hi").into()])
+        .messages(vec![
+            ChatCompletionRequestUserMessage::from(question).into(),
+        ])
         .build()
         .map_err(|e| e.to_string())?;
     let mut meter = Meter::start();

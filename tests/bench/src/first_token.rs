@@ -32,6 +32,9 @@ const PREFILLS_MS: [u64; 2] = [0, 150];
 /// The question every way asks.
 const QUESTION: &str = "What is the capital of France?";
 
+/// The peer's client.
+type Peer = async_openai::Client<async_openai::config::OpenAIConfig>;
+
 fn now_ns() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -44,10 +47,12 @@ fn median(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
-/// The peer: one streaming chat request; ms from asking to the first text.
-async fn plain_chat(url: &str) -> Result<f64, String> {
+/// The peer: one streaming chat request through a client made once (as an application
+/// keeps its client, and as the app keeps its pooled adapter); ms from asking to the
+/// first text.
+async fn plain_chat(client: Arc<Peer>) -> Result<f64, String> {
     let asked = now_ns();
-    let sample = crate::clients::run("async-openai", url, MODEL, TOKENS).await?;
+    let sample = crate::clients::async_openai_chat(&client, MODEL, QUESTION).await?;
     if sample.tokens != TOKENS as u64 {
         return Err(format!(
             "the plain chat got {} of {TOKENS} tokens",
@@ -136,15 +141,16 @@ fn measure(
     let server =
         ServerProcess::start_with(TOKENS, Framing::Paced, Duration::from_millis(prefill_ms))?;
     let url = server.url.clone();
+    let client = Arc::new(crate::clients::async_openai_client(&url));
     let (mut peer, mut direct, mut planned, mut ratio) = (vec![], vec![], vec![], vec![]);
     for i in 0..=ROUNDS {
         // Each way a task on the runtime, as the app runs a run; the order rotates.
         let mut took = [0.0; 3];
         for k in 0..3 {
             let way = (i + k) % 3;
-            let (art, url) = (Arc::clone(art), url.clone());
+            let (art, url, client) = (Arc::clone(art), url.clone(), Arc::clone(&client));
             let task = match way {
-                0 => rt.spawn(async move { plain_chat(&url).await }),
+                0 => rt.spawn(plain_chat(client)),
                 1 => rt.spawn(run(art, url, false)),
                 _ => rt.spawn(run(art, url, true)),
             };
@@ -217,7 +223,8 @@ pub fn run_bench() -> Result<(), String> {
         "The same question, \"{QUESTION}\", to the fake server (`art-bench serve`, a process of \
          its own, OpenAI's SSE paced at one event every 150 µs, {TOKENS} tokens), waiting a \
          prefill before each chat answer, a plan's too. The peer is async-openai's streaming \
-         chat (release build, as every Rust client here); ours a whole run on a SQLite file \
+         chat through one client kept across rounds (release build, as every Rust client \
+         here); ours a whole run on a SQLite file \
          (the question stored first, the settings and history read, the provider's pooled \
          adapter), each in a new thread, each way a task on a two-worker runtime, the order \
          rotating, {ROUNDS} rounds after a warm-up. Times are from asking to the first answer \
