@@ -31,37 +31,10 @@ fn who(role: MessageRole) -> &'static str {
     }
 }
 
-/// The model that answered `m`'s run, as `provider:model`: an answer's own metadata, or
-/// for a question its run's figures (a comparison's copies of one question differ only
-/// by it). `None` when nothing says.
-async fn model_of(stack: &Standard, m: &ConversationMessage) -> Option<String> {
-    let named = |v: &serde_json::Value| -> Option<String> {
-        let model = v.get("model")?.as_str().filter(|s| !s.is_empty())?;
-        Some(
-            match v.get("provider").and_then(serde_json::Value::as_str) {
-                Some(p) if !p.is_empty() => format!("{p}:{model}"),
-                _ => model.to_owned(),
-            },
-        )
-    };
-    if let Some(model) = named(&m.metadata) {
-        return Some(model);
-    }
-    let trace = m.metadata.get(art_types::message::TRACE_ID)?.as_str()?;
-    let query = art::observation::ObservationQuery {
-        trace_ids: vec![trace.to_owned()],
-        types: vec![art_types::ObservationType::FinalResponse],
-        limit: Some(1),
-        ..Default::default()
-    };
-    let ended = stack.art.observations.query(&query).await.ok()?;
-    named(ended.first()?.content.get("metadata")?)
-}
-
 /// `m`'s first line, after the model of its run when it has alternatives (`(ollama:qwen3)
 /// What is 19 + 23?`).
 async fn labelled(stack: &Standard, m: &ConversationMessage) -> String {
-    match model_of(stack, m).await {
+    match art::compare::model_of(&stack.art, m).await {
         Some(model) => format!("({model}) {}", gist(m)),
         None => gist(m),
     }

@@ -212,18 +212,11 @@ enum Command {
 /// one taken from the current folder), else `ART_WORKBENCH_DATA_DIR` as the app reads
 /// it, else the app's own.
 fn data_dir(data_dir: Option<PathBuf>) -> anyhow::Result<(DataDir, Arc<Attachments>)> {
-    let dir = match data_dir {
-        Some(given) if given.as_os_str().is_empty() => {
-            anyhow::bail!("--data-dir needs a folder, got an empty path")
-        }
-        Some(given) => {
-            let absolute = std::path::absolute(&given)
-                .with_context(|| format!("--data-dir {}", given.display()))?;
-            DataDir::resolve_from(Some(absolute))
-                .with_context(|| format!("--data-dir {}", given.display()))?
-        }
-        None => DataDir::resolve().context("no data directory")?,
-    };
+    let named = data_dir
+        .as_ref()
+        .map(|given| format!("--data-dir {:?}", given.display().to_string()));
+    let dir = DataDir::resolve_given(data_dir)
+        .with_context(|| named.unwrap_or_else(|| "no data directory".into()))?;
     dir.ensure().context("cannot use the data directory")?;
     let attachments = Attachments::open(dir.attachments_dir(), BlobStore::DEFAULT_LIMIT)
         .with_context(|| format!("in {}", dir.attachments_dir().display()))?;

@@ -76,6 +76,23 @@ impl DataDir {
         }
     }
 
+    /// The directory a person named (`--data-dir`: a relative one is taken from the
+    /// current folder, as any path a command is given), else [`DataDir::resolve`].
+    pub fn resolve_given(given: Option<PathBuf>) -> Result<Self, DataDirError> {
+        match given {
+            Some(dir) if dir.as_os_str().is_empty() => Err(DataDirError::NotAbsolute(dir)),
+            Some(dir) => {
+                let absolute =
+                    std::path::absolute(&dir).map_err(|source| DataDirError::Create {
+                        path: dir.clone(),
+                        source,
+                    })?;
+                Self::resolve_from(Some(absolute))
+            }
+            None => Self::resolve(),
+        }
+    }
+
     /// Create the directory and its logs folder if missing.
     pub fn ensure(&self) -> Result<(), DataDirError> {
         for dir in [self.root.clone(), self.log_dir()] {

@@ -95,6 +95,33 @@ pub async fn run(
     Ok((view, said(MessageRole::User)))
 }
 
+/// The model that answered message `m`'s run, as `provider:model`: an answer's own
+/// metadata, or for a question its run's figures (a comparison's copies of one question
+/// differ only by it). `None` when nothing says.
+pub async fn model_of(art: &ArtInstance, m: &art_types::ConversationMessage) -> Option<String> {
+    let named = |v: &serde_json::Value| -> Option<String> {
+        let model = v.get("model")?.as_str().filter(|s| !s.is_empty())?;
+        Some(
+            match v.get("provider").and_then(serde_json::Value::as_str) {
+                Some(p) if !p.is_empty() => format!("{p}:{model}"),
+                _ => model.to_owned(),
+            },
+        )
+    };
+    if let Some(model) = named(&m.metadata) {
+        return Some(model);
+    }
+    let trace = m.metadata.get(art_types::message::TRACE_ID)?.as_str()?;
+    let query = ObservationQuery {
+        trace_ids: vec![trace.to_owned()],
+        types: vec![art_types::ObservationType::FinalResponse],
+        limit: Some(1),
+        ..Default::default()
+    };
+    let ended = art.observations.query(&query).await.ok()?;
+    named(ended.first()?.content.get("metadata")?)
+}
+
 /// Runs `a` and `b` compared.
 pub async fn diff(art: &ArtInstance, a: &str, b: &str) -> Result<RunDiff, CompareError> {
     let (run_a, question_a) = run(art, a).await?;

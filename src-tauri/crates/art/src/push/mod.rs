@@ -117,23 +117,23 @@ impl TracePush {
     /// caller checks before it builds what a run's queuing needs, such as the redactor,
     /// which reads the keychain.)
     pub fn sends(&self, thread_id: &str) -> bool {
+        self.content_for(thread_id).is_some()
+    }
+
+    /// Whether the spans of `thread_id`'s runs carry content, when they are sent at all.
+    fn content_for(&self, thread_id: &str) -> Option<bool> {
         self.settings
             .borrow()
             .as_ref()
-            .is_some_and(|(settings, _)| settings.scope.includes(thread_id))
+            .filter(|(settings, _)| settings.scope.includes(thread_id))
+            .map(|(settings, _)| settings.include_content)
     }
 
     /// Run `trace_id` of `thread_id` is about to start: if its spans will be sent, its
     /// observations are kept as they are recorded (see [`crate::observation::RunTap`]),
     /// so that queuing it reads nothing back. (A run not watched is read from storage.)
     pub fn watch(&self, art: &ArtInstance, thread_id: &str, trace_id: &str) {
-        let content = self
-            .settings
-            .borrow()
-            .as_ref()
-            .filter(|(s, _)| s.scope.includes(thread_id))
-            .map(|(s, _)| s.include_content);
-        if let Some(content) = content {
+        if let Some(content) = self.content_for(thread_id) {
             art.observations.tap().watch(trace_id);
             // Named as it starts: a kill before it ends leaves it for the next start.
             if let Err(e) = self.outbox.run_started(trace_id, thread_id, content) {
